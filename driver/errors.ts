@@ -1,0 +1,53 @@
+/**
+ * NNAPI error statuses (HAL 1.3 `ErrorStatus` plus the service-level UNAUTHORIZED/NOT_FOUND)
+ * carried by every failure the driver reports, so that routes map them in one place.
+ */
+export const ERROR_STATUSES = [
+  "INVALID_ARGUMENT",
+  "NOT_FOUND",
+  "OUTPUT_INSUFFICIENT_SIZE",
+  "UNAUTHORIZED",
+  "RESOURCE_EXHAUSTED_TRANSIENT",
+  "RESOURCE_EXHAUSTED_PERSISTENT",
+  "MISSED_DEADLINE_TRANSIENT",
+  "MISSED_DEADLINE_PERSISTENT",
+  "DEVICE_UNAVAILABLE",
+  "GENERAL_FAILURE",
+] as const;
+
+export type ErrorStatus = typeof ERROR_STATUSES[number];
+
+/** Output shape report of NNAPI `OutputShape`, returned with OUTPUT_INSUFFICIENT_SIZE. */
+export interface OutputShape {
+  dimensions: number[];
+  isSufficient: boolean;
+}
+
+/** Extra fields serialized next to `status` and `message` in an error body. */
+export interface DriverErrorDetails {
+  path?: (string | number)[];
+  outputShapes?: OutputShape[];
+}
+
+/** A typed failure: the NNAPI status decides the HTTP status, the message says what and where. */
+export class DriverError extends Error {
+  readonly status: ErrorStatus;
+  readonly details: DriverErrorDetails;
+
+  constructor(status: ErrorStatus, message: string, details: DriverErrorDetails = {}) {
+    super(message);
+    this.name = "DriverError";
+    this.status = status;
+    this.details = details;
+  }
+}
+
+/** Shorthand for the most common failure: the client sent something invalid. */
+export function invalid(message: string, details?: DriverErrorDetails): DriverError {
+  return new DriverError("INVALID_ARGUMENT", message, details);
+}
+
+/** Shorthand for a missing (or not visible to this client) resource. */
+export function notFound(message: string): DriverError {
+  return new DriverError("NOT_FOUND", message);
+}

@@ -1,0 +1,136 @@
+/**
+ * Runs a prepared plan. An `Executable` binds each step to its kernel once (XNNPACK's
+ * create/setup split); every `run` gets its own tensors, so concurrent runs of one
+ * executable never share mutable memory.
+ */
+import { DriverError } from "./errors.ts";
+import {
+  checkDeclaredShape,
+  type Kernel,
+  OperationError,
+  operationFault,
+  type PrepareInput,
+  ValueNotYetKnown,
+} from "./operations/operation.ts";
+import { operationDefinition } from "./operations/registry.ts";
+import type { OperationDefinition } from "./operations/operation.ts";
+import type { PreparedModel } from "./prepared_model.ts";
+import { allocate, elementCount, type Tensor, type TensorData, typedView } from "./tensor.ts";
+
+/** A model input as given to `run`: its data (null when omitted) and its full shape. */
+export interface RunInput {
+  data: TensorData | null;
+  shape: number[];
+}
+
+/** A model output after `run`. */
+export interface RunOutput {
+  shape: number[];
+  data: TensorData;
+}
+
+interface BoundStep {
+  definition: OperationDefinition;
+  kernel: Kernel;
+  operation: number;
+  inputs: number[];
+  outputs: number[];
+}
+
+/** A plan bound to kernels, ready to run many times. */
+export class Executable {
+  readonly prepared: PreparedModel;
+  readonly #steps: BoundStep[];
+
+  constructor(prepared: PreparedModel) {
+    this.prepared = prepared;
+    this.#steps = prepared.steps.map((step) => {
+      const definition = operationDefinition(step.type);
+      if (!definition) {
+        throw new DriverError("GENERAL_FAILURE", `no kernel for ${step.type}`);
+      }
+      const info = (i: number) => ({ ...prepared.operands[i] });
+      const shaped = prepared.arena !== undefined;
+      const kernel = (shaped &&
+        definition.selectKernel?.(step.inputs.map(info), step.outputs.map(info))) ||
+        definition.execute;
+      return { definition, kernel, ...step };
+    });
+  }
+
+  /** Runs the plan on the given inputs (already checked against the model). */
+  run(inputs: readonly RunInput[]): RunOutput[] {
+    const { operands, arena } = this.prepared;
+    const tensors: (Tensor | undefined)[] = operands.map((o) =>
+      o.value
+        ? { ...o, data: o.value }
+        : o.lifetime === "NO_VALUE"
+        ? { ...o, data: null }
+        : undefined
+    );
+    let staticShapes = arena !== undefined;
+    this.prepared.inputIndexes.forEach((operandIndex, k) => {
+      const operand = operands[operandIndex];
+      const input = inputs[k];
+      if (input.shape.some((d, j) => d !== operand.shape[j])) staticShapes = false;
+      tensors[operandIndex] = { ...operand, shape: input.shape, data: input.data };
+    });
+    if (staticShapes && arena) {
+      const buffer = new ArrayBuffer(arena.size);
+      arena.offsets.forEach((offset, i) => {
+        if (offset < 0) return;
+        const operand = operands[i];
+        tensors[i] = {
+          ...operand,
+          data: typedView(operand.type, buffer, offset, elementCount(operand.shape)),
+        };
+      });
+    }
+    for (const step of this.#steps) {
+      const stepInputs = step.inputs.map((i) => tensors[i]!);
+      if (!staticShapes) this.#shapeOutputs(step, stepInputs, tensors);
+      const stepOutputs = step.outputs.map((i) => tensors[i]!);
+      try {
+        step.kernel(stepInputs, stepOutputs);
+      } catch (error) {
+        if (error instanceof OperationError) {
+          throw operationFault(step.operation, step.definition.type, error.message);
+        }
+        throw error;
+      }
+    }
+    return this.prepared.outputIndexes.map((i) => {
+      const t = tensors[i]!;
+      return { shape: [...t.shape], data: t.data! };
+    });
+  }
+
+  /** Dynamic path: infers this step's output shapes from the actual inputs and allocates. */
+  #shapeOutputs(step: BoundStep, stepInputs: Tensor[], tensors: (Tensor | undefined)[]): void {
+    const { operands } = this.prepared;
+    const prepareInputs: PrepareInput[] = stepInputs.map((t) => ({ ...t, value: t.data }));
+    let shapes: number[][];
+    try {
+      shapes = step.definition.prepare(prepareInputs, step.outputs.map((i) => operands[i]));
+      step.outputs.forEach((out, j) =>
+        checkDeclaredShape(operands[out].shape, shapes[j], `output ${j} (operand ${out})`)
+      );
+    } catch (error) {
+      if (error instanceof OperationError) {
+        throw operationFault(step.operation, step.definition.type, error.message);
+      }
+      if (error instanceof ValueNotYetKnown) {
+        throw new DriverError("GENERAL_FAILURE", `operation ${step.operation}: value missing`);
+      }
+      throw error;
+    }
+    step.outputs.forEach((out, j) => {
+      const operand = operands[out];
+      tensors[out] = {
+        ...operand,
+        shape: shapes[j],
+        data: allocate(operand.type, elementCount(shapes[j])),
+      };
+    });
+  }
+}

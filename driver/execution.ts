@@ -1,0 +1,184 @@
+/**
+ * Execution requests as the driver receives them (already decoded from the wire) and their
+ * checks against a prepared model: NNAPI's `validateRequest` for arguments, dimensions and
+ * sizes, before anything reaches an executor.
+ */
+import { DriverError, invalid, type OutputShape } from "./errors.ts";
+import type { RunInput, RunOutput } from "./executable.ts";
+import type { PreparedModel } from "./prepared_model.ts";
+import {
+  byteSize,
+  elementCount,
+  fromBytes,
+  fromNumbers,
+  isFullySpecified,
+  isScalarType,
+  numberFitsType,
+} from "./tensor.ts";
+
+/** The value of one execution argument. */
+export type ArgumentValue =
+  | { kind: "numbers"; values: readonly number[] }
+  | { kind: "bytes"; bytes: Uint8Array }
+  | { kind: "omitted" };
+
+/** One input of an execution; `dimensions` completes unknown model dimensions. */
+export interface InputArgument {
+  value: ArgumentValue;
+  dimensions?: readonly number[];
+}
+
+/** One output of an execution: optional dimensions the caller expects. */
+export interface OutputArgument {
+  dimensions?: readonly number[];
+}
+
+/** A decoded execution request. */
+export interface ExecutionRequest {
+  inputs: readonly InputArgument[];
+  outputs?: readonly OutputArgument[];
+  measureTiming?: boolean;
+  deadlineMs?: number;
+}
+
+/** Timing in microseconds, as NNAPI `Timing`. */
+export interface Timing {
+  onDeviceUs: number;
+  inDriverUs: number;
+}
+
+/** A successful execution. */
+export interface ExecutionResult {
+  outputs: RunOutput[];
+  outputShapes: OutputShape[];
+  timing?: Timing;
+}
+
+/** Combines model dimensions with request dimensions as NNAPI does (0 = unknown). */
+export function combineDimensions(
+  model: readonly number[],
+  requested: readonly number[] | undefined,
+  what: string,
+  scalar: boolean,
+): number[] {
+  if (requested === undefined) return [...model];
+  if (scalar) {
+    if (requested.length !== 0) throw invalid(`${what} is a scalar; dimensions must be []`);
+    return [];
+  }
+  if (model.length !== 0 && requested.length !== model.length) {
+    throw invalid(`${what} has rank ${model.length}, dimensions give rank ${requested.length}`);
+  }
+  return requested.map((d, i) => {
+    const declared = model[i] ?? 0;
+    if (declared !== 0 && d !== 0 && d !== declared) {
+      throw invalid(`${what}: dimension ${i} is ${declared} in the model, not ${d}`);
+    }
+    return declared !== 0 ? declared : d;
+  });
+}
+
+/** Checks and decodes the inputs of a request into typed arrays with full shapes. */
+export function resolveInputs(prepared: PreparedModel, request: ExecutionRequest): RunInput[] {
+  const expected = prepared.inputIndexes.length;
+  if (request.inputs.length !== expected) {
+    throw invalid(`the model has ${expected} inputs, the request gives ${request.inputs.length}`, {
+      path: ["inputs"],
+    });
+  }
+  return request.inputs.map((arg, k) => {
+    const operandIndex = prepared.inputIndexes[k];
+    const operand = prepared.operands[operandIndex];
+    const what = `input ${k} (operand ${operandIndex}, ${operand.type})`;
+    const path = ["inputs", k];
+    const scalar = isScalarType(operand.type);
+    if (arg.value.kind === "omitted") {
+      return { data: null, shape: [...operand.shape] };
+    }
+    let shape: number[];
+    try {
+      shape = combineDimensions(operand.shape, arg.dimensions, what, scalar);
+    } catch (error) {
+      throw invalid((error as Error).message, { path: [...path, "dimensions"] });
+    }
+    if (!scalar && (shape.length === 0 || !isFullySpecified(shape))) {
+      throw invalid(`${what} has unknown dimensions [${shape}]; give "dimensions"`, {
+        path: [...path, "dimensions"],
+      });
+    }
+    if (arg.value.kind === "numbers") {
+      const values = arg.value.values;
+      const count = elementCount(shape);
+      if (values.length !== count) {
+        throw invalid(`${what} needs ${count} values for [${shape}], got ${values.length}`, {
+          path,
+        });
+      }
+      const bad = values.findIndex((v) => !numberFitsType(operand.type, v));
+      if (bad >= 0) {
+        throw invalid(`${what}: value ${values[bad]} at ${bad} does not fit ${operand.type}`, {
+          path: [...path, "data", bad],
+        });
+      }
+      return { data: fromNumbers(operand.type, values), shape };
+    }
+    const size = byteSize(operand.type, shape);
+    if (arg.value.bytes.byteLength !== size) {
+      throw invalid(
+        `${what} needs ${size} bytes for [${shape}], got ${arg.value.bytes.byteLength}`,
+        { path },
+      );
+    }
+    return { data: fromBytes(operand.type, arg.value.bytes), shape };
+  });
+}
+
+/** Checks the output arguments' count and dimensions against the model before running. */
+export function checkOutputArguments(prepared: PreparedModel, request: ExecutionRequest): void {
+  const outputs = request.outputs;
+  if (outputs === undefined) return;
+  const expected = prepared.outputIndexes.length;
+  if (outputs.length !== expected) {
+    throw invalid(`the model has ${expected} outputs, the request gives ${outputs.length}`, {
+      path: ["outputs"],
+    });
+  }
+  outputs.forEach((arg, k) => {
+    const operandIndex = prepared.outputIndexes[k];
+    const operand = prepared.operands[operandIndex];
+    const what = `output ${k} (operand ${operandIndex}, ${operand.type})`;
+    try {
+      combineDimensions(operand.shape, arg.dimensions, what, isScalarType(operand.type));
+    } catch (error) {
+      throw invalid((error as Error).message, { path: ["outputs", k, "dimensions"] });
+    }
+  });
+}
+
+/**
+ * Reports output shapes; an output whose requested dimensions hold fewer elements than it
+ * produced is insufficient (NNAPI OUTPUT_INSUFFICIENT_SIZE, with every output's shape).
+ */
+export function checkOutputShapes(
+  request: ExecutionRequest,
+  outputs: readonly RunOutput[],
+): OutputShape[] {
+  const shapes = outputs.map((output, k) => {
+    const asked = request.outputs?.[k]?.dimensions;
+    const capacity = asked && asked.length > 0 && isFullySpecified(asked)
+      ? elementCount(asked)
+      : Infinity;
+    return { dimensions: output.shape, isSufficient: elementCount(output.shape) <= capacity };
+  });
+  const short = shapes.findIndex((s) => !s.isSufficient);
+  if (short >= 0) {
+    throw new DriverError(
+      "OUTPUT_INSUFFICIENT_SIZE",
+      `output ${short} needs dimensions [${shapes[short].dimensions}], more than the ${
+        elementCount(request.outputs![short].dimensions!)
+      } elements given`,
+      { outputShapes: shapes },
+    );
+  }
+  return shapes;
+}

@@ -1,0 +1,47 @@
+/**
+ * Executor worker: keeps the executables of the compilations it was sent and runs them off
+ * the server's event loop. Messages are defined in `executor_pool.ts`.
+ */
+/// <reference lib="deno.worker" />
+import { DriverError } from "./errors.ts";
+import { Executable } from "./executable.ts";
+import type { WorkerRequest, WorkerResponse } from "./executor_pool.ts";
+import { toBytes } from "./tensor.ts";
+
+const executables = new Map<string, Executable>();
+
+function respond(message: WorkerResponse, transfer: Transferable[] = []): void {
+  self.postMessage(message, transfer);
+}
+
+self.onmessage = (event: MessageEvent<WorkerRequest>) => {
+  const request = event.data;
+  if (request.kind === "unload") {
+    executables.delete(request.compilation);
+    return;
+  }
+  try {
+    let executable = executables.get(request.compilation);
+    if (!executable) {
+      if (!request.prepared) {
+        throw new DriverError("GENERAL_FAILURE", "executor lost its plan");
+      }
+      executable = new Executable(request.prepared);
+      executables.set(request.compilation, executable);
+    }
+    const started = performance.now();
+    const outputs = executable.run(request.inputs);
+    const onDeviceUs = Math.round((performance.now() - started) * 1000);
+    // Copy each output out of the arena so only its own bytes cross the thread boundary.
+    const copies = outputs.map((o) => ({ shape: o.shape, data: o.data.slice() }));
+    respond(
+      { kind: "result", id: request.id, outputs: copies, onDeviceUs },
+      copies.map((o) => toBytes(o.data).buffer as ArrayBuffer),
+    );
+  } catch (error) {
+    const failure = error instanceof DriverError
+      ? { status: error.status, message: error.message, details: error.details }
+      : { status: "GENERAL_FAILURE" as const, message: String(error), details: {} };
+    respond({ kind: "error", id: request.id, ...failure });
+  }
+};

@@ -1,0 +1,441 @@
+/**
+ * The validated in-memory model: operands with decoded constant values and operations in
+ * run order. `buildModel` applies NNAPI's model validation (validateModel in
+ * nn/common/ValidateHal.cpp) and each operation's signature check; anything it accepts the
+ * rest of the driver may trust.
+ */
+import { invalid } from "./errors.ts";
+import type { ModelJson, OperandJson } from "./model_schema.ts";
+import {
+  checkDeclaredShape,
+  type DeclaredOperand,
+  OperationError,
+  operationFault,
+  type PrepareInput,
+  ValueNotYetKnown,
+} from "./operations/operation.ts";
+import { operationDefinition } from "./operations/registry.ts";
+import {
+  type ChannelQuant,
+  elementBytes,
+  elementCount,
+  fromBytes,
+  fromNumbers,
+  isFullySpecified,
+  isScalarType,
+  numberFitsType,
+  type TensorData,
+} from "./tensor.ts";
+import {
+  type HalVersion,
+  laterHal,
+  type Lifetime,
+  type OperandType,
+  type OperationType,
+} from "./types.ts";
+
+/** A validated operand; constants carry their decoded value. */
+export interface Operand {
+  type: OperandType;
+  dimensions: number[];
+  scale: number;
+  zeroPoint: number;
+  lifetime: Lifetime;
+  channelQuant?: ChannelQuant;
+  value?: TensorData;
+}
+
+/**
+ * A validated operation. `supported` is false for types the driver does not implement;
+ * `halVersion` is what the operation needs in this form.
+ */
+export interface Operation {
+  type: OperationType;
+  inputs: number[];
+  outputs: number[];
+  supported: boolean;
+  halVersion: HalVersion;
+}
+
+/** A model that passed validation; `runOrder` lists operation indexes in a valid run order. */
+export interface Model {
+  operands: Operand[];
+  operations: Operation[];
+  inputIndexes: number[];
+  outputIndexes: number[];
+  relaxComputationFloat32toFloat16: boolean;
+  runOrder: number[];
+  /** The HAL version the model needs (highest over its operations and operand types). */
+  halVersion: HalVersion;
+}
+
+/** Resolves the bytes of a CONSTANT_REFERENCE location (memory pools). */
+export type PoolResolver = (poolIndex: number, offset: number, length: number) => Uint8Array;
+
+const CONSTANT_LIFETIMES: ReadonlySet<Lifetime> = new Set(["CONSTANT_COPY", "CONSTANT_REFERENCE"]);
+
+function fail(message: string, path: (string | number)[]): never {
+  throw invalid(message, { path });
+}
+
+function operandVersion(type: OperandType): HalVersion {
+  switch (type) {
+    case "FLOAT16":
+    case "BOOL":
+    case "TENSOR_FLOAT16":
+    case "TENSOR_BOOL8":
+    case "TENSOR_QUANT8_SYMM":
+    case "TENSOR_QUANT8_SYMM_PER_CHANNEL":
+    case "TENSOR_QUANT16_ASYMM":
+    case "TENSOR_QUANT16_SYMM":
+      return "V1_2";
+    case "TENSOR_QUANT8_ASYMM_SIGNED":
+      return "V1_3";
+    default:
+      return "V1_0";
+  }
+}
+
+/** NNAPI's per-type rules on dimensions, scale, zero point and per-channel parameters. */
+function validateOperandType(operand: OperandJson, i: number): void {
+  const path = ["operands", i];
+  const at = `operand ${i} (${operand.type})`;
+  const { type, scale, zeroPoint } = operand;
+  if (isScalarType(type) && operand.dimensions.length !== 0) {
+    fail(`${at}: a scalar must have dimensions [], got [${operand.dimensions}]`, [
+      ...path,
+      "dimensions",
+    ]);
+  }
+  const needsScale = type === "TENSOR_QUANT8_ASYMM" || type === "TENSOR_QUANT8_ASYMM_SIGNED" ||
+    type === "TENSOR_QUANT8_SYMM" || type === "TENSOR_QUANT16_ASYMM" ||
+    type === "TENSOR_QUANT16_SYMM";
+  if (needsScale && !(scale > 0)) {
+    fail(`${at}: a quantized tensor needs a positive scale, got ${scale}`, [...path, "scale"]);
+  }
+  if (!needsScale && type !== "TENSOR_INT32" && scale !== 0) {
+    fail(`${at}: scale must be 0 for this type, got ${scale}`, [...path, "scale"]);
+  }
+  const zeroPointRange: [number, number] = type === "TENSOR_QUANT8_ASYMM"
+    ? [0, 255]
+    : type === "TENSOR_QUANT8_ASYMM_SIGNED"
+    ? [-128, 127]
+    : type === "TENSOR_QUANT16_ASYMM"
+    ? [0, 65535]
+    : [0, 0];
+  if (zeroPoint < zeroPointRange[0] || zeroPoint > zeroPointRange[1]) {
+    fail(
+      `${at}: zeroPoint ${zeroPoint} is outside [${zeroPointRange[0]}, ${zeroPointRange[1]}]`,
+      [...path, "zeroPoint"],
+    );
+  }
+  if (type === "TENSOR_QUANT8_SYMM_PER_CHANNEL") {
+    const cq = operand.channelQuant;
+    if (!cq) fail(`${at}: per-channel quantization parameters are missing`, path);
+    const rank = operand.dimensions.length;
+    if (cq.channelDim >= rank) {
+      fail(`${at}: channelDim ${cq.channelDim} is not below the rank ${rank}`, [
+        ...path,
+        "channelQuant",
+        "channelDim",
+      ]);
+    }
+    const channels = operand.dimensions[cq.channelDim];
+    if (channels !== 0 && cq.scales.length !== channels) {
+      fail(`${at}: ${cq.scales.length} channel scales for ${channels} channels`, [
+        ...path,
+        "channelQuant",
+        "scales",
+      ]);
+    }
+  } else if (operand.channelQuant) {
+    fail(`${at}: channelQuant is only allowed on TENSOR_QUANT8_SYMM_PER_CHANNEL`, [
+      ...path,
+      "channelQuant",
+    ]);
+  }
+}
+
+function decodeConstant(
+  operand: OperandJson,
+  i: number,
+  resolvePool: PoolResolver | undefined,
+): TensorData {
+  const path = ["operands", i];
+  const at = `operand ${i} (${operand.type})`;
+  if (!isFullySpecified(operand.dimensions)) {
+    fail(`${at}: a constant must have fully specified dimensions`, [...path, "dimensions"]);
+  }
+  const count = elementCount(operand.dimensions);
+  const bytes = count * elementBytes(operand.type);
+  if (operand.value !== undefined && operand.location !== undefined) {
+    fail(`${at}: give either value or location, not both`, path);
+  }
+  if (operand.location) {
+    if (operand.lifetime !== "CONSTANT_REFERENCE") {
+      fail(`${at}: location is only allowed on CONSTANT_REFERENCE operands`, [
+        ...path,
+        "location",
+      ]);
+    }
+    if (!resolvePool) fail(`${at}: location needs memory pools`, [...path, "location"]);
+    const { poolIndex, offset, length } = operand.location;
+    if (length !== bytes) {
+      fail(`${at}: location length ${length} does not match the ${bytes} bytes of its type`, [
+        ...path,
+        "location",
+        "length",
+      ]);
+    }
+    return fromBytes(operand.type, resolvePool(poolIndex, offset, length));
+  }
+  const value = operand.value;
+  if (value === undefined) fail(`${at}: a constant needs a value`, [...path, "value"]);
+  if (Array.isArray(value)) {
+    if (value.length !== count) {
+      fail(`${at}: value has ${value.length} elements, dimensions need ${count}`, [
+        ...path,
+        "value",
+      ]);
+    }
+    const bad = value.findIndex((v) => !numberFitsType(operand.type, v));
+    if (bad >= 0) {
+      fail(`${at}: value[${bad}] = ${value[bad]} does not fit ${operand.type}`, [
+        ...path,
+        "value",
+        bad,
+      ]);
+    }
+    return fromNumbers(operand.type, value);
+  }
+  let decoded: Uint8Array;
+  try {
+    decoded = Uint8Array.fromBase64(value.base64);
+  } catch {
+    fail(`${at}: value.base64 is not valid base64`, [...path, "value", "base64"]);
+  }
+  if (decoded.byteLength !== bytes) {
+    fail(`${at}: value has ${decoded.byteLength} bytes, dimensions need ${bytes}`, [
+      ...path,
+      "value",
+    ]);
+  }
+  return fromBytes(operand.type, decoded);
+}
+
+function buildOperands(json: ModelJson, resolvePool: PoolResolver | undefined): Operand[] {
+  return json.operands.map((operand, i) => {
+    validateOperandType(operand, i);
+    const constant = CONSTANT_LIFETIMES.has(operand.lifetime);
+    if (!constant && (operand.value !== undefined || operand.location !== undefined)) {
+      fail(`operand ${i}: only CONSTANT_COPY/CONSTANT_REFERENCE operands may have a value`, [
+        "operands",
+        i,
+        "value",
+      ]);
+    }
+    return {
+      type: operand.type,
+      dimensions: [...operand.dimensions],
+      scale: operand.scale,
+      zeroPoint: operand.zeroPoint,
+      lifetime: operand.lifetime,
+      channelQuant: operand.channelQuant,
+      value: constant ? decodeConstant(operand, i, resolvePool) : undefined,
+    };
+  });
+}
+
+function checkIoIndexes(json: ModelJson, operands: Operand[]): void {
+  const check = (list: number[], lifetime: Lifetime, field: string) => {
+    const seen = new Set<number>();
+    list.forEach((operandIndex, k) => {
+      if (operandIndex >= operands.length) {
+        fail(`${field}[${k}] = ${operandIndex} is not an operand index`, [field, k]);
+      }
+      if (seen.has(operandIndex)) {
+        fail(`${field}[${k}]: operand ${operandIndex} is listed twice`, [field, k]);
+      }
+      seen.add(operandIndex);
+      if (operands[operandIndex].lifetime !== lifetime) {
+        fail(
+          `${field}[${k}]: operand ${operandIndex} has lifetime ${
+            operands[operandIndex].lifetime
+          }, expected ${lifetime}`,
+          [field, k],
+        );
+      }
+    });
+    operands.forEach((operand, i) => {
+      if (operand.lifetime === lifetime && !seen.has(i)) {
+        fail(`operand ${i} has lifetime ${lifetime} but is not in ${field}`, ["operands", i]);
+      }
+    });
+  };
+  check(json.inputIndexes, "MODEL_INPUT", "inputIndexes");
+  check(json.outputIndexes, "MODEL_OUTPUT", "outputIndexes");
+  if (json.outputIndexes.length === 0) fail("the model has no outputs", ["outputIndexes"]);
+}
+
+/** Kahn's algorithm over operand producers; rejects reads of unwritten operands and cycles. */
+function runOrderOf(operations: Operation[], operands: Operand[]): number[] {
+  const producer = new Map<number, number>();
+  operations.forEach((op, k) => {
+    for (const out of op.outputs) {
+      const lifetime = operands[out].lifetime;
+      if (lifetime !== "TEMPORARY_VARIABLE" && lifetime !== "MODEL_OUTPUT") {
+        fail(
+          `operation ${k} (${op.type}) writes operand ${out} whose lifetime is ${lifetime}`,
+          ["operations", k, "outputs"],
+        );
+      }
+      if (producer.has(out)) {
+        fail(
+          `operand ${out} is written by operation ${producer.get(out)} and operation ${k}`,
+          ["operations", k, "outputs"],
+        );
+      }
+      producer.set(out, k);
+    }
+  });
+  operands.forEach((operand, i) => {
+    const written = operand.lifetime === "TEMPORARY_VARIABLE" ||
+      operand.lifetime === "MODEL_OUTPUT";
+    if (written && !producer.has(i)) {
+      fail(`operand ${i} (${operand.lifetime}) is never written by an operation`, ["operands", i]);
+    }
+  });
+  const pending = operations.map((op) =>
+    new Set(op.inputs.filter((i) => producer.has(i)).map((i) => producer.get(i)!))
+  );
+  const consumers = operations.map(() => [] as number[]);
+  pending.forEach((deps, k) => deps.forEach((d) => consumers[d].push(k)));
+  const ready = operations.map((_, k) => k).filter((k) => pending[k].size === 0);
+  const order: number[] = [];
+  while (ready.length > 0) {
+    const k = ready.shift()!;
+    order.push(k);
+    for (const c of consumers[k]) {
+      pending[c].delete(k);
+      if (pending[c].size === 0) ready.push(c);
+    }
+  }
+  if (order.length !== operations.length) {
+    const stuck = operations.findIndex((_, k) => !order.includes(k));
+    fail(`operation ${stuck} (${operations[stuck].type}) is part of a cycle`, [
+      "operations",
+      stuck,
+    ]);
+  }
+  return order;
+}
+
+function declared(operands: Operand[], index: number): DeclaredOperand {
+  const o = operands[index];
+  return {
+    index,
+    type: o.type,
+    dimensions: o.dimensions,
+    scale: o.scale,
+    zeroPoint: o.zeroPoint,
+    lifetime: o.lifetime,
+    channelQuant: o.channelQuant,
+    value: o.value,
+  };
+}
+
+/**
+ * Infers shapes of temporaries from constants and declared dimensions as far as they are
+ * known, filling unknown temporary dimensions and rejecting contradictions early.
+ */
+function inferStaticShapes(model: Model): void {
+  const { operands } = model;
+  const shapes: (number[] | undefined)[] = operands.map((o) =>
+    isFullySpecified(o.dimensions) || o.lifetime === "NO_VALUE" ? o.dimensions : undefined
+  );
+  for (const k of model.runOrder) {
+    const op = model.operations[k];
+    const definition = operationDefinition(op.type);
+    if (!definition || !op.supported) continue;
+    if (op.inputs.some((i) => shapes[i] === undefined)) continue;
+    const inputs: PrepareInput[] = op.inputs.map((i) => ({
+      ...operands[i],
+      shape: shapes[i]!,
+      value: operands[i].lifetime === "NO_VALUE" ? null : operands[i].value,
+    }));
+    const outputs = op.outputs.map((i) => ({ ...operands[i], shape: operands[i].dimensions }));
+    try {
+      const inferred = definition.prepare(inputs, outputs);
+      op.outputs.forEach((out, j) => {
+        checkDeclaredShape(operands[out].dimensions, inferred[j], `output ${j} (operand ${out})`);
+        shapes[out] = inferred[j];
+        if (operands[out].lifetime === "TEMPORARY_VARIABLE") operands[out].dimensions = inferred[j];
+      });
+    } catch (error) {
+      if (error instanceof ValueNotYetKnown) continue;
+      if (error instanceof OperationError) throw operationFault(k, op.type, error.message);
+      throw error;
+    }
+  }
+}
+
+/**
+ * Validates a structurally parsed model as NNAPI does and returns the driver's model.
+ * Throws an INVALID_ARGUMENT DriverError naming the operand or operation at fault.
+ */
+export function buildModel(json: ModelJson, options: { resolvePool?: PoolResolver } = {}): Model {
+  const operands = buildOperands(json, options.resolvePool);
+  checkIoIndexes(json, operands);
+  if (json.operations.length === 0) fail("the model has no operations", ["operations"]);
+  let halVersion: HalVersion = json.relaxComputationFloat32toFloat16 ? "V1_1" : "V1_0";
+  for (const o of operands) halVersion = laterHal(halVersion, operandVersion(o.type));
+  const operations: Operation[] = json.operations.map((op, k) => {
+    for (const [field, list] of [["inputs", op.inputs], ["outputs", op.outputs]] as const) {
+      list.forEach((operandIndex, j) => {
+        if (operandIndex >= operands.length) {
+          fail(`operation ${k} (${op.type}): ${field}[${j}] = ${operandIndex} is not an operand`, [
+            "operations",
+            k,
+            field,
+            j,
+          ]);
+        }
+      });
+    }
+    const definition = operationDefinition(op.type);
+    let supported = false;
+    let needs: HalVersion = "V1_0";
+    if (definition) {
+      try {
+        needs = definition.validate({
+          type: op.type,
+          inputs: op.inputs.map((i) => declared(operands, i)),
+          outputs: op.outputs.map((i) => declared(operands, i)),
+        });
+        halVersion = laterHal(halVersion, needs);
+        supported = true;
+      } catch (error) {
+        if (error instanceof OperationError) throw operationFault(k, op.type, error.message);
+        throw error;
+      }
+    }
+    return {
+      type: op.type,
+      inputs: [...op.inputs],
+      outputs: [...op.outputs],
+      supported,
+      halVersion: needs,
+    };
+  });
+  const model: Model = {
+    operands,
+    operations,
+    inputIndexes: [...json.inputIndexes],
+    outputIndexes: [...json.outputIndexes],
+    relaxComputationFloat32toFloat16: json.relaxComputationFloat32toFloat16,
+    runOrder: runOrderOf(operations, operands),
+    halVersion,
+  };
+  inferStaticShapes(model);
+  return model;
+}

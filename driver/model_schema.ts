@@ -1,0 +1,56 @@
+/**
+ * The wire format of a model (the `model` object of the NNAPI CTS vectors plus API.md's
+ * base64 values and memory-pool locations), as a zod schema: the one structural check at
+ * the boundary. Semantic rules (NNAPI validateModel) live in `model.ts`.
+ */
+import { z } from "zod";
+import { LIFETIMES, OPERAND_TYPES, OPERATION_TYPES } from "./types.ts";
+
+const index = z.number().int().nonnegative();
+
+/** A constant's value: JSON numbers, or little-endian bytes in base64. */
+export const ValueSchema = z.union([
+  z.array(z.number()),
+  z.object({ base64: z.string() }).strict(),
+]);
+
+/** Where a CONSTANT_REFERENCE operand's bytes live in the model's memory pools. */
+export const LocationSchema = z.object({
+  poolIndex: index,
+  offset: index,
+  length: index,
+}).strict();
+
+export const OperandSchema = z.object({
+  type: z.enum(OPERAND_TYPES),
+  dimensions: z.array(index),
+  scale: z.number().nonnegative().default(0),
+  zeroPoint: z.number().int().default(0),
+  lifetime: z.enum(LIFETIMES),
+  value: ValueSchema.optional(),
+  location: LocationSchema.optional(),
+  channelQuant: z.object({
+    channelDim: index,
+    scales: z.array(z.number().positive()),
+  }).strict().optional(),
+}).strict();
+
+export const OperationSchema = z.object({
+  type: z.enum(OPERATION_TYPES),
+  inputs: z.array(index),
+  outputs: z.array(index),
+}).strict();
+
+export const ModelSchema = z.object({
+  operands: z.array(OperandSchema),
+  operations: z.array(OperationSchema),
+  inputIndexes: z.array(index),
+  outputIndexes: z.array(index),
+  relaxComputationFloat32toFloat16: z.boolean().default(false),
+  pools: z.array(z.string()).optional(),
+}).strict();
+
+/** A structurally valid model as received. */
+export type ModelJson = z.infer<typeof ModelSchema>;
+export type OperandJson = z.infer<typeof OperandSchema>;
+export type OperationJson = z.infer<typeof OperationSchema>;

@@ -1,0 +1,17 @@
+/** MAX_POOL_2D: placeholder until its module lands (reports itself unsupported). */
+import type { OperationDefinition } from "./operation.ts";
+import { OperationError } from "./operation.ts";
+
+/** Placeholder definition of MAX_POOL_2D. */
+export const maxPool2d: OperationDefinition = {
+  type: "MAX_POOL_2D",
+  validate() {
+    throw new OperationError("MAX_POOL_2D is not implemented yet");
+  },
+  prepare() {
+    throw new OperationError("MAX_POOL_2D is not implemented yet");
+  },
+  execute() {
+    throw new OperationError("MAX_POOL_2D is not implemented yet");
+  },
+};

@@ -1,0 +1,178 @@
+/**
+ * Pieces shared by the convolution-like kernels (CONV_2D, DEPTHWISE_CONV_2D,
+ * FULLY_CONNECTED): array types, the quantized output stage parameters of the Android 10
+ * NNAPI CPU implementation, and NCHW <-> NHWC layout transposes.
+ */
+import { type ActivationRange, quantizeMultiplier } from "./fixed_point.ts";
+
+/** Any typed array read as numbers (float32/float16/uint8/int8/int32 data). */
+export interface ReadonlyNumbers {
+  readonly length: number;
+  readonly [index: number]: number;
+}
+
+/** Any typed array written as numbers. */
+export interface Numbers {
+  readonly length: number;
+  [index: number]: number;
+}
+
+/** Extents and window parameters of a 2-D convolution (NHWC). */
+export interface Conv2dGeometry {
+  batches: number;
+  inHeight: number;
+  inWidth: number;
+  inDepth: number;
+  filterHeight: number;
+  filterWidth: number;
+  outHeight: number;
+  outWidth: number;
+  outDepth: number;
+  strideHeight: number;
+  strideWidth: number;
+  dilationHeight: number;
+  dilationWidth: number;
+  padTop: number;
+  padLeft: number;
+}
+
+/**
+ * For each output position along one axis, the first and one-past-last filter tap whose
+ * input coordinate `position*stride - pad + tap*dilation` falls inside [0, inSize), as
+ * pairs in one array (computed once per call so the inner loops never test bounds).
+ */
+export function tapRanges(
+  outSize: number,
+  stride: number,
+  pad: number,
+  taps: number,
+  dilation: number,
+  inSize: number,
+): Int32Array {
+  const ranges = new Int32Array(2 * outSize);
+  for (let p = 0; p < outSize; p++) {
+    const origin = p * stride - pad;
+    let start = 0;
+    while (start < taps && origin + start * dilation < 0) start++;
+    let end = taps;
+    while (end > start && origin + (end - 1) * dilation >= inSize) end--;
+    ranges[2 * p] = start;
+    ranges[2 * p + 1] = end;
+  }
+  return ranges;
+}
+
+/**
+ * The quantized output stage: per output channel, the accumulator (plus bias) is scaled
+ * by `multipliers[c] * 2^shifts[c]` (TFLite `MultiplyByQuantizedMultiplier`, positive shift =
+ * left), offset by the output zero point and clamped to the activation range.
+ */
+export interface QuantizedOutputStage {
+  /** Added to every input value: minus the input zero point. */
+  inputOffset: number;
+  /** Added to every filter value: minus the filter zero point (0 for symmetric filters). */
+  filterOffset: number;
+  /** The output zero point. */
+  outputOffset: number;
+  /** Q31 multiplier per output channel. */
+  multipliers: Int32Array;
+  /** Signed power-of-two exponent per output channel (left shift when positive). */
+  shifts: Int32Array;
+  /** Clamp range (already including the output zero point). */
+  activation: ActivationRange;
+}
+
+/**
+ * NNAPI `GetQuantizedConvolutionMultipler` + `QuantizeMultiplier`: the real multiplier
+ * `float(inputScale * filterScale) / outputScale` computed in double precision, as a Q31
+ * multiplier and a signed exponent. Multipliers >= 1 are allowed (HAL 1.2).
+ */
+export function convolutionMultiplier(
+  inputScale: number,
+  filterScale: number,
+  outputScale: number,
+): { multiplier: number; shift: number } {
+  const inputProductScale = Math.fround(inputScale * filterScale);
+  return quantizeMultiplier(inputProductScale / outputScale);
+}
+
+/**
+ * NNAPI's bias scale rule for quantized convolutions: |input*filter - bias| within 1e-6 of
+ * the smaller of the two (float product widened to double).
+ */
+export function biasScaleMatches(inputScale: number, filterScale: number, biasScale: number) {
+  const product = Math.fround(inputScale * filterScale);
+  return product >= 0 && Math.abs(product - biasScale) <= 1e-6 * Math.min(product, biasScale);
+}
+
+/**
+ * Builds the output stage for a quantized convolution: one multiplier shared by all
+ * channels (`filterScales` of length 1) or one per output channel (per-channel filters).
+ */
+export function quantizedOutputStage(
+  channels: number,
+  inputScale: number,
+  inputZeroPoint: number,
+  filterScales: readonly number[],
+  filterZeroPoint: number,
+  outputScale: number,
+  outputZeroPoint: number,
+  activation: ActivationRange,
+): QuantizedOutputStage {
+  const multipliers = new Int32Array(channels);
+  const shifts = new Int32Array(channels);
+  for (let c = 0; c < channels; c++) {
+    const scale = filterScales.length === 1 ? filterScales[0] : filterScales[c];
+    const q = convolutionMultiplier(inputScale, scale, outputScale);
+    multipliers[c] = q.multiplier;
+    shifts[c] = q.shift;
+  }
+  return {
+    inputOffset: -inputZeroPoint,
+    filterOffset: -filterZeroPoint,
+    outputOffset: outputZeroPoint,
+    multipliers,
+    shifts,
+    activation,
+  };
+}
+
+/** Copies an NCHW tensor into `dst` in NHWC order. */
+export function nchwToNhwc(
+  src: ReadonlyNumbers,
+  dst: Numbers,
+  batches: number,
+  channels: number,
+  height: number,
+  width: number,
+): void {
+  const plane = height * width;
+  for (let b = 0; b < batches; b++) {
+    const base = b * channels * plane;
+    for (let c = 0; c < channels; c++) {
+      let s = base + c * plane;
+      let d = base + c;
+      for (let p = 0; p < plane; p++, s++, d += channels) dst[d] = src[s];
+    }
+  }
+}
+
+/** Copies an NHWC tensor into `dst` in NCHW order. */
+export function nhwcToNchw(
+  src: ReadonlyNumbers,
+  dst: Numbers,
+  batches: number,
+  channels: number,
+  height: number,
+  width: number,
+): void {
+  const plane = height * width;
+  for (let b = 0; b < batches; b++) {
+    const base = b * channels * plane;
+    for (let c = 0; c < channels; c++) {
+      let d = base + c * plane;
+      let s = base + c;
+      for (let p = 0; p < plane; p++, d++, s += channels) dst[d] = src[s];
+    }
+  }
+}

@@ -1,0 +1,281 @@
+/**
+ * Broadcasting binary elementwise kernels (ADD, MUL) on typed arrays: numpy-style
+ * broadcasting from the trailing dimensions, a fused activation range, and the exact
+ * quantized arithmetic of the NNAPI CPU reference (TFLite `BroadcastAdd4DSlow` /
+ * `BroadcastMul4DSlow` / `AddElementwise`).
+ */
+import { multiplyByQuantizedMultiplierSmallerThanOne, quantizeMultiplier } from "./fixed_point.ts";
+
+/**
+ * NNAPI `calculateBroadcastedShape`: aligns the shapes on their trailing dimensions; each
+ * pair of extents must be equal or one of them 1. Returns null when they are incompatible.
+ */
+export function broadcastShape(a: readonly number[], b: readonly number[]): number[] | null {
+  const rank = Math.max(a.length, b.length);
+  const out = new Array<number>(rank);
+  for (let i = 0; i < rank; i++) {
+    const da = i < rank - a.length ? 1 : a[i - (rank - a.length)];
+    const db = i < rank - b.length ? 1 : b[i - (rank - b.length)];
+    if (da !== db && da !== 1 && db !== 1) return null;
+    out[i] = da === 1 ? db : da;
+  }
+  return out;
+}
+
+/**
+ * Visits the output of a broadcast binary operation row by row (a row runs along the
+ * innermost output dimension): `row(aOffset, aStep, bOffset, bStep, outOffset, length)`,
+ * where a step is 0 when that input is broadcast along the row. Equal shapes give one row.
+ */
+export function forEachBroadcastRow(
+  aShape: readonly number[],
+  bShape: readonly number[],
+  outShape: readonly number[],
+  row: (aOffset: number, aStep: number, bOffset: number, bStep: number, outOffset: number, length: number) => void,
+): void {
+  let total = 1;
+  for (const d of outShape) total *= d;
+  if (total === 0) return;
+  if (sameShape(aShape, outShape) && sameShape(bShape, outShape)) {
+    row(0, 1, 0, 1, 0, total);
+    return;
+  }
+  const rank = outShape.length;
+  const aStrides = broadcastStrides(aShape, rank);
+  const bStrides = broadcastStrides(bShape, rank);
+  const inner = rank === 0 ? 1 : outShape[rank - 1];
+  const aStep = rank === 0 ? 0 : aStrides[rank - 1];
+  const bStep = rank === 0 ? 0 : bStrides[rank - 1];
+  const rows = total / inner;
+  const index = new Array<number>(Math.max(rank - 1, 0)).fill(0);
+  let aOffset = 0;
+  let bOffset = 0;
+  for (let r = 0; r < rows; r++) {
+    row(aOffset, aStep, bOffset, bStep, r * inner, inner);
+    // Odometer increment over the outer dimensions, keeping the input offsets in step.
+    for (let d = rank - 2; d >= 0; d--) {
+      index[d]++;
+      aOffset += aStrides[d];
+      bOffset += bStrides[d];
+      if (index[d] < outShape[d]) break;
+      aOffset -= aStrides[d] * index[d];
+      bOffset -= bStrides[d] * index[d];
+      index[d] = 0;
+    }
+  }
+}
+
+function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
+/** Element strides of a shape aligned to `rank` trailing dimensions; 0 where broadcast. */
+function broadcastStrides(shape: readonly number[], rank: number): number[] {
+  const strides = new Array<number>(rank).fill(0);
+  let stride = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    const d = rank - shape.length + i;
+    strides[d] = shape[i] === 1 ? 0 : stride;
+    stride *= shape[i];
+  }
+  return strides;
+}
+
+/** Float ADD with broadcasting, clamped to [min, max] (the fused activation). */
+export function addFloat32(
+  a: Float32Array,
+  aShape: readonly number[],
+  b: Float32Array,
+  bShape: readonly number[],
+  out: Float32Array,
+  outShape: readonly number[],
+  min: number,
+  max: number,
+): void {
+  forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
+    for (let i = 0; i < n; i++, ia += sa, ib += sb) {
+      const v = Math.fround(a[ia] + b[ib]);
+      out[o + i] = v < min ? min : v > max ? max : v;
+    }
+  });
+}
+
+/** Float MUL with broadcasting, clamped to [min, max] (the fused activation). */
+export function mulFloat32(
+  a: Float32Array,
+  aShape: readonly number[],
+  b: Float32Array,
+  bShape: readonly number[],
+  out: Float32Array,
+  outShape: readonly number[],
+  min: number,
+  max: number,
+): void {
+  forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
+    for (let i = 0; i < n; i++, ia += sa, ib += sb) {
+      const v = Math.fround(a[ia] * b[ib]);
+      out[o + i] = v < min ? min : v > max ? max : v;
+    }
+  });
+}
+
+/** Scale and zero point of a quantized tensor. */
+export interface Quantization {
+  scale: number;
+  zeroPoint: number;
+}
+
+/** Fixed-point parameters of quantized ADD (TFLite `ArithmeticParams`). */
+export interface AddQuant8Params {
+  leftShift: number;
+  input1Offset: number;
+  input1Multiplier: number;
+  /** Right shift (>= 0) applied after the multiplier. */
+  input1Shift: number;
+  input2Offset: number;
+  input2Multiplier: number;
+  input2Shift: number;
+  outputOffset: number;
+  outputMultiplier: number;
+  outputShift: number;
+}
+
+/**
+ * NNAPI `QuantizeMultiplierSmallerThanOneExp`: a multiplier in (0, 1) as a Q31 value and a
+ * right shift; null when out of range.
+ */
+export function quantizeMultiplierSmallerThanOneExp(
+  real: number,
+): { multiplier: number; rightShift: number } | null {
+  if (!(real > 0 && real < 1)) return null;
+  const q = quantizeMultiplier(real);
+  if (q.shift > 0) return null;
+  return { multiplier: q.multiplier, rightShift: -q.shift };
+}
+
+/**
+ * The parameters NNAPI `addQuant8` derives from the scales (left shift 20, inputs rescaled
+ * to twice the larger input scale); null when a multiplier is out of range (NNAPI fails).
+ */
+export function addQuant8Params(
+  input1: Quantization,
+  input2: Quantization,
+  output: Quantization,
+): AddQuant8Params | null {
+  const leftShift = 20;
+  const twiceMaxInputScale = 2 * Math.max(input1.scale, input2.scale);
+  const m1 = quantizeMultiplierSmallerThanOneExp(input1.scale / twiceMaxInputScale);
+  const m2 = quantizeMultiplierSmallerThanOneExp(input2.scale / twiceMaxInputScale);
+  // (1 << left_shift) * output.scale is a float product in C++ (exact: a power of two).
+  const mOut = quantizeMultiplierSmallerThanOneExp(
+    twiceMaxInputScale / Math.fround(2 ** leftShift * output.scale),
+  );
+  if (!m1 || !m2 || !mOut) return null;
+  return {
+    leftShift,
+    input1Offset: -input1.zeroPoint,
+    input1Multiplier: m1.multiplier,
+    input1Shift: m1.rightShift,
+    input2Offset: -input2.zeroPoint,
+    input2Multiplier: m2.multiplier,
+    input2Shift: m2.rightShift,
+    outputOffset: output.zeroPoint,
+    outputMultiplier: mOut.multiplier,
+    outputShift: mOut.rightShift,
+  };
+}
+
+/** Quantized (uint8) ADD with broadcasting, clamped to [min, max]. */
+export function addQuant8(
+  a: Uint8Array,
+  aShape: readonly number[],
+  b: Uint8Array,
+  bShape: readonly number[],
+  out: Uint8Array,
+  outShape: readonly number[],
+  p: AddQuant8Params,
+  min: number,
+  max: number,
+): void {
+  // The rescaled value of each input depends on its byte only: tabulate it.
+  const scaled1 = new Int32Array(256);
+  const scaled2 = new Int32Array(256);
+  const shifted = 2 ** p.leftShift;
+  for (let q = 0; q < 256; q++) {
+    scaled1[q] = multiplyByQuantizedMultiplierSmallerThanOne(
+      ((p.input1Offset + q) * shifted) | 0,
+      p.input1Multiplier,
+      p.input1Shift,
+    );
+    scaled2[q] = multiplyByQuantizedMultiplierSmallerThanOne(
+      ((p.input2Offset + q) * shifted) | 0,
+      p.input2Multiplier,
+      p.input2Shift,
+    );
+  }
+  const { outputMultiplier, outputShift, outputOffset } = p;
+  forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
+    for (let i = 0; i < n; i++, ia += sa, ib += sb) {
+      const rawSum = (scaled1[a[ia]] + scaled2[b[ib]]) | 0;
+      const v = multiplyByQuantizedMultiplierSmallerThanOne(rawSum, outputMultiplier, outputShift) +
+        outputOffset;
+      out[o + i] = v < min ? min : v > max ? max : v;
+    }
+  });
+}
+
+/** Fixed-point parameters of quantized MUL. */
+export interface MulQuant8Params {
+  input1Offset: number;
+  input2Offset: number;
+  outputOffset: number;
+  outputMultiplier: number;
+  /** Right shift (>= 0) applied after the multiplier. */
+  outputShift: number;
+}
+
+/**
+ * The parameters NNAPI `mulQuant8` derives from the scales: one multiplier
+ * input1_scale * input2_scale / output_scale, which must be below 1 (else null).
+ */
+export function mulQuant8Params(
+  input1: Quantization,
+  input2: Quantization,
+  output: Quantization,
+): MulQuant8Params | null {
+  // C++ multiplies the two float scales in float, then divides in double.
+  const inputProductScale = Math.fround(input1.scale * input2.scale);
+  const m = quantizeMultiplierSmallerThanOneExp(inputProductScale / output.scale);
+  if (!m) return null;
+  return {
+    input1Offset: -input1.zeroPoint,
+    input2Offset: -input2.zeroPoint,
+    outputOffset: output.zeroPoint,
+    outputMultiplier: m.multiplier,
+    outputShift: m.rightShift,
+  };
+}
+
+/** Quantized (uint8) MUL with broadcasting, clamped to [min, max]. */
+export function mulQuant8(
+  a: Uint8Array,
+  aShape: readonly number[],
+  b: Uint8Array,
+  bShape: readonly number[],
+  out: Uint8Array,
+  outShape: readonly number[],
+  p: MulQuant8Params,
+  min: number,
+  max: number,
+): void {
+  const { input1Offset, input2Offset, outputMultiplier, outputShift, outputOffset } = p;
+  forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
+    for (let i = 0; i < n; i++, ia += sa, ib += sb) {
+      const product = (input1Offset + a[ia]) * (input2Offset + b[ib]);
+      const v = multiplyByQuantizedMultiplierSmallerThanOne(product, outputMultiplier, outputShift) +
+        outputOffset;
+      out[o + i] = v < min ? min : v > max ? max : v;
+    }
+  });
+}
+

@@ -1,0 +1,47 @@
+/**
+ * The HTTP application: resource routers behind authentication, one error handler, and
+ * the OpenAPI document generated from the same schemas that validate requests.
+ */
+import type { Driver } from "../driver/driver.ts";
+import { DriverError } from "../driver/errors.ts";
+import { type ApiKeys, authenticate } from "./auth.ts";
+import { compilationRoutes } from "./compilations.ts";
+import { deviceRoutes } from "./devices.ts";
+import { errorResponse } from "./errors.ts";
+import { executionRoutes } from "./executions.ts";
+import { healthRoutes } from "./health.ts";
+import { modelRoutes } from "./models.ts";
+import { newRouter } from "./router.ts";
+
+/** Options of the HTTP layer. */
+export interface AppOptions {
+  apiKeys: ApiKeys;
+}
+
+/** Builds the Hono app over a driver. */
+export function buildApp(driver: Driver, options: AppOptions) {
+  const app = newRouter();
+  app.use("/v1/*", authenticate(options.apiKeys));
+  app.route("/", healthRoutes(driver));
+  app.route("/", deviceRoutes(driver));
+  app.route("/", modelRoutes(driver));
+  app.route("/", compilationRoutes(driver));
+  app.route("/", executionRoutes(driver));
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "nnserve",
+      version: "1",
+      description: "The Android Neural Networks API driver contract (HAL 1.0-1.3) over HTTP",
+    },
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
+  });
+  app.notFound((c) =>
+    errorResponse(c, new DriverError("NOT_FOUND", `no route ${c.req.method} ${c.req.path}`))
+  );
+  app.onError((error, c) => errorResponse(c, error));
+  return app;
+}

@@ -1,0 +1,60 @@
+/**
+ * The one place where NNAPI error statuses become HTTP responses (API.md "Errors"). Every
+ * failure — driver errors, schema errors, malformed JSON, unknown routes, bugs — leaves
+ * through `errorResponse` with the body `{status, message, ...}`.
+ */
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { ZodError } from "zod";
+import { DriverError, type ErrorStatus } from "../driver/errors.ts";
+
+/** HTTP status of each NNAPI status; exhaustive by construction. */
+export const HTTP_STATUS: Record<ErrorStatus, ContentfulStatusCode> = {
+  INVALID_ARGUMENT: 400,
+  NOT_FOUND: 404,
+  OUTPUT_INSUFFICIENT_SIZE: 422,
+  UNAUTHORIZED: 401,
+  RESOURCE_EXHAUSTED_TRANSIENT: 429,
+  RESOURCE_EXHAUSTED_PERSISTENT: 413,
+  MISSED_DEADLINE_TRANSIENT: 504,
+  MISSED_DEADLINE_PERSISTENT: 504,
+  DEVICE_UNAVAILABLE: 503,
+  GENERAL_FAILURE: 500,
+};
+
+/** Turns the first zod issue into an INVALID_ARGUMENT naming the field. */
+export function schemaError(error: ZodError, where: string): DriverError {
+  const issue = error.issues[0];
+  const path = issue.path.map((p) => (typeof p === "symbol" ? String(p) : p));
+  const at = path.length > 0 ? `${where}.${path.join(".")}` : where;
+  return new DriverError("INVALID_ARGUMENT", `${at}: ${issue.message}`, { path });
+}
+
+/** Any thrown value as a DriverError; unknown errors are bugs (GENERAL_FAILURE) and logged. */
+export function toDriverError(error: unknown): DriverError {
+  if (error instanceof DriverError) return error;
+  if (error instanceof HTTPException) {
+    const status: ErrorStatus = error.status === 401
+      ? "UNAUTHORIZED"
+      : error.status === 404
+      ? "NOT_FOUND"
+      : error.status === 413
+      ? "RESOURCE_EXHAUSTED_PERSISTENT"
+      : error.status < 500
+      ? "INVALID_ARGUMENT"
+      : "GENERAL_FAILURE";
+    return new DriverError(status, error.message || "bad request");
+  }
+  if (error instanceof SyntaxError) {
+    return new DriverError("INVALID_ARGUMENT", `malformed JSON: ${error.message}`);
+  }
+  console.error("nnserve: unexpected error", error);
+  return new DriverError("GENERAL_FAILURE", "internal error");
+}
+
+/** The JSON error response of API.md. */
+export function errorResponse(c: Context, error: unknown): Response {
+  const e = toDriverError(error);
+  return c.json({ status: e.status, message: e.message, ...e.details }, HTTP_STATUS[e.status]);
+}

@@ -1,0 +1,82 @@
+/**
+ * Builds and starts a complete nnserve instance (KV, driver, HTTP app). `main.ts` calls it
+ * with the environment's configuration; tests and the conformance runner call it with a
+ * temporary data directory and port 0.
+ */
+import { Driver } from "./driver/driver.ts";
+import { buildApp } from "./routes/app.ts";
+import { type ApiKeys, parseApiKeys } from "./routes/auth.ts";
+
+/** Everything a server instance needs to know. */
+export interface ServerConfig {
+  hostname: string;
+  /** 0 picks a free port. */
+  port: number;
+  dataDir: string;
+  /** A KV path or KV Connect URL; defaults to `<dataDir>/nnserve.kv`. */
+  kvPath?: string;
+  /** Client name by API key; empty means the open single-client mode. */
+  apiKeys?: ApiKeys;
+  workers?: number;
+  /** Logs requests and start-up notes when true. */
+  verbose?: boolean;
+}
+
+/** A running server. */
+export interface RunningServer {
+  url: string;
+  port: number;
+  driver: Driver;
+  close(): Promise<void>;
+}
+
+/** Reads the server configuration from the environment (PORT, HOST, NNSERVE_*). */
+export function configFromEnv(): ServerConfig {
+  const env = (name: string) => Deno.env.get(name);
+  const keysFile = env("NNSERVE_API_KEYS_FILE");
+  const keysText = [env("NNSERVE_API_KEYS"), keysFile ? Deno.readTextFileSync(keysFile) : undefined]
+    .filter(Boolean).join(",");
+  return {
+    hostname: env("HOST") ?? "0.0.0.0",
+    port: Number(env("PORT") ?? 8080),
+    dataDir: env("NNSERVE_DATA_DIR") ?? "./data",
+    kvPath: env("NNSERVE_KV_URL") ?? env("NNSERVE_KV_PATH"),
+    apiKeys: parseApiKeys(keysText),
+    workers: env("NNSERVE_WORKERS") ? Number(env("NNSERVE_WORKERS")) : undefined,
+    verbose: true,
+  };
+}
+
+/** Opens state, starts the executor workers and serves HTTP. */
+export async function startServer(config: ServerConfig): Promise<RunningServer> {
+  await Deno.mkdir(config.dataDir, { recursive: true });
+  const kv = await Deno.openKv(config.kvPath ?? `${config.dataDir}/nnserve.kv`);
+  const driver = new Driver({
+    kv,
+    dataDir: config.dataDir,
+    workers: config.workers ?? Math.max(1, navigator.hardwareConcurrency),
+  });
+  const apiKeys = config.apiKeys ?? new Map();
+  if (config.verbose && apiKeys.size === 0) {
+    console.log("nnserve: no API keys configured; running open as one anonymous client");
+  }
+  const app = buildApp(driver, { apiKeys });
+  const server = Deno.serve({
+    hostname: config.hostname,
+    port: config.port,
+    onListen: () => {},
+  }, app.fetch);
+  const { port } = server.addr;
+  const shownHost = config.hostname === "0.0.0.0" ? "127.0.0.1" : config.hostname;
+  if (config.verbose) console.log(`nnserve: listening on http://${shownHost}:${port}`);
+  return {
+    url: `http://${shownHost}:${port}`,
+    port,
+    driver,
+    async close() {
+      await server.shutdown();
+      driver.close();
+      kv.close();
+    },
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * Persistent registered models: metadata in Deno KV (small values), the canonical model
+ * document in a file under the data directory (constants can be far above KV's 64 KiB value
+ * limit). The file's SHA-256 is kept in KV and checked on every load.
+ */
+import { removeIfPresent, writeFileAtomic } from "./atomic_file.ts";
+
+/** Metadata of a registered model, as stored and as `GET /v1/models/{id}` reports it. */
+export interface ModelRecord {
+  id: string;
+  owner: string;
+  checksum: string;
+  createdAt: string;
+  byteSize: number;
+  halVersion: string;
+  operandCount: number;
+  operationCount: number;
+  inputs: { operand: number; type: string; dimensions: number[] }[];
+  outputs: { operand: number; type: string; dimensions: number[] }[];
+  /** Set when the client deleted it while compilations still need it. */
+  deleted?: boolean;
+}
+
+/** Hex SHA-256 of bytes (Web Crypto). */
+export async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Models of all clients, keyed by owner and id. */
+export class ModelStore {
+  readonly #kv: Deno.Kv;
+  readonly #dir: string;
+
+  constructor(kv: Deno.Kv, dataDir: string) {
+    this.#kv = kv;
+    this.#dir = `${dataDir}/models`;
+    Deno.mkdirSync(this.#dir, { recursive: true });
+  }
+
+  #file(id: string): string {
+    return `${this.#dir}/${id}.json`;
+  }
+
+  /** Stores the canonical document first, then its metadata (so metadata never dangles). */
+  async save(record: ModelRecord, document: Uint8Array): Promise<void> {
+    await writeFileAtomic(this.#file(record.id), document);
+    await this.#kv.set(["model", record.owner, record.id], record);
+  }
+
+  /** The record, or null when absent (deleted records are returned; callers decide). */
+  async get(owner: string, id: string): Promise<ModelRecord | null> {
+    return (await this.#kv.get<ModelRecord>(["model", owner, id])).value;
+  }
+
+  /** Reads the document and checks it against the stored checksum. */
+  async load(record: ModelRecord): Promise<Uint8Array> {
+    const bytes = await Deno.readFile(this.#file(record.id));
+    if (await sha256Hex(bytes) !== record.checksum) {
+      throw new Error(`stored model ${record.id} does not match its checksum`);
+    }
+    return bytes;
+  }
+
+  /** Hides a model from its client while compilations still reference it. */
+  async markDeleted(record: ModelRecord): Promise<void> {
+    await this.#kv.set(["model", record.owner, record.id], { ...record, deleted: true });
+  }
+
+  /** Removes the metadata, then the document. */
+  async remove(owner: string, id: string): Promise<void> {
+    await this.#kv.delete(["model", owner, id]);
+    await removeIfPresent(this.#file(id));
+  }
+}
