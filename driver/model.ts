@@ -65,6 +65,11 @@ export interface Model {
   outputIndexes: number[];
   relaxComputationFloat32toFloat16: boolean;
   runOrder: number[];
+  /**
+   * Whether shape inference at registration resolved every operation (no shape depends on
+   * a value known only at execution), so plans may fix their tensor layout in advance.
+   */
+  staticShapes: boolean;
   /** The HAL version the model needs (highest over its operations and operand types). */
   halVersion: HalVersion;
 }
@@ -346,9 +351,11 @@ function declared(operands: Operand[], index: number): DeclaredOperand {
 
 /**
  * Infers shapes of temporaries from constants and declared dimensions as far as they are
- * known, filling unknown temporary dimensions and rejecting contradictions early.
+ * known, filling unknown temporary dimensions and rejecting contradictions early. Returns
+ * whether every supported operation was resolved.
  */
-function inferStaticShapes(model: Model): void {
+function inferStaticShapes(model: Model): boolean {
+  let resolved = true;
   const { operands } = model;
   const shapes: (number[] | undefined)[] = operands.map((o) =>
     isFullySpecified(o.dimensions) || o.lifetime === "NO_VALUE" ? o.dimensions : undefined
@@ -357,7 +364,10 @@ function inferStaticShapes(model: Model): void {
     const op = model.operations[k];
     const definition = operationDefinition(op.type);
     if (!definition || !op.supported) continue;
-    if (op.inputs.some((i) => shapes[i] === undefined)) continue;
+    if (op.inputs.some((i) => shapes[i] === undefined)) {
+      resolved = false;
+      continue;
+    }
     const inputs: PrepareInput[] = op.inputs.map((i) => ({
       ...operands[i],
       shape: shapes[i]!,
@@ -372,11 +382,15 @@ function inferStaticShapes(model: Model): void {
         if (operands[out].lifetime === "TEMPORARY_VARIABLE") operands[out].dimensions = inferred[j];
       });
     } catch (error) {
-      if (error instanceof ValueNotYetKnown) continue;
+      if (error instanceof ValueNotYetKnown) {
+        resolved = false;
+        continue;
+      }
       if (error instanceof OperationError) throw operationFault(k, op.type, error.message);
       throw error;
     }
   }
+  return resolved;
 }
 
 /**
@@ -434,8 +448,9 @@ export function buildModel(json: ModelJson, options: { resolvePool?: PoolResolve
     outputIndexes: [...json.outputIndexes],
     relaxComputationFloat32toFloat16: json.relaxComputationFloat32toFloat16,
     runOrder: runOrderOf(operations, operands),
+    staticShapes: false,
     halVersion,
   };
-  inferStaticShapes(model);
+  model.staticShapes = inferStaticShapes(model);
   return model;
 }

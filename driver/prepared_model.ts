@@ -91,6 +91,7 @@ function packConstants(model: Model): (TensorData | undefined)[] {
  * lifetimes (first write to last read) do not overlap. Model outputs live to the end.
  */
 function layoutArena(model: Model, steps: PreparedStep[]): ArenaLayout | undefined {
+  if (!model.staticShapes) return undefined;
   const { operands } = model;
   const inArena = (i: number) =>
     operands[i].lifetime === "TEMPORARY_VARIABLE" || operands[i].lifetime === "MODEL_OUTPUT";

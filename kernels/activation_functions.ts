@@ -93,7 +93,10 @@ export function logisticQuant8Table(p: SigmoidQuant8Params): Uint8Array {
       table[q] = 255;
     } else {
       // Q0.31 to Q23.8.
-      const v = roundingDivideByPOT(fixedLogistic(rescaledInput(centered, p), INPUT_INTEGER_BITS), 23);
+      const v = roundingDivideByPOT(
+        fixedLogistic(rescaledInput(centered, p), INPUT_INTEGER_BITS),
+        23,
+      );
       table[q] = v === 256 ? 255 : v;
     }
   }

@@ -100,7 +100,11 @@ export function convolutionMultiplier(
  * NNAPI's bias scale rule for quantized convolutions: |input*filter - bias| within 1e-6 of
  * the smaller of the two (float product widened to double).
  */
-export function biasScaleMatches(inputScale: number, filterScale: number, biasScale: number) {
+export function biasScaleMatches(
+  inputScale: number,
+  filterScale: number,
+  biasScale: number,
+): boolean {
   const product = Math.fround(inputScale * filterScale);
   return product >= 0 && Math.abs(product - biasScale) <= 1e-6 * Math.min(product, biasScale);
 }

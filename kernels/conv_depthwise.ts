@@ -42,7 +42,14 @@ function forEachPixel(
     g.dilationHeight,
     inHeight,
   );
-  const cols = tapRanges(g.outWidth, g.strideWidth, g.padLeft, filterWidth, g.dilationWidth, inWidth);
+  const cols = tapRanges(
+    g.outWidth,
+    g.strideWidth,
+    g.padLeft,
+    filterWidth,
+    g.dilationWidth,
+    inWidth,
+  );
   let outBase = 0;
   for (let b = 0; b < g.batches; b++) {
     const batchBase = b * inHeight * inWidth * inDepth;

@@ -31,7 +31,14 @@ export function forEachBroadcastRow(
   aShape: readonly number[],
   bShape: readonly number[],
   outShape: readonly number[],
-  row: (aOffset: number, aStep: number, bOffset: number, bStep: number, outOffset: number, length: number) => void,
+  row: (
+    aOffset: number,
+    aStep: number,
+    bOffset: number,
+    bStep: number,
+    outOffset: number,
+    length: number,
+  ) => void,
 ): void {
   let total = 1;
   for (const d of outShape) total *= d;
@@ -272,10 +279,10 @@ export function mulQuant8(
   forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
     for (let i = 0; i < n; i++, ia += sa, ib += sb) {
       const product = (input1Offset + a[ia]) * (input2Offset + b[ib]);
-      const v = multiplyByQuantizedMultiplierSmallerThanOne(product, outputMultiplier, outputShift) +
+      const v =
+        multiplyByQuantizedMultiplierSmallerThanOne(product, outputMultiplier, outputShift) +
         outputOffset;
       out[o + i] = v < min ? min : v > max ? max : v;
     }
   });
 }
-

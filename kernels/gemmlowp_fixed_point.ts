@@ -212,5 +212,5 @@ export function getInvSqrtQuantizedMultiplierExp(input: number, reverseShift: nu
     multiplier = (multiplier * 2 ** -shift) | 0;
     shift = 0;
   }
-  return { multiplier, shift: shift * reverseShift };
+  return { multiplier, shift: (shift * reverseShift) | 0 };
 }

@@ -42,14 +42,15 @@ export function embeddingLookup(
 }
 
 /**
- * Bionic's (OpenBSD) `bsearch` over the first `count` keys with the reference comparator
- * `*a - *b` (int32 subtraction, wrapping): the index of a matching key, or -1.
+ * Bionic's (OpenBSD) `bsearch` over the first `count` keys, as the reference calls it: the
+ * index of a key equal to `key`, or -1. Keys compare as int32 values (the reference's
+ * comparator `*a - *b` could overflow for keys more than 2^31 apart; this does not).
  */
 export function searchKey(keys: Int32Array, count: number, key: number): number {
   let base = 0;
   for (let lim = count; lim !== 0; lim >>= 1) {
     const p = base + (lim >> 1);
-    const cmp = (key - keys[p]) | 0;
+    const cmp = key - keys[p];
     if (cmp === 0) return p;
     if (cmp > 0) {
       base = p + 1;

@@ -54,7 +54,8 @@ export function l2NormalizationQuant8(
       const { multiplier, shift } = getInvSqrtQuantizedMultiplierExp(sum, -1);
       for (let p = start; p < end; p += inner) {
         const diff = input[p] - zeroPoint;
-        const v = multiplyByQuantizedMultiplierSmallerThanOneExp(128 * diff, multiplier, shift) + 128;
+        const v = multiplyByQuantizedMultiplierSmallerThanOneExp(128 * diff, multiplier, shift) +
+          128;
         out[p] = v < 0 ? 0 : v > 255 ? 255 : v;
       }
     }

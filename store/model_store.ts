@@ -3,6 +3,7 @@
  * document in a file under the data directory (constants can be far above KV's 64 KiB value
  * limit). The file's SHA-256 is kept in KV and checked on every load.
  */
+import { DriverError } from "../driver/errors.ts";
 import { removeIfPresent, writeFileAtomic } from "./atomic_file.ts";
 
 /** Metadata of a registered model, as stored and as `GET /v1/models/{id}` reports it. */
@@ -55,9 +56,17 @@ export class ModelStore {
 
   /** Reads the document and checks it against the stored checksum. */
   async load(record: ModelRecord): Promise<Uint8Array> {
-    const bytes = await Deno.readFile(this.#file(record.id));
+    let bytes: Uint8Array;
+    try {
+      bytes = await Deno.readFile(this.#file(record.id));
+    } catch {
+      throw new DriverError("GENERAL_FAILURE", `the stored document of model ${record.id} is missing`);
+    }
     if (await sha256Hex(bytes) !== record.checksum) {
-      throw new Error(`stored model ${record.id} does not match its checksum`);
+      throw new DriverError(
+        "GENERAL_FAILURE",
+        `the stored document of model ${record.id} does not match its checksum`,
+      );
     }
     return bytes;
   }

@@ -1,17 +1,22 @@
-/** AVERAGE_POOL_2D: placeholder until its module lands (reports itself unsupported). */
+/**
+ * AVERAGE_POOL_2D: mean over each (clipped) window of an NHWC (or, HAL 1.2, NCHW) input,
+ * with a fused activation. Forms: 10 inputs (explicit padding) or 7 (implicit SAME/VALID),
+ * plus the NCHW flag for 11/8 (HAL 1.2). Types: float32, float16 (HAL 1.2), quant8 asymm
+ * (output quantization = input quantization; integer mean rounded half up).
+ */
+import { averagePoolFloat, averagePoolQuantized } from "../../kernels/pool_2d.ts";
+import type { Tensor } from "../tensor.ts";
 import type { OperationDefinition } from "./operation.ts";
-import { OperationError } from "./operation.ts";
+import { executePool, preparePool, validatePool } from "./padding.ts";
 
-/** Placeholder definition of AVERAGE_POOL_2D. */
+/** AVERAGE_POOL_2D definition. */
 export const averagePool2d: OperationDefinition = {
   type: "AVERAGE_POOL_2D",
-  validate() {
-    throw new OperationError("AVERAGE_POOL_2D is not implemented yet");
-  },
-  prepare() {
-    throw new OperationError("AVERAGE_POOL_2D is not implemented yet");
-  },
-  execute() {
-    throw new OperationError("AVERAGE_POOL_2D is not implemented yet");
+  validate: (signature) =>
+    validatePool(signature, ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"]),
+  prepare: preparePool,
+  execute(inputs: readonly Tensor[], outputs: readonly Tensor[]) {
+    const quantized = inputs[0].type === "TENSOR_QUANT8_ASYMM";
+    executePool(inputs, outputs, quantized ? averagePoolQuantized : averagePoolFloat);
   },
 };

@@ -1,17 +1,72 @@
-/** DEQUANTIZE: placeholder until its module lands (reports itself unsupported). */
-import type { OperationDefinition } from "./operation.ts";
-import { OperationError } from "./operation.ts";
+/**
+ * DEQUANTIZE: real = scale * (q - zeroPoint). V1_0: TENSOR_QUANT8_ASYMM to TENSOR_FLOAT32;
+ * V1_2 adds TENSOR_QUANT8_SYMM and per-channel inputs and TENSOR_FLOAT16 outputs.
+ */
+import {
+  dequantize as dequantizeKernel,
+  dequantizePerChannel,
+  float32Scratch,
+  type FloatData,
+  storeFloat32,
+} from "../../kernels/elementwise_unary.ts";
+import {
+  check,
+  checkArity,
+  checkRank,
+  type OperationDefinition,
+  OperationError,
+} from "./operation.ts";
 
-/** Placeholder definition of DEQUANTIZE. */
+const QUANTIZED_INPUTS = [
+  "TENSOR_QUANT8_ASYMM",
+  "TENSOR_QUANT8_SYMM",
+  "TENSOR_QUANT8_SYMM_PER_CHANNEL",
+];
+
+/** DEQUANTIZE, elementwise; the output has the input's shape. */
 export const dequantize: OperationDefinition = {
   type: "DEQUANTIZE",
-  validate() {
-    throw new OperationError("DEQUANTIZE is not implemented yet");
+  validate(signature) {
+    checkArity(signature, [1], 1);
+    const input = signature.inputs[0];
+    const output = signature.outputs[0];
+    check(
+      QUANTIZED_INPUTS.includes(input.type),
+      `input 0 (operand ${input.index}) has unsupported type ${input.type}`,
+    );
+    check(
+      output.type === "TENSOR_FLOAT32" || output.type === "TENSOR_FLOAT16",
+      `output 0 (operand ${output.index}) has unsupported type ${output.type}`,
+    );
+    checkRank(input, "input 0", (r) => r <= 4, "at most 4");
+    return input.type === "TENSOR_QUANT8_ASYMM" && output.type === "TENSOR_FLOAT32"
+      ? "V1_0"
+      : "V1_2";
   },
-  prepare() {
-    throw new OperationError("DEQUANTIZE is not implemented yet");
+  prepare(inputs) {
+    const shape = inputs[0].shape;
+    check(shape.length <= 4, `input 0 has rank ${shape.length}, expected at most 4`);
+    return [[...shape]];
   },
-  execute() {
-    throw new OperationError("DEQUANTIZE is not implemented yet");
+  execute(inputs, outputs) {
+    const input = inputs[0];
+    const output = outputs[0];
+    if (output.data!.length === 0) return;
+    const out = output.data as FloatData;
+    const result = float32Scratch(out);
+    if (input.type === "TENSOR_QUANT8_SYMM_PER_CHANNEL") {
+      const channelQuant = input.channelQuant;
+      if (!channelQuant) throw new OperationError("input 0 has no per-channel quantization");
+      dequantizePerChannel(
+        input.data as Int8Array,
+        input.shape,
+        channelQuant.channelDim,
+        channelQuant.scales,
+        result,
+      );
+    } else {
+      dequantizeKernel(input.data as Uint8Array | Int8Array, input.scale, input.zeroPoint, result);
+    }
+    storeFloat32(out, result);
   },
 };

@@ -1,17 +1,20 @@
-/** L2_POOL_2D: placeholder until its module lands (reports itself unsupported). */
+/**
+ * L2_POOL_2D: sqrt of the mean of squares over each (clipped) window of an NHWC (or,
+ * HAL 1.2, NCHW) input, with a fused activation. Forms: 10 inputs (explicit padding) or 7
+ * (implicit SAME/VALID), plus the NCHW flag for 11/8 (HAL 1.2). Types: float32, float16
+ * (HAL 1.2); no quantized form.
+ */
+import { l2PoolFloat } from "../../kernels/pool_2d.ts";
+import type { Tensor } from "../tensor.ts";
 import type { OperationDefinition } from "./operation.ts";
-import { OperationError } from "./operation.ts";
+import { executePool, preparePool, validatePool } from "./padding.ts";
 
-/** Placeholder definition of L2_POOL_2D. */
+/** L2_POOL_2D definition. */
 export const l2Pool2d: OperationDefinition = {
   type: "L2_POOL_2D",
-  validate() {
-    throw new OperationError("L2_POOL_2D is not implemented yet");
-  },
-  prepare() {
-    throw new OperationError("L2_POOL_2D is not implemented yet");
-  },
-  execute() {
-    throw new OperationError("L2_POOL_2D is not implemented yet");
+  validate: (signature) => validatePool(signature, ["TENSOR_FLOAT32", "TENSOR_FLOAT16"]),
+  prepare: preparePool,
+  execute(inputs: readonly Tensor[], outputs: readonly Tensor[]) {
+    executePool(inputs, outputs, l2PoolFloat);
   },
 };

@@ -27,7 +27,7 @@ export function checkSigmoidQuantization(
   );
   check(
     sigmoidQuant8Params(input.scale, input.zeroPoint) !== null,
-    `input 0 (operand ${input.index}) has scale ${input.scale}, too small (at most 2^-27)`,
+    `input 0 (operand ${input.index}) has scale ${input.scale}, too small (must exceed 2^-27)`,
   );
 }
 

@@ -1,17 +1,21 @@
-/** MAX_POOL_2D: placeholder until its module lands (reports itself unsupported). */
+/**
+ * MAX_POOL_2D: maximum over each (clipped) window of an NHWC (or, HAL 1.2, NCHW) input,
+ * with a fused activation. Forms: 10 inputs (explicit padding) or 7 (implicit SAME/VALID),
+ * plus the NCHW flag for 11/8 (HAL 1.2). Types: float32, float16 (HAL 1.2), quant8 asymm
+ * (output quantization = input quantization).
+ */
+import { maxPool } from "../../kernels/pool_2d.ts";
+import type { Tensor } from "../tensor.ts";
 import type { OperationDefinition } from "./operation.ts";
-import { OperationError } from "./operation.ts";
+import { executePool, preparePool, validatePool } from "./padding.ts";
 
-/** Placeholder definition of MAX_POOL_2D. */
+/** MAX_POOL_2D definition. */
 export const maxPool2d: OperationDefinition = {
   type: "MAX_POOL_2D",
-  validate() {
-    throw new OperationError("MAX_POOL_2D is not implemented yet");
-  },
-  prepare() {
-    throw new OperationError("MAX_POOL_2D is not implemented yet");
-  },
-  execute() {
-    throw new OperationError("MAX_POOL_2D is not implemented yet");
+  validate: (signature) =>
+    validatePool(signature, ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"]),
+  prepare: preparePool,
+  execute(inputs: readonly Tensor[], outputs: readonly Tensor[]) {
+    executePool(inputs, outputs, maxPool);
   },
 };

@@ -1,17 +1,19 @@
-/** MUL: placeholder until its module lands (reports itself unsupported). */
+/** MUL: a * b with numpy-style broadcasting and a fused activation. */
+import { mulFloat32, mulQuant8, mulQuant8Params } from "../../kernels/elementwise_binary.ts";
+import { binaryOperation } from "./add.ts";
 import type { OperationDefinition } from "./operation.ts";
-import { OperationError } from "./operation.ts";
 
-/** Placeholder definition of MUL. */
-export const mul: OperationDefinition = {
+/** MUL; quant8 needs output_scale > input1_scale * input2_scale (one multiplier below 1). */
+export const mul: OperationDefinition = binaryOperation({
   type: "MUL",
-  validate() {
-    throw new OperationError("MUL is not implemented yet");
+  float: mulFloat32,
+  quantParams(input1, input2, output) {
+    const product = Math.fround(input1.scale * input2.scale);
+    if (!(output.scale > product)) {
+      return `output scale ${output.scale} must exceed the product of the input scales ${product}`;
+    }
+    return mulQuant8Params(input1, input2, output) ??
+      `output scale ${output.scale} gives no usable multiplier`;
   },
-  prepare() {
-    throw new OperationError("MUL is not implemented yet");
-  },
-  execute() {
-    throw new OperationError("MUL is not implemented yet");
-  },
-};
+  quant: mulQuant8,
+});

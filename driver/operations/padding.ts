@@ -3,11 +3,34 @@
  * pooling operations): NNAPI implicit padding schemes, their conversion to explicit padding
  * (`calculateExplicitPadding` of nn/common/OperationsUtils) and the output size formula
  * (`computeOutSize`), with the dilation factor of the HAL 1.2 forms; plus the activation
- * code check and the NCHW <-> NHWC adapters of the HAL 1.2 layout flag (kernels run NHWC).
+ * code check, the NCHW <-> NHWC adapters of the HAL 1.2 layout flag (kernels run NHWC), and
+ * the validation / shape inference / dispatch the three pooling operations share.
  */
 import { nchwToNhwc, nhwcToNchw } from "../../kernels/conv_common.ts";
-import { allocate, type Tensor, type TensorData } from "../tensor.ts";
-import { check } from "./operation.ts";
+import {
+  type ActivationRange,
+  activationRangeFloat,
+  activationRangeQuantized,
+} from "../../kernels/fixed_point.ts";
+import type { Pool2dGeometry } from "../../kernels/pool_2d.ts";
+import {
+  allocate,
+  elementCount,
+  type Tensor,
+  type TensorData,
+  type TensorInfo,
+} from "../tensor.ts";
+import type { HalVersion, OperandType } from "../types.ts";
+import {
+  check,
+  checkArity,
+  checkRank,
+  checkTypes,
+  type OperationSignature,
+  type PrepareInput,
+  scalarOf,
+  scalarValue,
+} from "./operation.ts";
 
 /** `ANEURALNETWORKS_PADDING_SAME`: pad so that the output size is ceil(input / stride). */
 export const PADDING_SAME = 1;
@@ -291,4 +314,93 @@ export function poolOutputShape(
     p.padding,
   );
   return layoutShape(batches, outHeight, outWidth, channels, p.nchw);
+}
+
+/**
+ * Validates a pooling signature (Android 10 `pooling::validate`): 7/10 inputs (HAL 1.0) or
+ * 8/11 with the NCHW flag (HAL 1.2); `inputTypes` lists the supported input types
+ * (float16 needs HAL 1.2). Quantized outputs must keep the input's scale and zero point.
+ */
+export function validatePool(
+  signature: OperationSignature,
+  inputTypes: readonly OperandType[],
+): HalVersion {
+  checkArity(signature, [7, 8, 10, 11], 1);
+  const input = signature.inputs[0];
+  check(
+    inputTypes.includes(input.type),
+    `input 0 (operand ${input.index}) has unsupported type ${input.type}`,
+  );
+  const count = signature.inputs.length;
+  const layout = count === 8 || count === 11;
+  const expected: OperandType[] = [input.type];
+  for (let i = 1; i < count; i++) expected.push(layout && i === count - 1 ? "BOOL" : "INT32");
+  checkTypes(signature, expected, [input.type]);
+  checkRank(input, "input 0", (r) => r === 4, "4");
+  const output = signature.outputs[0];
+  if (input.type === "TENSOR_QUANT8_ASYMM") {
+    check(
+      output.scale === input.scale && output.zeroPoint === input.zeroPoint,
+      `output 0 (operand ${output.index}) has scale ${output.scale} and zero point ` +
+        `${output.zeroPoint}, expected the input's ${input.scale} and ${input.zeroPoint}`,
+    );
+  }
+  return layout || input.type === "TENSOR_FLOAT16" ? "V1_2" : "V1_0";
+}
+
+/** Infers a pooling output shape. */
+export function preparePool(
+  inputs: readonly PrepareInput[],
+  _outputs: readonly TensorInfo[],
+): number[][] {
+  const p = poolParams(
+    inputs.length,
+    (i) => scalarValue(inputs[i], `input ${i}`),
+    inputs[0].shape,
+  );
+  return [poolOutputShape(inputs[0].shape, p)];
+}
+
+/** A pooling kernel on NHWC data. */
+export type PoolKernel = (
+  g: Pool2dGeometry,
+  input: TensorData,
+  activation: ActivationRange,
+  output: TensorData,
+) => void;
+
+/**
+ * Runs a pooling kernel: resolves the parameters, the activation range (quantized with the
+ * output's scale and zero point for quant8) and the layout.
+ */
+export function executePool(
+  inputs: readonly Tensor[],
+  outputs: readonly Tensor[],
+  kernel: PoolKernel,
+): void {
+  const input = inputs[0];
+  const output = outputs[0];
+  if (elementCount(output.shape) === 0) return;
+  const p = poolParams(inputs.length, (i) => scalarOf(inputs[i]), input.shape);
+  const [batches, inHeight, inWidth, depth] = nhwcDims(input.shape, p.nchw);
+  const [, outHeight, outWidth] = nhwcDims(output.shape, p.nchw);
+  const geometry: Pool2dGeometry = {
+    batches,
+    inHeight,
+    inWidth,
+    depth,
+    outHeight,
+    outWidth,
+    filterHeight: p.filterHeight,
+    filterWidth: p.filterWidth,
+    strideHeight: p.strideHeight,
+    strideWidth: p.strideWidth,
+    padTop: p.padding.top,
+    padLeft: p.padding.left,
+  };
+  const range = output.type === "TENSOR_QUANT8_ASYMM"
+    ? activationRangeQuantized(p.activation, output.scale, output.zeroPoint)
+    : activationRangeFloat(p.activation);
+  const inData = nhwcData(input, p.nchw);
+  writeNhwc(output, p.nchw, (out) => kernel(geometry, inData, range, out));
 }

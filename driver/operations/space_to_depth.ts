@@ -1,17 +1,51 @@
-/** SPACE_TO_DEPTH: placeholder until its module lands (reports itself unsupported). */
+/**
+ * SPACE_TO_DEPTH: rearranges spatial blocks of a 4-D image into depth (NNAPI
+ * `spaceToDepthPrepare` / `spaceToDepthGeneric`). Inputs: 0 the image (TENSOR_FLOAT32,
+ * TENSOR_QUANT8_ASYMM, or TENSOR_FLOAT16 since HAL 1.2), 1 block size s (INT32, >= 1,
+ * dividing height and width), 2 optional NCHW flag (BOOL, HAL 1.2). Output
+ * [b, h/s, w/s, d*s^2] in the input's layout, with the input's quantization.
+ */
+import { spaceToDepth as spaceToDepthKernel } from "../../kernels/shape_depth_space.ts";
+import {
+  blockParameters,
+  imageDims,
+  isNchw,
+  layoutShape,
+  validateBlockRearrangement,
+} from "./depth_to_space.ts";
 import type { OperationDefinition } from "./operation.ts";
-import { OperationError } from "./operation.ts";
+import { check, scalarOf } from "./operation.ts";
 
-/** Placeholder definition of SPACE_TO_DEPTH. */
+/** SPACE_TO_DEPTH (HAL 1.0; the NCHW flag or float16 need HAL 1.2). */
 export const spaceToDepth: OperationDefinition = {
   type: "SPACE_TO_DEPTH",
-  validate() {
-    throw new OperationError("SPACE_TO_DEPTH is not implemented yet");
+
+  validate: validateBlockRearrangement,
+
+  prepare(inputs) {
+    const { blockSize, nchw, dims } = blockParameters(inputs);
+    check(
+      dims.height % blockSize === 0 && dims.width % blockSize === 0,
+      `input height ${dims.height} and width ${dims.width} must be multiples of the block size ${blockSize}`,
+    );
+    return [
+      layoutShape({
+        batches: dims.batches,
+        height: dims.height / blockSize,
+        width: dims.width / blockSize,
+        depth: dims.depth * blockSize * blockSize,
+      }, nchw),
+    ];
   },
-  prepare() {
-    throw new OperationError("SPACE_TO_DEPTH is not implemented yet");
-  },
-  execute() {
-    throw new OperationError("SPACE_TO_DEPTH is not implemented yet");
+
+  execute(inputs, outputs) {
+    const nchw = isNchw(inputs);
+    spaceToDepthKernel(
+      inputs[0].data!,
+      imageDims(inputs[0].shape, nchw),
+      scalarOf(inputs[1]),
+      nchw,
+      outputs[0].data!,
+    );
   },
 };

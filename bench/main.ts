@@ -1,0 +1,19 @@
+/**
+ * Benchmarks, each printing a ratio against a reference measured in the same run.
+ * Usage: deno task bench [--filter NAME]
+ */
+import { restOverhead } from "./rest_overhead.ts";
+
+const BENCHMARKS: Record<string, () => Promise<void>> = {
+  "rest-overhead": restOverhead,
+};
+
+if (import.meta.main) {
+  const i = Deno.args.indexOf("--filter");
+  const filter = i >= 0 ? new RegExp(Deno.args[i + 1]) : undefined;
+  for (const [name, run] of Object.entries(BENCHMARKS)) {
+    if (filter && !filter.test(name)) continue;
+    console.log(`== ${name}`);
+    await run();
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * `NnClient`: the SDK's entry point, one client of one nnserve service. It owns the
+ * transport (base URL and API key) that every model, compilation and execution it creates
+ * shares.
+ */
+import { type Compilation, compile, type CompileOptions } from "./compilation.ts";
+import { Transport, type TransportOptions } from "./http.ts";
+import { Model } from "./model.ts";
+import type { DeviceInfo, ModelInfo } from "./types.ts";
+
+/** Where the service is and which API key identifies this client. */
+export type NnClientOptions = TransportOptions;
+
+/** A client of an nnserve service. */
+export class NnClient {
+  readonly #transport: Transport;
+
+  constructor(options: NnClientOptions) {
+    this.#transport = new Transport(options);
+  }
+
+  /** The service's root URL, without a trailing slash. */
+  get baseUrl(): string {
+    return this.#transport.baseUrl;
+  }
+
+  /** The service's devices (`GET /v1/devices`). */
+  async devices(): Promise<DeviceInfo[]> {
+    const body = await this.#transport.json<{ devices: DeviceInfo[] }>("GET", "/v1/devices");
+    return body.devices;
+  }
+
+  /** A new, empty model to build. */
+  model(): Model {
+    return new Model(this.#transport);
+  }
+
+  /** Metadata of a registered model of this client. */
+  modelInfo(id: string): Promise<ModelInfo> {
+    return this.#transport.json<ModelInfo>("GET", `/v1/models/${encodeURIComponent(id)}`);
+  }
+
+  /** Prepares a model (finishing it first if needed) or a registered model id. */
+  compile(model: Model | string, options?: CompileOptions): Promise<Compilation> {
+    return compile(this.#transport, model, options);
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * `Execution`: one inference on a compilation, as `ANeuralNetworksExecution_*`: set every
+ * input (or omit an optional one), optionally describe outputs, then `compute`. The
+ * execution owns its request; outputs come back as typed arrays of each output's type.
+ */
+import type { Transport } from "./http.ts";
+import {
+  decodeBase64,
+  encodeBase64,
+  type TensorArray,
+  type TensorValues,
+  toTensorArray,
+} from "./tensor.ts";
+import type {
+  ArgumentJson,
+  ExecutionRequestJson,
+  ExecutionResponseJson,
+  ModelSignature,
+  OperandType,
+  OutputShape,
+  Timing,
+} from "./types.ts";
+
+/** The compilation an execution runs on: its id and the model's inputs and outputs. */
+export interface ExecutionTarget {
+  readonly id: string;
+  readonly signature: ModelSignature;
+}
+
+/** Dimensions completing an operand whose model dimensions are not fully known. */
+export interface ArgumentOptions {
+  dimensions?: readonly number[];
+}
+
+/** One output of a computed execution. */
+export interface ExecutionOutput {
+  dimensions: number[];
+  /** The values in the output operand's type (Float32Array, Uint8Array, ...). */
+  data: TensorArray;
+}
+
+/** What `compute` returns. */
+export interface ExecutionResult {
+  outputs: ExecutionOutput[];
+  outputShapes: OutputShape[];
+  /** Present when timing was measured. */
+  timing?: Timing;
+}
+
+/** An execution being set up; `compute` may be called more than once. */
+export class Execution {
+  readonly #transport: Transport;
+  readonly #target: ExecutionTarget;
+  readonly #inputs: (ArgumentJson | undefined)[];
+  readonly #outputs: (ArgumentJson | undefined)[];
+  #measureTiming = false;
+  #deadlineMs: number | undefined;
+
+  /** Use `Compilation.execution()`. */
+  constructor(transport: Transport, target: ExecutionTarget) {
+    this.#transport = transport;
+    this.#target = target;
+    this.#inputs = target.signature.inputs.map(() => undefined);
+    this.#outputs = target.signature.outputs.map(() => undefined);
+  }
+
+  #check(kind: "input" | "output", index: number): OperandType {
+    const list = kind === "input" ? this.#target.signature.inputs : this.#target.signature.outputs;
+    const described = list[index];
+    if (!Number.isInteger(index) || described === undefined) {
+      throw new RangeError(`no ${kind} ${index}: the model has ${list.length} ${kind}s`);
+    }
+    return described.type;
+  }
+
+  /**
+   * Gives input `index` (in the model's input order) its value. Typed arrays are converted
+   * to the operand's type and sent as little-endian bytes; number arrays as JSON numbers.
+   * A number is a scalar.
+   */
+  setInput(index: number, data: TensorValues | number, options: ArgumentOptions = {}): this {
+    const type = this.#check("input", index);
+    const dimensions = options.dimensions ? { dimensions: [...options.dimensions] } : {};
+    if (typeof data === "number") {
+      this.#inputs[index] = { data: [data], ...dimensions };
+    } else if (Array.isArray(data)) {
+      this.#inputs[index] = { data: [...data], ...dimensions };
+    } else {
+      this.#inputs[index] = { base64: encodeBase64(toTensorArray(type, data)), ...dimensions };
+    }
+    return this;
+  }
+
+  /** Leaves optional input `index` without a value (NNAPI `setInput(i, NULL, 0)`). */
+  setInputOmitted(index: number): this {
+    this.#check("input", index);
+    this.#inputs[index] = { omitted: true };
+    return this;
+  }
+
+  /**
+   * Describes output `index`: dimensions it is expected to have (a smaller size than the
+   * result needs fails with OUTPUT_INSUFFICIENT_SIZE). Outputs not described come back as
+   * they are.
+   */
+  setOutput(index: number, options: ArgumentOptions = {}): this {
+    this.#check("output", index);
+    this.#outputs[index] = options.dimensions ? { dimensions: [...options.dimensions] } : {};
+    return this;
+  }
+
+  /** Asks the service for on-device and in-driver durations. */
+  setMeasureTiming(measure: boolean): this {
+    this.#measureTiming = measure;
+    return this;
+  }
+
+  /** Fails the execution with MISSED_DEADLINE_* when it takes longer than `ms`. */
+  setDeadline(ms: number | undefined): this {
+    this.#deadlineMs = ms;
+    return this;
+  }
+
+  /** The request body of `POST /v1/compilations/{id}/executions` as set up so far. */
+  toJSON(): ExecutionRequestJson {
+    const missing = this.#inputs.findIndex((arg) => arg === undefined);
+    if (missing >= 0) {
+      throw new Error(`input ${missing} has no value: call setInput or setInputOmitted`);
+    }
+    return {
+      inputs: this.#inputs as ArgumentJson[],
+      ...(this.#outputs.some((arg) => arg !== undefined)
+        ? { outputs: this.#outputs.map((arg) => arg ?? {}) }
+        : {}),
+      ...(this.#measureTiming ? { measureTiming: true } : {}),
+      ...(this.#deadlineMs !== undefined ? { deadlineMs: this.#deadlineMs } : {}),
+      outputEncoding: "base64",
+    };
+  }
+
+  /** Runs the execution and waits for its outputs. */
+  async compute(): Promise<ExecutionResult> {
+    const body = await this.#transport.json<ExecutionResponseJson>(
+      "POST",
+      `/v1/compilations/${encodeURIComponent(this.#target.id)}/executions`,
+      this.toJSON(),
+    );
+    return decodeResult(this.#target.signature, body);
+  }
+}
+
+/** Turns an execution response into typed outputs of the model's output types. */
+export function decodeResult(
+  signature: ModelSignature,
+  body: ExecutionResponseJson,
+): ExecutionResult {
+  const outputs = body.outputs.map((output, k): ExecutionOutput => {
+    const type = signature.outputs[k]?.type;
+    if (type === undefined) {
+      throw new Error(
+        `the service returned output ${k}; the model has ${signature.outputs.length}`,
+      );
+    }
+    let data: TensorArray;
+    if (output.base64 !== undefined) data = decodeBase64(type, output.base64);
+    else if (output.data !== undefined) data = toTensorArray(type, output.data);
+    else throw new Error(`output ${k} came back without data`);
+    return { dimensions: output.dimensions, data };
+  });
+  return {
+    outputs,
+    outputShapes: body.outputShapes,
+    ...(body.timing ? { timing: body.timing } : {}),
+  };
+}

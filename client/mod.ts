@@ -1,0 +1,62 @@
+/**
+ * TypeScript client SDK of nnserve, shaped like the NNAPI NDK: build a `Model`, `compile`
+ * it into a `Compilation`, run `Execution`s on it. Everything goes over the HTTP API of
+ * API.md with fetch, so the SDK runs in Deno, browsers and Node alike.
+ *
+ * Failures reported by the service (and an unreachable service) throw `NnapiError`, whose
+ * `status` is the NNAPI ErrorStatus; misuse of the SDK itself (an input never set, an
+ * operand index out of range, changing a finished model) throws ordinary `Error`s before
+ * anything is sent.
+ *
+ * ```ts
+ * const client = new NnClient({ baseUrl: "http://127.0.0.1:8080" });
+ * const m = client.model();
+ * const a = m.addOperand({ type: "TENSOR_FLOAT32", dimensions: [2] });
+ * const b = m.addOperand({ type: "TENSOR_FLOAT32", dimensions: [2] });
+ * const act = m.addOperand({ type: "INT32" });
+ * const sum = m.addOperand({ type: "TENSOR_FLOAT32", dimensions: [2] });
+ * m.setOperandValue(act, FuseCode.NONE);
+ * m.addOperation("ADD", [a, b, act], [sum]);
+ * m.identifyInputsAndOutputs([a, b], [sum]);
+ * const compilation = await client.compile(m);
+ * const { outputs } = await compilation.compute([[1, 2], new Float32Array([3, 4])]);
+ * outputs[0].data; // Float32Array [4, 6]
+ * ```
+ *
+ * @module
+ */
+export { NnClient, type NnClientOptions } from "./client.ts";
+export { NnapiError } from "./http.ts";
+export { MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES, Model, type OperandOptions } from "./model.ts";
+export {
+  Compilation,
+  type CompilationInfo,
+  type CompileOptions,
+  type ComputeOptions,
+} from "./compilation.ts";
+export {
+  type ArgumentOptions,
+  Execution,
+  type ExecutionOutput,
+  type ExecutionResult,
+} from "./execution.ts";
+export type { TensorArray, TensorValues } from "./tensor.ts";
+export {
+  type ChannelQuant,
+  type DeviceInfo,
+  type DeviceSupport,
+  type ErrorStatus,
+  FuseCode,
+  type Lifetime,
+  type ModelInfo,
+  type ModelJson,
+  type ModelSignature,
+  OPERAND_TYPES,
+  type OperandDescription,
+  type OperandType,
+  OPERATION_TYPES,
+  type OperationType,
+  type OutputShape,
+  PaddingCode,
+  type Timing,
+} from "./types.ts";

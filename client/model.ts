@@ -1,0 +1,232 @@
+/**
+ * `Model`: builds an NNAPI model operand by operand and operation by operation, as
+ * `ANeuralNetworksModel_*` does, then registers it with the service (`finish`). The builder
+ * owns the wire model until then; afterwards it is immutable and identified by its id.
+ */
+import type { Transport } from "./http.ts";
+import { elementBytes, encodeBase64, type TensorValues, toTensorArray } from "./tensor.ts";
+import type {
+  ChannelQuant,
+  DeviceSupport,
+  Lifetime,
+  ModelInfo,
+  ModelJson,
+  ModelSignature,
+  OperandJson,
+  OperandType,
+  OperationJson,
+  OperationType,
+  ValueJson,
+} from "./types.ts";
+
+/**
+ * NNAPI's `ANEURALNETWORKS_MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES`: larger constants are
+ * CONSTANT_REFERENCE, smaller ones CONSTANT_COPY.
+ */
+export const MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES = 128;
+
+/** What `addOperand` takes (NNAPI `ANeuralNetworksOperandType`). */
+export interface OperandOptions {
+  type: OperandType;
+  /** Omit (or []) for scalars; 0 marks an extent known only at execution. */
+  dimensions?: readonly number[];
+  scale?: number;
+  zeroPoint?: number;
+  /** Only for TENSOR_QUANT8_SYMM_PER_CHANNEL. */
+  channelQuant?: ChannelQuant;
+}
+
+interface Constant {
+  lifetime: "CONSTANT_COPY" | "CONSTANT_REFERENCE" | "NO_VALUE";
+  value?: ValueJson;
+}
+
+/** A model under construction, then registered. */
+export class Model {
+  readonly #transport: Transport;
+  readonly #operands: (OperandOptions & { constant?: Constant })[] = [];
+  readonly #operations: OperationJson[] = [];
+  #inputs: number[] | undefined;
+  #outputs: number[] = [];
+  #relaxed = false;
+  #info: ModelInfo | undefined;
+  #registering: Promise<ModelInfo> | undefined;
+
+  /** Use `NnClient.model()`. */
+  constructor(transport: Transport) {
+    this.#transport = transport;
+  }
+
+  /** The service's id, once `finish` has registered the model. */
+  get id(): string | undefined {
+    return this.#info?.id;
+  }
+
+  /** The service's metadata, once registered. */
+  get info(): ModelInfo | undefined {
+    return this.#info;
+  }
+
+  /** Whether `finish` was called; the model cannot change any more. */
+  get finished(): boolean {
+    return this.#registering !== undefined;
+  }
+
+  #mutable(what: string): void {
+    if (this.finished) throw new Error(`${what}: the model is finished and cannot change`);
+  }
+
+  #operand(index: number, what: string): OperandOptions & { constant?: Constant } {
+    const operand = this.#operands[index];
+    if (!Number.isInteger(index) || operand === undefined) {
+      throw new RangeError(`${what}: no operand ${index} (the model has ${this.#operands.length})`);
+    }
+    return operand;
+  }
+
+  /** Adds an operand; returns its index (NNAPI numbers operands in the order they are added). */
+  addOperand(options: OperandOptions): number {
+    this.#mutable("addOperand");
+    this.#operands.push({
+      ...options,
+      dimensions: [...(options.dimensions ?? [])],
+      channelQuant: options.channelQuant && {
+        channelDim: options.channelQuant.channelDim,
+        scales: [...options.channelQuant.scales],
+      },
+    });
+    return this.#operands.length - 1;
+  }
+
+  /**
+   * Makes an operand a constant. As in NNAPI, a value of at most 128 bytes is copied into the
+   * model (CONSTANT_COPY) and a larger one referenced (CONSTANT_REFERENCE); `null` marks an
+   * omitted optional operand (NO_VALUE). Typed arrays are converted to the operand's type and
+   * sent as little-endian bytes; number arrays are sent as they are. A number is a scalar.
+   */
+  setOperandValue(index: number, values: TensorValues | number | null): void {
+    this.#mutable("setOperandValue");
+    const operand = this.#operand(index, "setOperandValue");
+    if (this.#inputs?.includes(index) || this.#outputs.includes(index)) {
+      throw new Error(`setOperandValue: operand ${index} is a model input or output`);
+    }
+    if (values === null) {
+      operand.constant = { lifetime: "NO_VALUE" };
+      return;
+    }
+    const list = typeof values === "number" ? [values] : values;
+    const byteLength = list.length * elementBytes(operand.type);
+    const lifetime = byteLength <= MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES
+      ? "CONSTANT_COPY"
+      : "CONSTANT_REFERENCE";
+    const value: ValueJson = Array.isArray(list)
+      ? [...list]
+      : { base64: encodeBase64(toTensorArray(operand.type, list)) };
+    operand.constant = { lifetime, value };
+  }
+
+  /** Adds an operation reading and writing operands by index; returns its index. */
+  addOperation(type: OperationType, inputs: readonly number[], outputs: readonly number[]): number {
+    this.#mutable("addOperation");
+    for (const i of [...inputs, ...outputs]) this.#operand(i, `addOperation(${type})`);
+    this.#operations.push({ type, inputs: [...inputs], outputs: [...outputs] });
+    return this.#operations.length - 1;
+  }
+
+  /**
+   * Declares the model's inputs and outputs, in the order executions give them; every other
+   * operand without a value is a temporary.
+   */
+  identifyInputsAndOutputs(inputs: readonly number[], outputs: readonly number[]): void {
+    this.#mutable("identifyInputsAndOutputs");
+    for (const i of [...inputs, ...outputs]) {
+      if (this.#operand(i, "identifyInputsAndOutputs").constant) {
+        throw new Error(`identifyInputsAndOutputs: operand ${i} already has a value`);
+      }
+    }
+    this.#inputs = [...inputs];
+    this.#outputs = [...outputs];
+  }
+
+  /** Allows float32 arithmetic to run with float16 range and precision. */
+  relaxComputationFloat32toFloat16(allow: boolean): void {
+    this.#mutable("relaxComputationFloat32toFloat16");
+    this.#relaxed = allow;
+  }
+
+  #lifetime(index: number): Lifetime {
+    const constant = this.#operands[index].constant;
+    if (constant) return constant.lifetime;
+    if (this.#inputs?.includes(index)) return "MODEL_INPUT";
+    if (this.#outputs.includes(index)) return "MODEL_OUTPUT";
+    return "TEMPORARY_VARIABLE";
+  }
+
+  /** The wire model of `POST /v1/models`. */
+  toJSON(): ModelJson {
+    return {
+      operands: this.#operands.map((operand, i): OperandJson => ({
+        type: operand.type,
+        dimensions: [...(operand.dimensions ?? [])],
+        scale: operand.scale ?? 0,
+        zeroPoint: operand.zeroPoint ?? 0,
+        lifetime: this.#lifetime(i),
+        ...(operand.constant?.value ? { value: operand.constant.value } : {}),
+        ...(operand.channelQuant ? { channelQuant: operand.channelQuant } : {}),
+      })),
+      operations: this.#operations.map((op) => ({ ...op })),
+      inputIndexes: [...(this.#inputs ?? [])],
+      outputIndexes: [...this.#outputs],
+      relaxComputationFloat32toFloat16: this.#relaxed,
+    };
+  }
+
+  /** The inputs and outputs as executions see them. */
+  signature(): ModelSignature {
+    const describe = (operand: number) => ({
+      operand,
+      type: this.#operands[operand].type,
+      dimensions: [...(this.#operands[operand].dimensions ?? [])],
+    });
+    return {
+      inputs: (this.#inputs ?? []).map(describe),
+      outputs: this.#outputs.map(describe),
+    };
+  }
+
+  /**
+   * Registers the model with the service (it validates it); returns its id. The model
+   * cannot change afterwards; calling again returns the same id.
+   */
+  async finish(): Promise<string> {
+    if (this.#inputs === undefined) {
+      throw new Error("finish: call identifyInputsAndOutputs first");
+    }
+    this.#registering ??= this.#transport.json<ModelInfo>("POST", "/v1/models", this.toJSON());
+    try {
+      this.#info = await this.#registering;
+    } catch (error) {
+      // A rejected model can be corrected and finished again, as NNAPI's is not registered.
+      this.#registering = undefined;
+      throw error;
+    }
+    return this.#info.id;
+  }
+
+  /** Per device, which operations of the model it supports (model order); finishes first. */
+  async supportedOperations(devices?: readonly string[]): Promise<DeviceSupport[]> {
+    const id = await this.finish();
+    const body = await this.#transport.json<{ devices: DeviceSupport[] }>(
+      "POST",
+      `/v1/models/${encodeURIComponent(id)}/supported-operations`,
+      devices ? { devices: [...devices] } : {},
+    );
+    return body.devices;
+  }
+
+  /** Deletes the registered model (its compilations keep working). */
+  async delete(): Promise<void> {
+    if (this.#info === undefined) throw new Error("delete: the model was never registered");
+    await this.#transport.json("DELETE", `/v1/models/${encodeURIComponent(this.#info.id)}`);
+  }
+}

@@ -1,0 +1,346 @@
+/**
+ * End-to-end tests of the client SDK (client/) against a real server on 127.0.0.1 with a
+ * temporary data directory: models built with the SDK are registered, compiled and
+ * executed over HTTP, and service failures surface as NnapiError.
+ */
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import {
+  type Compilation,
+  FuseCode,
+  type Model,
+  NnapiError,
+  NnClient,
+  PaddingCode,
+} from "../client/mod.ts";
+import { type RunningServer, startServer } from "../server.ts";
+
+/** Runs `fn` with a fresh server (optionally requiring API keys) and stops it afterwards. */
+async function withServer(
+  fn: (server: RunningServer) => Promise<void>,
+  apiKeys?: Map<string, string>,
+): Promise<void> {
+  const dataDir = await Deno.makeTempDir({ prefix: "nnserve-sdk-test-" });
+  const server = await startServer({
+    hostname: "127.0.0.1",
+    port: 0,
+    dataDir,
+    verbose: false,
+    workers: 1,
+    apiKeys,
+  });
+  try {
+    await fn(server);
+  } finally {
+    await server.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+}
+
+/** out = a + b with b a constant: all TENSOR_FLOAT32 of `dimensions`. */
+function addConstantModel(
+  client: NnClient,
+  b: Float32Array,
+  dimensions: number[],
+  outputDimensions = dimensions,
+): Model {
+  const m = client.model();
+  const tensor = { type: "TENSOR_FLOAT32" as const, dimensions };
+  const a = m.addOperand(tensor);
+  const constant = m.addOperand(tensor);
+  const act = m.addOperand({ type: "INT32" });
+  const out = m.addOperand({ type: "TENSOR_FLOAT32", dimensions: outputDimensions });
+  m.setOperandValue(constant, b);
+  m.setOperandValue(act, FuseCode.NONE);
+  m.addOperation("ADD", [a, constant, act], [out]);
+  m.identifyInputsAndOutputs([a], [out]);
+  return m;
+}
+
+/** A single-channel 3x3 CONV_2D with a 2x2 filter, VALID padding, stride 1 and a bias. */
+function convModel(client: NnClient): Model {
+  const m = client.model();
+  const input = m.addOperand({ type: "TENSOR_FLOAT32", dimensions: [1, 3, 3, 1] });
+  const filter = m.addOperand({ type: "TENSOR_FLOAT32", dimensions: [1, 2, 2, 1] });
+  const bias = m.addOperand({ type: "TENSOR_FLOAT32", dimensions: [1] });
+  const scalars = [PaddingCode.VALID, 1, 1, FuseCode.NONE].map((value) => {
+    const index = m.addOperand({ type: "INT32" });
+    m.setOperandValue(index, value);
+    return index;
+  });
+  const output = m.addOperand({ type: "TENSOR_FLOAT32", dimensions: [1, 2, 2, 1] });
+  m.setOperandValue(filter, new Float32Array([1, 2, 3, 4]));
+  m.setOperandValue(bias, [0.5]);
+  m.addOperation("CONV_2D", [input, filter, bias, ...scalars], [output]);
+  m.identifyInputsAndOutputs([input], [output]);
+  return m;
+}
+
+async function rejectsWithStatus(
+  promise: Promise<unknown>,
+  status: NnapiError["status"],
+  httpStatus: number,
+): Promise<NnapiError> {
+  let caught: unknown;
+  await rejects(promise, (error) => {
+    caught = error;
+    return true;
+  });
+  ok(caught instanceof NnapiError, `expected NnapiError, got ${caught}`);
+  strictEqual(caught.status, status, caught.message);
+  strictEqual(caught.httpStatus, httpStatus);
+  ok(caught.message.length > 0);
+  return caught;
+}
+
+Deno.test("NnClient.devices() lists the service's devices", async () => {
+  await withServer(async (server) => {
+    const devices = await new NnClient({ baseUrl: server.url }).devices();
+    ok(devices.length > 0);
+    for (const device of devices) {
+      strictEqual(typeof device.name, "string");
+      strictEqual(typeof device.featureLevel, "number");
+    }
+  });
+});
+
+Deno.test("Model.toJSON() gives constants NNAPI lifetimes and sends typed arrays as base64", () => {
+  const client = new NnClient({ baseUrl: "http://127.0.0.1:1" });
+  const m = addConstantModel(client, new Float32Array([1, 2, 3, 4]), [2, 2]);
+  const big = m.addOperand({ type: "TENSOR_FLOAT32", dimensions: [33] });
+  m.setOperandValue(big, new Float64Array(33).fill(1.5));
+  const json = m.toJSON();
+  deepStrictEqual(json.operands.map((o) => o.lifetime), [
+    "MODEL_INPUT",
+    "CONSTANT_COPY",
+    "CONSTANT_COPY",
+    "MODEL_OUTPUT",
+    "CONSTANT_REFERENCE",
+  ]);
+  const bytes = new Uint8Array(new Float32Array([1, 2, 3, 4]).buffer);
+  deepStrictEqual(json.operands[1].value, { base64: bytes.toBase64() });
+  deepStrictEqual(json.operands[2].value, [0]);
+  const bigValue = json.operands[4].value;
+  ok(bigValue && "base64" in bigValue);
+  deepStrictEqual(
+    new Float32Array(Uint8Array.fromBase64(bigValue.base64).buffer),
+    new Float32Array(33).fill(1.5),
+  );
+  deepStrictEqual(json.inputIndexes, [0]);
+  deepStrictEqual(json.outputIndexes, [3]);
+  strictEqual(json.relaxComputationFloat32toFloat16, false);
+});
+
+Deno.test("an ADD model built with the SDK computes a + constant with timing", async () => {
+  await withServer(async (server) => {
+    const client = new NnClient({ baseUrl: server.url });
+    const m = addConstantModel(client, new Float32Array([10, 20, 30, 40]), [2, 2]);
+    const compilation = await client.compile(m, { preference: "FAST_SINGLE_ANSWER" });
+    strictEqual(typeof m.id, "string");
+    strictEqual(compilation.model, m.id);
+    strictEqual(compilation.cache, "none");
+    ok(compilation.prepareMs >= 0);
+
+    const result = await compilation.execution()
+      .setInput(0, new Float32Array([1, 2, 3, 4]))
+      .setMeasureTiming(true)
+      .compute();
+    strictEqual(result.outputs.length, 1);
+    ok(result.outputs[0].data instanceof Float32Array);
+    deepStrictEqual(result.outputs[0].data, new Float32Array([11, 22, 33, 44]));
+    deepStrictEqual(result.outputs[0].dimensions, [2, 2]);
+    deepStrictEqual(result.outputShapes, [{ dimensions: [2, 2], isSufficient: true }]);
+    ok(result.timing, "timing was requested");
+    ok(result.timing.inDriverUs >= result.timing.onDeviceUs);
+    ok(result.timing.onDeviceUs >= 0);
+
+    const plain = await compilation.compute([[0.5, 0.5, 0.5, 0.5]]);
+    deepStrictEqual(plain.outputs[0].data, new Float32Array([10.5, 20.5, 30.5, 40.5]));
+    strictEqual(plain.timing, undefined);
+    await compilation.delete();
+    await m.delete();
+  });
+});
+
+Deno.test("a large constant is sent by reference and still computes", async () => {
+  await withServer(async (server) => {
+    const client = new NnClient({ baseUrl: server.url });
+    const b = Float32Array.from({ length: 64 }, (_, i) => i);
+    const m = addConstantModel(client, b, [64]);
+    strictEqual(m.toJSON().operands[1].lifetime, "CONSTANT_REFERENCE");
+    const compilation = await client.compile(m);
+    const { outputs } = await compilation.compute([new Float32Array(64).fill(1)]);
+    deepStrictEqual(outputs[0].data, b.map((x) => x + 1));
+  });
+});
+
+Deno.test("a CONV_2D model built with the SDK computes the convolution", async () => {
+  await withServer(async (server) => {
+    const client = new NnClient({ baseUrl: server.url });
+    const m = convModel(client);
+    const support = await m.supportedOperations();
+    ok(support.length > 0);
+    deepStrictEqual(support[0].supported, [true]);
+    const compilation = await client.compile(m);
+    const { outputs, outputShapes } = await compilation.compute([[1, 2, 3, 4, 5, 6, 7, 8, 9]]);
+    // Each output is 1*x00 + 2*x01 + 3*x10 + 4*x11 + 0.5 over a 2x2 window.
+    deepStrictEqual(outputs[0].data, new Float32Array([37.5, 47.5, 67.5, 77.5]));
+    deepStrictEqual(outputShapes[0].dimensions, [1, 2, 2, 1]);
+  });
+});
+
+Deno.test("outputs of unknown dimensions come back with the dimensions computed", async () => {
+  await withServer(async (server) => {
+    const client = new NnClient({ baseUrl: server.url });
+    const m = addConstantModel(client, new Float32Array([1, 1, 1]), [3], [0]);
+    const compilation = await client.compile(m);
+    const { outputs, outputShapes } = await compilation.compute([[1, 2, 3]]);
+    deepStrictEqual(outputs[0].dimensions, [3]);
+    deepStrictEqual(outputShapes, [{ dimensions: [3], isSufficient: true }]);
+    deepStrictEqual(outputs[0].data, new Float32Array([2, 3, 4]));
+  });
+});
+
+Deno.test("compiling a model id reads its metadata and decodes quant8 outputs as Uint8Array", async () => {
+  await withServer(async (server) => {
+    const client = new NnClient({ baseUrl: server.url });
+    const m = client.model();
+    const quant = { type: "TENSOR_QUANT8_ASYMM" as const, dimensions: [4], scale: 0.5, zeroPoint: 0 };
+    const a = m.addOperand(quant);
+    const b = m.addOperand(quant);
+    const act = m.addOperand({ type: "INT32" });
+    const out = m.addOperand(quant);
+    m.setOperandValue(act, FuseCode.NONE);
+    m.addOperation("ADD", [a, b, act], [out]);
+    m.identifyInputsAndOutputs([a, b], [out]);
+    const id = await m.finish();
+    strictEqual(await m.finish(), id, "finishing again keeps the id");
+
+    const info = await client.modelInfo(id);
+    deepStrictEqual(info.outputs, [{ operand: out, type: "TENSOR_QUANT8_ASYMM", dimensions: [4] }]);
+    const compilation: Compilation = await client.compile(id);
+    deepStrictEqual(compilation.signature.inputs.map((i) => i.operand), [a, b]);
+    const { outputs } = await compilation.compute([
+      new Uint8Array([1, 2, 3, 4]),
+      [10, 20, 30, 40],
+    ]);
+    ok(outputs[0].data instanceof Uint8Array);
+    deepStrictEqual(outputs[0].data, new Uint8Array([11, 22, 33, 44]));
+  });
+});
+
+Deno.test("an invalid model is rejected with INVALID_ARGUMENT and can be corrected", async () => {
+  await withServer(async (server) => {
+    const client = new NnClient({ baseUrl: server.url });
+    const m = client.model();
+    const a = m.addOperand({ type: "TENSOR_FLOAT32", dimensions: [2] });
+    const out = m.addOperand({ type: "TENSOR_FLOAT32", dimensions: [2] });
+    m.addOperation("ADD", [a, a], [out]); // ADD needs an activation scalar
+    m.identifyInputsAndOutputs([a], [out]);
+    const error = await rejectsWithStatus(m.finish(), "INVALID_ARGUMENT", 400);
+    strictEqual(typeof error.body, "object");
+    strictEqual(m.finished, false);
+    strictEqual(m.id, undefined);
+  });
+});
+
+Deno.test("unknown ids and deleted resources are NOT_FOUND", async () => {
+  await withServer(async (server) => {
+    const client = new NnClient({ baseUrl: server.url });
+    await rejectsWithStatus(client.compile("no-such-model"), "NOT_FOUND", 404);
+    const m = addConstantModel(client, new Float32Array([1, 2]), [2]);
+    const compilation = await client.compile(m);
+    await compilation.delete();
+    await rejectsWithStatus(compilation.compute([[1, 2]]), "NOT_FOUND", 404);
+    await m.delete();
+    await rejectsWithStatus(client.compile(m.id!), "NOT_FOUND", 404);
+  });
+});
+
+Deno.test("execution arguments the model cannot take are INVALID_ARGUMENT", async () => {
+  await withServer(async (server) => {
+    const client = new NnClient({ baseUrl: server.url });
+    const compilation = await client.compile(
+      addConstantModel(client, new Float32Array([1, 2]), [2]),
+    );
+    await rejectsWithStatus(compilation.compute([[1, 2, 3]]), "INVALID_ARGUMENT", 400);
+    await rejectsWithStatus(
+      compilation.execution().setInput(0, [1, 2], { dimensions: [3] }).compute(),
+      "INVALID_ARGUMENT",
+      400,
+    );
+  });
+});
+
+Deno.test("an output described too small is OUTPUT_INSUFFICIENT_SIZE with every output shape", async () => {
+  await withServer(async (server) => {
+    const client = new NnClient({ baseUrl: server.url });
+    const m = addConstantModel(client, new Float32Array([1, 1, 1]), [3], [0]);
+    const compilation = await client.compile(m);
+    const error = await rejectsWithStatus(
+      compilation.execution().setInput(0, [1, 2, 3]).setOutput(0, { dimensions: [2] }).compute(),
+      "OUTPUT_INSUFFICIENT_SIZE",
+      422,
+    );
+    deepStrictEqual(error.outputShapes, [{ dimensions: [3], isSufficient: false }]);
+  });
+});
+
+Deno.test("with API keys, a client without its key is UNAUTHORIZED", async () => {
+  await withServer(async (server) => {
+    await rejectsWithStatus(
+      new NnClient({ baseUrl: server.url }).devices(),
+      "UNAUTHORIZED",
+      401,
+    );
+    await rejectsWithStatus(
+      new NnClient({ baseUrl: server.url, apiKey: "wrong" }).devices(),
+      "UNAUTHORIZED",
+      401,
+    );
+    const devices = await new NnClient({ baseUrl: server.url, apiKey: "secret-a" }).devices();
+    ok(devices.length > 0);
+  }, new Map([["secret-a", "alice"]]));
+});
+
+Deno.test("one client's models are NOT_FOUND for another client", async () => {
+  await withServer(async (server) => {
+    const alice = new NnClient({ baseUrl: server.url, apiKey: "secret-a" });
+    const bob = new NnClient({ baseUrl: server.url, apiKey: "secret-b" });
+    const id = await addConstantModel(alice, new Float32Array([1, 2]), [2]).finish();
+    await rejectsWithStatus(bob.compile(id), "NOT_FOUND", 404);
+  }, new Map([["secret-a", "alice"], ["secret-b", "bob"]]));
+});
+
+Deno.test("an unreachable service is DEVICE_UNAVAILABLE with HTTP status 0", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr;
+  listener.close();
+  await rejectsWithStatus(
+    new NnClient({ baseUrl: `http://127.0.0.1:${port}` }).devices(),
+    "DEVICE_UNAVAILABLE",
+    0,
+  );
+});
+
+Deno.test("SDK misuse fails locally before any request", async () => {
+  let requests = 0;
+  const client = new NnClient({
+    baseUrl: "http://127.0.0.1:1",
+    fetch: () => {
+      requests++;
+      return Promise.reject(new Error("no request expected"));
+    },
+  });
+  const m = addConstantModel(client, new Float32Array([1, 2]), [2]);
+  await rejects(client.model().finish(), /identifyInputsAndOutputs/);
+  await rejects(
+    Promise.resolve().then(() => m.addOperation("ADD", [0, 1, 99], [3])),
+    RangeError,
+  );
+  const compilation = await Promise.resolve().then(() => {
+    const execution = (m as Model).signature();
+    return execution;
+  });
+  deepStrictEqual(compilation.inputs.map((i) => i.type), ["TENSOR_FLOAT32"]);
+  strictEqual(requests, 0);
+});
