@@ -18,6 +18,8 @@ export interface ServerConfig {
   /** Client name by API key; empty means the open single-client mode. */
   apiKeys?: ApiKeys;
   workers?: number;
+  /** Largest request body in bytes (NNSERVE_MAX_BODY_BYTES). */
+  maxBodyBytes?: number;
   /** Logs requests and start-up notes when true. */
   verbose?: boolean;
 }
@@ -43,6 +45,7 @@ export function configFromEnv(): ServerConfig {
     kvPath: env("NNSERVE_KV_URL") ?? env("NNSERVE_KV_PATH"),
     apiKeys: parseApiKeys(keysText),
     workers: env("NNSERVE_WORKERS") ? Number(env("NNSERVE_WORKERS")) : undefined,
+    maxBodyBytes: env("NNSERVE_MAX_BODY_BYTES") ? Number(env("NNSERVE_MAX_BODY_BYTES")) : undefined,
     verbose: true,
   };
 }
@@ -60,7 +63,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   if (config.verbose && apiKeys.size === 0) {
     console.log("nnserve: no API keys configured; running open as one anonymous client");
   }
-  const app = buildApp(driver, { apiKeys });
+  const app = buildApp(driver, { apiKeys, maxBodyBytes: config.maxBodyBytes });
   const server = Deno.serve({
     hostname: config.hostname,
     port: config.port,

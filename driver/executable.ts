@@ -6,6 +6,7 @@
 import { DriverError } from "./errors.ts";
 import {
   checkDeclaredShape,
+  checkTensorSize,
   type Kernel,
   OperationError,
   operationFault,
@@ -112,9 +113,10 @@ export class Executable {
     let shapes: number[][];
     try {
       shapes = step.definition.prepare(prepareInputs, step.outputs.map((i) => operands[i]));
-      step.outputs.forEach((out, j) =>
-        checkDeclaredShape(operands[out].shape, shapes[j], `output ${j} (operand ${out})`)
-      );
+      step.outputs.forEach((out, j) => {
+        checkDeclaredShape(operands[out].shape, shapes[j], `output ${j} (operand ${out})`);
+        checkTensorSize(operands[out].type, shapes[j], `output ${j} (operand ${out})`);
+      });
     } catch (error) {
       if (error instanceof OperationError) {
         throw operationFault(step.operation, step.definition.type, error.message);

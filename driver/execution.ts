@@ -93,6 +93,11 @@ export function resolveInputs(prepared: PreparedModel, request: ExecutionRequest
     const path = ["inputs", k];
     const scalar = isScalarType(operand.type);
     if (arg.value.kind === "omitted") {
+      if (!prepared.omittableInputs[k]) {
+        throw invalid(`${what} is omitted, but an operation reading it needs its value`, {
+          path,
+        });
+      }
       return { data: null, shape: [...operand.shape] };
     }
     let shape: number[];

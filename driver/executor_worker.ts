@@ -41,6 +41,12 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
   } catch (error) {
     const failure = error instanceof DriverError
       ? { status: error.status, message: error.message, details: error.details }
+      : error instanceof RangeError
+      ? {
+        status: "RESOURCE_EXHAUSTED_PERSISTENT" as const,
+        message: `the execution needs more memory than is available (${error.message})`,
+        details: {},
+      }
       : { status: "GENERAL_FAILURE" as const, message: String(error), details: {} };
     respond({ kind: "error", id: request.id, ...failure });
   }

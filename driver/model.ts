@@ -8,6 +8,7 @@ import { invalid } from "./errors.ts";
 import type { ModelJson, OperandJson } from "./model_schema.ts";
 import {
   checkDeclaredShape,
+  checkTensorSize,
   type DeclaredOperand,
   OperationError,
   operationFault,
@@ -23,6 +24,7 @@ import {
   fromNumbers,
   isFullySpecified,
   isScalarType,
+  MAX_TENSOR_BYTES,
   numberFitsType,
   type TensorData,
 } from "./tensor.ts";
@@ -108,6 +110,13 @@ function validateOperandType(operand: OperandJson, i: number): void {
   const { type, scale, zeroPoint } = operand;
   if (isScalarType(type) && operand.dimensions.length !== 0) {
     fail(`${at}: a scalar must have dimensions [], got [${operand.dimensions}]`, [
+      ...path,
+      "dimensions",
+    ]);
+  }
+  const bytes = elementCount(operand.dimensions) * elementBytes(type);
+  if (bytes > MAX_TENSOR_BYTES) {
+    fail(`${at}: dimensions [${operand.dimensions}] need ${bytes} bytes, over the limit`, [
       ...path,
       "dimensions",
     ]);
@@ -378,6 +387,7 @@ function inferStaticShapes(model: Model): boolean {
       const inferred = definition.prepare(inputs, outputs);
       op.outputs.forEach((out, j) => {
         checkDeclaredShape(operands[out].dimensions, inferred[j], `output ${j} (operand ${out})`);
+        checkTensorSize(operands[out].type, inferred[j], `output ${j} (operand ${out})`);
         shapes[out] = inferred[j];
         if (operands[out].lifetime === "TEMPORARY_VARIABLE") operands[out].dimensions = inferred[j];
       });
@@ -417,6 +427,17 @@ export function buildModel(json: ModelJson, options: { resolvePool?: PoolResolve
       });
     }
     const definition = operationDefinition(op.type);
+    op.inputs.forEach((operandIndex, j) => {
+      if (
+        operands[operandIndex]?.lifetime === "NO_VALUE" &&
+        !definition?.optionalInputs?.includes(j)
+      ) {
+        fail(
+          `operation ${k} (${op.type}): input ${j} (operand ${operandIndex}) has no value but is not optional`,
+          ["operations", k, "inputs", j],
+        );
+      }
+    });
     let supported = false;
     let needs: HalVersion = "V1_0";
     if (definition) {

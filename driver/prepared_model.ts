@@ -5,6 +5,7 @@
  * executor workers (and later the compilation cache) can take it as it is.
  */
 import type { Model } from "./model.ts";
+import { operationDefinition } from "./operations/registry.ts";
 import {
   byteSize,
   type ChannelQuant,
@@ -54,6 +55,8 @@ export interface PreparedModel {
   steps: PreparedStep[];
   inputIndexes: number[];
   outputIndexes: number[];
+  /** Per model input: whether every operation reading it takes it as an optional input. */
+  omittableInputs: boolean[];
   relaxComputationFloat32toFloat16: boolean;
   halVersion: HalVersion;
   /** Present when every intermediate shape is known at preparation. */
@@ -157,6 +160,13 @@ export function prepareModel(model: Model, options: PrepareOptions): PreparedMod
     steps,
     inputIndexes: model.inputIndexes,
     outputIndexes: model.outputIndexes,
+    omittableInputs: model.inputIndexes.map((operand) =>
+      model.operations.every((op) =>
+        op.inputs.every((input, j) =>
+          input !== operand || (operationDefinition(op.type)?.optionalInputs?.includes(j) ?? false)
+        )
+      )
+    ),
     relaxComputationFloat32toFloat16: model.relaxComputationFloat32toFloat16,
     halVersion: model.halVersion,
     arena: layoutArena(model, steps),

@@ -68,6 +68,9 @@ const ELEMENT_KINDS: Record<OperandType, ElementKind> = {
   TENSOR_BOOL8: U8,
 };
 
+/** Largest tensor the driver accepts (bytes): bigger ones cannot be allocated anyway. */
+export const MAX_TENSOR_BYTES = 2 ** 31 - 1;
+
 /** Size in bytes of one element of the type. */
 export function elementBytes(type: OperandType): number {
   return ELEMENT_KINDS[type].bytes;

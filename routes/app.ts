@@ -2,6 +2,7 @@
  * The HTTP application: resource routers behind authentication, one error handler, and
  * the OpenAPI document generated from the same schemas that validate requests.
  */
+import { bodyLimit } from "hono/body-limit";
 import type { Driver } from "../driver/driver.ts";
 import { DriverError } from "../driver/errors.ts";
 import { type ApiKeys, authenticate } from "./auth.ts";
@@ -16,12 +17,30 @@ import { newRouter } from "./router.ts";
 /** Options of the HTTP layer. */
 export interface AppOptions {
   apiKeys: ApiKeys;
+  /** Largest request body accepted (bytes); larger ones get 413. */
+  maxBodyBytes?: number;
 }
+
+/** Default request body limit: room for large models with inline constants. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024 * 1024;
 
 /** Builds the Hono app over a driver. */
 export function buildApp(driver: Driver, options: AppOptions) {
   const app = newRouter();
   app.use("/v1/*", authenticate(options.apiKeys));
+  const maxSize = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  app.use(
+    "/v1/*",
+    bodyLimit({
+      maxSize,
+      onError: () => {
+        throw new DriverError(
+          "RESOURCE_EXHAUSTED_PERSISTENT",
+          `the request body is larger than ${maxSize} bytes`,
+        );
+      },
+    }),
+  );
   app.route("/", healthRoutes(driver));
   app.route("/", deviceRoutes(driver));
   app.route("/", modelRoutes(driver));

@@ -44,7 +44,10 @@ export function toDriverError(error: unknown): DriverError {
       : error.status < 500
       ? "INVALID_ARGUMENT"
       : "GENERAL_FAILURE";
-    return new DriverError(status, error.message || "bad request");
+    const message = error.status === 415
+      ? "the request body must be JSON (Content-Type: application/json)"
+      : error.message || "bad request";
+    return new DriverError(status, message);
   }
   if (error instanceof SyntaxError) {
     return new DriverError("INVALID_ARGUMENT", `malformed JSON: ${error.message}`);

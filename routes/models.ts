@@ -57,10 +57,12 @@ export function modelRoutes(driver: Driver) {
   return newRouter()
     .openapi(registerModel, async (c) => {
       const json = c.req.valid("json");
-      const resolvePool = json.pools === undefined ? undefined : () => {
-        throw invalid("memory pools are not available yet; give constants as value");
-      };
-      return c.json(await driver.registerModel(c.get("client"), json, resolvePool), 201);
+      if (json.pools && json.pools.length > 0) {
+        throw invalid(`pools[0] ("${json.pools[0]}"): memory pools are not available yet`, {
+          path: ["pools", 0],
+        });
+      }
+      return c.json(await driver.registerModel(c.get("client"), json), 201);
     })
     .openapi(getModel, async (c) => {
       return c.json(await driver.getModel(c.get("client"), c.req.valid("param").id), 200);

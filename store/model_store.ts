@@ -60,7 +60,10 @@ export class ModelStore {
     try {
       bytes = await Deno.readFile(this.#file(record.id));
     } catch {
-      throw new DriverError("GENERAL_FAILURE", `the stored document of model ${record.id} is missing`);
+      throw new DriverError(
+        "GENERAL_FAILURE",
+        `the stored document of model ${record.id} is missing`,
+      );
     }
     if (await sha256Hex(bytes) !== record.checksum) {
       throw new DriverError(

@@ -49,7 +49,14 @@ export function addModel(n: number) {
     operands: [
       { ...tensor, lifetime: "MODEL_INPUT" },
       { ...tensor, lifetime: "MODEL_INPUT" },
-      { type: "INT32", dimensions: [], scale: 0, zeroPoint: 0, lifetime: "CONSTANT_COPY", value: [0] },
+      {
+        type: "INT32",
+        dimensions: [],
+        scale: 0,
+        zeroPoint: 0,
+        lifetime: "CONSTANT_COPY",
+        value: [0],
+      },
       { ...tensor, lifetime: "MODEL_OUTPUT" },
     ],
     operations: [{ type: "ADD", inputs: [0, 1, 2], outputs: [3] }],

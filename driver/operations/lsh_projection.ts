@@ -39,6 +39,7 @@ function presence(input: PrepareInput): boolean | undefined {
 /** LSH_PROJECTION (HAL 1.0; float16 seeds/weights or the SPARSE type need HAL 1.2). */
 export const lshProjection: OperationDefinition = {
   type: "LSH_PROJECTION",
+  optionalInputs: [2],
 
   validate(signature) {
     checkArity(signature, [4], 1);

@@ -148,6 +148,7 @@ function floatData(tensor: Tensor): FloatData | null {
 /** The LSTM operation. */
 export const lstm: OperationDefinition = {
   type: "LSTM",
+  optionalInputs: OPTIONAL,
 
   validate(signature) {
     checkArity(signature, [23, 27], 4);

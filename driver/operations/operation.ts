@@ -4,7 +4,14 @@
  * preparation (or execution, for shapes that depend on runtime values), and kernels.
  */
 import { invalid } from "../errors.ts";
-import type { ChannelQuant, Tensor, TensorData, TensorInfo } from "../tensor.ts";
+import {
+  byteSize,
+  type ChannelQuant,
+  MAX_TENSOR_BYTES,
+  type Tensor,
+  type TensorData,
+  type TensorInfo,
+} from "../tensor.ts";
 import type { HalVersion, Lifetime, OperandType, OperationType } from "../types.ts";
 
 /** An operand as the model declares it, seen by an operation's `validate`. */
@@ -43,6 +50,8 @@ export type Kernel = (inputs: readonly Tensor[], outputs: readonly Tensor[]) => 
 /** One NNAPI operation: everything the driver needs to validate, plan and run it. */
 export interface OperationDefinition {
   readonly type: OperationType;
+  /** Input positions that may have no value (NO_VALUE operands, omitted model inputs). */
+  readonly optionalInputs?: readonly number[];
   /**
    * Checks input/output counts, operand types, ranks and quantization rules against the
    * declared operands, and returns the HAL version the operation needs in this form.
@@ -176,6 +185,15 @@ export function checkDeclaredShape(
     declared.length === inferred.length &&
       declared.every((d, i) => d === 0 || d === inferred[i]),
     `${what} is declared [${declared.join(",")}] but computes to [${inferred.join(",")}]`,
+  );
+}
+
+/** Rejects a computed shape whose tensor would exceed {@link MAX_TENSOR_BYTES}. */
+export function checkTensorSize(type: OperandType, shape: readonly number[], what: string): void {
+  const bytes = byteSize(type, shape);
+  check(
+    bytes <= MAX_TENSOR_BYTES,
+    `${what} would be [${shape.join(",")}], ${bytes} bytes, over the tensor size limit`,
   );
 }
 

@@ -43,6 +43,7 @@ function dims(inputs: readonly PrepareInput[], index: number): readonly number[]
 /** The SVDF operation. */
 export const svdf: OperationDefinition = {
   type: "SVDF",
+  optionalInputs: [3],
 
   validate(signature) {
     checkArity(signature, [7], 2);

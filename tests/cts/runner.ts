@@ -191,7 +191,8 @@ function checkOutputs(
   return checkMultinomial(c, example, response);
 }
 
-function path(id: string): string {
+/** An id as a URL path segment. */
+function segment(id: string): string {
   return encodeURIComponent(id);
 }
 
@@ -208,7 +209,7 @@ async function runCase(transport: Transport, c: CtsCase): Promise<void> {
       () =>
         transport.json<{ devices: DeviceSupport[] }>(
           "POST",
-          `/v1/models/${path(model.id)}/supported-operations`,
+          `/v1/models/${segment(model.id)}/supported-operations`,
           {},
         ),
     );
@@ -233,7 +234,7 @@ async function runCase(transport: Transport, c: CtsCase): Promise<void> {
           () =>
             transport.json<ExecutionResponseJson>(
               "POST",
-              `/v1/compilations/${path(compilation.id)}/executions`,
+              `/v1/compilations/${segment(compilation.id)}/executions`,
               { inputs },
             ),
         );
@@ -246,7 +247,7 @@ async function runCase(transport: Transport, c: CtsCase): Promise<void> {
     try {
       await step(
         "delete compilation",
-        () => transport.json("DELETE", `/v1/compilations/${path(compilation.id)}`),
+        () => transport.json("DELETE", `/v1/compilations/${segment(compilation.id)}`),
       );
     } catch (error) {
       verdict ??= error;
@@ -255,7 +256,7 @@ async function runCase(transport: Transport, c: CtsCase): Promise<void> {
     verdict = error;
   }
   try {
-    await step("delete model", () => transport.json("DELETE", `/v1/models/${path(model.id)}`));
+    await step("delete model", () => transport.json("DELETE", `/v1/models/${segment(model.id)}`));
   } catch (error) {
     verdict ??= error;
   }
@@ -281,29 +282,30 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     // Workers share the generator: each next() hands out a different case.
     for await (const c of cases) {
       const started = performance.now();
-      let result: CaseResult;
+      let outcome: CaseResult["outcome"] = "passed";
+      let reason: string | undefined;
       try {
         await runCase(transport, c);
-        result = { name: c.name, spec: c.spec, outcome: "passed", operations: [], ms: 0 };
       } catch (error) {
-        const outcome = error instanceof Verdict ? error.outcome : "failed";
-        result = {
-          name: c.name,
-          spec: c.spec,
-          outcome,
-          reason: describe(error),
-          operations: [],
-          ms: 0,
-        };
+        outcome = error instanceof Verdict ? error.outcome : "failed";
+        reason = describe(error);
       }
-      result.operations = operationsOf(c);
-      result.ms = performance.now() - started;
+      const result: CaseResult = {
+        name: c.name,
+        spec: c.spec,
+        outcome,
+        reason,
+        operations: operationsOf(c),
+        ms: performance.now() - started,
+      };
       report.total++;
-      report[result.outcome]++;
-      if (result.outcome === "failed") {
-        report.failures.push({ name: c.name, reason: result.reason! });
+      report[outcome]++;
+      if (outcome !== "passed") {
+        (outcome === "failed" ? report.failures : report.skips).push({
+          name: c.name,
+          reason: reason ?? "",
+        });
       }
-      if (result.outcome === "skipped") report.skips.push({ name: c.name, reason: result.reason! });
       for (const op of result.operations) {
         const tally = report.perOperation[op] ??= { passed: 0, failed: 0, skipped: 0 };
         tally[result.outcome]++;
