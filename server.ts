@@ -4,6 +4,7 @@
  * temporary data directory and port 0.
  */
 import { Driver } from "./driver/driver.ts";
+import { DEFAULT_MEMORY_LIMITS, type MemoryLimits } from "./memory/pools.ts";
 import { buildApp } from "./routes/app.ts";
 import { type ApiKeys, parseApiKeys } from "./routes/auth.ts";
 
@@ -18,6 +19,8 @@ export interface ServerConfig {
   /** Client name by API key; empty means the open single-client mode. */
   apiKeys?: ApiKeys;
   workers?: number;
+  /** Memory pool limits (NNSERVE_MAX_MEMORY_BYTES, NNSERVE_CLIENT_MEMORY_BUDGET). */
+  memoryLimits?: MemoryLimits;
   /** Largest request body in bytes (NNSERVE_MAX_BODY_BYTES). */
   maxBodyBytes?: number;
   /** Logs requests and start-up notes when true. */
@@ -46,6 +49,14 @@ export function configFromEnv(): ServerConfig {
     apiKeys: parseApiKeys(keysText),
     workers: env("NNSERVE_WORKERS") ? Number(env("NNSERVE_WORKERS")) : undefined,
     maxBodyBytes: env("NNSERVE_MAX_BODY_BYTES") ? Number(env("NNSERVE_MAX_BODY_BYTES")) : undefined,
+    memoryLimits: {
+      maxMemoryBytes: Number(
+        env("NNSERVE_MAX_MEMORY_BYTES") ?? DEFAULT_MEMORY_LIMITS.maxMemoryBytes,
+      ),
+      clientBudgetBytes: Number(
+        env("NNSERVE_CLIENT_MEMORY_BUDGET") ?? DEFAULT_MEMORY_LIMITS.clientBudgetBytes,
+      ),
+    },
     verbose: true,
   };
 }
@@ -58,6 +69,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     kv,
     dataDir: config.dataDir,
     workers: config.workers ?? Math.max(1, navigator.hardwareConcurrency),
+    memoryLimits: config.memoryLimits,
   });
   const apiKeys = config.apiKeys ?? new Map();
   if (config.verbose && apiKeys.size === 0) {

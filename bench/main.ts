@@ -2,10 +2,12 @@
  * Benchmarks, each printing a ratio against a reference measured in the same run.
  * Usage: deno task bench [--filter NAME]
  */
+import { memoryInput } from "./memory_input.ts";
 import { restOverhead } from "./rest_overhead.ts";
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   "rest-overhead": restOverhead,
+  "memory-input": memoryInput,
 };
 
 if (import.meta.main) {

@@ -1,10 +1,11 @@
 /**
  * `NnClient`: the SDK's entry point, one client of one nnserve service. It owns the
- * transport (base URL and API key) that every model, compilation and execution it creates
- * shares.
+ * transport (base URL and API key) that every model, memory, compilation and execution it
+ * creates shares.
  */
 import { type Compilation, compile, type CompileOptions } from "./compilation.ts";
 import { Transport, type TransportOptions } from "./http.ts";
+import { createMemory, type Memory, type MemorySource } from "./memory.ts";
 import { Model } from "./model.ts";
 import type { DeviceInfo, ModelInfo } from "./types.ts";
 
@@ -38,6 +39,14 @@ export class NnClient {
   /** Metadata of a registered model of this client. */
   modelInfo(id: string): Promise<ModelInfo> {
     return this.#transport.json<ModelInfo>("GET", `/v1/models/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * Creates a shared memory pool (`POST /v1/memories`): from bytes, or zero-filled with
+   * `{size}` bytes. Reference it from models and executions by offset and length.
+   */
+  createMemory(source: MemorySource): Promise<Memory> {
+    return createMemory(this.#transport, source);
   }
 
   /** Prepares a model (finishing it first if needed) or a registered model id. */

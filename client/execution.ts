@@ -1,9 +1,11 @@
 /**
  * `Execution`: one inference on a compilation, as `ANeuralNetworksExecution_*`: set every
  * input (or omit an optional one), optionally describe outputs, then `compute`. The
- * execution owns its request; outputs come back as typed arrays of each output's type.
+ * execution owns its request; outputs come back as typed arrays of each output's type,
+ * except those written to a memory (`setOutputFromMemory`), which stay there.
  */
 import type { Transport } from "./http.ts";
+import { checkMemoryRegion, type Memory } from "./memory.ts";
 import {
   decodeBase64,
   encodeBase64,
@@ -35,8 +37,11 @@ export interface ArgumentOptions {
 /** One output of a computed execution. */
 export interface ExecutionOutput {
   dimensions: number[];
-  /** The values in the output operand's type (Float32Array, Uint8Array, ...). */
-  data: TensorArray;
+  /**
+   * The values in the output operand's type (Float32Array, Uint8Array, ...); absent when
+   * the output was written to a memory region (`setOutputFromMemory`): read it from there.
+   */
+  data?: TensorArray;
 }
 
 /** What `compute` returns. */
@@ -91,6 +96,29 @@ export class Execution {
     return this;
   }
 
+  /**
+   * Gives input `index` the `length` bytes of `memory` from `offset`: little-endian data of
+   * the operand's type (NNAPI `ANeuralNetworksExecution_setInputFromMemory`). The bytes are
+   * read when the execution runs.
+   */
+  setInputFromMemory(
+    index: number,
+    memory: Memory,
+    offset: number,
+    length: number,
+    options: ArgumentOptions = {},
+  ): this {
+    this.#check("input", index);
+    checkMemoryRegion(`setInputFromMemory(${index})`, memory.size, offset, length);
+    this.#inputs[index] = {
+      memory: memory.id,
+      offset,
+      length,
+      ...(options.dimensions ? { dimensions: [...options.dimensions] } : {}),
+    };
+    return this;
+  }
+
   /** Leaves optional input `index` without a value (NNAPI `setInput(i, NULL, 0)`). */
   setInputOmitted(index: number): this {
     this.#check("input", index);
@@ -106,6 +134,30 @@ export class Execution {
   setOutput(index: number, options: ArgumentOptions = {}): this {
     this.#check("output", index);
     this.#outputs[index] = options.dimensions ? { dimensions: [...options.dimensions] } : {};
+    return this;
+  }
+
+  /**
+   * Makes the execution write output `index` into the `length` bytes of `memory` from
+   * `offset` (NNAPI `ANeuralNetworksExecution_setOutputFromMemory`); `compute` then returns
+   * only its dimensions. A region smaller than the output fails with
+   * OUTPUT_INSUFFICIENT_SIZE.
+   */
+  setOutputFromMemory(
+    index: number,
+    memory: Memory,
+    offset: number,
+    length: number,
+    options: ArgumentOptions = {},
+  ): this {
+    this.#check("output", index);
+    checkMemoryRegion(`setOutputFromMemory(${index})`, memory.size, offset, length);
+    this.#outputs[index] = {
+      memory: memory.id,
+      offset,
+      length,
+      ...(options.dimensions ? { dimensions: [...options.dimensions] } : {}),
+    };
     return this;
   }
 
@@ -145,14 +197,22 @@ export class Execution {
       `/v1/compilations/${encodeURIComponent(this.#target.id)}/executions`,
       this.toJSON(),
     );
-    return decodeResult(this.#target.signature, body);
+    return decodeResult(
+      this.#target.signature,
+      body,
+      this.#outputs.map((arg) => arg !== undefined && "memory" in arg),
+    );
   }
 }
 
-/** Turns an execution response into typed outputs of the model's output types. */
+/**
+ * Turns an execution response into typed outputs of the model's output types. Outputs
+ * flagged in `inMemory` were written to a memory and come back with dimensions only.
+ */
 export function decodeResult(
   signature: ModelSignature,
   body: ExecutionResponseJson,
+  inMemory: readonly boolean[] = [],
 ): ExecutionResult {
   const outputs = body.outputs.map((output, k): ExecutionOutput => {
     const type = signature.outputs[k]?.type;
@@ -164,6 +224,7 @@ export function decodeResult(
     let data: TensorArray;
     if (output.base64 !== undefined) data = decodeBase64(type, output.base64);
     else if (output.data !== undefined) data = toTensorArray(type, output.data);
+    else if (inMemory[k]) return { dimensions: output.dimensions };
     else throw new Error(`output ${k} came back without data`);
     return { dimensions: output.dimensions, data };
   });

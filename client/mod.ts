@@ -23,11 +23,21 @@
  * outputs[0].data; // Float32Array [4, 6]
  * ```
  *
+ * Large data can live in service-side memories (`client.createMemory(bytes | {size})`),
+ * uploaded once and referenced by offset and length: `Model.setOperandValueFromMemory`,
+ * `Execution.setInputFromMemory` and `Execution.setOutputFromMemory` (whose output then
+ * comes back with dimensions only; `memory.read()` it).
+ *
  * @module
  */
 export { NnClient, type NnClientOptions } from "./client.ts";
 export { NnapiError } from "./http.ts";
-export { MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES, Model, type OperandOptions } from "./model.ts";
+export {
+  MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES,
+  Model,
+  type ModelWithPoolsJson,
+  type OperandOptions,
+} from "./model.ts";
 export {
   Compilation,
   type CompilationInfo,
@@ -40,6 +50,13 @@ export {
   type ExecutionOutput,
   type ExecutionResult,
 } from "./execution.ts";
+export {
+  type LocationJson,
+  Memory,
+  type MemoryInfo,
+  type MemoryRange,
+  type MemorySource,
+} from "./memory.ts";
 export type { TensorArray, TensorValues } from "./tensor.ts";
 export {
   type ChannelQuant,

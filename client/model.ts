@@ -4,6 +4,7 @@
  * owns the wire model until then; afterwards it is immutable and identified by its id.
  */
 import type { Transport } from "./http.ts";
+import { checkMemoryRegion, type LocationJson, type Memory } from "./memory.ts";
 import { elementBytes, encodeBase64, type TensorValues, toTensorArray } from "./tensor.ts";
 import type {
   ChannelQuant,
@@ -39,7 +40,15 @@ export interface OperandOptions {
 interface Constant {
   lifetime: "CONSTANT_COPY" | "CONSTANT_REFERENCE" | "NO_VALUE";
   value?: ValueJson;
+  /** A value referenced in a memory pool (`setOperandValueFromMemory`). */
+  region?: { memory: Memory; offset: number; length: number };
 }
+
+/** The wire model with API.md's memory pools: `pools`, and `location` on operands. */
+export type ModelWithPoolsJson = Omit<ModelJson, "operands"> & {
+  operands: (OperandJson & { location?: LocationJson })[];
+  pools?: string[];
+};
 
 /** A model under construction, then registered. */
 export class Model {
@@ -125,6 +134,34 @@ export class Model {
     operand.constant = { lifetime, value };
   }
 
+  /**
+   * Makes an operand a CONSTANT_REFERENCE to the `length` bytes of `memory` from `offset`:
+   * little-endian data of the operand's type (NNAPI
+   * `ANeuralNetworksModel_setOperandValueFromMemory`). The service copies the bytes when the
+   * model is registered (`finish`); writing or deleting the memory afterwards does not
+   * change the model.
+   */
+  setOperandValueFromMemory(index: number, memory: Memory, offset: number, length: number): void {
+    const what = "setOperandValueFromMemory";
+    this.#mutable(what);
+    const operand = this.#operand(index, what);
+    if (this.#inputs?.includes(index) || this.#outputs.includes(index)) {
+      throw new Error(`${what}: operand ${index} is a model input or output`);
+    }
+    checkMemoryRegion(`${what}(${index})`, memory.size, offset, length);
+    const dimensions = operand.dimensions ?? [];
+    if (!dimensions.includes(0)) {
+      const count = dimensions.reduce((n, d) => n * d, 1);
+      const bytes = count * elementBytes(operand.type);
+      if (length !== bytes) {
+        throw new RangeError(
+          `${what}: operand ${index} has ${bytes} bytes (${operand.type} [${dimensions}]), not ${length}`,
+        );
+      }
+    }
+    operand.constant = { lifetime: "CONSTANT_REFERENCE", region: { memory, offset, length } };
+  }
+
   /** Adds an operation reading and writing operands by index; returns its index. */
   addOperation(type: OperationType, inputs: readonly number[], outputs: readonly number[]): number {
     this.#mutable("addOperation");
@@ -162,22 +199,34 @@ export class Model {
     return "TEMPORARY_VARIABLE";
   }
 
-  /** The wire model of `POST /v1/models`. */
-  toJSON(): ModelJson {
+  /**
+   * The wire model of `POST /v1/models`. Values set from memories are `location`s into
+   * `pools`, which lists each memory once, in the order operands first use them.
+   */
+  toJSON(): ModelWithPoolsJson {
+    const pools: string[] = [];
+    const location = (region: NonNullable<Constant["region"]>): LocationJson => {
+      let poolIndex = pools.indexOf(region.memory.id);
+      if (poolIndex < 0) poolIndex = pools.push(region.memory.id) - 1;
+      return { poolIndex, offset: region.offset, length: region.length };
+    };
+    const operands = this.#operands.map((operand, i) => ({
+      type: operand.type,
+      dimensions: [...(operand.dimensions ?? [])],
+      scale: operand.scale ?? 0,
+      zeroPoint: operand.zeroPoint ?? 0,
+      lifetime: this.#lifetime(i),
+      ...(operand.constant?.value ? { value: operand.constant.value } : {}),
+      ...(operand.constant?.region ? { location: location(operand.constant.region) } : {}),
+      ...(operand.channelQuant ? { channelQuant: operand.channelQuant } : {}),
+    }));
     return {
-      operands: this.#operands.map((operand, i): OperandJson => ({
-        type: operand.type,
-        dimensions: [...(operand.dimensions ?? [])],
-        scale: operand.scale ?? 0,
-        zeroPoint: operand.zeroPoint ?? 0,
-        lifetime: this.#lifetime(i),
-        ...(operand.constant?.value ? { value: operand.constant.value } : {}),
-        ...(operand.channelQuant ? { channelQuant: operand.channelQuant } : {}),
-      })),
+      operands,
       operations: this.#operations.map((op) => ({ ...op })),
       inputIndexes: [...(this.#inputs ?? [])],
       outputIndexes: [...this.#outputs],
       relaxComputationFloat32toFloat16: this.#relaxed,
+      ...(pools.length > 0 ? { pools } : {}),
     };
   }
 

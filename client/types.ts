@@ -1,169 +1,45 @@
 /**
- * The NNAPI vocabulary and wire shapes the SDK speaks (API.md). The SDK is a separate
- * program talking HTTP, so it keeps its own copy of the names instead of importing the
- * service's driver.
+ * The NNAPI vocabulary and wire shapes the SDK speaks (API.md). The vocabulary (operand,
+ * lifetime and operation names, error statuses, fuse and padding codes, the element type of
+ * each operand type) is the driver's own: its modules `driver/types.ts`, `driver/tensor.ts`
+ * and `driver/errors.ts` import nothing else, so the SDK can share them without pulling in
+ * any of the service, and the two can never disagree on a name.
  */
+import type { OutputShape } from "../driver/errors.ts";
+import type { ChannelQuant } from "../driver/tensor.ts";
+import {
+  FUSED_NONE,
+  FUSED_RELU,
+  FUSED_RELU1,
+  FUSED_RELU6,
+  type Lifetime,
+  type OperandType,
+  type OperationType,
+  PADDING_SAME,
+  PADDING_VALID,
+} from "../driver/types.ts";
 
-/** NNAPI `OperandType` names. */
-export const OPERAND_TYPES = [
-  "FLOAT32",
-  "INT32",
-  "UINT32",
-  "BOOL",
-  "FLOAT16",
-  "TENSOR_FLOAT32",
-  "TENSOR_INT32",
-  "TENSOR_QUANT8_ASYMM",
-  "TENSOR_QUANT8_ASYMM_SIGNED",
-  "TENSOR_QUANT8_SYMM",
-  "TENSOR_QUANT8_SYMM_PER_CHANNEL",
-  "TENSOR_QUANT16_ASYMM",
-  "TENSOR_QUANT16_SYMM",
-  "TENSOR_FLOAT16",
-  "TENSOR_BOOL8",
-] as const;
-export type OperandType = typeof OPERAND_TYPES[number];
-
-/** NNAPI `OperandLifeTime` names. */
-export type Lifetime =
-  | "TEMPORARY_VARIABLE"
-  | "MODEL_INPUT"
-  | "MODEL_OUTPUT"
-  | "CONSTANT_COPY"
-  | "CONSTANT_REFERENCE"
-  | "NO_VALUE";
-
-/** NNAPI `OperationType` names through HAL 1.3, in NNAPI enum order. */
-export const OPERATION_TYPES = [
-  "ADD",
-  "AVERAGE_POOL_2D",
-  "CONCATENATION",
-  "CONV_2D",
-  "DEPTHWISE_CONV_2D",
-  "DEPTH_TO_SPACE",
-  "DEQUANTIZE",
-  "EMBEDDING_LOOKUP",
-  "FLOOR",
-  "FULLY_CONNECTED",
-  "HASHTABLE_LOOKUP",
-  "L2_NORMALIZATION",
-  "L2_POOL_2D",
-  "LOCAL_RESPONSE_NORMALIZATION",
-  "LOGISTIC",
-  "LSH_PROJECTION",
-  "LSTM",
-  "MAX_POOL_2D",
-  "MUL",
-  "RELU",
-  "RELU1",
-  "RELU6",
-  "RESHAPE",
-  "RESIZE_BILINEAR",
-  "RNN",
-  "SOFTMAX",
-  "SPACE_TO_DEPTH",
-  "SVDF",
-  "TANH",
-  "BATCH_TO_SPACE_ND",
-  "DIV",
-  "MEAN",
-  "PAD",
-  "SPACE_TO_BATCH_ND",
-  "SQUEEZE",
-  "STRIDED_SLICE",
-  "SUB",
-  "TRANSPOSE",
-  "ABS",
-  "ARGMAX",
-  "ARGMIN",
-  "AXIS_ALIGNED_BBOX_TRANSFORM",
-  "BIDIRECTIONAL_SEQUENCE_LSTM",
-  "BIDIRECTIONAL_SEQUENCE_RNN",
-  "BOX_WITH_NMS_LIMIT",
-  "CAST",
-  "CHANNEL_SHUFFLE",
-  "DETECTION_POSTPROCESSING",
-  "EQUAL",
-  "EXP",
-  "EXPAND_DIMS",
-  "GATHER",
-  "GENERATE_PROPOSALS",
-  "GREATER",
-  "GREATER_EQUAL",
-  "GROUPED_CONV_2D",
-  "HEATMAP_MAX_KEYPOINT",
-  "INSTANCE_NORMALIZATION",
-  "LESS",
-  "LESS_EQUAL",
-  "LOG",
-  "LOGICAL_AND",
-  "LOGICAL_NOT",
-  "LOGICAL_OR",
-  "LOG_SOFTMAX",
-  "MAXIMUM",
-  "MINIMUM",
-  "NEG",
-  "NOT_EQUAL",
-  "PAD_V2",
-  "POW",
-  "PRELU",
-  "QUANTIZE",
-  "QUANTIZED_16BIT_LSTM",
-  "RANDOM_MULTINOMIAL",
-  "REDUCE_ALL",
-  "REDUCE_ANY",
-  "REDUCE_MAX",
-  "REDUCE_MIN",
-  "REDUCE_PROD",
-  "REDUCE_SUM",
-  "ROI_ALIGN",
-  "ROI_POOLING",
-  "RSQRT",
-  "SELECT",
-  "SIN",
-  "SLICE",
-  "SPLIT",
-  "SQRT",
-  "TILE",
-  "TOPK_V2",
-  "TRANSPOSE_CONV_2D",
-  "UNIDIRECTIONAL_SEQUENCE_LSTM",
-  "UNIDIRECTIONAL_SEQUENCE_RNN",
-  "RESIZE_NEAREST_NEIGHBOR",
-  "QUANTIZED_LSTM",
-  "IF",
-  "WHILE",
-  "ELU",
-  "HARD_SWISH",
-  "FILL",
-  "RANK",
-] as const;
-export type OperationType = typeof OPERATION_TYPES[number];
-
-/** The statuses an error response carries (NNAPI `ErrorStatus` plus the service's own). */
-export type ErrorStatus =
-  | "INVALID_ARGUMENT"
-  | "NOT_FOUND"
-  | "OUTPUT_INSUFFICIENT_SIZE"
-  | "UNAUTHORIZED"
-  | "RESOURCE_EXHAUSTED_TRANSIENT"
-  | "RESOURCE_EXHAUSTED_PERSISTENT"
-  | "MISSED_DEADLINE_TRANSIENT"
-  | "MISSED_DEADLINE_PERSISTENT"
-  | "DEVICE_UNAVAILABLE"
-  | "GENERAL_FAILURE";
+export { ERROR_STATUSES, type ErrorStatus, type OutputShape } from "../driver/errors.ts";
+export type { ChannelQuant } from "../driver/tensor.ts";
+export {
+  type Lifetime,
+  LIFETIMES,
+  OPERAND_TYPES,
+  type OperandType,
+  OPERATION_TYPES,
+  type OperationType,
+} from "../driver/types.ts";
 
 /** Fused activation codes of NNAPI `FuseCode`, for the activation scalar of operations. */
-export const FuseCode = { NONE: 0, RELU: 1, RELU1: 2, RELU6: 3 } as const;
+export const FuseCode = {
+  NONE: FUSED_NONE,
+  RELU: FUSED_RELU,
+  RELU1: FUSED_RELU1,
+  RELU6: FUSED_RELU6,
+} as const;
 
 /** Implicit padding codes of NNAPI `PaddingCode`. */
-export const PaddingCode = { SAME: 1, VALID: 2 } as const;
-
-/** Per-channel quantization of a TENSOR_QUANT8_SYMM_PER_CHANNEL operand. */
-export interface ChannelQuant {
-  channelDim: number;
-  scales: number[];
-}
+export const PaddingCode = { SAME: PADDING_SAME, VALID: PADDING_VALID } as const;
 
 /** A constant's value on the wire: JSON numbers or little-endian bytes in base64. */
 export type ValueJson = number[] | { base64: string };
@@ -233,12 +109,6 @@ export interface DeviceInfo {
 export interface DeviceSupport {
   name: string;
   supported: boolean[];
-}
-
-/** NNAPI `OutputShape`. */
-export interface OutputShape {
-  dimensions: number[];
-  isSufficient: boolean;
 }
 
 /** NNAPI `Timing`, in microseconds. */

@@ -6,6 +6,9 @@
 import type { CompilationRecord } from "../store/compilation_store.ts";
 import { CompilationStore } from "../store/compilation_store.ts";
 import { type ModelRecord, ModelStore, sha256Hex } from "../store/model_store.ts";
+import { BufferRegistry } from "../memory/buffers.ts";
+import { checkRegion, type MemoryInfo, type MemoryLimits, MemoryPools } from "../memory/pools.ts";
+import { bindArguments, type BindingContext, deliverOutputs } from "./arguments.ts";
 import { createCpuDevice, type Device, type DeviceInfo } from "./devices.ts";
 import { DriverError, invalid, notFound } from "./errors.ts";
 import {
@@ -15,12 +18,14 @@ import {
   type ExecutionResult,
   resolveInputs,
 } from "./execution.ts";
+import { type BufferRequest, describeBuffer } from "./memory_domain.ts";
 import { ExecutorPool } from "./executor_pool.ts";
 import { Metrics } from "./metrics.ts";
 import { buildModel, type Model, type PoolResolver } from "./model.ts";
-import { canonicalDocument } from "./model_document.ts";
+import { canonicalDocument, WEIGHTS_POOL } from "./model_document.ts";
 import { type ModelJson, ModelSchema } from "./model_schema.ts";
 import { type PreparedModel, prepareModel } from "./prepared_model.ts";
+import { byteSize, elementCount, isFullySpecified, toBytes, typedView } from "./tensor.ts";
 
 /** Where the driver keeps state and how much parallelism it uses. */
 export interface DriverConfig {
@@ -28,6 +33,8 @@ export interface DriverConfig {
   dataDir: string;
   /** Executor workers (parallel executions). */
   workers: number;
+  /** Memory pool size limits. */
+  memoryLimits?: MemoryLimits;
 }
 
 /** A compilation request after boundary validation. */
@@ -68,6 +75,8 @@ export class Driver {
   readonly #models: ModelStore;
   readonly #compilationStore: CompilationStore;
   readonly #pool: ExecutorPool;
+  readonly #memories: MemoryPools;
+  readonly #buffers = new BufferRegistry();
   readonly #loadedModels = new Map<string, Model>();
   readonly #compilations = new Map<string, LiveCompilation>();
 
@@ -76,6 +85,17 @@ export class Driver {
     this.#models = new ModelStore(config.kv, config.dataDir);
     this.#compilationStore = new CompilationStore(config.kv);
     this.#pool = new ExecutorPool(config.workers);
+    this.#memories = new MemoryPools(config.kv, config.dataDir, config.memoryLimits);
+    this.metrics.gauge(
+      "nnserve_buffers_live",
+      "Driver-managed buffers allocated",
+      () => this.#buffers.stats().count,
+    );
+    this.metrics.gauge(
+      "nnserve_buffers_bytes",
+      "Bytes held by driver-managed buffers",
+      () => this.#buffers.stats().bytes,
+    );
     this.metrics.gauge(
       "nnserve_compilations_live",
       "Prepared compilations in memory",
@@ -102,10 +122,20 @@ export class Driver {
   async registerModel(
     owner: string,
     json: ModelJson,
-    resolvePool?: PoolResolver,
   ): Promise<Omit<ModelRecord, "owner" | "deleted">> {
+    const pools = await Promise.all(
+      (json.pools ?? []).map((id) => this.#memories.get(owner, id)),
+    );
+    // Constants are copied out of the pools here: deleting or rewriting a memory later
+    // cannot change a registered model.
+    const resolvePool: PoolResolver = (poolIndex, offset, length) => {
+      const pool = pools[poolIndex];
+      if (!pool) throw invalid(`pool index ${poolIndex} is not in pools (${pools.length})`);
+      checkRegion(pool.size, offset, length, `pools[${poolIndex}]`);
+      return pool.bytes.slice(offset, offset + length);
+    };
     const model = buildModel(json, { resolvePool });
-    const document = canonicalDocument(json, model);
+    const stored = canonicalDocument(json, model);
     const describe = (operand: number) => ({
       operand,
       type: json.operands[operand].type,
@@ -114,16 +144,16 @@ export class Driver {
     const record: ModelRecord = {
       id: crypto.randomUUID(),
       owner,
-      checksum: await sha256Hex(document),
+      checksum: await sha256Hex(stored.document, stored.weights),
       createdAt: new Date().toISOString(),
-      byteSize: document.byteLength,
+      byteSize: stored.document.byteLength + stored.weights.byteLength,
       halVersion: model.halVersion,
       operandCount: model.operands.length,
       operationCount: model.operations.length,
       inputs: model.inputIndexes.map(describe),
       outputs: model.outputIndexes.map(describe),
     };
-    await this.#models.save(record, document);
+    await this.#models.save(record, stored);
     this.#loadedModels.set(record.id, model);
     this.metrics.count("nnserve_models_registered_total", "Models registered");
     return publicModel(record);
@@ -138,8 +168,16 @@ export class Driver {
   async #loadModel(record: ModelRecord): Promise<Model> {
     const cached = this.#loadedModels.get(record.id);
     if (cached) return cached;
-    const bytes = await this.#models.load(record);
-    const model = buildModel(ModelSchema.parse(JSON.parse(new TextDecoder().decode(bytes))));
+    const { document, weights } = await this.#models.load(record);
+    const json = ModelSchema.parse(JSON.parse(new TextDecoder().decode(document)));
+    const model = buildModel(json, {
+      resolvePool: (poolIndex, offset, length) => {
+        if (json.pools?.[poolIndex] !== WEIGHTS_POOL) {
+          throw new DriverError("GENERAL_FAILURE", `stored model ${record.id} is malformed`);
+        }
+        return weights.subarray(offset, offset + length);
+      },
+    });
     this.#loadedModels.set(record.id, model);
     return model;
   }
@@ -247,6 +285,7 @@ export class Driver {
     await this.#compilationStore.remove(record);
     this.#compilations.delete(id);
     this.#pool.unload(id);
+    this.#buffers.deleteForCompilation(id);
     const model = await this.#models.get(owner, record.model);
     if (model?.deleted && !(await this.#compilationStore.modelInUse(owner, record.model))) {
       await this.#models.remove(owner, record.model);
@@ -270,19 +309,124 @@ export class Driver {
   async #execute(owner: string, id: string, request: ExecutionRequest): Promise<ExecutionResult> {
     const started = performance.now();
     const { prepared, record } = await this.#compilation(owner, id);
-    const inputs = resolveInputs(prepared, request);
     checkOutputArguments(prepared, request);
-    const deadline = request.deadlineMs === undefined ? undefined : Date.now() + request.deadlineMs;
-    const { outputs, onDeviceUs } = await this.#pool.run(id, prepared, inputs, {
-      priority: record.priority,
-      deadline,
-    });
-    const outputShapes = checkOutputShapes(request, outputs);
-    const inDriverUs = Math.max(onDeviceUs, Math.round((performance.now() - started) * 1000));
-    return {
-      outputs,
-      outputShapes,
-      timing: request.measureTiming ? { onDeviceUs, inDriverUs } : undefined,
+    const context: BindingContext = {
+      owner,
+      compilation: id,
+      prepared,
+      pools: this.#memories,
+      buffers: this.#buffers,
     };
+    const bound = await bindArguments(context, request);
+    try {
+      const inputs = resolveInputs(prepared, bound.request);
+      const deadline = request.deadlineMs === undefined
+        ? undefined
+        : Date.now() + request.deadlineMs;
+      const { outputs, onDeviceUs } = await this.#pool.run(id, prepared, inputs, {
+        priority: record.priority,
+        deadline,
+      });
+      const outputShapes = checkOutputShapes(outputs, bound.capacities);
+      const delivered = await deliverOutputs(context, bound, outputs);
+      const inDriverUs = Math.max(onDeviceUs, Math.round((performance.now() - started) * 1000));
+      return {
+        outputs: delivered,
+        outputShapes,
+        timing: request.measureTiming ? { onDeviceUs, inDriverUs } : undefined,
+      };
+    } finally {
+      bound.release();
+    }
+  }
+
+  /** Creates a memory pool from bytes or zero-filled (NNAPI `ANeuralNetworksMemory`). */
+  createMemory(owner: string, content: Uint8Array | { size: number }): Promise<MemoryInfo> {
+    return this.#memories.create(owner, content);
+  }
+
+  /** Reads `[start, end)` of a memory (the whole memory by default). */
+  async readMemory(
+    owner: string,
+    id: string,
+    range?: { start: number; end: number },
+  ): Promise<{ size: number; bytes: Uint8Array }> {
+    const pool = await this.#memories.get(owner, id);
+    const start = range?.start ?? 0;
+    const end = range?.end ?? pool.size;
+    checkRegion(pool.size, start, end - start, `memory ${id}`);
+    return { size: pool.size, bytes: pool.bytes.slice(start, end) };
+  }
+
+  /** Writes bytes into a memory at `offset`. */
+  writeMemory(owner: string, id: string, offset: number, bytes: Uint8Array): Promise<void> {
+    return this.#memories.write(owner, id, offset, bytes);
+  }
+
+  /** Deletes a memory; registered models keep their copies of its constants. */
+  deleteMemory(owner: string, id: string): Promise<void> {
+    return this.#memories.delete(owner, id);
+  }
+
+  /** Allocates a driver-managed buffer for roles of a compilation (NNAPI `allocate`). */
+  async allocateBuffer(
+    owner: string,
+    compilation: string,
+    request: BufferRequest,
+  ): Promise<{ token: string; dimensions: number[] }> {
+    const { prepared } = await this.#compilation(owner, compilation);
+    const buffer = this.#buffers.allocate(owner, compilation, describeBuffer(prepared, request));
+    return { token: buffer.token, dimensions: [...buffer.dimensions] };
+  }
+
+  /** Fills a fully shaped buffer from a memory of exactly its size (`IBuffer::copyFrom`). */
+  async copyMemoryToBuffer(owner: string, token: string, memory: string): Promise<void> {
+    const buffer = this.#buffers.get(owner, token);
+    const pool = await this.#memories.get(owner, memory);
+    if (!isFullySpecified(buffer.dimensions) && buffer.dimensions.length > 0) {
+      throw invalid(
+        `buffer ${token} has unknown dimensions [${buffer.dimensions}]; copy-from needs them all`,
+      );
+    }
+    const size = byteSize(buffer.type, buffer.dimensions);
+    if (pool.size !== size) {
+      throw invalid(`memory ${memory} has ${pool.size} bytes; buffer ${token} needs ${size}`);
+    }
+    const release = this.#buffers.acquire([], [buffer]);
+    try {
+      const data = typedView(
+        buffer.type,
+        new SharedArrayBuffer(size),
+        0,
+        elementCount(buffer.dimensions),
+      );
+      toBytes(data).set(pool.bytes);
+      buffer.contents = { shape: [...buffer.dimensions], data };
+    } finally {
+      release();
+    }
+  }
+
+  /** Copies a buffer's contents into a memory of exactly their size (`IBuffer::copyTo`). */
+  async copyBufferToMemory(owner: string, token: string, memory: string): Promise<void> {
+    const buffer = this.#buffers.get(owner, token);
+    const pool = await this.#memories.get(owner, memory);
+    if (!buffer.contents) throw invalid(`buffer ${token} is read before anything wrote it`);
+    const size = buffer.contents.data.byteLength;
+    if (pool.size !== size) {
+      throw invalid(`memory ${memory} has ${pool.size} bytes; buffer ${token} holds ${size}`);
+    }
+    const release = this.#buffers.acquire([buffer], []);
+    try {
+      pool.bytes.set(toBytes(buffer.contents.data));
+      await this.#memories.persist(pool, 0, size);
+    } finally {
+      release();
+    }
+  }
+
+  /** Frees a driver-managed buffer. */
+  deleteBuffer(owner: string, token: string): void {
+    this.#buffers.delete(owner, token);
   }
 }

@@ -14,12 +14,26 @@ import {
   isFullySpecified,
   isScalarType,
   numberFitsType,
+  type TensorData,
 } from "./tensor.ts";
 
-/** The value of one execution argument. */
+/** A region of a client's memory pool. */
+export interface MemoryRegion {
+  memory: string;
+  offset: number;
+  length: number;
+}
+
+/**
+ * The value of one execution argument. `memory` and `buffer` refer to client objects and
+ * are bound (to `bytes` and `tensor`) by `arguments.ts` before validation.
+ */
 export type ArgumentValue =
   | { kind: "numbers"; values: readonly number[] }
   | { kind: "bytes"; bytes: Uint8Array }
+  | { kind: "tensor"; data: TensorData; shape: readonly number[] }
+  | ({ kind: "memory" } & MemoryRegion)
+  | { kind: "buffer"; token: string }
   | { kind: "omitted" };
 
 /** One input of an execution; `dimensions` completes unknown model dimensions. */
@@ -28,9 +42,13 @@ export interface InputArgument {
   dimensions?: readonly number[];
 }
 
-/** One output of an execution: optional dimensions the caller expects. */
+/** Where an output goes when it is not returned inline. */
+export type OutputTarget = ({ kind: "memory" } & MemoryRegion) | { kind: "buffer"; token: string };
+
+/** One output of an execution: optional dimensions the caller expects, and its target. */
 export interface OutputArgument {
   dimensions?: readonly number[];
+  target?: OutputTarget;
 }
 
 /** A decoded execution request. */
@@ -47,9 +65,15 @@ export interface Timing {
   inDriverUs: number;
 }
 
+/** An output after execution; `data` is absent when it was written to a memory or buffer. */
+export interface ExecutionOutput {
+  shape: number[];
+  data?: TensorData;
+}
+
 /** A successful execution. */
 export interface ExecutionResult {
-  outputs: RunOutput[];
+  outputs: ExecutionOutput[];
   outputShapes: OutputShape[];
   timing?: Timing;
 }
@@ -100,9 +124,13 @@ export function resolveInputs(prepared: PreparedModel, request: ExecutionRequest
       }
       return { data: null, shape: [...operand.shape] };
     }
+    if (arg.value.kind === "memory" || arg.value.kind === "buffer") {
+      throw new DriverError("GENERAL_FAILURE", `${what}: ${arg.value.kind} argument not bound`);
+    }
     let shape: number[];
     try {
-      shape = combineDimensions(operand.shape, arg.dimensions, what, scalar);
+      const given = arg.value.kind === "tensor" ? arg.value.shape : arg.dimensions;
+      shape = combineDimensions(operand.shape, given, what, scalar);
     } catch (error) {
       throw invalid((error as Error).message, { path: [...path, "dimensions"] });
     }
@@ -111,6 +139,7 @@ export function resolveInputs(prepared: PreparedModel, request: ExecutionRequest
         path: [...path, "dimensions"],
       });
     }
+    if (arg.value.kind === "tensor") return { data: arg.value.data, shape };
     if (arg.value.kind === "numbers") {
       const values = arg.value.values;
       const count = elementCount(shape);
@@ -161,29 +190,37 @@ export function checkOutputArguments(prepared: PreparedModel, request: Execution
 }
 
 /**
- * Reports output shapes; an output whose requested dimensions hold fewer elements than it
- * produced is insufficient (NNAPI OUTPUT_INSUFFICIENT_SIZE, with every output's shape).
+ * Reports output shapes; an output larger than the room its caller gave (`capacities`, in
+ * bytes: a memory region, a fully shaped buffer, or requested dimensions) is insufficient
+ * (NNAPI OUTPUT_INSUFFICIENT_SIZE, reported with every output's shape).
  */
 export function checkOutputShapes(
-  request: ExecutionRequest,
   outputs: readonly RunOutput[],
+  capacities: readonly number[],
 ): OutputShape[] {
-  const shapes = outputs.map((output, k) => {
-    const asked = request.outputs?.[k]?.dimensions;
-    const capacity = asked && asked.length > 0 && isFullySpecified(asked)
-      ? elementCount(asked)
-      : Infinity;
-    return { dimensions: output.shape, isSufficient: elementCount(output.shape) <= capacity };
-  });
+  const shapes = outputs.map((output, k) => ({
+    dimensions: output.shape,
+    isSufficient: output.data.byteLength <= capacities[k],
+  }));
   const short = shapes.findIndex((s) => !s.isSufficient);
   if (short >= 0) {
     throw new DriverError(
       "OUTPUT_INSUFFICIENT_SIZE",
-      `output ${short} needs dimensions [${shapes[short].dimensions}], more than the ${
-        elementCount(request.outputs![short].dimensions!)
-      } elements given`,
+      `output ${short} needs dimensions [${shapes[short].dimensions}] (${
+        outputs[short].data.byteLength
+      } bytes), more than the ${capacities[short]} bytes given`,
       { outputShapes: shapes },
     );
   }
   return shapes;
+}
+
+/** Room for each output when the caller gave only dimensions (inline outputs). */
+export function inlineCapacities(prepared: PreparedModel, request: ExecutionRequest): number[] {
+  return prepared.outputIndexes.map((operandIndex, k) => {
+    const asked = request.outputs?.[k]?.dimensions;
+    return asked && asked.length > 0 && isFullySpecified(asked)
+      ? byteSize(prepared.operands[operandIndex].type, asked)
+      : Infinity;
+  });
 }

@@ -3,13 +3,12 @@
  * exact gemmlowp fixed-point form the NNAPI CPU reference uses for uint8 (TFLite
  * `optimized_ops::Logistic` / `Tanh` with kInputIntegerBits = 4).
  */
-import { quantizeMultiplierGreaterThanOne, roundingDivideByPOT } from "./fixed_point.ts";
 import {
-  calculateInputRadius,
-  fixedLogistic,
-  fixedTanh,
   multiplyByQuantizedMultiplierGreaterThanOne,
-} from "./gemmlowp_fixed_point.ts";
+  quantizeMultiplierGreaterThanOne,
+  roundingDivideByPOT,
+} from "./fixed_point.ts";
+import { calculateInputRadius, fixedLogistic, fixedTanh } from "./gemmlowp_fixed_point.ts";
 
 /** Largest finite float32 (C++ `std::numeric_limits<float>::max()`, RELU's upper bound). */
 export const FLOAT32_MAX = 3.4028234663852886e38;
@@ -77,13 +76,11 @@ export function sigmoidQuant8Params(
   };
 }
 
-/** The Q4.27 value of a centered input inside the radius. */
-function rescaledInput(centered: number, p: SigmoidQuant8Params): number {
-  return multiplyByQuantizedMultiplierGreaterThanOne(centered, p.inputMultiplier, p.inputLeftShift);
-}
-
-/** The 256-entry output table of quantized LOGISTIC (output scale 1/256, zero point 0). */
-export function logisticQuant8Table(p: SigmoidQuant8Params): Uint8Array {
+/**
+ * A 256-entry output table of quantized LOGISTIC/TANH: inputs at or beyond the radius
+ * saturate to 0 or 255, the others get `inside(x)` of their Q4.27 value x (256 becomes 255).
+ */
+function sigmoidTable(p: SigmoidQuant8Params, inside: (x: number) => number): Uint8Array {
   const table = new Uint8Array(256);
   for (let q = 0; q < 256; q++) {
     const centered = q - p.inputZeroPoint;
@@ -92,10 +89,8 @@ export function logisticQuant8Table(p: SigmoidQuant8Params): Uint8Array {
     } else if (centered >= p.inputRangeRadius) {
       table[q] = 255;
     } else {
-      // Q0.31 to Q23.8.
-      const v = roundingDivideByPOT(
-        fixedLogistic(rescaledInput(centered, p), INPUT_INTEGER_BITS),
-        23,
+      const v = inside(
+        multiplyByQuantizedMultiplierGreaterThanOne(centered, p.inputMultiplier, p.inputLeftShift),
       );
       table[q] = v === 256 ? 255 : v;
     }
@@ -103,23 +98,16 @@ export function logisticQuant8Table(p: SigmoidQuant8Params): Uint8Array {
   return table;
 }
 
+/** The 256-entry output table of quantized LOGISTIC (output scale 1/256, zero point 0). */
+export function logisticQuant8Table(p: SigmoidQuant8Params): Uint8Array {
+  // Q0.31 to Q23.8.
+  return sigmoidTable(p, (x) => roundingDivideByPOT(fixedLogistic(x, INPUT_INTEGER_BITS), 23));
+}
+
 /** The 256-entry output table of quantized TANH (output scale 1/128, zero point 128). */
 export function tanhQuant8Table(p: SigmoidQuant8Params): Uint8Array {
-  const table = new Uint8Array(256);
-  for (let q = 0; q < 256; q++) {
-    const centered = q - p.inputZeroPoint;
-    if (centered <= -p.inputRangeRadius) {
-      table[q] = 0;
-    } else if (centered >= p.inputRangeRadius) {
-      table[q] = 255;
-    } else {
-      // Q0.31 to Q24.7, recentered on 128.
-      const v = roundingDivideByPOT(fixedTanh(rescaledInput(centered, p), INPUT_INTEGER_BITS), 24) +
-        128;
-      table[q] = v === 256 ? 255 : v;
-    }
-  }
-  return table;
+  // Q0.31 to Q24.7, recentered on 128.
+  return sigmoidTable(p, (x) => roundingDivideByPOT(fixedTanh(x, INPUT_INTEGER_BITS), 24) + 128);
 }
 
 /** Maps every byte of `input` through a 256-entry table. */

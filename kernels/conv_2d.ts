@@ -5,15 +5,10 @@
  * NNAPI integer arithmetic (int32 accumulation of offset products, bias, TFLite
  * `MultiplyByQuantizedMultiplier`, zero point, clamp).
  */
-import {
-  type Conv2dGeometry,
-  type Numbers,
-  type QuantizedOutputStage,
-  type ReadonlyNumbers,
-  tapRanges,
-} from "./conv_common.ts";
-import type { ActivationRange } from "./fixed_point.ts";
-import { multiplyByQuantizedMultiplier } from "./fixed_point.ts";
+import type { Conv2dGeometry, QuantizedOutputStage } from "./conv_common.ts";
+import { type ActivationRange, multiplyByQuantizedMultiplier } from "./fixed_point.ts";
+import type { Numbers, ReadonlyNumbers } from "./typed_arrays.ts";
+import { forEachOutputPixel } from "./window_2d.ts";
 
 /**
  * Float convolution: output = clamp(bias + sum(input * filter)). Works on any float
@@ -30,50 +25,26 @@ export function conv2dFloat(
   const { inHeight, inWidth, inDepth, filterHeight, filterWidth, outDepth } = g;
   const { min, max } = activation;
   const filterStride = filterHeight * filterWidth * inDepth;
-  const rows = tapRanges(
-    g.outHeight,
-    g.strideHeight,
-    g.padTop,
-    filterHeight,
-    g.dilationHeight,
-    inHeight,
-  );
-  const cols = tapRanges(
-    g.outWidth,
-    g.strideWidth,
-    g.padLeft,
-    filterWidth,
-    g.dilationWidth,
-    inWidth,
-  );
-  let o = 0;
-  for (let b = 0; b < g.batches; b++) {
+  forEachOutputPixel(g, (pixel, b, iy0, fy0, fy1, ix0, fx0, fx1) => {
     const batchBase = b * inHeight * inWidth * inDepth;
-    for (let oy = 0; oy < g.outHeight; oy++) {
-      const iy0 = oy * g.strideHeight - g.padTop;
-      const fy0 = rows[2 * oy], fy1 = rows[2 * oy + 1];
-      for (let ox = 0; ox < g.outWidth; ox++) {
-        const ix0 = ox * g.strideWidth - g.padLeft;
-        const fx0 = cols[2 * ox], fx1 = cols[2 * ox + 1];
-        for (let oc = 0; oc < outDepth; oc++) {
-          let acc = 0;
-          const filterBase = oc * filterStride;
-          for (let fy = fy0; fy < fy1; fy++) {
-            const rowBase = batchBase + (iy0 + fy * g.dilationHeight) * inWidth * inDepth;
-            const filterRow = filterBase + fy * filterWidth * inDepth;
-            for (let fx = fx0; fx < fx1; fx++) {
-              let i = rowBase + (ix0 + fx * g.dilationWidth) * inDepth;
-              let f = filterRow + fx * inDepth;
-              const end = i + inDepth;
-              for (; i < end; i++, f++) acc += input[i] * filter[f];
-            }
-          }
-          acc += bias[oc];
-          output[o++] = acc < min ? min : acc > max ? max : acc;
+    let o = pixel * outDepth;
+    for (let oc = 0; oc < outDepth; oc++) {
+      let acc = 0;
+      const filterBase = oc * filterStride;
+      for (let fy = fy0; fy < fy1; fy++) {
+        const rowBase = batchBase + (iy0 + fy * g.dilationHeight) * inWidth * inDepth;
+        const filterRow = filterBase + fy * filterWidth * inDepth;
+        for (let fx = fx0; fx < fx1; fx++) {
+          let i = rowBase + (ix0 + fx * g.dilationWidth) * inDepth;
+          let f = filterRow + fx * inDepth;
+          const end = i + inDepth;
+          for (; i < end; i++, f++) acc += input[i] * filter[f];
         }
       }
+      acc += bias[oc];
+      output[o++] = acc < min ? min : acc > max ? max : acc;
     }
-  }
+  });
 }
 
 /**
@@ -92,53 +63,29 @@ export function conv2dQuantized(
   const { inputOffset, filterOffset, outputOffset, multipliers, shifts } = q;
   const { min, max } = q.activation;
   const filterStride = filterHeight * filterWidth * inDepth;
-  const rows = tapRanges(
-    g.outHeight,
-    g.strideHeight,
-    g.padTop,
-    filterHeight,
-    g.dilationHeight,
-    inHeight,
-  );
-  const cols = tapRanges(
-    g.outWidth,
-    g.strideWidth,
-    g.padLeft,
-    filterWidth,
-    g.dilationWidth,
-    inWidth,
-  );
-  let o = 0;
-  for (let b = 0; b < g.batches; b++) {
+  forEachOutputPixel(g, (pixel, b, iy0, fy0, fy1, ix0, fx0, fx1) => {
     const batchBase = b * inHeight * inWidth * inDepth;
-    for (let oy = 0; oy < g.outHeight; oy++) {
-      const iy0 = oy * g.strideHeight - g.padTop;
-      const fy0 = rows[2 * oy], fy1 = rows[2 * oy + 1];
-      for (let ox = 0; ox < g.outWidth; ox++) {
-        const ix0 = ox * g.strideWidth - g.padLeft;
-        const fx0 = cols[2 * ox], fx1 = cols[2 * ox + 1];
-        for (let oc = 0; oc < outDepth; oc++) {
-          // Exact in a double (|terms| < 2^17), wrapped to int32 like the C++ accumulator.
-          let acc = 0;
-          const filterBase = oc * filterStride;
-          for (let fy = fy0; fy < fy1; fy++) {
-            const rowBase = batchBase + (iy0 + fy * g.dilationHeight) * inWidth * inDepth;
-            const filterRow = filterBase + fy * filterWidth * inDepth;
-            for (let fx = fx0; fx < fx1; fx++) {
-              let i = rowBase + (ix0 + fx * g.dilationWidth) * inDepth;
-              let f = filterRow + fx * inDepth;
-              const end = i + inDepth;
-              for (; i < end; i++, f++) {
-                acc += (input[i] + inputOffset) * (filter[f] + filterOffset);
-              }
-            }
+    let o = pixel * outDepth;
+    for (let oc = 0; oc < outDepth; oc++) {
+      // Exact in a double (|terms| < 2^17), wrapped to int32 like the C++ accumulator.
+      let acc = 0;
+      const filterBase = oc * filterStride;
+      for (let fy = fy0; fy < fy1; fy++) {
+        const rowBase = batchBase + (iy0 + fy * g.dilationHeight) * inWidth * inDepth;
+        const filterRow = filterBase + fy * filterWidth * inDepth;
+        for (let fx = fx0; fx < fx1; fx++) {
+          let i = rowBase + (ix0 + fx * g.dilationWidth) * inDepth;
+          let f = filterRow + fx * inDepth;
+          const end = i + inDepth;
+          for (; i < end; i++, f++) {
+            acc += (input[i] + inputOffset) * (filter[f] + filterOffset);
           }
-          acc = (acc + bias[oc]) | 0;
-          let v = multiplyByQuantizedMultiplier(acc, multipliers[oc], shifts[oc]) + outputOffset;
-          v = v < min ? min : v > max ? max : v;
-          output[o++] = v;
         }
       }
+      acc = (acc + bias[oc]) | 0;
+      let v = multiplyByQuantizedMultiplier(acc, multipliers[oc], shifts[oc]) + outputOffset;
+      v = v < min ? min : v > max ? max : v;
+      output[o++] = v;
     }
-  }
+  });
 }

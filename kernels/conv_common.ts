@@ -1,65 +1,17 @@
 /**
  * Pieces shared by the convolution-like kernels (CONV_2D, DEPTHWISE_CONV_2D,
- * FULLY_CONNECTED): array types, the quantized output stage parameters of the Android 10
- * NNAPI CPU implementation, and NCHW <-> NHWC layout transposes.
+ * FULLY_CONNECTED): the convolution geometry and the quantized output stage parameters of
+ * the Android 10 NNAPI CPU implementation.
  */
 import { type ActivationRange, quantizeMultiplier } from "./fixed_point.ts";
-
-/** Any typed array read as numbers (float32/float16/uint8/int8/int32 data). */
-export interface ReadonlyNumbers {
-  readonly length: number;
-  readonly [index: number]: number;
-}
-
-/** Any typed array written as numbers. */
-export interface Numbers {
-  readonly length: number;
-  [index: number]: number;
-}
+import type { Window2dGeometry } from "./window_2d.ts";
 
 /** Extents and window parameters of a 2-D convolution (NHWC). */
-export interface Conv2dGeometry {
-  batches: number;
-  inHeight: number;
-  inWidth: number;
+export interface Conv2dGeometry extends Window2dGeometry {
   inDepth: number;
-  filterHeight: number;
-  filterWidth: number;
-  outHeight: number;
-  outWidth: number;
   outDepth: number;
-  strideHeight: number;
-  strideWidth: number;
   dilationHeight: number;
   dilationWidth: number;
-  padTop: number;
-  padLeft: number;
-}
-
-/**
- * For each output position along one axis, the first and one-past-last filter tap whose
- * input coordinate `position*stride - pad + tap*dilation` falls inside [0, inSize), as
- * pairs in one array (computed once per call so the inner loops never test bounds).
- */
-export function tapRanges(
-  outSize: number,
-  stride: number,
-  pad: number,
-  taps: number,
-  dilation: number,
-  inSize: number,
-): Int32Array {
-  const ranges = new Int32Array(2 * outSize);
-  for (let p = 0; p < outSize; p++) {
-    const origin = p * stride - pad;
-    let start = 0;
-    while (start < taps && origin + start * dilation < 0) start++;
-    let end = taps;
-    while (end > start && origin + (end - 1) * dilation >= inSize) end--;
-    ranges[2 * p] = start;
-    ranges[2 * p + 1] = end;
-  }
-  return ranges;
 }
 
 /**
@@ -139,44 +91,4 @@ export function quantizedOutputStage(
     shifts,
     activation,
   };
-}
-
-/** Copies an NCHW tensor into `dst` in NHWC order. */
-export function nchwToNhwc(
-  src: ReadonlyNumbers,
-  dst: Numbers,
-  batches: number,
-  channels: number,
-  height: number,
-  width: number,
-): void {
-  const plane = height * width;
-  for (let b = 0; b < batches; b++) {
-    const base = b * channels * plane;
-    for (let c = 0; c < channels; c++) {
-      let s = base + c * plane;
-      let d = base + c;
-      for (let p = 0; p < plane; p++, s++, d += channels) dst[d] = src[s];
-    }
-  }
-}
-
-/** Copies an NHWC tensor into `dst` in NCHW order. */
-export function nhwcToNchw(
-  src: ReadonlyNumbers,
-  dst: Numbers,
-  batches: number,
-  channels: number,
-  height: number,
-  width: number,
-): void {
-  const plane = height * width;
-  for (let b = 0; b < batches; b++) {
-    const base = b * channels * plane;
-    for (let c = 0; c < channels; c++) {
-      let d = base + c * plane;
-      let s = base + c;
-      for (let p = 0; p < plane; p++, d++, s += channels) dst[d] = src[s];
-    }
-  }
 }

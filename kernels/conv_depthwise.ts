@@ -4,15 +4,10 @@
  * `ic`. Each output pixel accumulates all its channels at once in a scratch row, so the
  * inner loop runs along contiguous channels.
  */
-import {
-  type Conv2dGeometry,
-  type Numbers,
-  type QuantizedOutputStage,
-  type ReadonlyNumbers,
-  tapRanges,
-} from "./conv_common.ts";
-import type { ActivationRange } from "./fixed_point.ts";
-import { multiplyByQuantizedMultiplier } from "./fixed_point.ts";
+import type { Conv2dGeometry, QuantizedOutputStage } from "./conv_common.ts";
+import { type ActivationRange, multiplyByQuantizedMultiplier } from "./fixed_point.ts";
+import type { Numbers, ReadonlyNumbers } from "./typed_arrays.ts";
+import { forEachOutputPixel } from "./window_2d.ts";
 
 /** Depthwise geometry: a convolution geometry plus the channel multiplier. */
 export interface DepthwiseGeometry extends Conv2dGeometry {
@@ -34,56 +29,30 @@ function forEachPixel(
   emit: (outBase: number) => void,
 ): void {
   const { inHeight, inWidth, inDepth, filterWidth, outDepth, depthMultiplier } = g;
-  const rows = tapRanges(
-    g.outHeight,
-    g.strideHeight,
-    g.padTop,
-    g.filterHeight,
-    g.dilationHeight,
-    inHeight,
-  );
-  const cols = tapRanges(
-    g.outWidth,
-    g.strideWidth,
-    g.padLeft,
-    filterWidth,
-    g.dilationWidth,
-    inWidth,
-  );
-  let outBase = 0;
-  for (let b = 0; b < g.batches; b++) {
+  forEachOutputPixel(g, (pixel, b, iy0, fy0, fy1, ix0, fx0, fx1) => {
     const batchBase = b * inHeight * inWidth * inDepth;
-    for (let oy = 0; oy < g.outHeight; oy++) {
-      const iy0 = oy * g.strideHeight - g.padTop;
-      const fy0 = rows[2 * oy], fy1 = rows[2 * oy + 1];
-      for (let ox = 0; ox < g.outWidth; ox++) {
-        const ix0 = ox * g.strideWidth - g.padLeft;
-        const fx0 = cols[2 * ox], fx1 = cols[2 * ox + 1];
-        acc.fill(0);
-        for (let fy = fy0; fy < fy1; fy++) {
-          const rowBase = batchBase + (iy0 + fy * g.dilationHeight) * inWidth * inDepth;
-          for (let fx = fx0; fx < fx1; fx++) {
-            const i0 = rowBase + (ix0 + fx * g.dilationWidth) * inDepth;
-            const f0 = (fy * filterWidth + fx) * outDepth;
-            if (depthMultiplier === 1) {
-              for (let c = 0; c < inDepth; c++) {
-                acc[c] += (input[i0 + c] + inputOffset) * (filter[f0 + c] + filterOffset);
-              }
-            } else {
-              for (let ic = 0, oc = 0; ic < inDepth; ic++) {
-                const v = input[i0 + ic] + inputOffset;
-                for (let m = 0; m < depthMultiplier; m++, oc++) {
-                  acc[oc] += v * (filter[f0 + oc] + filterOffset);
-                }
-              }
+    acc.fill(0);
+    for (let fy = fy0; fy < fy1; fy++) {
+      const rowBase = batchBase + (iy0 + fy * g.dilationHeight) * inWidth * inDepth;
+      for (let fx = fx0; fx < fx1; fx++) {
+        const i0 = rowBase + (ix0 + fx * g.dilationWidth) * inDepth;
+        const f0 = (fy * filterWidth + fx) * outDepth;
+        if (depthMultiplier === 1) {
+          for (let c = 0; c < inDepth; c++) {
+            acc[c] += (input[i0 + c] + inputOffset) * (filter[f0 + c] + filterOffset);
+          }
+        } else {
+          for (let ic = 0, oc = 0; ic < inDepth; ic++) {
+            const v = input[i0 + ic] + inputOffset;
+            for (let m = 0; m < depthMultiplier; m++, oc++) {
+              acc[oc] += v * (filter[f0 + oc] + filterOffset);
             }
           }
         }
-        emit(outBase);
-        outBase += outDepth;
       }
     }
-  }
+    emit(pixel * outDepth);
+  });
 }
 
 /** Float depthwise convolution: output = clamp(bias + window sum of input * filter). */

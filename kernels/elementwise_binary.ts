@@ -132,7 +132,10 @@ export interface Quantization {
   zeroPoint: number;
 }
 
-/** Fixed-point parameters of quantized ADD (TFLite `ArithmeticParams`). */
+/**
+ * Fixed-point parameters of quantized ADD (TFLite `ArithmeticParams`), with the rescaled
+ * value of every input byte they determine.
+ */
 export interface AddQuant8Params {
   leftShift: number;
   input1Offset: number;
@@ -145,6 +148,9 @@ export interface AddQuant8Params {
   outputOffset: number;
   outputMultiplier: number;
   outputShift: number;
+  /** Input 1 byte q rescaled: `(q + input1Offset) << leftShift` times its multiplier. */
+  input1Table: Int32Array;
+  input2Table: Int32Array;
 }
 
 /**
@@ -163,6 +169,8 @@ export function quantizeMultiplierSmallerThanOneExp(
 /**
  * The parameters NNAPI `addQuant8` derives from the scales (left shift 20, inputs rescaled
  * to twice the larger input scale); null when a multiplier is out of range (NNAPI fails).
+ * Computing them builds two 256-entry tables: do it once per compilation where the
+ * scales are known.
  */
 export function addQuant8Params(
   input1: Quantization,
@@ -189,7 +197,28 @@ export function addQuant8Params(
     outputOffset: output.zeroPoint,
     outputMultiplier: mOut.multiplier,
     outputShift: mOut.rightShift,
+    input1Table: rescaleTable(-input1.zeroPoint, leftShift, m1.multiplier, m1.rightShift),
+    input2Table: rescaleTable(-input2.zeroPoint, leftShift, m2.multiplier, m2.rightShift),
   };
+}
+
+/** The rescaled value of each input byte of quantized ADD (it depends on the byte only). */
+function rescaleTable(
+  offset: number,
+  leftShift: number,
+  multiplier: number,
+  rightShift: number,
+): Int32Array {
+  const table = new Int32Array(256);
+  const shifted = 2 ** leftShift;
+  for (let q = 0; q < 256; q++) {
+    table[q] = multiplyByQuantizedMultiplierSmallerThanOne(
+      ((offset + q) * shifted) | 0,
+      multiplier,
+      rightShift,
+    );
+  }
+  return table;
 }
 
 /** Quantized (uint8) ADD with broadcasting, clamped to [min, max]. */
@@ -204,22 +233,7 @@ export function addQuant8(
   min: number,
   max: number,
 ): void {
-  // The rescaled value of each input depends on its byte only: tabulate it.
-  const scaled1 = new Int32Array(256);
-  const scaled2 = new Int32Array(256);
-  const shifted = 2 ** p.leftShift;
-  for (let q = 0; q < 256; q++) {
-    scaled1[q] = multiplyByQuantizedMultiplierSmallerThanOne(
-      ((p.input1Offset + q) * shifted) | 0,
-      p.input1Multiplier,
-      p.input1Shift,
-    );
-    scaled2[q] = multiplyByQuantizedMultiplierSmallerThanOne(
-      ((p.input2Offset + q) * shifted) | 0,
-      p.input2Multiplier,
-      p.input2Shift,
-    );
-  }
+  const { input1Table: scaled1, input2Table: scaled2 } = p;
   const { outputMultiplier, outputShift, outputOffset } = p;
   forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
     for (let i = 0; i < n; i++, ia += sa, ib += sb) {

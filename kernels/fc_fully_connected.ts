@@ -2,9 +2,9 @@
  * Reference FULLY_CONNECTED kernels: output[b, u] = bias[u] + sum_i input[b, i] *
  * weights[u, i] over a [batches, inputSize] input and a [units, inputSize] weight matrix.
  */
-import type { Numbers, QuantizedOutputStage, ReadonlyNumbers } from "./conv_common.ts";
-import type { ActivationRange } from "./fixed_point.ts";
-import { multiplyByQuantizedMultiplier } from "./fixed_point.ts";
+import type { QuantizedOutputStage } from "./conv_common.ts";
+import { type ActivationRange, multiplyByQuantizedMultiplier } from "./fixed_point.ts";
+import type { Numbers, ReadonlyNumbers } from "./typed_arrays.ts";
 
 /** Matrix sizes of a fully connected layer. */
 export interface FullyConnectedGeometry {

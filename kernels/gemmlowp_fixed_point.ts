@@ -6,7 +6,11 @@
  * Every function reproduces the C++ integer results bit for bit (int32 wrap-around where the
  * C++ code relies on it, saturation where gemmlowp saturates).
  */
-import { roundingDivideByPOT, saturatingRoundingDoublingHighMul } from "./fixed_point.ts";
+import {
+  multiplyByQuantizedMultiplierSmallerThanOne,
+  roundingDivideByPOT,
+  saturatingRoundingDoublingHighMul,
+} from "./fixed_point.ts";
 
 const INT32_MAX = 2147483647;
 const INT32_MIN = -2147483648;
@@ -141,22 +145,13 @@ export function calculateInputRadius(inputIntegerBits: number, inputLeftShift: n
   return Math.floor(maxInputRescaled);
 }
 
-/** TFLite `MultiplyByQuantizedMultiplierGreaterThanOne` (int32 wrap-around on the shift). */
-export function multiplyByQuantizedMultiplierGreaterThanOne(
-  x: number,
-  multiplier: number,
-  leftShift: number,
-): number {
-  return saturatingRoundingDoublingHighMul((x * 2 ** leftShift) | 0, multiplier);
-}
-
 /** TFLite `MultiplyByQuantizedMultiplierSmallerThanOneExp` with a signed (left) shift <= 0. */
 export function multiplyByQuantizedMultiplierSmallerThanOneExp(
   x: number,
   multiplier: number,
   leftShift: number,
 ): number {
-  return roundingDivideByPOT(saturatingRoundingDoublingHighMul(x, multiplier), -leftShift);
+  return multiplyByQuantizedMultiplierSmallerThanOne(x, multiplier, -leftShift);
 }
 
 /** A reciprocal as a Q0.31 scale and the number of bits the divisor had above 1.0. */

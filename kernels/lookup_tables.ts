@@ -2,17 +2,12 @@
  * EMBEDDING_LOOKUP and HASHTABLE_LOOKUP kernels (NNAPI EmbeddingLookup.cpp,
  * HashtableLookup.cpp): row gathers over a value tensor whose dim 0 enumerates the rows.
  */
-
-/** Writable elements of a typed array. */
-export interface Writable {
-  [index: number]: number;
-  readonly length: number;
-}
+import type { Numbers } from "./typed_arrays.ts";
 
 function copyRow(
   from: ArrayLike<number>,
   fromRow: number,
-  to: Writable,
+  to: Numbers,
   toRow: number,
   rowSize: number,
 ): void {
@@ -31,7 +26,7 @@ export function embeddingLookup(
   values: ArrayLike<number>,
   rows: number,
   rowSize: number,
-  output: Writable,
+  output: Numbers,
 ): number {
   for (let i = 0; i < lookups.length; i++) {
     const row = lookups[i];
@@ -71,8 +66,8 @@ export function hashtableLookup(
   values: ArrayLike<number>,
   rows: number,
   rowSize: number,
-  output: Writable,
-  hits: Writable,
+  output: Numbers,
+  hits: Numbers,
 ): void {
   const count = Math.min(rows, keys.length);
   for (let i = 0; i < lookups.length; i++) {

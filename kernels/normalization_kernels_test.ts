@@ -1,10 +1,10 @@
 import { deepStrictEqual, ok } from "node:assert/strict";
+import { splitAtAxis } from "./axis_split.ts";
 import {
   l2NormalizationFloat32,
   l2NormalizationQuant8,
   localResponseNormalizationFloat32,
 } from "./normalization_kernels.ts";
-import { splitAtAxis } from "./softmax_kernels.ts";
 
 Deno.test("l2NormalizationFloat32() divides by the norm along the axis and keeps zeros finite", () => {
   const out = new Float32Array(6);

@@ -3,23 +3,13 @@
  * TFLite's reference ops define them: the window is clipped to the input (padding is never
  * counted), then the activation range clamps the result.
  */
-import { type Numbers, type ReadonlyNumbers, tapRanges } from "./conv_common.ts";
 import type { ActivationRange } from "./fixed_point.ts";
+import type { Numbers, ReadonlyNumbers } from "./typed_arrays.ts";
+import { forEachOutputPixel, type Window2dGeometry } from "./window_2d.ts";
 
 /** Extents and window parameters of a pooling operation (NHWC). */
-export interface Pool2dGeometry {
-  batches: number;
-  inHeight: number;
-  inWidth: number;
+export interface Pool2dGeometry extends Window2dGeometry {
   depth: number;
-  outHeight: number;
-  outWidth: number;
-  filterHeight: number;
-  filterWidth: number;
-  strideHeight: number;
-  strideWidth: number;
-  padTop: number;
-  padLeft: number;
 }
 
 /** Per output pixel: the clipped window and the offset of its first output channel. */
@@ -34,27 +24,10 @@ type WindowVisitor = (
 
 /** Calls `visit` for every output pixel with its clipped input window (input rows y0..y1-1, cols x0..x1-1). */
 function forEachWindow(g: Pool2dGeometry, visit: WindowVisitor): void {
-  const rows = tapRanges(g.outHeight, g.strideHeight, g.padTop, g.filterHeight, 1, g.inHeight);
-  const cols = tapRanges(g.outWidth, g.strideWidth, g.padLeft, g.filterWidth, 1, g.inWidth);
-  let outBase = 0;
-  for (let b = 0; b < g.batches; b++) {
-    const inBase = b * g.inHeight * g.inWidth * g.depth;
-    for (let oy = 0; oy < g.outHeight; oy++) {
-      const iy0 = oy * g.strideHeight - g.padTop;
-      for (let ox = 0; ox < g.outWidth; ox++) {
-        const ix0 = ox * g.strideWidth - g.padLeft;
-        visit(
-          inBase,
-          iy0 + rows[2 * oy],
-          iy0 + rows[2 * oy + 1],
-          ix0 + cols[2 * ox],
-          ix0 + cols[2 * ox + 1],
-          outBase,
-        );
-        outBase += g.depth;
-      }
-    }
-  }
+  const batchSize = g.inHeight * g.inWidth * g.depth;
+  forEachOutputPixel(g, (pixel, b, iy0, fy0, fy1, ix0, fx0, fx1) => {
+    visit(b * batchSize, iy0 + fy0, iy0 + fy1, ix0 + fx0, ix0 + fx1, pixel * g.depth);
+  });
 }
 
 /** Sums each channel of the window into `acc` (squares when `square`). */

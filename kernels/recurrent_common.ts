@@ -1,12 +1,9 @@
 /**
  * Helpers shared by the float recurrent kernels (LSTM, RNN, SVDF): the activation functor
  * NNAPI's CPU reference applies (`ActivationFunctor` / TFLite `ApplyActivationToVector`),
- * the batched matrix-vector product of TFLite `tensor_utils`, and float16 <-> float32
- * staging (Android 10 runs the float16 forms of these operations in float32).
+ * and the batched matrix-vector product of TFLite `tensor_utils`. (Android 10 runs the
+ * float16 forms of these operations in float32: see `typed_arrays.ts` for the staging.)
  */
-
-/** Float tensor data the recurrent operations accept (TENSOR_FLOAT32 or TENSOR_FLOAT16). */
-export type FloatData = Float32Array | Float16Array;
 
 /** Activation codes (`ActivationFn` / `TfLiteFusedActivation`) used by recurrent operations. */
 export const Activation = {
@@ -88,29 +85,4 @@ export function matrixBatchVectorMultiplyAccumulate(
       index += stride;
     }
   }
-}
-
-/** The data as float32: the same array when it already is, else a widened copy. */
-export function toFloat32(data: FloatData): Float32Array {
-  return data instanceof Float32Array ? data : Float32Array.from(data);
-}
-
-/** Like {@link toFloat32}, keeping null (an omitted optional operand) as null. */
-export function toFloat32OrNull(data: FloatData | null): Float32Array | null {
-  return data === null ? null : toFloat32(data);
-}
-
-/**
- * Runs `compute` on float32 views of the outputs: float32 outputs are passed through,
- * float16 ones get float32 staging buffers that are narrowed into them afterwards.
- */
-export function withFloat32Outputs(
-  outputs: readonly FloatData[],
-  compute: (outputs: Float32Array[]) => void,
-): void {
-  const staged = outputs.map((o) => o instanceof Float32Array ? o : new Float32Array(o.length));
-  compute(staged);
-  outputs.forEach((o, i) => {
-    if (o !== staged[i]) o.set(staged[i]);
-  });
 }

@@ -1,10 +1,8 @@
-import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
+import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
 import {
   activationFunction,
   isSupportedActivation,
   matrixBatchVectorMultiplyAccumulate,
-  toFloat32,
-  withFloat32Outputs,
 } from "./recurrent_common.ts";
 
 Deno.test("isSupportedActivation() accepts exactly the codes the reference functor implements", () => {
@@ -25,18 +23,4 @@ Deno.test("matrixBatchVectorMultiplyAccumulate() adds into strided results per b
   const result = new Float32Array(8).fill(1);
   matrixBatchVectorMultiplyAccumulate(matrix, 2, 2, vectors, 2, result, 1, 2);
   deepStrictEqual(Array.from(result), [1, 4, 1, 8, 1, 3, 1, 7]);
-});
-
-Deno.test("withFloat32Outputs() stages float16 outputs and narrows them afterwards", () => {
-  const half = new Float16Array(2);
-  const single = new Float32Array(1);
-  withFloat32Outputs([half, single], ([a, b]) => {
-    ok(a instanceof Float32Array && a !== (half as unknown));
-    strictEqual(b, single);
-    a.set([1.5, 0.1]);
-    b[0] = 2;
-  });
-  deepStrictEqual(Array.from(half), [1.5, Number(new Float16Array([0.1])[0])]);
-  strictEqual(single[0], 2);
-  ok(toFloat32(single) === single);
 });

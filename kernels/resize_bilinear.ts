@@ -4,14 +4,8 @@
  * (Math.fround after each operation); quantized outputs truncate toward zero as the C++
  * float -> uint8 conversion does.
  */
-
-import type { ImageDims, Writable } from "./shape_depth_space.ts";
-
-function indexer(dims: ImageDims, nchw: boolean): (b: number, y: number, x: number) => number {
-  const { height: h, width: w, depth: d } = dims;
-  // Offset of channel 0; channel c adds c * channelStride.
-  return nchw ? (b, y, x) => (b * d * h + y) * w + x : (b, y, x) => ((b * h + y) * w + x) * d;
-}
+import { type ImageDims, imageIndex } from "./image_layout.ts";
+import type { Numbers } from "./typed_arrays.ts";
 
 /** One sampling position along an axis: the two source indices and the fraction. */
 interface Sample {
@@ -46,12 +40,13 @@ export function resizeBilinear(
   outWidth: number,
   nchw: boolean,
   quantized: boolean,
-  output: Writable,
+  output: Numbers,
 ): void {
   const f = Math.fround;
   const out: ImageDims = { ...dims, height: outHeight, width: outWidth };
-  const from = indexer(dims, nchw);
-  const to = indexer(out, nchw);
+  // Offsets of channel 0; channel c adds c * channelStride.
+  const from = imageIndex(dims, nchw);
+  const to = imageIndex(out, nchw);
   const inChannelStride = nchw ? dims.height * dims.width : 1;
   const outChannelStride = nchw ? outHeight * outWidth : 1;
   const ys = samples(dims.height, outHeight);
@@ -61,11 +56,11 @@ export function resizeBilinear(
       const sy = ys[y];
       for (let x = 0; x < outWidth; x++) {
         const sx = xs[x];
-        const i00 = from(b, sy.low, sx.low);
-        const i10 = from(b, sy.high, sx.low);
-        const i01 = from(b, sy.low, sx.high);
-        const i11 = from(b, sy.high, sx.high);
-        const o = to(b, y, x);
+        const i00 = from(b, sy.low, sx.low, 0);
+        const i10 = from(b, sy.high, sx.low, 0);
+        const i01 = from(b, sy.low, sx.high, 0);
+        const i11 = from(b, sy.high, sx.high, 0);
+        const o = to(b, y, x, 0);
         for (let c = 0; c < dims.depth; c++) {
           const ci = c * inChannelStride;
           const t00 = f(f(input[i00 + ci] * sy.oneMinusFrac) * sx.oneMinusFrac);

@@ -3,17 +3,12 @@
  * Concatenation.cpp calls them): joins tensors of equal rank along one axis.
  */
 import { roundHalfAwayFromZero } from "./fixed_point.ts";
+import type { Numbers } from "./typed_arrays.ts";
 
 /** One tensor to join: its elements (row-major) and its shape. */
 export interface ConcatPart {
   data: ArrayLike<number>;
   shape: readonly number[];
-}
-
-/** Writable elements of a typed array. */
-export interface Writable {
-  [index: number]: number;
-  readonly length: number;
 }
 
 /**
@@ -23,7 +18,7 @@ export interface Writable {
 export function concatenate(
   parts: readonly ConcatPart[],
   axis: number,
-  output: Writable,
+  output: Numbers,
   convert?: readonly (((value: number) => number) | undefined)[],
 ): void {
   if (parts.length === 0) return;

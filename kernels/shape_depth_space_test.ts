@@ -1,5 +1,6 @@
 import { deepStrictEqual } from "node:assert/strict";
-import { depthToSpace, type ImageDims, spaceToDepth } from "./shape_depth_space.ts";
+import type { ImageDims } from "./image_layout.ts";
+import { depthToSpace, spaceToDepth } from "./shape_depth_space.ts";
 
 /** NHWC -> NCHW transposition of an image. */
 function toNchw(data: ArrayLike<number>, d: ImageDims): number[] {

@@ -1,15 +1,6 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import {
-  softmaxFloat32,
-  softmaxQuant8,
-  softmaxQuant8Params,
-  splitAtAxis,
-} from "./softmax_kernels.ts";
-
-Deno.test("splitAtAxis() splits a shape into outer, axis and inner sizes", () => {
-  deepStrictEqual(splitAtAxis([2, 3, 4, 5], 1), { outer: 2, axis: 3, inner: 20 });
-  deepStrictEqual(splitAtAxis([7], 0), { outer: 1, axis: 7, inner: 1 });
-});
+import { splitAtAxis } from "./axis_split.ts";
+import { softmaxFloat32, softmaxQuant8, softmaxQuant8Params } from "./softmax_kernels.ts";
 
 Deno.test("softmaxFloat32() normalizes along a middle axis", () => {
   const input = Float32Array.of(1, 2, 3, 4, 5, 6);

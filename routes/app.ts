@@ -6,11 +6,13 @@ import { bodyLimit } from "hono/body-limit";
 import type { Driver } from "../driver/driver.ts";
 import { DriverError } from "../driver/errors.ts";
 import { type ApiKeys, authenticate } from "./auth.ts";
+import { bufferRoutes } from "./buffers.ts";
 import { compilationRoutes } from "./compilations.ts";
 import { deviceRoutes } from "./devices.ts";
 import { errorResponse } from "./errors.ts";
 import { executionRoutes } from "./executions.ts";
 import { healthRoutes } from "./health.ts";
+import { memoryRoutes } from "./memories.ts";
 import { modelRoutes } from "./models.ts";
 import { newRouter } from "./router.ts";
 
@@ -46,6 +48,8 @@ export function buildApp(driver: Driver, options: AppOptions) {
   app.route("/", modelRoutes(driver));
   app.route("/", compilationRoutes(driver));
   app.route("/", executionRoutes(driver));
+  app.route("/", memoryRoutes(driver));
+  app.route("/", bufferRoutes(driver));
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: {

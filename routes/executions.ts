@@ -1,4 +1,7 @@
-/** `POST /v1/compilations/{id}/executions`: synchronous execution with inline data. */
+/**
+ * `POST /v1/compilations/{id}/executions`: synchronous execution with inline data, memory
+ * regions or driver-managed buffers.
+ */
 import { createRoute, type z } from "@hono/zod-openapi";
 import type { Driver } from "../driver/driver.ts";
 import { invalid } from "../driver/errors.ts";
@@ -49,17 +52,21 @@ function inputArgument(arg: Arg, k: number): InputArgument {
       dimensions: arg.dimensions,
     };
   }
-  if ("memory" in arg || "buffer" in arg) {
-    throw invalid(`input ${k}: memory and buffer arguments are not available yet`, { path });
+  if ("memory" in arg) {
+    const { memory, offset, length } = arg;
+    return { value: { kind: "memory", memory, offset, length }, dimensions: arg.dimensions };
   }
+  if ("buffer" in arg) return { value: { kind: "buffer", token: arg.buffer } };
   throw invalid(`input ${k} has no value: give data, base64 or omitted`, { path });
 }
 
 function outputArgument(arg: Arg, k: number): OutputArgument {
   const path = ["outputs", k];
-  if ("memory" in arg || "buffer" in arg) {
-    throw invalid(`output ${k}: memory and buffer arguments are not available yet`, { path });
+  if ("memory" in arg) {
+    const { memory, offset, length } = arg;
+    return { dimensions: arg.dimensions, target: { kind: "memory", memory, offset, length } };
   }
+  if ("buffer" in arg) return { target: { kind: "buffer", token: arg.buffer } };
   if ("data" in arg || "base64" in arg || "omitted" in arg) {
     throw invalid(`output ${k}: an output takes only dimensions (or a memory region)`, { path });
   }
@@ -80,7 +87,9 @@ export function executionRoutes(driver: Driver) {
     return c.json({
       status: "NONE" as const,
       outputs: result.outputs.map((o) =>
-        base64
+        !o.data
+          ? { dimensions: o.shape }
+          : base64
           ? { dimensions: o.shape, base64: toBytes(o.data).toBase64() }
           : { dimensions: o.shape, data: toNumbers(o.data) }
       ),

@@ -1,7 +1,6 @@
 /** Model routes: register, describe, delete, supported operations. */
 import { createRoute } from "@hono/zod-openapi";
 import type { Driver } from "../driver/driver.ts";
-import { invalid } from "../driver/errors.ts";
 import { ModelSchema } from "../driver/model_schema.ts";
 import { newRouter } from "./router.ts";
 import {
@@ -56,13 +55,7 @@ const supportedOperations = createRoute({
 export function modelRoutes(driver: Driver) {
   return newRouter()
     .openapi(registerModel, async (c) => {
-      const json = c.req.valid("json");
-      if (json.pools && json.pools.length > 0) {
-        throw invalid(`pools[0] ("${json.pools[0]}"): memory pools are not available yet`, {
-          path: ["pools", 0],
-        });
-      }
-      return c.json(await driver.registerModel(c.get("client"), json), 201);
+      return c.json(await driver.registerModel(c.get("client"), c.req.valid("json")), 201);
     })
     .openapi(getModel, async (c) => {
       return c.json(await driver.getModel(c.get("client"), c.req.valid("param").id), 200);

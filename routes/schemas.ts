@@ -128,3 +128,36 @@ export function jsonBody<T extends z.ZodType>(schema: T) {
 export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
   return { description, content: { "application/json": { schema } } };
 }
+
+export const MemorySizeRequest = z.object({
+  size: z.number().int().nonnegative(),
+}).strict().openapi("MemorySizeRequest");
+
+export const MemoryBody = z.object({
+  id: z.string(),
+  size: z.number(),
+  createdAt: z.string(),
+}).openapi("Memory");
+
+export const OffsetQuery = z.object({
+  offset: z.coerce.number().int().nonnegative().default(0),
+});
+
+export const BufferRequest = z.object({
+  dimensions: dimensions.optional(),
+  roles: z.array(
+    z.object({
+      io: z.enum(["input", "output"]),
+      index: z.number().int().nonnegative(),
+      frequency: z.number().gt(0).lte(1).optional(),
+    }).strict(),
+  ).min(1),
+}).strict().openapi("BufferRequest");
+
+export const BufferBody = z.object({ token: z.string(), dimensions }).openapi("Buffer");
+
+export const TokenParams = z.object({
+  token: id.openapi({ param: { name: "token", in: "path" } }),
+});
+
+export const CopyRequest = z.object({ memory: id }).strict().openapi("CopyRequest");

@@ -1,7 +1,8 @@
 /**
  * Persistent registered models: metadata in Deno KV (small values), the canonical model
- * document in a file under the data directory (constants can be far above KV's 64 KiB value
- * limit). The file's SHA-256 is kept in KV and checked on every load.
+ * document and its weights blob in files under the data directory (constants can be far
+ * above KV's 64 KiB value limit). The SHA-256 of document and weights is kept in KV and
+ * checked on every load.
  */
 import { DriverError } from "../driver/errors.ts";
 import { removeIfPresent, writeFileAtomic } from "./atomic_file.ts";
@@ -22,10 +23,23 @@ export interface ModelRecord {
   deleted?: boolean;
 }
 
-/** Hex SHA-256 of bytes (Web Crypto). */
-export async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
+/** Hex SHA-256 of byte strings taken one after the other (Web Crypto). */
+export async function sha256Hex(...parts: Uint8Array[]): Promise<string> {
+  const total = parts.reduce((n, p) => n + p.byteLength, 0);
+  const joined = new Uint8Array(total);
+  let at = 0;
+  for (const part of parts) {
+    joined.set(part, at);
+    at += part.byteLength;
+  }
+  const digest = await crypto.subtle.digest("SHA-256", joined);
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A stored model's two files' contents. */
+export interface StoredModel {
+  document: Uint8Array;
+  weights: Uint8Array;
 }
 
 /** Models of all clients, keyed by owner and id. */
@@ -39,13 +53,14 @@ export class ModelStore {
     Deno.mkdirSync(this.#dir, { recursive: true });
   }
 
-  #file(id: string): string {
-    return `${this.#dir}/${id}.json`;
+  #file(id: string, part: "json" | "weights"): string {
+    return `${this.#dir}/${id}.${part}`;
   }
 
-  /** Stores the canonical document first, then its metadata (so metadata never dangles). */
-  async save(record: ModelRecord, document: Uint8Array): Promise<void> {
-    await writeFileAtomic(this.#file(record.id), document);
+  /** Stores the files first, then the metadata (so metadata never dangles). */
+  async save(record: ModelRecord, model: StoredModel): Promise<void> {
+    await writeFileAtomic(this.#file(record.id, "weights"), model.weights);
+    await writeFileAtomic(this.#file(record.id, "json"), model.document);
     await this.#kv.set(["model", record.owner, record.id], record);
   }
 
@@ -54,24 +69,27 @@ export class ModelStore {
     return (await this.#kv.get<ModelRecord>(["model", owner, id])).value;
   }
 
-  /** Reads the document and checks it against the stored checksum. */
-  async load(record: ModelRecord): Promise<Uint8Array> {
-    let bytes: Uint8Array;
+  /** Reads the files into memory and checks those bytes against the stored checksum. */
+  async load(record: ModelRecord): Promise<StoredModel> {
+    let model: StoredModel;
     try {
-      bytes = await Deno.readFile(this.#file(record.id));
+      model = {
+        document: await Deno.readFile(this.#file(record.id, "json")),
+        weights: await Deno.readFile(this.#file(record.id, "weights")),
+      };
     } catch {
       throw new DriverError(
         "GENERAL_FAILURE",
         `the stored document of model ${record.id} is missing`,
       );
     }
-    if (await sha256Hex(bytes) !== record.checksum) {
+    if (await sha256Hex(model.document, model.weights) !== record.checksum) {
       throw new DriverError(
         "GENERAL_FAILURE",
         `the stored document of model ${record.id} does not match its checksum`,
       );
     }
-    return bytes;
+    return model;
   }
 
   /** Hides a model from its client while compilations still reference it. */
@@ -82,6 +100,7 @@ export class ModelStore {
   /** Removes the metadata, then the document. */
   async remove(owner: string, id: string): Promise<void> {
     await this.#kv.delete(["model", owner, id]);
-    await removeIfPresent(this.#file(id));
+    await removeIfPresent(this.#file(id, "json"));
+    await removeIfPresent(this.#file(id, "weights"));
   }
 }

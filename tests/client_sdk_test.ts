@@ -7,6 +7,7 @@ import { deepStrictEqual, ok, rejects, strictEqual, throws } from "node:assert/s
 import {
   Compilation,
   FuseCode,
+  Memory,
   type Model,
   NnapiError,
   NnClient,
@@ -412,5 +413,178 @@ Deno.test("SDK misuse fails locally with ordinary errors before any request", as
     unfinished.addOperand({ type: "TENSOR_FLOAT32", dimensions: [1] });
     await rejects(unfinished.finish(), /identifyInputsAndOutputs/);
     strictEqual(requests, 0);
+  });
+});
+
+const f32bytes = (values: number[]) => new Uint8Array(new Float32Array(values).buffer);
+
+Deno.test("memories are created from bytes or a size, read (whole or a range), written and deleted", async () => {
+  await withServer(async (server) => {
+    const client = new NnClient({ baseUrl: server.url });
+    const memory = await client.createMemory(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]));
+    ok(memory instanceof Memory);
+    strictEqual(typeof memory.id, "string");
+    strictEqual(memory.size, 8);
+    deepStrictEqual(await memory.read(), new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]));
+    deepStrictEqual(await memory.read({ offset: 2, length: 3 }), new Uint8Array([3, 4, 5]));
+    deepStrictEqual(await memory.read({ offset: 8, length: 0 }), new Uint8Array(0));
+    await memory.write(6, new Uint8Array([70, 80]));
+    deepStrictEqual(await memory.read(), new Uint8Array([1, 2, 3, 4, 5, 6, 70, 80]));
+
+    const zeros = await client.createMemory({ size: 16 });
+    strictEqual(zeros.size, 16);
+    deepStrictEqual(await zeros.read(), new Uint8Array(16));
+
+    await memory.delete();
+    await rejectsWithStatus(memory.read(), "NOT_FOUND", 404);
+    await rejectsWithStatus(memory.write(0, new Uint8Array([1])), "NOT_FOUND", 404);
+  });
+});
+
+Deno.test("memory regions outside the memory fail locally with RangeError", async () => {
+  await withServer(async (server) => {
+    let requests = 0;
+    const client = new NnClient({
+      baseUrl: server.url,
+      fetch: (input, init) => {
+        requests++;
+        return fetch(input, init);
+      },
+    });
+    const memory = await client.createMemory({ size: 8 });
+    const m = addConstantModel(client, new Float32Array([1, 2]), [2]);
+    const compilation = await client.compile(m);
+    requests = 0;
+    await rejects(memory.read({ offset: 4, length: 5 }), RangeError);
+    await rejects(memory.write(7, new Uint8Array(2)), RangeError);
+    await rejects(client.createMemory({ size: -1 }), RangeError);
+    const execution = compilation.execution();
+    throws(() => execution.setInputFromMemory(0, memory, 4, 8), RangeError);
+    throws(() => execution.setInputFromMemory(0, memory, -1, 4), RangeError);
+    throws(() => execution.setOutputFromMemory(0, memory, 0, 9), RangeError);
+    throws(() => execution.setInputFromMemory(1, memory, 0, 8), RangeError);
+    const model = client.model();
+    const weights = model.addOperand({ type: "TENSOR_FLOAT32", dimensions: [3] });
+    throws(() => model.setOperandValueFromMemory(weights, memory, 0, 8), /12 bytes/);
+    throws(() => model.setOperandValueFromMemory(weights, memory, 4, 12), RangeError);
+    strictEqual(requests, 0);
+  });
+});
+
+Deno.test("executions take inputs from memories and write outputs into them", async () => {
+  await withServer(async (server) => {
+    const client = new NnClient({ baseUrl: server.url });
+    const compilation = await client.compile(
+      addConstantModel(client, new Float32Array([10, 20, 30]), [3]),
+    );
+    const inputs = await client.createMemory(f32bytes([0, 1, 2, 3, 4, 5, 6]));
+    const outputs = await client.createMemory({ size: 20 });
+
+    const written = await compilation.execution()
+      .setInputFromMemory(0, inputs, 4, 12)
+      .setOutputFromMemory(0, outputs, 8, 12)
+      .compute();
+    deepStrictEqual(written.outputs, [{ dimensions: [3] }]);
+    deepStrictEqual(written.outputShapes, [{ dimensions: [3], isSufficient: true }]);
+    deepStrictEqual(
+      new Float32Array((await outputs.read({ offset: 8, length: 12 })).buffer),
+      new Float32Array([11, 22, 33]),
+    );
+    deepStrictEqual(
+      new Float32Array((await outputs.read()).buffer),
+      new Float32Array([0, 0, 11, 22, 33]),
+    );
+
+    // A memory input with an inline output; the memory is read at each compute.
+    await inputs.write(16, f32bytes([100, 200, 300]));
+    const inline = await compilation.execution().setInputFromMemory(0, inputs, 16, 12).compute();
+    deepStrictEqual(inline.outputs[0].data, new Float32Array([110, 220, 330]));
+
+    const request = compilation.execution()
+      .setInputFromMemory(0, inputs, 0, 12, { dimensions: [3] })
+      .setOutputFromMemory(0, outputs, 0, 12);
+    deepStrictEqual(request.toJSON().inputs, [
+      { memory: inputs.id, offset: 0, length: 12, dimensions: [3] },
+    ]);
+    deepStrictEqual(request.toJSON().outputs, [{ memory: outputs.id, offset: 0, length: 12 }]);
+  });
+});
+
+Deno.test("an output memory region too small is OUTPUT_INSUFFICIENT_SIZE; a deleted memory NOT_FOUND", async () => {
+  await withServer(async (server) => {
+    const client = new NnClient({ baseUrl: server.url });
+    const compilation = await client.compile(
+      addConstantModel(client, new Float32Array([1, 1, 1]), [3], [0]),
+    );
+    const inputs = await client.createMemory(f32bytes([1, 2, 3]));
+    const outputs = await client.createMemory({ size: 8 });
+    const error = await rejectsWithStatus(
+      compilation.execution()
+        .setInputFromMemory(0, inputs, 0, 12)
+        .setOutputFromMemory(0, outputs, 0, 8)
+        .compute(),
+      "OUTPUT_INSUFFICIENT_SIZE",
+      422,
+    );
+    deepStrictEqual(error.outputShapes, [{ dimensions: [3], isSufficient: false }]);
+    await inputs.delete();
+    await rejectsWithStatus(
+      compilation.execution().setInputFromMemory(0, inputs, 0, 12).compute(),
+      "NOT_FOUND",
+      404,
+    );
+  });
+});
+
+Deno.test("setOperandValueFromMemory makes a CONSTANT_REFERENCE into the model's pools", async () => {
+  await withServer(async (server) => {
+    const client = new NnClient({ baseUrl: server.url });
+    const weights = await client.createMemory(f32bytes([0, 0, 100, 200, 300, 400]));
+    const m = client.model();
+    const tensor = { type: "TENSOR_FLOAT32" as const, dimensions: [2] };
+    const a = m.addOperand(tensor);
+    const b = m.addOperand(tensor);
+    const c = m.addOperand(tensor);
+    const act = m.addOperand({ type: "INT32" });
+    const sum = m.addOperand(tensor);
+    const out = m.addOperand(tensor);
+    m.setOperandValueFromMemory(b, weights, 8, 8);
+    m.setOperandValueFromMemory(c, weights, 16, 8);
+    m.setOperandValue(act, FuseCode.NONE);
+    m.addOperation("ADD", [a, b, act], [sum]);
+    m.addOperation("ADD", [sum, c, act], [out]);
+    m.identifyInputsAndOutputs([a], [out]);
+    const json = m.toJSON();
+    deepStrictEqual(json.pools, [weights.id]);
+    deepStrictEqual(json.operands[b], {
+      type: "TENSOR_FLOAT32",
+      dimensions: [2],
+      scale: 0,
+      zeroPoint: 0,
+      lifetime: "CONSTANT_REFERENCE",
+      location: { poolIndex: 0, offset: 8, length: 8 },
+    });
+    deepStrictEqual(json.operands[c].location, { poolIndex: 0, offset: 16, length: 8 });
+    strictEqual(json.operands[c].value, undefined);
+
+    await m.finish();
+    // The service copied the constants: changing or deleting the memory leaves the model.
+    await weights.write(8, f32bytes([-1, -1, -1, -1]));
+    await weights.delete();
+    const compilation = await client.compile(m);
+    const { outputs } = await compilation.compute([[1, 2]]);
+    deepStrictEqual(outputs[0].data, new Float32Array([401, 602]));
+
+    // A model referencing a deleted memory cannot be registered.
+    const again = client.model();
+    const x = again.addOperand(tensor);
+    const w = again.addOperand(tensor);
+    const act2 = again.addOperand({ type: "INT32" });
+    const y = again.addOperand(tensor);
+    again.setOperandValueFromMemory(w, weights, 8, 8);
+    again.setOperandValue(act2, FuseCode.NONE);
+    again.addOperation("ADD", [x, w, act2], [y]);
+    again.identifyInputsAndOutputs([x], [y]);
+    await rejectsWithStatus(again.finish(), "NOT_FOUND", 404);
   });
 });

@@ -5,18 +5,11 @@
  * (output quantization = input quantization; integer mean rounded half up).
  */
 import { averagePoolFloat, averagePoolQuantized } from "../../kernels/pool_2d.ts";
-import type { Tensor } from "../tensor.ts";
+import { poolOperation } from "./common/pooling.ts";
 import type { OperationDefinition } from "./operation.ts";
-import { executePool, preparePool, validatePool } from "./padding.ts";
 
 /** AVERAGE_POOL_2D definition. */
-export const averagePool2d: OperationDefinition = {
-  type: "AVERAGE_POOL_2D",
-  validate: (signature) =>
-    validatePool(signature, ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"]),
-  prepare: preparePool,
-  execute(inputs: readonly Tensor[], outputs: readonly Tensor[]) {
-    const quantized = inputs[0].type === "TENSOR_QUANT8_ASYMM";
-    executePool(inputs, outputs, quantized ? averagePoolQuantized : averagePoolFloat);
-  },
-};
+export const averagePool2d: OperationDefinition = poolOperation("AVERAGE_POOL_2D", {
+  inputTypes: ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"],
+  kernel: (type) => type === "TENSOR_QUANT8_ASYMM" ? averagePoolQuantized : averagePoolFloat,
+});

@@ -7,6 +7,7 @@
  */
 import { concatenate, requantizeUint8 } from "../../kernels/shape_concatenation.ts";
 import type { HalVersion, OperandType } from "../types.ts";
+import { checkInputType } from "./common/operand_types.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { check, checkTypes, scalarOf, scalarValue } from "./operation.ts";
 
@@ -19,10 +20,11 @@ export const concatenation: OperationDefinition = {
     check(count >= 2, `expected at least 2 inputs, got ${count}`);
     check(signature.outputs.length === 1, `expected 1 output, got ${signature.outputs.length}`);
     const type = signature.inputs[0].type;
-    check(
-      type === "TENSOR_FLOAT32" || type === "TENSOR_QUANT8_ASYMM" || type === "TENSOR_FLOAT16",
-      `input 0 (operand ${signature.inputs[0].index}) has unsupported type ${type}`,
-    );
+    checkInputType(signature.inputs[0], 0, [
+      "TENSOR_FLOAT32",
+      "TENSOR_QUANT8_ASYMM",
+      "TENSOR_FLOAT16",
+    ]);
     const expected: OperandType[] = new Array<OperandType>(count - 1).fill(type);
     expected.push("INT32");
     checkTypes(signature, expected, [type]);

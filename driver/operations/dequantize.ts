@@ -5,10 +5,11 @@
 import {
   dequantize as dequantizeKernel,
   dequantizePerChannel,
-  float32Scratch,
-  type FloatData,
-  storeFloat32,
 } from "../../kernels/elementwise_unary.ts";
+import { type FloatData, withFloat32Outputs } from "../../kernels/typed_arrays.ts";
+import type { OperandType } from "../types.ts";
+import { checkInputType } from "./common/operand_types.ts";
+import { prepareElementwise } from "./common/unary.ts";
 import {
   check,
   checkArity,
@@ -17,7 +18,7 @@ import {
   OperationError,
 } from "./operation.ts";
 
-const QUANTIZED_INPUTS = [
+const QUANTIZED_INPUTS: readonly OperandType[] = [
   "TENSOR_QUANT8_ASYMM",
   "TENSOR_QUANT8_SYMM",
   "TENSOR_QUANT8_SYMM_PER_CHANNEL",
@@ -30,10 +31,7 @@ export const dequantize: OperationDefinition = {
     checkArity(signature, [1], 1);
     const input = signature.inputs[0];
     const output = signature.outputs[0];
-    check(
-      QUANTIZED_INPUTS.includes(input.type),
-      `input 0 (operand ${input.index}) has unsupported type ${input.type}`,
-    );
+    checkInputType(input, 0, QUANTIZED_INPUTS);
     check(
       output.type === "TENSOR_FLOAT32" || output.type === "TENSOR_FLOAT16",
       `output 0 (operand ${output.index}) has unsupported type ${output.type}`,
@@ -43,30 +41,30 @@ export const dequantize: OperationDefinition = {
       ? "V1_0"
       : "V1_2";
   },
-  prepare(inputs) {
-    const shape = inputs[0].shape;
-    check(shape.length <= 4, `input 0 has rank ${shape.length}, expected at most 4`);
-    return [[...shape]];
-  },
+  prepare: prepareElementwise,
   execute(inputs, outputs) {
     const input = inputs[0];
     const output = outputs[0];
     if (output.data!.length === 0) return;
-    const out = output.data as FloatData;
-    const result = float32Scratch(out);
-    if (input.type === "TENSOR_QUANT8_SYMM_PER_CHANNEL") {
-      const channelQuant = input.channelQuant;
-      if (!channelQuant) throw new OperationError("input 0 has no per-channel quantization");
-      dequantizePerChannel(
-        input.data as Int8Array,
-        input.shape,
-        channelQuant.channelDim,
-        channelQuant.scales,
-        result,
-      );
-    } else {
-      dequantizeKernel(input.data as Uint8Array | Int8Array, input.scale, input.zeroPoint, result);
-    }
-    storeFloat32(out, result);
+    withFloat32Outputs([output.data as FloatData], ([result]) => {
+      if (input.type === "TENSOR_QUANT8_SYMM_PER_CHANNEL") {
+        const channelQuant = input.channelQuant;
+        if (!channelQuant) throw new OperationError("input 0 has no per-channel quantization");
+        dequantizePerChannel(
+          input.data as Int8Array,
+          input.shape,
+          channelQuant.channelDim,
+          channelQuant.scales,
+          result,
+        );
+      } else {
+        dequantizeKernel(
+          input.data as Uint8Array | Int8Array,
+          input.scale,
+          input.zeroPoint,
+          result,
+        );
+      }
+    });
   },
 };

@@ -6,6 +6,8 @@
  */
 import type { OperandType } from "../types.ts";
 import { embeddingLookup as embeddingKernel } from "../../kernels/lookup_tables.ts";
+import { checkSameQuantization } from "./common/quantization.ts";
+import { checkInputType } from "./common/operand_types.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { check, checkArity, checkRank, checkTypes, OperationError } from "./operation.ts";
 
@@ -25,21 +27,13 @@ export const embeddingLookup: OperationDefinition = {
   validate(signature) {
     checkArity(signature, [2], 1);
     const values = signature.inputs[VALUES];
-    check(
-      VALUE_TYPES.includes(values.type),
-      `input ${VALUES} (operand ${values.index}) has unsupported type ${values.type}`,
-    );
+    checkInputType(values, VALUES, VALUE_TYPES);
     checkTypes(signature, ["TENSOR_INT32", values.type], [values.type]);
     checkRank(signature.inputs[LOOKUPS], `input ${LOOKUPS}`, (r) => r === 1, "1");
     checkRank(values, `input ${VALUES}`, (r) => r >= 2, "at least 2");
     const output = signature.outputs[0];
     checkRank(output, "output 0", (r) => r >= 2, "at least 2");
-    if (values.type === "TENSOR_QUANT8_ASYMM") {
-      check(
-        output.scale === values.scale && output.zeroPoint === values.zeroPoint,
-        `output 0 (operand ${output.index}) must have the scale and zero point of input ${VALUES}`,
-      );
-    }
+    if (values.type === "TENSOR_QUANT8_ASYMM") checkSameQuantization(values, output, VALUES);
     return "V1_0";
   },
 

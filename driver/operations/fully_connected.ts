@@ -5,15 +5,15 @@
  * Types: float32, float16 (HAL 1.2) or quant8 asymm with an int32 bias (Android 10
  * `fully_connected::validate` / `prepare`).
  */
-import { biasScaleMatches, quantizedOutputStage } from "../../kernels/conv_common.ts";
 import {
   fullyConnectedFloat,
   type FullyConnectedGeometry,
   fullyConnectedQuantized,
 } from "../../kernels/fc_fully_connected.ts";
-import { activationRangeFloat, activationRangeQuantized } from "../../kernels/fixed_point.ts";
+import { activationRangeFloat } from "../../kernels/fixed_point.ts";
 import { elementCount, type Tensor, type TensorInfo } from "../tensor.ts";
 import type { HalVersion, OperandType } from "../types.ts";
+import { checkInputType } from "./common/operand_types.ts";
 import {
   check,
   checkArity,
@@ -25,7 +25,8 @@ import {
   scalarOf,
   scalarValue,
 } from "./operation.ts";
-import { checkActivation } from "./padding.ts";
+import { checkBiasScale, convolutionOutputStage } from "./common/quantization.ts";
+import { checkFusedActivation } from "./common/scalars.ts";
 
 const SUPPORTED_INPUTS: readonly OperandType[] = [
   "TENSOR_FLOAT32",
@@ -37,10 +38,7 @@ const SUPPORTED_INPUTS: readonly OperandType[] = [
 function validate(signature: OperationSignature): HalVersion {
   checkArity(signature, [4], 1);
   const [input, weights, bias] = signature.inputs;
-  check(
-    SUPPORTED_INPUTS.includes(input.type),
-    `input 0 (operand ${input.index}) has unsupported type ${input.type}`,
-  );
+  checkInputType(input, 0, SUPPORTED_INPUTS);
   const quantized = input.type === "TENSOR_QUANT8_ASYMM";
   checkTypes(
     signature,
@@ -51,16 +49,8 @@ function validate(signature: OperationSignature): HalVersion {
   checkRank(weights, "input 1 (weights)", (r) => r === 2, "2");
   checkRank(bias, "input 2 (bias)", (r) => r === 1, "1");
   if (input.type === "TENSOR_FLOAT16") return "V1_2";
-  if (quantized) {
-    check(
-      biasScaleMatches(input.scale, weights.scale, bias.scale),
-      `input 2 (operand ${bias.index}) has scale ${bias.scale}, expected input scale x ` +
-        `weights scale = ${Math.fround(input.scale * weights.scale)}`,
-    );
-    // Before HAL 1.2, NNAPI required outputScale > inputScale * weightsScale.
-    const output = signature.outputs[0];
-    if (!(output.scale > Math.fround(input.scale * weights.scale))) return "V1_2";
-  }
+  // Before HAL 1.2, NNAPI required outputScale > inputScale * weightsScale.
+  if (quantized && !checkBiasScale(signature, "weights")) return "V1_2";
   return "V1_0";
 }
 
@@ -94,7 +84,7 @@ function prepare(inputs: readonly PrepareInput[], _outputs: readonly TensorInfo[
   const g = geometryOf(input.shape, weights.shape, bias.shape);
   // The activation does not affect the shape: check it now only if it is already known.
   if (activation.value !== undefined) {
-    checkActivation(scalarValue(activation, "input 3 (activation)"), "input 3 (activation)");
+    checkFusedActivation(scalarValue(activation, "input 3 (activation)"), "input 3 (activation)");
   }
   return [[g.batches, g.units]];
 }
@@ -106,18 +96,9 @@ function execute(inputs: readonly Tensor[], outputs: readonly Tensor[]): void {
   if (elementCount(output.shape) === 0) return;
   const g = geometryOf(input.shape, weights.shape, bias.shape);
   const activation = scalarOf(activationInput);
-  checkActivation(activation, "input 3 (activation)");
+  checkFusedActivation(activation, "input 3 (activation)");
   if (input.type === "TENSOR_QUANT8_ASYMM") {
-    const stage = quantizedOutputStage(
-      g.units,
-      input.scale,
-      input.zeroPoint,
-      [weights.scale],
-      weights.zeroPoint,
-      output.scale,
-      output.zeroPoint,
-      activationRangeQuantized(activation, output.scale, output.zeroPoint),
-    );
+    const stage = convolutionOutputStage({ input, filter: weights, output }, g.units, activation);
     fullyConnectedQuantized(g, input.data!, weights.data!, bias.data!, stage, output.data!);
   } else {
     const range = activationRangeFloat(activation);

@@ -7,6 +7,8 @@
  */
 import type { OperandType } from "../types.ts";
 import { hashtableLookup as hashtableKernel } from "../../kernels/lookup_tables.ts";
+import { checkSameQuantization } from "./common/quantization.ts";
+import { checkInputType } from "./common/operand_types.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { check, checkArity, checkRank, checkTypes } from "./operation.ts";
 
@@ -27,10 +29,7 @@ export const hashtableLookup: OperationDefinition = {
   validate(signature) {
     checkArity(signature, [3], 2);
     const values = signature.inputs[VALUES];
-    check(
-      VALUE_TYPES.includes(values.type),
-      `input ${VALUES} (operand ${values.index}) has unsupported type ${values.type}`,
-    );
+    checkInputType(values, VALUES, VALUE_TYPES);
     checkTypes(
       signature,
       ["TENSOR_INT32", "TENSOR_INT32", values.type],
@@ -41,12 +40,7 @@ export const hashtableLookup: OperationDefinition = {
     checkRank(values, `input ${VALUES}`, (r) => r >= 1, "at least 1");
     const [output, hits] = signature.outputs;
     checkRank(hits, "output 1", (r) => r === 1, "1");
-    if (values.type === "TENSOR_QUANT8_ASYMM") {
-      check(
-        output.scale === values.scale && output.zeroPoint === values.zeroPoint,
-        `output 0 (operand ${output.index}) must have the scale and zero point of input ${VALUES}`,
-      );
-    }
+    if (values.type === "TENSOR_QUANT8_ASYMM") checkSameQuantization(values, output, VALUES);
     check(
       hits.scale === 1 && hits.zeroPoint === 0,
       `output 1 (operand ${hits.index}) (hits) must have scale 1 and zero point 0`,

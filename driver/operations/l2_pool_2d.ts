@@ -5,16 +5,11 @@
  * (HAL 1.2); no quantized form.
  */
 import { l2PoolFloat } from "../../kernels/pool_2d.ts";
-import type { Tensor } from "../tensor.ts";
+import { poolOperation } from "./common/pooling.ts";
 import type { OperationDefinition } from "./operation.ts";
-import { executePool, preparePool, validatePool } from "./padding.ts";
 
 /** L2_POOL_2D definition. */
-export const l2Pool2d: OperationDefinition = {
-  type: "L2_POOL_2D",
-  validate: (signature) => validatePool(signature, ["TENSOR_FLOAT32", "TENSOR_FLOAT16"]),
-  prepare: preparePool,
-  execute(inputs: readonly Tensor[], outputs: readonly Tensor[]) {
-    executePool(inputs, outputs, l2PoolFloat);
-  },
-};
+export const l2Pool2d: OperationDefinition = poolOperation("L2_POOL_2D", {
+  inputTypes: ["TENSOR_FLOAT32", "TENSOR_FLOAT16"],
+  kernel: () => l2PoolFloat,
+});

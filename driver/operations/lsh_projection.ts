@@ -14,6 +14,8 @@ import {
   LSH_SPARSE_DEPRECATED,
   lshProjection as lshKernel,
 } from "../../kernels/hash_lsh_projection.ts";
+import { knownScalar } from "./common/scalars.ts";
+import { checkInputType } from "./common/operand_types.ts";
 import type { OperationDefinition, PrepareInput } from "./operation.ts";
 import {
   check,
@@ -44,11 +46,12 @@ export const lshProjection: OperationDefinition = {
   validate(signature) {
     checkArity(signature, [4], 1);
     const inputType = signature.inputs[INPUT].type;
-    check(
-      inputType === "TENSOR_FLOAT16" || inputType === "TENSOR_FLOAT32" ||
-        inputType === "TENSOR_INT32" || inputType === "TENSOR_QUANT8_ASYMM",
-      `input ${INPUT} (operand ${signature.inputs[INPUT].index}) has unsupported type ${inputType}`,
-    );
+    checkInputType(signature.inputs[INPUT], INPUT, [
+      "TENSOR_FLOAT16",
+      "TENSOR_FLOAT32",
+      "TENSOR_INT32",
+      "TENSOR_QUANT8_ASYMM",
+    ]);
     const hashType = signature.inputs[HASH].type;
     check(
       hashType === "TENSOR_FLOAT32" || hashType === "TENSOR_FLOAT16",
@@ -60,8 +63,7 @@ export const lshProjection: OperationDefinition = {
     checkRank(signature.inputs[HASH], `input ${HASH}`, (r) => r === 2, "2");
     checkRank(signature.inputs[INPUT], `input ${INPUT}`, (r) => r >= 1, "at least 1");
     checkRank(signature.outputs[0], "output 0", (r) => r === 1, "1");
-    const typeValue = signature.inputs[TYPE].value;
-    const projection = typeValue ? Number(typeValue[0]) : undefined;
+    const projection = knownScalar(signature.inputs[TYPE]);
     check(
       projection === undefined || projection === LSH_SPARSE_DEPRECATED ||
         projection === LSH_DENSE || projection === LSH_SPARSE,

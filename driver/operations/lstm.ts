@@ -4,26 +4,30 @@
  * follow Android 10 `LSTMCell::Prepare` / `CheckInputTensorDimensions`; optional operands are
  * absent when omitted (no value) or empty.
  */
+import { lstmStep, type LstmWeights } from "../../kernels/recurrent_lstm.ts";
 import type { OperandType } from "../types.ts";
-import type { Tensor } from "../tensor.ts";
+import { floatScalarType } from "./common/operand_types.ts";
+import {
+  activationOf,
+  checkInputRanks,
+  checkKnownActivation,
+  float32Of,
+  isPresent,
+  optionalFloat32Of,
+  rankedShape,
+  recurrentTensorType,
+  recurrentVersion,
+  withFloat32OutputTensors,
+} from "./common/recurrent.ts";
+import { knownScalar } from "./common/scalars.ts";
 import {
   check,
   checkArity,
-  checkRank,
   checkTypes,
   type OperationDefinition,
-  OperationError,
   type PrepareInput,
   scalarOf,
-  ValueNotYetKnown,
 } from "./operation.ts";
-import {
-  type FloatData,
-  isSupportedActivation,
-  toFloat32,
-  withFloat32Outputs,
-} from "../../kernels/recurrent_common.ts";
-import { lstmStep, type LstmWeights } from "../../kernels/recurrent_lstm.ts";
 
 /** Input positions. */
 const IN = {
@@ -103,7 +107,7 @@ const NAMES = [
 ];
 
 /** Ranks of the non-optional tensor inputs. */
-const REQUIRED_RANKS: readonly [number, number][] = [
+const REQUIRED_RANKS: readonly (readonly [number, number])[] = [
   [IN.input, 2],
   [IN.inputToForget, 2],
   [IN.inputToCell, 2],
@@ -118,12 +122,6 @@ const REQUIRED_RANKS: readonly [number, number][] = [
   [IN.cellStateIn, 2],
 ];
 
-/** Whether an optional input is present; unknown before execution for model inputs. */
-function present(input: PrepareInput): boolean {
-  if (input.value === undefined) throw new ValueNotYetKnown();
-  return input.value !== null && input.value.length > 0;
-}
-
 /** Checks a present input's shape against the expected dims. */
 function checkShape(inputs: readonly PrepareInput[], index: number, expected: number[]): void {
   const shape = inputs[index].shape;
@@ -135,16 +133,6 @@ function checkShape(inputs: readonly PrepareInput[], index: number, expected: nu
   );
 }
 
-/** A scalar parameter when its value is known already, else undefined. */
-function knownScalar(input: PrepareInput): number | undefined {
-  return input.value ? Number(input.value[0]) : undefined;
-}
-
-function floatData(tensor: Tensor): FloatData | null {
-  const data = tensor.data as FloatData | null;
-  return data === null || data.length === 0 ? null : data;
-}
-
 /** The LSTM operation. */
 export const lstm: OperationDefinition = {
   type: "LSTM",
@@ -152,12 +140,8 @@ export const lstm: OperationDefinition = {
 
   validate(signature) {
     checkArity(signature, [23, 27], 4);
-    const inputType = signature.inputs[IN.input].type;
-    check(
-      inputType === "TENSOR_FLOAT32" || inputType === "TENSOR_FLOAT16",
-      `input 0 (operand ${signature.inputs[0].index}) has unsupported type ${inputType}`,
-    );
-    const scalarFloat: OperandType = inputType === "TENSOR_FLOAT32" ? "FLOAT32" : "FLOAT16";
+    const inputType = recurrentTensorType(signature);
+    const scalarFloat = floatScalarType(inputType);
     const expected: OperandType[] = [
       ...Array<OperandType>(20).fill(inputType),
       "INT32",
@@ -166,22 +150,12 @@ export const lstm: OperationDefinition = {
     ];
     if (signature.inputs.length === 27) expected.push(...Array<OperandType>(4).fill(inputType));
     checkTypes(signature, expected, Array<OperandType>(4).fill(inputType));
-    for (const [index, rank] of REQUIRED_RANKS) {
-      checkRank(
-        signature.inputs[index],
-        `${NAMES[index]} (input ${index})`,
-        (r) => r === rank,
-        `${rank}`,
-      );
-    }
-    return inputType === "TENSOR_FLOAT16" || signature.inputs.length === 27 ? "V1_2" : "V1_0";
+    checkInputRanks(signature, NAMES, REQUIRED_RANKS);
+    return signature.inputs.length === 27 ? "V1_2" : recurrentVersion(inputType);
   },
 
   prepare(inputs) {
-    const activation = knownScalar(inputs[IN.activation]);
-    if (activation !== undefined) {
-      check(isSupportedActivation(activation), `unsupported activation ${activation} (input 20)`);
-    }
+    checkKnownActivation(inputs, IN.activation);
     const cellClip = knownScalar(inputs[IN.cellClip]);
     if (cellClip !== undefined) {
       check(cellClip >= 0, `cell_clip (input 21) is negative: ${cellClip}`);
@@ -192,18 +166,13 @@ export const lstm: OperationDefinition = {
     }
 
     const has = new Map<number, boolean>();
-    for (const index of OPTIONAL) has.set(index, index < inputs.length && present(inputs[index]));
+    for (const index of OPTIONAL) has.set(index, index < inputs.length && isPresent(inputs[index]));
     const is = (index: number) => has.get(index)!;
 
-    const inputShape = inputs[IN.input].shape;
-    check(inputShape.length === 2, `input (input 0) has rank ${inputShape.length}, expected 2`);
-    const [nBatch, nInput] = inputShape;
-    const outputWeights = inputs[IN.inputToOutput].shape;
-    check(outputWeights.length === 2, "input_to_output_weights (input 4) must have rank 2");
-    const nCell = outputWeights[0];
-    const recurrentOutput = inputs[IN.recurrentToOutput].shape;
-    check(recurrentOutput.length === 2, "recurrent_to_output_weights (input 8) must have rank 2");
-    const nOutput = recurrentOutput[1];
+    const matrix = (index: number) => rankedShape(inputs, index, { name: NAMES[index], rank: 2 });
+    const [nBatch, nInput] = matrix(IN.input);
+    const nCell = matrix(IN.inputToOutput)[0];
+    const nOutput = matrix(IN.recurrentToOutput)[1];
 
     const cellByInput = [nCell, nInput];
     const cellByOutput = [nCell, nOutput];
@@ -277,15 +246,9 @@ export const lstm: OperationDefinition = {
   },
 
   execute(inputs, outputs) {
-    const activation = scalarOf(inputs[IN.activation]);
-    if (!isSupportedActivation(activation)) {
-      throw new OperationError(`unsupported activation ${activation} (input 20)`);
-    }
-    const optional = (index: number) => {
-      const data = index < inputs.length ? floatData(inputs[index]) : null;
-      return data === null ? null : toFloat32(data);
-    };
-    const required = (index: number) => toFloat32(inputs[index].data as FloatData);
+    const activation = activationOf(inputs, IN.activation);
+    const optional = (index: number) => optionalFloat32Of(inputs[index]);
+    const required = (index: number) => float32Of(inputs[index]);
     const weights: LstmWeights = {
       inputToInput: optional(IN.inputToInput),
       inputToForget: required(IN.inputToForget),
@@ -324,8 +287,8 @@ export const lstm: OperationDefinition = {
       outputStateIn: required(IN.outputStateIn),
       cellStateIn: required(IN.cellStateIn),
     };
-    withFloat32Outputs(
-      outputs.map((o) => o.data as FloatData),
+    withFloat32OutputTensors(
+      outputs,
       ([scratch, outputStateOut, cellStateOut, output]) =>
         lstmStep(weights, config, stepInputs, { scratch, outputStateOut, cellStateOut, output }),
     );

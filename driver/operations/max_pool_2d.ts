@@ -5,17 +5,11 @@
  * (output quantization = input quantization).
  */
 import { maxPool } from "../../kernels/pool_2d.ts";
-import type { Tensor } from "../tensor.ts";
+import { poolOperation } from "./common/pooling.ts";
 import type { OperationDefinition } from "./operation.ts";
-import { executePool, preparePool, validatePool } from "./padding.ts";
 
 /** MAX_POOL_2D definition. */
-export const maxPool2d: OperationDefinition = {
-  type: "MAX_POOL_2D",
-  validate: (signature) =>
-    validatePool(signature, ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"]),
-  prepare: preparePool,
-  execute(inputs: readonly Tensor[], outputs: readonly Tensor[]) {
-    executePool(inputs, outputs, maxPool);
-  },
-};
+export const maxPool2d: OperationDefinition = poolOperation("MAX_POOL_2D", {
+  inputTypes: ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"],
+  kernel: () => maxPool,
+});

@@ -1,6 +1,6 @@
 /** MUL: a * b with numpy-style broadcasting and a fused activation. */
 import { mulFloat32, mulQuant8, mulQuant8Params } from "../../kernels/elementwise_binary.ts";
-import { binaryOperation } from "./add.ts";
+import { binaryOperation } from "./common/binary.ts";
 import type { OperationDefinition } from "./operation.ts";
 
 /** MUL; quant8 needs output_scale > input1_scale * input2_scale (one multiplier below 1). */

@@ -1,7 +1,7 @@
 /** RELU1: min(1, max(-1, x)). */
 import { clampFloat32 } from "../../kernels/activation_functions.ts";
+import { clampQuant8Form, unaryOperation } from "./common/unary.ts";
 import type { OperationDefinition } from "./operation.ts";
-import { clampQuant8Form, unaryOperation } from "./relu.ts";
 
 /** RELU1: clamps to [-1, 1]; quant8 bounds are -1 and 1 quantized with the input's scale. */
 export const relu1: OperationDefinition = unaryOperation({

@@ -1,7 +1,7 @@
 /** RELU6: min(6, max(0, x)). */
 import { clampFloat32 } from "../../kernels/activation_functions.ts";
+import { clampQuant8Form, unaryOperation } from "./common/unary.ts";
 import type { OperationDefinition } from "./operation.ts";
-import { clampQuant8Form, unaryOperation } from "./relu.ts";
 
 /** RELU6: clamps to [0, 6]; quant8 bounds are 0 and 6 quantized with the input's scale. */
 export const relu6: OperationDefinition = unaryOperation({

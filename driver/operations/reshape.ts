@@ -5,6 +5,8 @@
  * count. The shape may be a model input, so the output shape may be known only at execution.
  */
 import { elementCount } from "../tensor.ts";
+import { checkSameQuantization } from "./common/quantization.ts";
+import { checkInputType } from "./common/operand_types.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { check, checkArity, checkRank, checkTypes, tensorValue } from "./operation.ts";
 
@@ -54,19 +56,11 @@ export const reshape: OperationDefinition = {
   validate(signature) {
     checkArity(signature, [2], 1);
     const input = signature.inputs[INPUT];
-    check(
-      input.type === "TENSOR_FLOAT32" || input.type === "TENSOR_QUANT8_ASYMM" ||
-        input.type === "TENSOR_FLOAT16",
-      `input ${INPUT} (operand ${input.index}) has unsupported type ${input.type}`,
-    );
+    checkInputType(input, INPUT, ["TENSOR_FLOAT32", "TENSOR_QUANT8_ASYMM", "TENSOR_FLOAT16"]);
     checkTypes(signature, [input.type, "TENSOR_INT32"], [input.type]);
     checkRank(signature.inputs[SHAPE], `input ${SHAPE}`, (r) => r === 1, "1");
-    const output = signature.outputs[0];
     if (input.type === "TENSOR_QUANT8_ASYMM") {
-      check(
-        output.scale === input.scale && output.zeroPoint === input.zeroPoint,
-        `output 0 (operand ${output.index}) must have the scale and zero point of input ${INPUT}`,
-      );
+      checkSameQuantization(input, signature.outputs[0], INPUT);
     }
     return input.type === "TENSOR_FLOAT16" ? "V1_2" : "V1_0";
   },

@@ -7,8 +7,10 @@
  */
 import { resizeBilinear as resizeKernel } from "../../kernels/resize_bilinear.ts";
 import type { Tensor } from "../tensor.ts";
-import { imageDims } from "./depth_to_space.ts";
 import type { HalVersion, OperandType } from "../types.ts";
+import { imageDims, imageShape } from "./common/layout.ts";
+import { checkSameQuantization } from "./common/quantization.ts";
+import { checkInputType, floatScalarType } from "./common/operand_types.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { check, checkRank, checkTypes, scalarOf, scalarValue } from "./operation.ts";
 
@@ -32,15 +34,11 @@ export const resizeBilinear: OperationDefinition = {
     check(signature.outputs.length === 1, `expected 1 output, got ${signature.outputs.length}`);
     const input = signature.inputs[INPUT];
     const scalarType = signature.inputs[HEIGHT].type;
-    check(
-      input.type === "TENSOR_FLOAT32" || input.type === "TENSOR_FLOAT16" ||
-        input.type === "TENSOR_QUANT8_ASYMM",
-      `input ${INPUT} (operand ${input.index}) has unsupported type ${input.type}`,
-    );
+    checkInputType(input, INPUT, ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"]);
     let version: HalVersion = input.type === "TENSOR_FLOAT32" ? "V1_0" : "V1_2";
     if (scalarType !== "INT32") {
       version = "V1_2";
-      const scaleType = input.type === "TENSOR_FLOAT16" ? "FLOAT16" : "FLOAT32";
+      const scaleType = floatScalarType(input.type);
       check(
         scalarType === scaleType,
         `input ${HEIGHT} (operand ${
@@ -57,12 +55,7 @@ export const resizeBilinear: OperationDefinition = {
     checkRank(input, `input ${INPUT}`, (r) => r === 4, "4");
     const output = signature.outputs[0];
     checkRank(output, "output 0", (r) => r === 4, "4");
-    if (input.type === "TENSOR_QUANT8_ASYMM") {
-      check(
-        output.scale === input.scale && output.zeroPoint === input.zeroPoint,
-        `output 0 (operand ${output.index}) must have the scale and zero point of input ${INPUT}`,
-      );
-    }
+    if (input.type === "TENSOR_QUANT8_ASYMM") checkSameQuantization(input, output, INPUT);
     return version;
   },
 
@@ -79,9 +72,7 @@ export const resizeBilinear: OperationDefinition = {
     const height = outputExtent(type, scalarValue(inputs[HEIGHT], "height (input 2)"), dims.height);
     const width = outputExtent(type, scalarValue(inputs[WIDTH], "width (input 1)"), dims.width);
     check(height > 0 && width > 0, `output height ${height} and width ${width} must be positive`);
-    return [
-      nchw ? [dims.batches, dims.depth, height, width] : [dims.batches, height, width, dims.depth],
-    ];
+    return [imageShape({ ...dims, height, width }, nchw)];
   },
 
   execute(inputs: readonly Tensor[], outputs: readonly Tensor[]) {

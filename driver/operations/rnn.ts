@@ -5,35 +5,26 @@
  * [batch, num_units], activation. Outputs: hidden_state_out and output, both
  * [batch, num_units] and equal. Checks follow Android 10 `RNN::Prepare`.
  */
-import type { OperandType } from "../types.ts";
-import {
-  check,
-  checkArity,
-  checkRank,
-  checkTypes,
-  type OperationDefinition,
-  OperationError,
-  type PrepareInput,
-  scalarOf,
-} from "./operation.ts";
-import {
-  type FloatData,
-  isSupportedActivation,
-  toFloat32,
-  withFloat32Outputs,
-} from "../../kernels/recurrent_common.ts";
 import { rnnStep } from "../../kernels/recurrent_rnn.ts";
+import {
+  activationOf,
+  checkInputRanks,
+  checkKnownActivation,
+  float32Of,
+  rankedShape,
+  recurrentTensorType,
+  recurrentVersion,
+  withFloat32OutputTensors,
+} from "./common/recurrent.ts";
+import type { PrepareInput } from "./operation.ts";
+import { check, checkArity, checkTypes, type OperationDefinition } from "./operation.ts";
 
 const NAMES = ["input", "weights", "recurrent_weights", "bias", "hidden_state_in", "activation"];
-const RANKS = [2, 2, 2, 1, 2];
+const RANKS = [[0, 2], [1, 2], [2, 2], [3, 1], [4, 2]] as const;
+const ACTIVATION = 5;
 
 function dims(inputs: readonly PrepareInput[], index: number): readonly number[] {
-  const shape = inputs[index].shape;
-  check(
-    shape.length === RANKS[index],
-    `${NAMES[index]} (input ${index}) has rank ${shape.length}, expected ${RANKS[index]}`,
-  );
-  return shape;
+  return rankedShape(inputs, index, { name: NAMES[index], rank: RANKS[index][1] });
 }
 
 /** The RNN operation. */
@@ -42,28 +33,14 @@ export const rnn: OperationDefinition = {
 
   validate(signature) {
     checkArity(signature, [6], 2);
-    const inputType = signature.inputs[0].type;
-    check(
-      inputType === "TENSOR_FLOAT32" || inputType === "TENSOR_FLOAT16",
-      `input 0 (operand ${signature.inputs[0].index}) has unsupported type ${inputType}`,
-    );
-    checkTypes(
-      signature,
-      [inputType, inputType, inputType, inputType, inputType, "INT32"],
-      [inputType, inputType] as OperandType[],
-    );
-    RANKS.forEach((rank, i) => {
-      checkRank(signature.inputs[i], `${NAMES[i]} (input ${i})`, (r) => r === rank, `${rank}`);
-    });
-    return inputType === "TENSOR_FLOAT16" ? "V1_2" : "V1_0";
+    const t = recurrentTensorType(signature);
+    checkTypes(signature, [t, t, t, t, t, "INT32"], [t, t]);
+    checkInputRanks(signature, NAMES, RANKS);
+    return recurrentVersion(t);
   },
 
   prepare(inputs) {
-    const activation = inputs[5].value;
-    if (activation) {
-      const code = Number(activation[0]);
-      check(isSupportedActivation(code), `unsupported activation ${code} (input 5)`);
-    }
+    checkKnownActivation(inputs, ACTIVATION);
     const [batch, inputSize] = dims(inputs, 0);
     const [numUnits, weightsInputSize] = dims(inputs, 1);
     const recurrent = dims(inputs, 2);
@@ -86,28 +63,21 @@ export const rnn: OperationDefinition = {
   },
 
   execute(inputs, outputs) {
-    const activation = scalarOf(inputs[5]);
-    if (!isSupportedActivation(activation)) {
-      throw new OperationError(`unsupported activation ${activation} (input 5)`);
-    }
-    const f32 = (i: number) => toFloat32(inputs[i].data as FloatData);
+    const activation = activationOf(inputs, ACTIVATION);
     const [batch, inputSize] = inputs[0].shape;
-    withFloat32Outputs(
-      outputs.map((o) => o.data as FloatData),
-      ([hiddenStateOut, output]) =>
-        rnnStep({
-          input: f32(0),
-          weights: f32(1),
-          recurrentWeights: f32(2),
-          bias: f32(3),
-          hiddenStateIn: f32(4),
-          activation,
-          batch,
-          inputSize,
-          numUnits: inputs[1].shape[0],
-          output,
-          hiddenStateOut,
-        }),
-    );
+    withFloat32OutputTensors(outputs, ([hiddenStateOut, output]) =>
+      rnnStep({
+        input: float32Of(inputs[0]),
+        weights: float32Of(inputs[1]),
+        recurrentWeights: float32Of(inputs[2]),
+        bias: float32Of(inputs[3]),
+        hiddenStateIn: float32Of(inputs[4]),
+        activation,
+        batch,
+        inputSize,
+        numUnits: inputs[1].shape[0],
+        output,
+        hiddenStateOut,
+      }));
   },
 };

@@ -6,15 +6,13 @@
  * [b, h/s, w/s, d*s^2] in the input's layout, with the input's quantization.
  */
 import { spaceToDepth as spaceToDepthKernel } from "../../kernels/shape_depth_space.ts";
+import { imageShape } from "./common/layout.ts";
 import {
   blockParameters,
-  imageDims,
-  isNchw,
-  layoutShape,
+  executeBlockRearrangement,
   validateBlockRearrangement,
-} from "./depth_to_space.ts";
-import type { OperationDefinition } from "./operation.ts";
-import { check, scalarOf } from "./operation.ts";
+} from "./common/space_depth.ts";
+import { check, type OperationDefinition } from "./operation.ts";
 
 /** SPACE_TO_DEPTH (HAL 1.0; the NCHW flag or float16 need HAL 1.2). */
 export const spaceToDepth: OperationDefinition = {
@@ -29,7 +27,7 @@ export const spaceToDepth: OperationDefinition = {
       `input height ${dims.height} and width ${dims.width} must be multiples of the block size ${blockSize}`,
     );
     return [
-      layoutShape({
+      imageShape({
         batches: dims.batches,
         height: dims.height / blockSize,
         width: dims.width / blockSize,
@@ -39,13 +37,6 @@ export const spaceToDepth: OperationDefinition = {
   },
 
   execute(inputs, outputs) {
-    const nchw = isNchw(inputs);
-    spaceToDepthKernel(
-      inputs[0].data!,
-      imageDims(inputs[0].shape, nchw),
-      scalarOf(inputs[1]),
-      nchw,
-      outputs[0].data!,
-    );
+    executeBlockRearrangement(inputs, outputs, spaceToDepthKernel);
   },
 };

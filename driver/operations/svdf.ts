@@ -6,71 +6,56 @@
  * Outputs: state_out [batch, memory_size * num_filters], output [batch, num_units].
  * Checks follow Android 10 `SVDF::Prepare`.
  */
-import type { OperandType } from "../types.ts";
+import { svdfStep } from "../../kernels/recurrent_svdf.ts";
+import {
+  activationOf,
+  checkInputRanks,
+  checkKnownActivation,
+  float32Of,
+  isPresent,
+  optionalFloat32Of,
+  rankedShape,
+  recurrentTensorType,
+  recurrentVersion,
+  withFloat32OutputTensors,
+} from "./common/recurrent.ts";
+import type { PrepareInput } from "./operation.ts";
 import {
   check,
   checkArity,
-  checkRank,
   checkTypes,
   type OperationDefinition,
-  OperationError,
-  type PrepareInput,
   scalarOf,
   scalarValue,
-  ValueNotYetKnown,
 } from "./operation.ts";
-import {
-  type FloatData,
-  isSupportedActivation,
-  toFloat32,
-  withFloat32Outputs,
-} from "../../kernels/recurrent_common.ts";
-import { svdfStep } from "../../kernels/recurrent_svdf.ts";
 
 const NAMES = ["input", "weights_feature", "weights_time", "bias", "state_in"];
-const RANKS = [2, 2, 2, 1, 2];
 const BIAS = 3;
+const RANK = 5;
+const ACTIVATION = 6;
+/** Ranks of the tensor inputs; an omitted bias may be declared with any shape. */
+const RANKS = [[0, 2], [1, 2], [2, 2], [4, 2]] as const;
 
 function dims(inputs: readonly PrepareInput[], index: number): readonly number[] {
-  const shape = inputs[index].shape;
-  check(
-    shape.length === RANKS[index],
-    `${NAMES[index]} (input ${index}) has rank ${shape.length}, expected ${RANKS[index]}`,
-  );
-  return shape;
+  return rankedShape(inputs, index, { name: NAMES[index], rank: index === BIAS ? 1 : 2 });
 }
 
 /** The SVDF operation. */
 export const svdf: OperationDefinition = {
   type: "SVDF",
-  optionalInputs: [3],
+  optionalInputs: [BIAS],
 
   validate(signature) {
     checkArity(signature, [7], 2);
-    const inputType = signature.inputs[0].type;
-    check(
-      inputType === "TENSOR_FLOAT32" || inputType === "TENSOR_FLOAT16",
-      `input 0 (operand ${signature.inputs[0].index}) has unsupported type ${inputType}`,
-    );
-    checkTypes(
-      signature,
-      [inputType, inputType, inputType, inputType, inputType, "INT32", "INT32"],
-      [inputType, inputType] as OperandType[],
-    );
-    RANKS.forEach((rank, i) => {
-      if (i === BIAS) return; // an omitted bias may be declared with any shape
-      checkRank(signature.inputs[i], `${NAMES[i]} (input ${i})`, (r) => r === rank, `${rank}`);
-    });
-    return inputType === "TENSOR_FLOAT16" ? "V1_2" : "V1_0";
+    const t = recurrentTensorType(signature);
+    checkTypes(signature, [t, t, t, t, t, "INT32", "INT32"], [t, t]);
+    checkInputRanks(signature, NAMES, RANKS);
+    return recurrentVersion(t);
   },
 
   prepare(inputs) {
-    const activation = inputs[6].value;
-    if (activation) {
-      const code = Number(activation[0]);
-      check(isSupportedActivation(code), `unsupported activation ${code} (input 6)`);
-    }
-    const rank = scalarValue(inputs[5], "rank (input 5)");
+    checkKnownActivation(inputs, ACTIVATION);
+    const rank = scalarValue(inputs[RANK], "rank (input 5)");
     check(rank >= 1, `rank (input 5) must be positive, got ${rank}`);
     const [batch, inputSize] = dims(inputs, 0);
     const [numFilters, featureInputSize] = dims(inputs, 1);
@@ -94,9 +79,7 @@ export const svdf: OperationDefinition = {
       state[0] === batch && state[1] === memorySize * numFilters,
       `state_in is [${state.join(",")}], expected [${batch},${memorySize * numFilters}]`,
     );
-    const bias = inputs[BIAS];
-    if (bias.value === undefined) throw new ValueNotYetKnown();
-    if (bias.value !== null && bias.value.length > 0) {
+    if (isPresent(inputs[BIAS])) {
       const [biasSize] = dims(inputs, BIAS);
       check(biasSize === numUnits, `bias size ${biasSize} differs from num_units ${numUnits}`);
     }
@@ -104,32 +87,24 @@ export const svdf: OperationDefinition = {
   },
 
   execute(inputs, outputs) {
-    const activation = scalarOf(inputs[6]);
-    if (!isSupportedActivation(activation)) {
-      throw new OperationError(`unsupported activation ${activation} (input 6)`);
-    }
-    const f32 = (i: number) => toFloat32(inputs[i].data as FloatData);
-    const biasData = inputs[BIAS].data as FloatData | null;
+    const activation = activationOf(inputs, ACTIVATION);
     const [batch, inputSize] = inputs[0].shape;
     const [numFilters] = inputs[1].shape;
-    withFloat32Outputs(
-      outputs.map((o) => o.data as FloatData),
-      ([stateOut, output]) =>
-        svdfStep({
-          input: f32(0),
-          weightsFeature: f32(1),
-          weightsTime: f32(2),
-          bias: biasData === null || biasData.length === 0 ? null : toFloat32(biasData),
-          stateIn: f32(4),
-          rank: scalarOf(inputs[5]),
-          activation,
-          batch,
-          inputSize,
-          numFilters,
-          memorySize: inputs[2].shape[1],
-          stateOut,
-          output,
-        }),
-    );
+    withFloat32OutputTensors(outputs, ([stateOut, output]) =>
+      svdfStep({
+        input: float32Of(inputs[0]),
+        weightsFeature: float32Of(inputs[1]),
+        weightsTime: float32Of(inputs[2]),
+        bias: optionalFloat32Of(inputs[BIAS]),
+        stateIn: float32Of(inputs[4]),
+        rank: scalarOf(inputs[RANK]),
+        activation,
+        batch,
+        inputSize,
+        numFilters,
+        memorySize: inputs[2].shape[1],
+        stateOut,
+        output,
+      }));
   },
 };

@@ -2,7 +2,9 @@
  * `deno task cts`: the NNAPI CTS conformance suite through the HTTP API, against a server
  * started in-process on a free port (or an already running one with `--url`).
  * Usage: deno task cts [--filter RE] [--versions V1_0,V1_1,V1_2] [--concurrency N]
- *                      [--verbose] [--url URL [--api-key KEY]]
+ *                      [--memory] [--verbose] [--url URL [--api-key KEY]]
+ * `--memory` passes every CONSTANT_REFERENCE constant, input and output through shared
+ * memories (`POST /v1/memories`) instead of inline JSON.
  * Prints each failure with its reason, a per-operation table and last the line
  * `cts: N passed, M failed, K skipped`; exits with 1 when a case failed.
  */
@@ -37,6 +39,7 @@ async function main(): Promise<number> {
       versions: { type: "string", default: "V1_0,V1_1,V1_2" },
       concurrency: { type: "string", default: "4" },
       verbose: { type: "boolean", default: false },
+      memory: { type: "boolean", default: false },
       url: { type: "string" },
       "api-key": { type: "string" },
     },
@@ -69,6 +72,7 @@ async function main(): Promise<number> {
       filter: values.filter === undefined ? undefined : new RegExp(values.filter),
       concurrency,
       directory,
+      memory: values.memory,
       onCase: values.verbose
         ? (r) =>
           console.log(

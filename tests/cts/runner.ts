@@ -3,8 +3,15 @@
  * vectors give it, checked for support, compiled and executed through the API of API.md,
  * and its outputs compared with the CTS tolerances. Used by the `deno task cts` CLI
  * (`main.ts`) and by tests.
+ *
+ * In memory mode the same cases go through shared memories instead (API.md "Memories"):
+ * every CONSTANT_REFERENCE constant is uploaded into one memory pool of the case and the
+ * model refers to it by `pools` and `location`; each example's inputs are regions of one
+ * input memory and its outputs are written into regions of one output memory, read back
+ * and compared exactly as inline outputs.
  */
 import { NnapiError, Transport } from "../../client/http.ts";
+import { createMemory, type Memory } from "../../client/memory.ts";
 import { decodeBase64 } from "../../client/tensor.ts";
 import type { DeviceSupport, ExecutionResponseJson, OperandType } from "../../client/types.ts";
 import { compareOutput, type CtsCase, ctsDirectory, operationsOf } from "./vectors.ts";
@@ -24,6 +31,11 @@ export interface ConformanceOptions {
   directory?: string;
   /** Called as each case finishes, for progress output. */
   onCase?: (result: CaseResult) => void;
+  /**
+   * Pass constants, inputs and outputs through memory pools instead of inline (see the
+   * module documentation). Default false.
+   */
+  memory?: boolean;
 }
 
 /** The outcome of one case; skipped and failed cases say why. */
@@ -196,11 +208,276 @@ function segment(id: string): string {
   return encodeURIComponent(id);
 }
 
-/** Registers, checks support, compiles and executes one case; throws a Verdict unless it passes. */
-async function runCase(transport: Transport, c: CtsCase): Promise<void> {
+/** Size of one element of an operand type and its little-endian writer. */
+interface ElementCodec {
+  bytes: number;
+  set(view: DataView, at: number, value: number): void;
+}
+
+const F32: ElementCodec = { bytes: 4, set: (d, at, v) => d.setFloat32(at, v, true) };
+const F16: ElementCodec = { bytes: 2, set: (d, at, v) => d.setFloat16(at, v, true) };
+const I32: ElementCodec = { bytes: 4, set: (d, at, v) => d.setInt32(at, v, true) };
+const U32: ElementCodec = { bytes: 4, set: (d, at, v) => d.setUint32(at, v, true) };
+const U16: ElementCodec = { bytes: 2, set: (d, at, v) => d.setUint16(at, v, true) };
+const I16: ElementCodec = { bytes: 2, set: (d, at, v) => d.setInt16(at, v, true) };
+const U8: ElementCodec = { bytes: 1, set: (d, at, v) => d.setUint8(at, v) };
+const I8: ElementCodec = { bytes: 1, set: (d, at, v) => d.setInt8(at, v) };
+
+const ELEMENTS: Record<string, ElementCodec> = {
+  FLOAT32: F32,
+  INT32: I32,
+  UINT32: U32,
+  BOOL: U8,
+  FLOAT16: F16,
+  TENSOR_FLOAT32: F32,
+  TENSOR_INT32: I32,
+  TENSOR_QUANT8_ASYMM: U8,
+  TENSOR_QUANT8_ASYMM_SIGNED: I8,
+  TENSOR_QUANT8_SYMM: I8,
+  TENSOR_QUANT8_SYMM_PER_CHANNEL: I8,
+  TENSOR_QUANT16_ASYMM: U16,
+  TENSOR_QUANT16_SYMM: I16,
+  TENSOR_FLOAT16: F16,
+  TENSOR_BOOL8: U8,
+};
+
+function element(type: string): ElementCodec {
+  const found = ELEMENTS[type];
+  if (!found) throw new Verdict("failed", `memory mode: unknown operand type ${type}`);
+  return found;
+}
+
+/** Alignment of the regions packed into a memory. */
+const REGION_ALIGNMENT = 8;
+
+/** A region of a memory being packed. */
+interface Region {
+  offset: number;
+  length: number;
+}
+
+/**
+ * Lays out regions of the given byte lengths (undefined: no region) one after the other at
+ * aligned offsets; returns them and the total size.
+ */
+function pack(
+  lengths: readonly (number | undefined)[],
+): { regions: (Region | undefined)[]; size: number } {
+  let size = 0;
+  const regions = lengths.map((length) => {
+    if (length === undefined) return undefined;
+    const offset = Math.ceil(size / REGION_ALIGNMENT) * REGION_ALIGNMENT;
+    size = offset + length;
+    return { offset, length };
+  });
+  return { regions, size };
+}
+
+/** Writes the values as little-endian elements of the type at `offset` of `bytes`. */
+function encodeInto(bytes: Uint8Array, offset: number, type: string, values: readonly number[]) {
+  const { bytes: width, set } = element(type);
+  const view = new DataView(bytes.buffer, bytes.byteOffset + offset, values.length * width);
+  for (let i = 0; i < values.length; i++) set(view, i * width, values[i]);
+}
+
+/** The memories a case created, deleted when it ends. */
+type Memories = Memory[];
+
+async function newMemory(
+  what: string,
+  transport: Transport,
+  source: Uint8Array | { size: number },
+  memories: Memories,
+): Promise<Memory> {
+  const memory = await step(what, () => createMemory(transport, source));
+  memories.push(memory);
+  return memory;
+}
+
+interface VectorOperand {
+  type: string;
+  dimensions: number[];
+  lifetime?: string;
+  value?: number[];
+  [field: string]: unknown;
+}
+
+/**
+ * The case's model with every CONSTANT_REFERENCE value moved into one memory pool: the
+ * operand carries `location` into `pools[0]` instead of `value`.
+ */
+async function poolConstants(
+  transport: Transport,
+  c: CtsCase,
+  memories: Memories,
+): Promise<CtsCase["model"]> {
+  const operands = c.model.operands as VectorOperand[];
+  const pooled = operands.map((o) =>
+    o.lifetime === "CONSTANT_REFERENCE" && Array.isArray(o.value) && o.value.length > 0
+  );
+  const { regions, size } = pack(
+    operands.map((o, i) => pooled[i] ? o.value!.length * element(o.type).bytes : undefined),
+  );
+  if (size === 0) return c.model;
+  const bytes = new Uint8Array(size);
+  regions.forEach((region, i) => {
+    if (region) encodeInto(bytes, region.offset, operands[i].type, operands[i].value!);
+  });
+  const memory = await newMemory("create constants memory", transport, bytes, memories);
+  return {
+    ...c.model,
+    pools: [memory.id],
+    operands: operands.map((operand, i) => {
+      const region = regions[i];
+      if (!region) return operand;
+      const { value: _value, ...rest } = operand;
+      return { ...rest, location: { poolIndex: 0, ...region } };
+    }),
+  };
+}
+
+/** Executes one example with its inputs as JSON numbers and its outputs returned inline. */
+function executeInline(
+  transport: Transport,
+  c: CtsCase,
+  compilation: string,
+  example: Example,
+  e: number,
+): Promise<ExecutionResponseJson> {
+  const inputs = c.model.inputIndexes.map((operandIndex) => {
+    const values = example.inputs[String(operandIndex)] ?? [];
+    return values.length === 0 ? { omitted: true } : { data: values };
+  });
+  return step(
+    `example ${e}: execute`,
+    () =>
+      transport.json<ExecutionResponseJson>(
+        "POST",
+        `/v1/compilations/${segment(compilation)}/executions`,
+        { inputs },
+      ),
+  );
+}
+
+/**
+ * Executes one example with every given input a region of one input memory and every
+ * output of non-zero expected size written to a region of one output memory sized by the
+ * expected output; returns the response with those outputs' bytes read back from the
+ * memory (as base64), so it is checked exactly as an inline one.
+ */
+async function executeThroughMemories(
+  transport: Transport,
+  c: CtsCase,
+  compilation: string,
+  example: Example,
+  e: number,
+  memories: Memories,
+): Promise<ExecutionResponseJson> {
+  const typeOf = (operandIndex: number) => c.model.operands[operandIndex].type;
+  const inputValues = c.model.inputIndexes.map((i) => example.inputs[String(i)] ?? []);
+  const inputs = pack(
+    inputValues.map((values, k) =>
+      values.length === 0
+        ? undefined
+        : values.length * element(typeOf(c.model.inputIndexes[k])).bytes
+    ),
+  );
+  let inputMemory: Memory | undefined;
+  if (inputs.regions.some((r) => r !== undefined)) {
+    const bytes = new Uint8Array(inputs.size);
+    inputs.regions.forEach((region, k) => {
+      if (region) encodeInto(bytes, region.offset, typeOf(c.model.inputIndexes[k]), inputValues[k]);
+    });
+    inputMemory = await newMemory(`example ${e}: create input memory`, transport, bytes, memories);
+  }
+  const outputs = pack(c.model.outputIndexes.map((i) => {
+    const length = (example.outputs[String(i)] ?? []).length * element(typeOf(i)).bytes;
+    return length === 0 ? undefined : length;
+  }));
+  let outputMemory: Memory | undefined;
+  if (outputs.regions.some((r) => r !== undefined)) {
+    outputMemory = await newMemory(
+      `example ${e}: create output memory`,
+      transport,
+      { size: outputs.size },
+      memories,
+    );
+  }
+  const response = await step(
+    `example ${e}: execute`,
+    () =>
+      transport.json<ExecutionResponseJson>(
+        "POST",
+        `/v1/compilations/${segment(compilation)}/executions`,
+        {
+          inputs: inputs.regions.map((region) =>
+            region ? { memory: inputMemory!.id, ...region } : { omitted: true }
+          ),
+          outputs: outputs.regions.map((region) =>
+            region ? { memory: outputMemory!.id, ...region } : {}
+          ),
+        },
+      ),
+  );
+  if (!outputMemory) return response;
+  const written = await step(`example ${e}: read output memory`, () => outputMemory.read());
+  return {
+    ...response,
+    outputs: response.outputs.map((output, k) => {
+      const region = outputs.regions[k];
+      if (!region) return output;
+      if (output.data !== undefined || output.base64 !== undefined) {
+        throw new Verdict(
+          "failed",
+          `example ${e}: output ${k} was written to a memory but came back with data too`,
+        );
+      }
+      const type = typeOf(c.model.outputIndexes[k]);
+      const length = output.dimensions.reduce((n, d) => n * d, 1) * element(type).bytes;
+      if (length > region.length) {
+        throw new Verdict(
+          "failed",
+          `example ${e}: output ${k} has dimensions [${output.dimensions}] (${length} bytes) but its memory region of ${region.length} bytes was accepted`,
+        );
+      }
+      const bytes = written.subarray(region.offset, region.offset + length);
+      return { dimensions: output.dimensions, base64: bytes.toBase64() };
+    }),
+  };
+}
+
+/** Runs one case inline or through memories, then deletes the memories it created. */
+async function runCase(transport: Transport, c: CtsCase, memory: boolean): Promise<void> {
+  const memories: Memories = [];
+  let verdict: unknown;
+  try {
+    await runCaseSteps(transport, c, memory ? memories : undefined);
+  } catch (error) {
+    verdict = error;
+  }
+  for (const m of memories) {
+    try {
+      await step(`delete memory ${m.id}`, () => m.delete());
+    } catch (error) {
+      verdict ??= error;
+    }
+  }
+  if (verdict !== undefined) throw verdict;
+}
+
+/**
+ * Registers, checks support, compiles and executes one case (through memories when
+ * `memories` collects them); throws a Verdict unless it passes.
+ */
+async function runCaseSteps(
+  transport: Transport,
+  c: CtsCase,
+  memories: Memories | undefined,
+): Promise<void> {
+  const json = memories ? await poolConstants(transport, c, memories) : c.model;
   const model = await step(
     "register model",
-    () => transport.json<{ id: string }>("POST", "/v1/models", c.model),
+    () => transport.json<{ id: string }>("POST", "/v1/models", json),
   );
   let verdict: unknown;
   try {
@@ -225,19 +502,9 @@ async function runCase(transport: Transport, c: CtsCase): Promise<void> {
     );
     try {
       for (const [e, example] of (c.examples as Example[]).entries()) {
-        const inputs = c.model.inputIndexes.map((operandIndex) => {
-          const values = example.inputs[String(operandIndex)] ?? [];
-          return values.length === 0 ? { omitted: true } : { data: values };
-        });
-        const response = await step(
-          `example ${e}: execute`,
-          () =>
-            transport.json<ExecutionResponseJson>(
-              "POST",
-              `/v1/compilations/${segment(compilation.id)}/executions`,
-              { inputs },
-            ),
-        );
+        const response = memories
+          ? await executeThroughMemories(transport, c, compilation.id, example, e, memories)
+          : await executeInline(transport, c, compilation.id, example, e);
         const fault = checkOutputs(c, example, response);
         if (fault) throw new Verdict("failed", `example ${e}: ${fault}`);
       }
@@ -285,7 +552,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       let outcome: CaseResult["outcome"] = "passed";
       let reason: string | undefined;
       try {
-        await runCase(transport, c);
+        await runCase(transport, c, options.memory ?? false);
       } catch (error) {
         outcome = error instanceof Verdict ? error.outcome : "failed";
         reason = describe(error);

@@ -1,0 +1,101 @@
+/**
+ * What the float recurrent operations share (RNN, SVDF, LSTM; Android 10 `RNN::Prepare`,
+ * `SVDF::Prepare`, `LSTMCell::Prepare`): float32 tensors (float16 since HAL 1.2, run in
+ * float32 as Android 10 does), fixed ranks, an activation the reference `ActivationFunctor`
+ * implements, and optional operands that are absent when omitted or empty.
+ */
+import { isSupportedActivation } from "../../../kernels/recurrent_common.ts";
+import { type FloatData, toFloat32, withFloat32Outputs } from "../../../kernels/typed_arrays.ts";
+import type { Tensor } from "../../tensor.ts";
+import type { HalVersion, OperandType } from "../../types.ts";
+import { checkInputType } from "./operand_types.ts";
+import {
+  check,
+  checkRank,
+  type OperationSignature,
+  type PrepareInput,
+  scalarOf,
+  ValueNotYetKnown,
+} from "../operation.ts";
+import { knownScalar } from "./scalars.ts";
+
+/** The type of input 0 (TENSOR_FLOAT32 or TENSOR_FLOAT16), which every tensor shares. */
+export function recurrentTensorType(signature: OperationSignature): OperandType {
+  checkInputType(signature.inputs[0], 0, ["TENSOR_FLOAT32", "TENSOR_FLOAT16"]);
+  return signature.inputs[0].type;
+}
+
+/** The HAL version of a float recurrent operation: float16 needs HAL 1.2. */
+export function recurrentVersion(tensorType: OperandType): HalVersion {
+  return tensorType === "TENSOR_FLOAT16" ? "V1_2" : "V1_0";
+}
+
+/** Checks the declared ranks of the inputs listed as [position, rank]; `names` names them. */
+export function checkInputRanks(
+  signature: OperationSignature,
+  names: readonly string[],
+  ranks: readonly (readonly [number, number])[],
+): void {
+  for (const [index, rank] of ranks) {
+    checkRank(
+      signature.inputs[index],
+      `${names[index]} (input ${index})`,
+      (r) => r === rank,
+      `${rank}`,
+    );
+  }
+}
+
+/** The shape of input `index` at preparation, which must have rank `rank`. */
+export function rankedShape(
+  inputs: readonly PrepareInput[],
+  index: number,
+  options: { name: string; rank: number },
+): readonly number[] {
+  const shape = inputs[index].shape;
+  check(
+    shape.length === options.rank,
+    `${options.name} (input ${index}) has rank ${shape.length}, expected ${options.rank}`,
+  );
+  return shape;
+}
+
+/** Checks the activation input at `position` at preparation when its value is known. */
+export function checkKnownActivation(inputs: readonly PrepareInput[], position: number): void {
+  const code = knownScalar(inputs[position]);
+  if (code !== undefined) {
+    check(isSupportedActivation(code), `unsupported activation ${code} (input ${position})`);
+  }
+}
+
+/** The activation code of an executing call (input `position`), checked. */
+export function activationOf(inputs: readonly Tensor[], position: number): number {
+  const code = scalarOf(inputs[position]);
+  check(isSupportedActivation(code), `unsupported activation ${code} (input ${position})`);
+  return code;
+}
+
+/** Whether an optional input is present; unknown (throws) before execution for model inputs. */
+export function isPresent(input: PrepareInput): boolean {
+  if (input.value === undefined) throw new ValueNotYetKnown();
+  return input.value !== null && input.value.length > 0;
+}
+
+/** The data of a required float tensor as float32. */
+export function float32Of(tensor: Tensor): Float32Array {
+  return toFloat32(tensor.data as FloatData);
+}
+
+/** The data of an optional float tensor as float32; null when omitted, empty or absent. */
+export function optionalFloat32Of(tensor: Tensor | undefined): Float32Array | null {
+  const data = tensor?.data as FloatData | null | undefined;
+  return data === null || data === undefined || data.length === 0 ? null : toFloat32(data);
+}
+
+/** Runs `compute` on float32 views of the output tensors (narrowed back into float16 ones). */
+export function withFloat32OutputTensors(
+  outputs: readonly Tensor[],
+  compute: (outputs: Float32Array[]) => void,
+): void {
+  withFloat32Outputs(outputs.map((o) => o.data as FloatData), compute);
+}
