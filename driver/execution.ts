@@ -9,12 +9,12 @@ import type { PreparedModel } from "./prepared_model.ts";
 import {
   byteSize,
   elementCount,
-  fromBytes,
   fromNumbers,
   isFullySpecified,
   isScalarType,
   numberFitsType,
   type TensorData,
+  viewBytes,
 } from "./tensor.ts";
 
 /** A region of a client's memory pool. */
@@ -163,7 +163,7 @@ export function resolveInputs(prepared: PreparedModel, request: ExecutionRequest
         { path },
       );
     }
-    return { data: fromBytes(operand.type, arg.value.bytes), shape };
+    return { data: viewBytes(operand.type, arg.value.bytes), shape };
   });
 }
 

@@ -136,6 +136,16 @@ export function fromBytes(type: OperandType, bytes: Uint8Array): TensorData {
   return kind.create(copy.buffer, 0, bytes.byteLength / kind.bytes);
 }
 
+/**
+ * A typed array over the same bytes when they are aligned for the type (no copy: memory
+ * pool inputs and freshly decoded payloads), else an aligned copy.
+ */
+export function viewBytes(type: OperandType, bytes: Uint8Array): TensorData {
+  const kind = ELEMENT_KINDS[type];
+  if (bytes.byteOffset % kind.bytes !== 0) return fromBytes(type, bytes);
+  return kind.create(bytes.buffer, bytes.byteOffset, bytes.byteLength / kind.bytes);
+}
+
 /** The bytes of a typed array, without copying. */
 export function toBytes(data: TensorData): Uint8Array {
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);

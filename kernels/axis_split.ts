@@ -19,20 +19,3 @@ export function splitAtAxis(shape: readonly number[], axis: number): AxisSplit {
   for (let d = axis + 1; d < shape.length; d++) inner *= shape[d];
   return { outer, axis: shape[axis], inner };
 }
-
-/**
- * Calls `visit` for every vector along the axis with the flat index of its first element,
- * one past its last, and the distance between its elements (`inner`).
- */
-export function forEachAxisVector(
-  split: AxisSplit,
-  visit: (start: number, end: number, step: number) => void,
-): void {
-  const { outer, axis, inner } = split;
-  for (let o = 0; o < outer; o++) {
-    for (let i = 0; i < inner; i++) {
-      const start = o * axis * inner + i;
-      visit(start, start + axis * inner, inner);
-    }
-  }
-}

@@ -7,7 +7,7 @@ import {
   getInvSqrtQuantizedMultiplierExp,
   multiplyByQuantizedMultiplierSmallerThanOneExp,
 } from "./gemmlowp_fixed_point.ts";
-import { type AxisSplit, forEachAxisVector } from "./axis_split.ts";
+import type { AxisSplit } from "./axis_split.ts";
 
 /** Smallest norm divided by, so that an all-zero vector maps to zeros instead of NaN. */
 const L2_EPSILON = 1e-6;
@@ -18,12 +18,17 @@ export function l2NormalizationFloat32(
   split: AxisSplit,
   out: Float32Array,
 ): void {
-  forEachAxisVector(split, (start, end, step) => {
-    let sum = 0;
-    for (let p = start; p < end; p += step) sum += input[p] * input[p];
-    const norm = Math.max(Math.sqrt(sum), L2_EPSILON);
-    for (let p = start; p < end; p += step) out[p] = input[p] / norm;
-  });
+  const { outer, axis, inner } = split;
+  for (let o = 0; o < outer; o++) {
+    for (let i = 0; i < inner; i++) {
+      const start = o * axis * inner + i;
+      const end = start + axis * inner;
+      let sum = 0;
+      for (let p = start; p < end; p += inner) sum += input[p] * input[p];
+      const norm = Math.max(Math.sqrt(sum), L2_EPSILON);
+      for (let p = start; p < end; p += inner) out[p] = input[p] / norm;
+    }
+  }
 }
 
 /**
@@ -36,20 +41,25 @@ export function l2NormalizationQuant8(
   split: AxisSplit,
   out: Uint8Array,
 ): void {
-  forEachAxisVector(split, (start, end, step) => {
-    let sum = 0;
-    for (let p = start; p < end; p += step) {
-      const diff = input[p] - zeroPoint;
-      sum = (sum + diff * diff) | 0;
+  const { outer, axis, inner } = split;
+  for (let o = 0; o < outer; o++) {
+    for (let i = 0; i < inner; i++) {
+      const start = o * axis * inner + i;
+      const end = start + axis * inner;
+      let sum = 0;
+      for (let p = start; p < end; p += inner) {
+        const diff = input[p] - zeroPoint;
+        sum = (sum + diff * diff) | 0;
+      }
+      const { multiplier, shift } = getInvSqrtQuantizedMultiplierExp(sum, -1);
+      for (let p = start; p < end; p += inner) {
+        const diff = input[p] - zeroPoint;
+        const v = multiplyByQuantizedMultiplierSmallerThanOneExp(128 * diff, multiplier, shift) +
+          128;
+        out[p] = v < 0 ? 0 : v > 255 ? 255 : v;
+      }
     }
-    const { multiplier, shift } = getInvSqrtQuantizedMultiplierExp(sum, -1);
-    for (let p = start; p < end; p += step) {
-      const diff = input[p] - zeroPoint;
-      const v = multiplyByQuantizedMultiplierSmallerThanOneExp(128 * diff, multiplier, shift) +
-        128;
-      out[p] = v < 0 ? 0 : v > 255 ? 255 : v;
-    }
-  });
+  }
 }
 
 /** LOCAL_RESPONSE_NORMALIZATION parameters. */

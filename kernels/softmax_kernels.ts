@@ -3,7 +3,7 @@
  * TFLite `optimized_ops::Softmax` as the NNAPI CPU reference runs it (input_beta_multiplier
  * and left shift, diff_min, Q5.26 differences, Q12.19 accumulation, output scale 1/256).
  */
-import { type AxisSplit, forEachAxisVector } from "./axis_split.ts";
+import type { AxisSplit } from "./axis_split.ts";
 import {
   multiplyByQuantizedMultiplierGreaterThanOne,
   quantizeMultiplierGreaterThanOne,
@@ -24,17 +24,22 @@ export function softmaxFloat32(
   beta: number,
   out: Float32Array,
 ): void {
-  forEachAxisVector(split, (start, end, step) => {
-    let max = -Infinity;
-    for (let p = start; p < end; p += step) if (input[p] > max) max = input[p];
-    let sum = 0;
-    for (let p = start; p < end; p += step) {
-      const e = Math.exp((input[p] - max) * beta);
-      out[p] = e;
-      sum += e;
+  const { outer, axis, inner } = split;
+  for (let o = 0; o < outer; o++) {
+    for (let i = 0; i < inner; i++) {
+      const start = o * axis * inner + i;
+      const end = start + axis * inner;
+      let max = -Infinity;
+      for (let p = start; p < end; p += inner) if (input[p] > max) max = input[p];
+      let sum = 0;
+      for (let p = start; p < end; p += inner) {
+        const e = Math.exp((input[p] - max) * beta);
+        out[p] = e;
+        sum += e;
+      }
+      for (let p = start; p < end; p += inner) out[p] /= sum;
     }
-    for (let p = start; p < end; p += step) out[p] /= sum;
-  });
+  }
 }
 
 const SCALED_DIFF_INTEGER_BITS = 5;
@@ -84,24 +89,29 @@ export function softmaxQuant8(
   out: Uint8Array,
 ): void {
   const { expOfDiff } = p;
-  forEachAxisVector(split, (start, end, step) => {
-    let max = 0;
-    for (let q = start; q < end; q += step) if (input[q] > max) max = input[q];
-    let sumOfExps = 0;
-    for (let q = start; q < end; q += step) {
-      const e = expOfDiff[max - input[q]];
-      if (e >= 0) sumOfExps = (sumOfExps + rescale(e, 0, ACCUMULATION_INTEGER_BITS)) | 0;
-    }
-    const { scale, numBitsOverUnit } = getReciprocal(sumOfExps, ACCUMULATION_INTEGER_BITS);
-    const exponent = numBitsOverUnit + 31 - 8;
-    for (let q = start; q < end; q += step) {
-      const e = expOfDiff[max - input[q]];
-      if (e < 0) {
-        out[q] = 0;
-      } else {
-        const v = roundingDivideByPOT(fixedMul(scale, e), exponent);
-        out[q] = v < 0 ? 0 : v > 255 ? 255 : v;
+  const { outer, axis, inner } = split;
+  for (let o = 0; o < outer; o++) {
+    for (let i = 0; i < inner; i++) {
+      const start = o * axis * inner + i;
+      const end = start + axis * inner;
+      let max = 0;
+      for (let q = start; q < end; q += inner) if (input[q] > max) max = input[q];
+      let sumOfExps = 0;
+      for (let q = start; q < end; q += inner) {
+        const e = expOfDiff[max - input[q]];
+        if (e >= 0) sumOfExps = (sumOfExps + rescale(e, 0, ACCUMULATION_INTEGER_BITS)) | 0;
+      }
+      const { scale, numBitsOverUnit } = getReciprocal(sumOfExps, ACCUMULATION_INTEGER_BITS);
+      const exponent = numBitsOverUnit + 31 - 8;
+      for (let q = start; q < end; q += inner) {
+        const e = expOfDiff[max - input[q]];
+        if (e < 0) {
+          out[q] = 0;
+        } else {
+          const v = roundingDivideByPOT(fixedMul(scale, e), exponent);
+          out[q] = v < 0 ? 0 : v > 255 ? 255 : v;
+        }
       }
     }
-  });
+  }
 }

@@ -4,10 +4,10 @@
  * TENSOR_QUANT8_ASYMM, rank >= 2). Output [lookups, ...values dims 1..]: row i is
  * values[lookups[i]]; an out-of-range lookup fails the execution.
  */
-import type { OperandType } from "../types.ts";
 import { embeddingLookup as embeddingKernel } from "../../kernels/lookup_tables.ts";
-import { checkSameQuantization } from "./common/quantization.ts";
+import type { OperandType } from "../types.ts";
 import { checkInputType } from "./common/operand_types.ts";
+import { checkSameQuantization } from "./common/quantization.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { check, checkArity, checkRank, checkTypes, OperationError } from "./operation.ts";
 

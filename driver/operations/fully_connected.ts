@@ -14,6 +14,8 @@ import { activationRangeFloat } from "../../kernels/fixed_point.ts";
 import { elementCount, type Tensor, type TensorInfo } from "../tensor.ts";
 import type { HalVersion, OperandType } from "../types.ts";
 import { checkInputType } from "./common/operand_types.ts";
+import { checkBiasScale, convolutionOutputStage } from "./common/quantization.ts";
+import { checkFusedActivation } from "./common/scalars.ts";
 import {
   check,
   checkArity,
@@ -25,8 +27,6 @@ import {
   scalarOf,
   scalarValue,
 } from "./operation.ts";
-import { checkBiasScale, convolutionOutputStage } from "./common/quantization.ts";
-import { checkFusedActivation } from "./common/scalars.ts";
 
 const SUPPORTED_INPUTS: readonly OperandType[] = [
   "TENSOR_FLOAT32",

@@ -5,10 +5,10 @@
  * Outputs: 0 [lookups, ...values dims 1..] with the value row of each found key (zeros for a
  * miss), 1 hits (TENSOR_QUANT8_ASYMM [lookups], scale 1, zero point 0): 1 found, 0 missed.
  */
-import type { OperandType } from "../types.ts";
 import { hashtableLookup as hashtableKernel } from "../../kernels/lookup_tables.ts";
-import { checkSameQuantization } from "./common/quantization.ts";
+import type { OperandType } from "../types.ts";
 import { checkInputType } from "./common/operand_types.ts";
+import { checkSameQuantization } from "./common/quantization.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { check, checkArity, checkRank, checkTypes } from "./operation.ts";
 

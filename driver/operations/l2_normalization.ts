@@ -8,10 +8,9 @@ import {
 } from "../../kernels/normalization_kernels.ts";
 import { type FloatData, toFloat32, withFloat32Outputs } from "../../kernels/typed_arrays.ts";
 import {
-  checkAxisInputRank,
   checkConstantAxis,
-  checkKnownAxis,
   executionSplit,
+  prepareAlongAxis,
   validateAlongAxis,
 } from "./common/axis.ts";
 import { versionOfInputType } from "./common/operand_types.ts";
@@ -46,11 +45,7 @@ export const l2Normalization: OperationDefinition = {
     }
     return version;
   },
-  prepare(inputs) {
-    checkAxisInputRank(inputs);
-    checkKnownAxis(inputs, AXIS);
-    return [[...inputs[0].shape]];
-  },
+  prepare: (inputs) => prepareAlongAxis(inputs, AXIS),
   execute(inputs, outputs) {
     const input = inputs[0];
     const output = outputs[0];

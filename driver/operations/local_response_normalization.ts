@@ -5,10 +5,9 @@
 import { localResponseNormalizationFloat32 } from "../../kernels/normalization_kernels.ts";
 import { type FloatData, toFloat32, withFloat32Outputs } from "../../kernels/typed_arrays.ts";
 import {
-  checkAxisInputRank,
   checkConstantAxis,
-  checkKnownAxis,
   executionSplit,
+  prepareAlongAxis,
   validateAlongAxis,
 } from "./common/axis.ts";
 import { floatScalarType, versionOfInputType } from "./common/operand_types.ts";
@@ -35,11 +34,7 @@ export const localResponseNormalization: OperationDefinition = {
     checkConstantAxis(signature.inputs, AXIS, input.dimensions.length);
     return version;
   },
-  prepare(inputs) {
-    checkAxisInputRank(inputs);
-    checkKnownAxis(inputs, AXIS);
-    return [[...inputs[0].shape]];
-  },
+  prepare: (inputs) => prepareAlongAxis(inputs, AXIS),
   execute(inputs, outputs) {
     const input = inputs[0];
     const output = outputs[0];

@@ -6,16 +6,16 @@
  * 3 SPARSE). Output TENSOR_INT32: [numHash] (sparse) or [numHash * numBits] (dense).
  * As in the reference, sparse projections take no weight and dense ones require it.
  */
-import { toBytes } from "../tensor.ts";
-import type { HalVersion } from "../types.ts";
 import {
   LSH_DENSE,
   LSH_SPARSE,
   LSH_SPARSE_DEPRECATED,
   lshProjection as lshKernel,
 } from "../../kernels/hash_lsh_projection.ts";
-import { knownScalar } from "./common/scalars.ts";
+import { toBytes } from "../tensor.ts";
+import type { HalVersion } from "../types.ts";
 import { checkInputType } from "./common/operand_types.ts";
+import { knownScalar } from "./common/scalars.ts";
 import type { OperationDefinition, PrepareInput } from "./operation.ts";
 import {
   check,

@@ -5,8 +5,8 @@
  * count. The shape may be a model input, so the output shape may be known only at execution.
  */
 import { elementCount } from "../tensor.ts";
-import { checkSameQuantization } from "./common/quantization.ts";
 import { checkInputType } from "./common/operand_types.ts";
+import { checkSameQuantization } from "./common/quantization.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { check, checkArity, checkRank, checkTypes, tensorValue } from "./operation.ts";
 

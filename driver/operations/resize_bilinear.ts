@@ -9,8 +9,8 @@ import { resizeBilinear as resizeKernel } from "../../kernels/resize_bilinear.ts
 import type { Tensor } from "../tensor.ts";
 import type { HalVersion, OperandType } from "../types.ts";
 import { imageDims, imageShape } from "./common/layout.ts";
-import { checkSameQuantization } from "./common/quantization.ts";
 import { checkInputType, floatScalarType } from "./common/operand_types.ts";
+import { checkSameQuantization } from "./common/quantization.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { check, checkRank, checkTypes, scalarOf, scalarValue } from "./operation.ts";
 

@@ -5,6 +5,7 @@
  * the end), output shape = input shape.
  */
 import { type AxisSplit, splitAtAxis } from "../../../kernels/axis_split.ts";
+import type { Tensor } from "../../tensor.ts";
 import type { HalVersion, OperandType } from "../../types.ts";
 import {
   check,
@@ -15,7 +16,6 @@ import {
   type PrepareInput,
   scalarOf,
 } from "../operation.ts";
-import type { Tensor } from "../../tensor.ts";
 import { knownScalar } from "./scalars.ts";
 
 /** Checks an axis against a rank (negative axes count from the end) and makes it >= 0. */
@@ -76,6 +76,13 @@ export function checkAxisInputRank(inputs: readonly PrepareInput[]): void {
 export function checkKnownAxis(inputs: readonly PrepareInput[], axisAt: number): void {
   const axis = inputs.length === axisAt + 1 ? knownScalar(inputs[axisAt]) : undefined;
   if (axis !== undefined) resolveAxis(axis, inputs[0].shape.length, `input ${axisAt}`);
+}
+
+/** Shape inference of an operation with no other parameters to check: output = input. */
+export function prepareAlongAxis(inputs: readonly PrepareInput[], axisAt: number): number[][] {
+  checkAxisInputRank(inputs);
+  checkKnownAxis(inputs, axisAt);
+  return [[...inputs[0].shape]];
 }
 
 /** The input split around the axis of an executing call (axis input at `axisAt`, if any). */

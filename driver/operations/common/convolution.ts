@@ -20,7 +20,6 @@ import type {
 import { activationRangeFloat } from "../../../kernels/fixed_point.ts";
 import { elementCount, type Tensor, type TensorInfo } from "../../tensor.ts";
 import type { HalVersion, OperandType } from "../../types.ts";
-import { checkInputType } from "./operand_types.ts";
 import {
   check,
   checkArity,
@@ -30,6 +29,7 @@ import {
   scalarOf,
 } from "../operation.ts";
 import { layoutShape, nhwcData, nhwcDims, writeNhwc } from "./layout.ts";
+import { checkInputType } from "./operand_types.ts";
 import {
   checkPaddingCode,
   checkWindow,

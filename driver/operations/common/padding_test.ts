@@ -1,7 +1,7 @@
-import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
 import { PADDING_SAME, PADDING_VALID } from "../../types.ts";
 import { OperationError } from "../operation.ts";
 import { computeOutSize, explicitPadding, outputSize2d } from "./padding.ts";
+import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
 
 Deno.test("explicitPadding() puts the smaller half of SAME padding first", () => {
   // in 5, stride 2, filter 4: out 3, needs (3-1)*2+4 = 8 -> 3 extra: 1 before, 2 after.

@@ -12,7 +12,6 @@ import {
 import type { Pool2dGeometry } from "../../../kernels/pool_2d.ts";
 import { elementCount, type Tensor, type TensorData, type TensorInfo } from "../../tensor.ts";
 import type { HalVersion, OperandType, OperationType } from "../../types.ts";
-import { checkInputType } from "./operand_types.ts";
 import {
   check,
   checkArity,
@@ -25,6 +24,7 @@ import {
   scalarValue,
 } from "../operation.ts";
 import { layoutShape, nhwcData, nhwcDims, writeNhwc } from "./layout.ts";
+import { checkInputType } from "./operand_types.ts";
 import {
   checkPaddingCode,
   checkWindow,

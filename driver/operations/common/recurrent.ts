@@ -8,7 +8,6 @@ import { isSupportedActivation } from "../../../kernels/recurrent_common.ts";
 import { type FloatData, toFloat32, withFloat32Outputs } from "../../../kernels/typed_arrays.ts";
 import type { Tensor } from "../../tensor.ts";
 import type { HalVersion, OperandType } from "../../types.ts";
-import { checkInputType } from "./operand_types.ts";
 import {
   check,
   checkRank,
@@ -17,6 +16,7 @@ import {
   scalarOf,
   ValueNotYetKnown,
 } from "../operation.ts";
+import { checkInputType } from "./operand_types.ts";
 import { knownScalar } from "./scalars.ts";
 
 /** The type of input 0 (TENSOR_FLOAT32 or TENSOR_FLOAT16), which every tensor shares. */

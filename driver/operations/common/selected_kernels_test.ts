@@ -2,7 +2,6 @@
  * The kernels operations select at compilation (quant8 parameters and tables computed once)
  * are bit-exact to the reference kernels, which compute them at every execution.
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { Tensor } from "../../tensor.ts";
 import { add } from "../add.ts";
 import { logistic } from "../logistic.ts";
@@ -11,6 +10,7 @@ import type { OperationDefinition } from "../operation.ts";
 import { relu6 } from "../relu6.ts";
 import { softmax } from "../softmax.ts";
 import { tanh } from "../tanh.ts";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 
 /** Deterministic bytes (a linear congruential generator). */
 function bytes(length: number, seed: number): Uint8Array {

@@ -7,7 +7,6 @@ import type { ImageDims } from "../../../kernels/image_layout.ts";
 import type { Numbers } from "../../../kernels/typed_arrays.ts";
 import type { Tensor } from "../../tensor.ts";
 import type { HalVersion } from "../../types.ts";
-import { checkInputType } from "./operand_types.ts";
 import {
   check,
   checkArity,
@@ -19,6 +18,7 @@ import {
   scalarValue,
 } from "../operation.ts";
 import { imageDims } from "./layout.ts";
+import { checkInputType } from "./operand_types.ts";
 import { checkSameQuantization } from "./quantization.ts";
 
 /** Validates the signature; the NCHW flag or float16 need HAL 1.2. */
