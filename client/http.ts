@@ -2,7 +2,7 @@
  * The SDK's one way to the service: authenticated fetch calls whose failures all surface
  * as `NnapiError`, carrying the NNAPI status of the error body (API.md "Errors").
  */
-import type { ErrorStatus, OutputShape } from "./types.ts";
+import { ERROR_STATUSES, type ErrorStatus, type OutputShape } from "./types.ts";
 
 /** A failed request: the service's NNAPI status, the HTTP status and the error body. */
 export class NnapiError extends Error {
@@ -43,18 +43,7 @@ function field(body: unknown, name: string): unknown {
     : undefined;
 }
 
-const STATUSES: readonly ErrorStatus[] = [
-  "INVALID_ARGUMENT",
-  "NOT_FOUND",
-  "OUTPUT_INSUFFICIENT_SIZE",
-  "UNAUTHORIZED",
-  "RESOURCE_EXHAUSTED_TRANSIENT",
-  "RESOURCE_EXHAUSTED_PERSISTENT",
-  "MISSED_DEADLINE_TRANSIENT",
-  "MISSED_DEADLINE_PERSISTENT",
-  "DEVICE_UNAVAILABLE",
-  "GENERAL_FAILURE",
-];
+const STATUSES: readonly ErrorStatus[] = ERROR_STATUSES;
 
 /** The status an error without an NNAPI body (a proxy's, say) stands for. */
 function statusOfHttp(httpStatus: number): ErrorStatus {
