@@ -15,7 +15,7 @@ import {
 } from "./operations/operation.ts";
 import { operationDefinition } from "./operations/registry.ts";
 import type { OperationDefinition } from "./operations/operation.ts";
-import type { PreparedModel } from "./prepared_model.ts";
+import { constantView, type PreparedModel } from "./prepared_model.ts";
 import { allocate, elementCount, type Tensor, type TensorData, typedView } from "./tensor.ts";
 
 /** A model input as given to `run`: its data (null when omitted) and its full shape. */
@@ -42,18 +42,22 @@ interface BoundStep {
 export class Executable {
   readonly prepared: PreparedModel;
   readonly #steps: BoundStep[];
+  readonly #constants: (TensorData | undefined)[];
 
   constructor(prepared: PreparedModel) {
     this.prepared = prepared;
+    this.#constants = prepared.operands.map((o) =>
+      o.constant ? constantView(prepared, o.constant) : undefined
+    );
     this.#steps = prepared.steps.map((step) => {
       const definition = operationDefinition(step.type);
       if (!definition) {
         throw new DriverError("GENERAL_FAILURE", `no kernel for ${step.type}`);
       }
-      const info = (i: number) => ({ ...prepared.operands[i] });
-      const shaped = prepared.arena !== undefined;
-      const kernel = (shaped &&
-        definition.selectKernel?.(step.inputs.map(info), step.outputs.map(info))) ||
+      const info = (i: number) => ({ ...prepared.operands[i], value: this.#constants[i] });
+      const packed = (step.packed ?? []).map((ref) => constantView(prepared, ref));
+      const kernel = (prepared.arena !== undefined &&
+        definition.selectKernel?.(step.inputs.map(info), step.outputs.map(info), packed)) ||
         definition.execute;
       return { definition, kernel, ...step };
     });
@@ -62,9 +66,9 @@ export class Executable {
   /** Runs the plan on the given inputs (already checked against the model). */
   run(inputs: readonly RunInput[]): RunOutput[] {
     const { operands, arena } = this.prepared;
-    const tensors: (Tensor | undefined)[] = operands.map((o) =>
-      o.value
-        ? { ...o, data: o.value }
+    const tensors: (Tensor | undefined)[] = operands.map((o, i) =>
+      this.#constants[i]
+        ? { ...o, data: this.#constants[i]! }
         : o.lifetime === "NO_VALUE"
         ? { ...o, data: null }
         : undefined

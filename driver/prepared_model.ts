@@ -1,19 +1,31 @@
 /**
- * Preparation: turns a validated model into an explicit plan (run order, one step per
- * operation, constants packed in one shared buffer, and an arena layout for intermediate
- * tensors when all shapes are known). A `PreparedModel` is plain structured-clonable data so
- * executor workers (and later the compilation cache) can take it as it is.
+ * Preparation: turns a validated model into an explicit plan — run order, one step per
+ * operation, weights packed for their kernels, every constant in one shared buffer, and an
+ * arena layout for intermediate tensors when all shapes are known. A `PreparedModel` is
+ * plain structured-clonable data: executor workers take it as it is, and the compilation
+ * cache stores it as a JSON model cache plus the constant buffer as data cache.
  */
 import type { Model } from "./model.ts";
+import type { PrepareInput } from "./operations/operation.ts";
 import { operationDefinition } from "./operations/registry.ts";
 import {
   byteSize,
   type ChannelQuant,
+  elementBytes,
   isFullySpecified,
   type TensorData,
   typedView,
 } from "./tensor.ts";
 import type { HalVersion, Lifetime, OperandType, OperationType } from "./types.ts";
+
+/** Where a tensor lies in the plan's constant buffer. */
+export interface TensorRef {
+  type: OperandType;
+  /** Byte offset, aligned to {@link TENSOR_ALIGNMENT}. */
+  offset: number;
+  /** Element count. */
+  length: number;
+}
 
 /** An operand as the plan sees it; `shape` may hold 0 for extents known only at execution. */
 export interface PreparedOperand {
@@ -23,8 +35,8 @@ export interface PreparedOperand {
   zeroPoint: number;
   lifetime: Lifetime;
   channelQuant?: ChannelQuant;
-  /** Constant data, a view into the plan's shared constant buffer. */
-  value?: TensorData;
+  /** Constant data in the plan's constant buffer. */
+  constant?: TensorRef;
 }
 
 /** One operation of the plan, in run order. */
@@ -34,6 +46,8 @@ export interface PreparedStep {
   type: OperationType;
   inputs: number[];
   outputs: number[];
+  /** Weights its operation packed at preparation, in the constant buffer. */
+  packed?: TensorRef[];
 }
 
 /** Byte offsets of every intermediate/output tensor in one per-execution buffer. */
@@ -62,6 +76,8 @@ export interface PreparedModel {
   /** Present when every intermediate shape is known at preparation. */
   arena?: ArenaLayout;
   options: PrepareOptions;
+  /** Every constant and packed weight; shared with workers, never written after preparation. */
+  constants: SharedArrayBuffer;
 }
 
 /** Alignment of tensors in the constant buffer and the arena (a cache line, SIMD-friendly). */
@@ -71,22 +87,26 @@ function align(n: number): number {
   return Math.ceil(n / TENSOR_ALIGNMENT) * TENSOR_ALIGNMENT;
 }
 
-/** Copies every constant into one SharedArrayBuffer so executor workers share, not copy, it. */
-function packConstants(model: Model): (TensorData | undefined)[] {
+/** A typed view of a constant of the plan. */
+export function constantView(prepared: PreparedModel, ref: TensorRef): TensorData {
+  return typedView(ref.type, prepared.constants, ref.offset, ref.length);
+}
+
+/** Lays tensors out one after the other in a new shared buffer and copies them in. */
+function packBuffer(
+  tensors: { type: OperandType; data: TensorData }[],
+): { buffer: SharedArrayBuffer; refs: TensorRef[] } {
   let total = 0;
-  const offsets = model.operands.map((o) => {
-    if (!o.value) return -1;
-    const at = total;
-    total = align(total + o.value.byteLength);
-    return at;
+  const refs = tensors.map(({ type, data }) => {
+    const ref = { type, offset: total, length: data.length };
+    total = align(total + data.length * elementBytes(type));
+    return ref;
   });
-  const shared = new SharedArrayBuffer(Math.max(total, TENSOR_ALIGNMENT));
-  return model.operands.map((o, i) => {
-    if (!o.value) return undefined;
-    const view = typedView(o.type, shared, offsets[i], o.value.length);
-    view.set(o.value as never);
-    return view;
+  const buffer = new SharedArrayBuffer(Math.max(total, TENSOR_ALIGNMENT));
+  tensors.forEach(({ type, data }, i) => {
+    typedView(type, buffer, refs[i].offset, refs[i].length).set(data as never);
   });
+  return { buffer, refs };
 }
 
 /**
@@ -138,15 +158,52 @@ function layoutArena(model: Model, steps: PreparedStep[]): ArenaLayout | undefin
   return { size, offsets };
 }
 
+/** Runs each operation's `pack` hook on its constant weights (static plans only). */
+function packWeights(model: Model, staticPlan: boolean): (TensorData[] | undefined)[] {
+  return model.runOrder.map((k) => {
+    const op = model.operations[k];
+    const definition = operationDefinition(op.type);
+    if (!staticPlan || !definition?.pack) return undefined;
+    const inputs: PrepareInput[] = op.inputs.map((i) => ({
+      ...model.operands[i],
+      shape: model.operands[i].dimensions,
+      value: model.operands[i].lifetime === "NO_VALUE" ? null : model.operands[i].value,
+    }));
+    const outputs = op.outputs.map((i) => ({
+      ...model.operands[i],
+      shape: model.operands[i].dimensions,
+    }));
+    return definition.pack(inputs, outputs);
+  });
+}
+
 /** Builds the plan of a validated model whose operations are all supported. */
 export function prepareModel(model: Model, options: PrepareOptions): PreparedModel {
-  const values = packConstants(model);
   const steps: PreparedStep[] = model.runOrder.map((k) => ({
     operation: k,
     type: model.operations[k].type,
     inputs: model.operations[k].inputs,
     outputs: model.operations[k].outputs,
   }));
+  const arena = layoutArena(model, steps);
+  const packed = packWeights(model, arena !== undefined);
+  const tensors: { type: OperandType; data: TensorData }[] = [];
+  const constantSlot = model.operands.map((o) => {
+    if (!o.value) return -1;
+    tensors.push({ type: o.type, data: o.value });
+    return tensors.length - 1;
+  });
+  const packedSlots = packed.map((list) =>
+    list?.map((data) => {
+      tensors.push({ type: typeOfArray(data), data });
+      return tensors.length - 1;
+    })
+  );
+  const { buffer, refs } = packBuffer(tensors);
+  steps.forEach((step, s) => {
+    const slots = packedSlots[s];
+    if (slots) step.packed = slots.map((slot) => refs[slot]);
+  });
   return {
     operands: model.operands.map((o, i) => ({
       type: o.type,
@@ -154,8 +211,8 @@ export function prepareModel(model: Model, options: PrepareOptions): PreparedMod
       scale: o.scale,
       zeroPoint: o.zeroPoint,
       lifetime: o.lifetime,
-      channelQuant: o.channelQuant,
-      value: values[i],
+      ...(o.channelQuant ? { channelQuant: o.channelQuant } : {}),
+      ...(constantSlot[i] >= 0 ? { constant: refs[constantSlot[i]] } : {}),
     })),
     steps,
     inputIndexes: model.inputIndexes,
@@ -169,7 +226,20 @@ export function prepareModel(model: Model, options: PrepareOptions): PreparedMod
     ),
     relaxComputationFloat32toFloat16: model.relaxComputationFloat32toFloat16,
     halVersion: model.halVersion,
-    arena: layoutArena(model, steps),
+    arena,
     options,
+    constants: buffer,
   };
+}
+
+/** The operand type whose element kind a packed array uses. */
+function typeOfArray(data: TensorData): OperandType {
+  if (data instanceof Float32Array) return "TENSOR_FLOAT32";
+  if (data instanceof Float16Array) return "TENSOR_FLOAT16";
+  if (data instanceof Int32Array) return "TENSOR_INT32";
+  if (data instanceof Uint32Array) return "UINT32";
+  if (data instanceof Uint8Array) return "TENSOR_QUANT8_ASYMM";
+  if (data instanceof Int8Array) return "TENSOR_QUANT8_SYMM";
+  if (data instanceof Uint16Array) return "TENSOR_QUANT16_ASYMM";
+  return "TENSOR_QUANT16_SYMM";
 }

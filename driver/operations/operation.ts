@@ -67,10 +67,22 @@ export interface OperationDefinition {
   /** The reference kernel: plain typed-array loops, the executable specification. */
   execute: Kernel;
   /**
-   * Optional hook choosing an optimized kernel for these (fully shaped) operands at planning
-   * time; returning undefined keeps the reference kernel.
+   * Optional weight pre-transformation at preparation (re-layout or packing of constant
+   * inputs for an optimized kernel), for plans with static shapes. Runs once per
+   * compilation; the result is part of the prepared model (and its data cache) and is given
+   * to `selectKernel` as `packed`. Returning undefined packs nothing.
    */
-  selectKernel?(inputs: readonly TensorInfo[], outputs: readonly TensorInfo[]): Kernel | undefined;
+  pack?(inputs: readonly PrepareInput[], outputs: readonly TensorInfo[]): TensorData[] | undefined;
+  /**
+   * Optional hook choosing an optimized kernel for these (fully shaped) operands when a
+   * plan is bound; constant inputs carry their `value`, and `packed` is what `pack`
+   * returned. Returning undefined keeps the reference kernel.
+   */
+  selectKernel?(
+    inputs: readonly PrepareInput[],
+    outputs: readonly TensorInfo[],
+    packed: readonly TensorData[],
+  ): Kernel | undefined;
 }
 
 /** A fault in one operation's operands; the driver prefixes the operation's index and type. */
