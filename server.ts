@@ -3,6 +3,8 @@
  * with the environment's configuration; tests and the conformance runner call it with a
  * temporary data directory and port 0.
  */
+import { CompilationCache, DEFAULT_CACHE_BUDGET } from "./cache/compilation_cache.ts";
+import { DRIVER_VERSION } from "./driver/devices.ts";
 import { Driver } from "./driver/driver.ts";
 import { DEFAULT_MEMORY_LIMITS, type MemoryLimits } from "./memory/pools.ts";
 import { buildApp } from "./routes/app.ts";
@@ -21,6 +23,10 @@ export interface ServerConfig {
   workers?: number;
   /** Memory pool limits (NNSERVE_MAX_MEMORY_BYTES, NNSERVE_CLIENT_MEMORY_BUDGET). */
   memoryLimits?: MemoryLimits;
+  /** Compilation cache budget in bytes (NNSERVE_CACHE_BYTES), LRU-evicted past it. */
+  cacheBytes?: number;
+  /** Overrides the driver version the cache is bound to (tests of version changes). */
+  driverVersion?: string;
   /** Largest request body in bytes (NNSERVE_MAX_BODY_BYTES). */
   maxBodyBytes?: number;
   /** Logs requests and start-up notes when true. */
@@ -49,6 +55,7 @@ export function configFromEnv(): ServerConfig {
     apiKeys: parseApiKeys(keysText),
     workers: env("NNSERVE_WORKERS") ? Number(env("NNSERVE_WORKERS")) : undefined,
     maxBodyBytes: env("NNSERVE_MAX_BODY_BYTES") ? Number(env("NNSERVE_MAX_BODY_BYTES")) : undefined,
+    cacheBytes: env("NNSERVE_CACHE_BYTES") ? Number(env("NNSERVE_CACHE_BYTES")) : undefined,
     memoryLimits: {
       maxMemoryBytes: Number(
         env("NNSERVE_MAX_MEMORY_BYTES") ?? DEFAULT_MEMORY_LIMITS.maxMemoryBytes,
@@ -65,9 +72,16 @@ export function configFromEnv(): ServerConfig {
 export async function startServer(config: ServerConfig): Promise<RunningServer> {
   await Deno.mkdir(config.dataDir, { recursive: true });
   const kv = await Deno.openKv(config.kvPath ?? `${config.dataDir}/nnserve.kv`);
+  const cache = await CompilationCache.open({
+    kv,
+    dir: `${config.dataDir}/cache`,
+    budgetBytes: config.cacheBytes ?? DEFAULT_CACHE_BUDGET,
+    version: config.driverVersion ?? DRIVER_VERSION,
+  });
   const driver = new Driver({
     kv,
     dataDir: config.dataDir,
+    cache,
     workers: config.workers ?? Math.max(1, navigator.hardwareConcurrency),
     memoryLimits: config.memoryLimits,
   });

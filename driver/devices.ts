@@ -4,6 +4,7 @@
  */
 import { implementedOperations } from "./operations/registry.ts";
 import type { Model } from "./model.ts";
+import { PLAN_FORMAT } from "./plan_codec.ts";
 import { halAtLeast, type HalVersion, type OperationType } from "./types.ts";
 
 /** NNAPI `PerformanceInfo`: relative to the reference CPU (lower is better). */
@@ -28,8 +29,14 @@ export interface DeviceInfo {
   numberOfCacheFilesNeeded: { modelCache: number; dataCache: number };
 }
 
-/** Version of the reference CPU device; changing it invalidates compilation caches. */
+/** Version of the reference CPU device. */
 export const CPU_DEVICE_VERSION = "0.1.0";
+
+/**
+ * The driver version the compilation cache is bound to: a change (device version or plan
+ * format) resets the cache map, so caches written by another version are never used.
+ */
+export const DRIVER_VERSION = `nnserve-cpu/${CPU_DEVICE_VERSION}/plan-${PLAN_FORMAT}`;
 
 const REFERENCE_PERFORMANCE: PerformanceInfo = { execTime: 1, powerUsage: 1 };
 
@@ -59,7 +66,7 @@ export function createCpuDevice(): Device {
       },
     },
     supportedOperations: implementedOperations(),
-    numberOfCacheFilesNeeded: { modelCache: 0, dataCache: 0 },
+    numberOfCacheFilesNeeded: { modelCache: 1, dataCache: 1 },
   };
   return {
     info,

@@ -1,15 +1,18 @@
 /**
- * The NNAPI driver as a service: registers models, prepares compilations and runs
- * executions for clients (owners), on its devices. It knows nothing of HTTP; every failure
- * is a DriverError with an NNAPI status.
+ * The NNAPI driver as a service: registers models, prepares compilations (through the
+ * compilation cache), runs executions on its devices, and manages memory pools and
+ * driver-managed buffers, for clients (owners). It knows nothing of HTTP; every failure is
+ * a DriverError with an NNAPI status.
  */
-import type { CompilationRecord } from "../store/compilation_store.ts";
-import { CompilationStore } from "../store/compilation_store.ts";
-import { type ModelRecord, ModelStore, sha256Hex } from "../store/model_store.ts";
+import type { CompilationCache } from "../cache/compilation_cache.ts";
 import { BufferRegistry } from "../memory/buffers.ts";
 import { checkRegion, type MemoryInfo, type MemoryLimits, MemoryPools } from "../memory/pools.ts";
+import type { CompilationRecord } from "../store/compilation_store.ts";
+import { CompilationStore } from "../store/compilation_store.ts";
+import { ModelStore } from "../store/model_store.ts";
 import { bindArguments, type BindingContext, deliverOutputs } from "./arguments.ts";
-import { createCpuDevice, type Device, type DeviceInfo } from "./devices.ts";
+import { Compiler } from "./compiler.ts";
+import { createCpuDevice, type DeviceInfo } from "./devices.ts";
 import { DriverError, invalid, notFound } from "./errors.ts";
 import {
   checkOutputArguments,
@@ -18,19 +21,20 @@ import {
   type ExecutionResult,
   resolveInputs,
 } from "./execution.ts";
-import { type BufferRequest, describeBuffer } from "./memory_domain.ts";
 import { ExecutorPool } from "./executor_pool.ts";
+import { type BufferRequest, describeBuffer } from "./memory_domain.ts";
 import { Metrics } from "./metrics.ts";
-import { buildModel, type Model, type PoolResolver } from "./model.ts";
-import { canonicalDocument, WEIGHTS_POOL } from "./model_document.ts";
-import { type ModelJson, ModelSchema } from "./model_schema.ts";
-import { type PreparedModel, prepareModel } from "./prepared_model.ts";
+import type { ModelJson } from "./model_schema.ts";
+import { type ModelInfo, ModelRegistry, publicModel } from "./model_registry.ts";
+import type { PreparedModel } from "./prepared_model.ts";
 import { byteSize, elementCount, isFullySpecified, toBytes, typedView } from "./tensor.ts";
 
 /** Where the driver keeps state and how much parallelism it uses. */
 export interface DriverConfig {
   kv: Deno.Kv;
   dataDir: string;
+  /** The opened compilation cache. */
+  cache: CompilationCache;
   /** Executor workers (parallel executions). */
   workers: number;
   /** Memory pool size limits. */
@@ -44,6 +48,8 @@ export interface CompilationRequest {
   priority?: CompilationRecord["priority"];
   devices?: string[];
   deadlineMs?: number;
+  /** The 32-byte cache token, when the client wants compilation caching. */
+  cacheToken?: Uint8Array;
 }
 
 /** What a created compilation reports. */
@@ -54,6 +60,8 @@ export interface CompilationInfo {
   priority: CompilationRecord["priority"];
   devices: string[];
   cache: "hit" | "miss" | "none";
+  /** Set when a cached entry was unusable (tampered, truncated, ...) and was replaced. */
+  cacheRejected?: string;
   prepareMs: number;
 }
 
@@ -62,50 +70,43 @@ interface LiveCompilation {
   prepared: PreparedModel;
 }
 
-function publicModel(record: ModelRecord): Omit<ModelRecord, "owner" | "deleted"> {
-  const { owner: _owner, deleted: _deleted, ...rest } = record;
-  return rest;
-}
-
 /** The driver: one per server process. */
 export class Driver {
-  readonly devices: readonly Device[];
   /** Counters of what the driver did, for `GET /metrics`. */
   readonly metrics = new Metrics();
-  readonly #models: ModelStore;
+  readonly #models: ModelRegistry;
+  readonly #compiler: Compiler;
   readonly #compilationStore: CompilationStore;
   readonly #pool: ExecutorPool;
   readonly #memories: MemoryPools;
   readonly #buffers = new BufferRegistry();
-  readonly #loadedModels = new Map<string, Model>();
   readonly #compilations = new Map<string, LiveCompilation>();
 
   constructor(config: DriverConfig) {
-    this.devices = [createCpuDevice()];
-    this.#models = new ModelStore(config.kv, config.dataDir);
+    this.#memories = new MemoryPools(config.kv, config.dataDir, config.memoryLimits);
+    this.#models = new ModelRegistry(new ModelStore(config.kv, config.dataDir), this.#memories);
+    this.#compiler = new Compiler([createCpuDevice()], config.cache, this.metrics);
     this.#compilationStore = new CompilationStore(config.kv);
     this.#pool = new ExecutorPool(config.workers);
-    this.#memories = new MemoryPools(config.kv, config.dataDir, config.memoryLimits);
-    this.metrics.gauge(
-      "nnserve_buffers_live",
-      "Driver-managed buffers allocated",
-      () => this.#buffers.stats().count,
-    );
-    this.metrics.gauge(
-      "nnserve_buffers_bytes",
-      "Bytes held by driver-managed buffers",
-      () => this.#buffers.stats().bytes,
-    );
-    this.metrics.gauge(
-      "nnserve_compilations_live",
-      "Prepared compilations in memory",
-      () => this.#compilations.size,
-    );
-    this.metrics.gauge(
-      "nnserve_executions_queued",
-      "Executions waiting for a worker",
-      () => this.#pool.queued,
-    );
+    const gauges: [string, string, () => number][] = [
+      [
+        "nnserve_buffers_live",
+        "Driver-managed buffers allocated",
+        () => this.#buffers.stats().count,
+      ],
+      [
+        "nnserve_buffers_bytes",
+        "Bytes held by driver-managed buffers",
+        () => this.#buffers.stats().bytes,
+      ],
+      [
+        "nnserve_compilations_live",
+        "Prepared compilations in memory",
+        () => this.#compilations.size,
+      ],
+      ["nnserve_executions_queued", "Executions waiting for a worker", () => this.#pool.queued],
+    ];
+    for (const [name, help, read] of gauges) this.metrics.gauge(name, help, read);
   }
 
   /** Stops the executor workers. */
@@ -115,96 +116,29 @@ export class Driver {
 
   /** Descriptions of every device. */
   deviceInfos(): DeviceInfo[] {
-    return this.devices.map((d) => d.info);
+    return this.#compiler.devices.map((d) => d.info);
   }
 
   /** Validates and stores a model; returns its public metadata. */
-  async registerModel(
-    owner: string,
-    json: ModelJson,
-  ): Promise<Omit<ModelRecord, "owner" | "deleted">> {
-    const pools = await Promise.all(
-      (json.pools ?? []).map((id) => this.#memories.get(owner, id)),
-    );
-    // Constants are copied out of the pools here: deleting or rewriting a memory later
-    // cannot change a registered model.
-    const resolvePool: PoolResolver = (poolIndex, offset, length) => {
-      const pool = pools[poolIndex];
-      if (!pool) throw invalid(`pool index ${poolIndex} is not in pools (${pools.length})`);
-      checkRegion(pool.size, offset, length, `pools[${poolIndex}]`);
-      return pool.bytes.slice(offset, offset + length);
-    };
-    const model = buildModel(json, { resolvePool });
-    const stored = canonicalDocument(json, model);
-    const describe = (operand: number) => ({
-      operand,
-      type: json.operands[operand].type,
-      dimensions: json.operands[operand].dimensions,
-    });
-    const record: ModelRecord = {
-      id: crypto.randomUUID(),
-      owner,
-      checksum: await sha256Hex(stored.document, stored.weights),
-      createdAt: new Date().toISOString(),
-      byteSize: stored.document.byteLength + stored.weights.byteLength,
-      halVersion: model.halVersion,
-      operandCount: model.operands.length,
-      operationCount: model.operations.length,
-      inputs: model.inputIndexes.map(describe),
-      outputs: model.outputIndexes.map(describe),
-    };
-    await this.#models.save(record, stored);
-    this.#loadedModels.set(record.id, model);
+  async registerModel(owner: string, json: ModelJson): Promise<ModelInfo> {
+    const record = await this.#models.register(owner, json);
     this.metrics.count("nnserve_models_registered_total", "Models registered");
     return publicModel(record);
   }
 
-  async #modelRecord(owner: string, id: string, includeDeleted = false): Promise<ModelRecord> {
-    const record = await this.#models.get(owner, id);
-    if (!record || (record.deleted && !includeDeleted)) throw notFound(`no model ${id}`);
-    return record;
-  }
-
-  async #loadModel(record: ModelRecord): Promise<Model> {
-    const cached = this.#loadedModels.get(record.id);
-    if (cached) return cached;
-    const { document, weights } = await this.#models.load(record);
-    const json = ModelSchema.parse(JSON.parse(new TextDecoder().decode(document)));
-    const model = buildModel(json, {
-      resolvePool: (poolIndex, offset, length) => {
-        if (json.pools?.[poolIndex] !== WEIGHTS_POOL) {
-          throw new DriverError("GENERAL_FAILURE", `stored model ${record.id} is malformed`);
-        }
-        return weights.subarray(offset, offset + length);
-      },
-    });
-    this.#loadedModels.set(record.id, model);
-    return model;
-  }
-
   /** Public metadata of a model of this client. */
-  async getModel(owner: string, id: string): Promise<Omit<ModelRecord, "owner" | "deleted">> {
-    return publicModel(await this.#modelRecord(owner, id));
+  async getModel(owner: string, id: string): Promise<ModelInfo> {
+    return publicModel(await this.#models.record(owner, id));
   }
 
   /** Deletes a model; its document stays while compilations of it exist. */
   async deleteModel(owner: string, id: string): Promise<void> {
-    const record = await this.#modelRecord(owner, id);
+    const record = await this.#models.record(owner, id);
     if (await this.#compilationStore.modelInUse(owner, id)) {
       await this.#models.markDeleted(record);
       return;
     }
     await this.#models.remove(owner, id);
-    this.#loadedModels.delete(id);
-  }
-
-  #selectDevices(names: string[] | undefined): Device[] {
-    if (!names || names.length === 0) return [...this.devices];
-    return names.map((name, i) => {
-      const device = this.devices.find((d) => d.info.name === name);
-      if (!device) throw invalid(`unknown device "${name}"`, { path: ["devices", i] });
-      return device;
-    });
   }
 
   /** Per device, whether it supports each operation of the model (model order). */
@@ -213,41 +147,36 @@ export class Driver {
     id: string,
     deviceNames?: string[],
   ): Promise<{ name: string; supported: boolean[] }[]> {
-    const devices = this.#selectDevices(deviceNames);
-    const model = await this.#loadModel(await this.#modelRecord(owner, id));
+    const devices = this.#compiler.selectDevices(deviceNames);
+    const model = await this.#models.load(await this.#models.record(owner, id));
     return devices.map((d) => ({ name: d.info.name, supported: d.supportedOperations(model) }));
   }
 
-  #prepare(model: Model, record: CompilationRecord): PreparedModel {
-    const devices = this.#selectDevices(record.devices);
-    const support = devices.map((d) => d.supportedOperations(model));
-    model.operations.forEach((op, k) => {
-      if (!support.some((s) => s[k])) {
-        throw invalid(
-          `operation ${k} (${op.type}) is not supported by ${
-            devices.map((d) => d.info.name).join(", ")
-          }`,
-          { path: ["operations", k] },
-        );
-      }
-    });
-    return prepareModel(model, { preference: record.preference, priority: record.priority });
-  }
-
-  /** Prepares a model for execution (NNAPI `prepareModel`). */
+  /** Prepares a model for execution (NNAPI `prepareModel`), through the cache with a token. */
   async createCompilation(owner: string, request: CompilationRequest): Promise<CompilationInfo> {
     const started = performance.now();
-    const model = await this.#loadModel(await this.#modelRecord(owner, request.model));
+    const modelRecord = await this.#models.record(owner, request.model);
     const record: CompilationRecord = {
       id: crypto.randomUUID(),
       owner,
       model: request.model,
       preference: request.preference ?? "FAST_SINGLE_ANSWER",
       priority: request.priority ?? "MEDIUM",
-      devices: request.devices ?? this.devices.map((d) => d.info.name),
+      devices: request.devices ?? this.#compiler.devices.map((d) => d.info.name),
       createdAt: new Date().toISOString(),
     };
-    const prepared = this.#prepare(model, record);
+    if (request.cacheToken) {
+      record.cacheKey = await this.#compiler.cacheKey(
+        record,
+        modelRecord.checksum,
+        request.cacheToken,
+      );
+    }
+    const compiled = await this.#compiler.compile(
+      record,
+      () => this.#models.load(modelRecord),
+      record.cacheKey,
+    );
     const prepareMs = performance.now() - started;
     if (request.deadlineMs !== undefined && prepareMs > request.deadlineMs) {
       throw new DriverError(
@@ -256,15 +185,21 @@ export class Driver {
       );
     }
     await this.#compilationStore.save(record);
-    this.#compilations.set(record.id, { record, prepared });
-    this.metrics.count("nnserve_compilations_created_total", "Compilations prepared", {
-      cache: "none",
-    });
+    this.#compilations.set(record.id, { record, prepared: compiled.prepared });
     const { id, preference, priority, devices } = record;
-    return { id, model: record.model, preference, priority, devices, cache: "none", prepareMs };
+    return {
+      id,
+      model: record.model,
+      preference,
+      priority,
+      devices,
+      cache: compiled.cache,
+      ...(compiled.rejected ? { cacheRejected: compiled.rejected } : {}),
+      prepareMs,
+    };
   }
 
-  /** A live compilation of this client, prepared again after a restart. */
+  /** A live compilation of this client, prepared again (or taken from cache) after a restart. */
   async #compilation(owner: string, id: string): Promise<LiveCompilation> {
     const live = this.#compilations.get(id);
     if (live) {
@@ -273,8 +208,13 @@ export class Driver {
     }
     const record = await this.#compilationStore.get(owner, id);
     if (!record) throw notFound(`no compilation ${id}`);
-    const model = await this.#loadModel(await this.#modelRecord(owner, record.model, true));
-    const revived = { record, prepared: this.#prepare(model, record) };
+    const modelRecord = await this.#models.record(owner, record.model, true);
+    const compiled = await this.#compiler.compile(
+      record,
+      () => this.#models.load(modelRecord),
+      record.cacheKey,
+    );
+    const revived = this.#compilations.get(id) ?? { record, prepared: compiled.prepared };
     this.#compilations.set(id, revived);
     return revived;
   }
@@ -286,10 +226,9 @@ export class Driver {
     this.#compilations.delete(id);
     this.#pool.unload(id);
     this.#buffers.deleteForCompilation(id);
-    const model = await this.#models.get(owner, record.model);
+    const model = await this.#models.record(owner, record.model, true).catch(() => undefined);
     if (model?.deleted && !(await this.#compilationStore.modelInUse(owner, record.model))) {
       await this.#models.remove(owner, record.model);
-      this.#loadedModels.delete(record.model);
     }
   }
 

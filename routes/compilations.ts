@@ -34,8 +34,12 @@ const deleteCompilation = createRoute({
 export function compilationRoutes(driver: Driver) {
   return newRouter()
     .openapi(createCompilation, async (c) => {
-      const { cache: _cache, ...request } = c.req.valid("json");
-      return c.json(await driver.createCompilation(c.get("client"), request), 201);
+      const { cache, ...request } = c.req.valid("json");
+      const cacheToken = cache ? Uint8Array.fromBase64(cache.token) : undefined;
+      return c.json(
+        await driver.createCompilation(c.get("client"), { ...request, cacheToken }),
+        201,
+      );
     })
     .openapi(deleteCompilation, async (c) => {
       await driver.deleteCompilation(c.get("client"), c.req.valid("param").id);

@@ -72,6 +72,9 @@ export const CompilationBody = z.object({
   priority: z.string(),
   devices: z.array(z.string()),
   cache: z.enum(["hit", "miss", "none"]),
+  cacheRejected: z.string().optional().openapi({
+    description: "Why a cached entry was unusable (tampered, truncated, ...) and was replaced",
+  }),
   prepareMs: z.number(),
 }).openapi("Compilation");
 

@@ -13,6 +13,8 @@ export interface CompilationRecord {
   priority: "LOW" | "MEDIUM" | "HIGH";
   devices: string[];
   createdAt: string;
+  /** Compilation cache key, when it was created with a cache token. */
+  cacheKey?: string;
 }
 
 /** Compilation records of all clients. */

@@ -1,0 +1,224 @@
+/**
+ * The compilation cache (NNAPI HAL 1.2 caching, on the server). The cache directory is the
+ * untrusted "app directory": anyone may overwrite its files. Security rests on a persistent
+ * map in Deno KV from cache key to the SHA-256 of the model cache and data cache, computed
+ * from the in-memory bytes before they are written; loading reads files into memory, hashes
+ * those very bytes and compares before anything is decoded (no time-of-check/time-of-use
+ * gap). Files are written atomically under a fresh generation name that only the KV entry
+ * points to, so concurrent writers, crashes mid-write and swapped files never yield an
+ * accepted mix. A size budget evicts least recently used entries.
+ */
+import { removeIfPresent, writeFileAtomic } from "../store/atomic_file.ts";
+
+/** What the map stores per cache key. */
+interface CacheEntry {
+  generation: string;
+  modelHash: string;
+  dataHash: string;
+  bytes: number;
+  lastUsed: number;
+}
+
+/** The outcome of a lookup. */
+export type CacheLookup =
+  | { kind: "hit"; model: Uint8Array; data: Uint8Array }
+  | { kind: "miss" }
+  | { kind: "rejected"; reason: string };
+
+/** Where the cache lives and how large it may grow. */
+export interface CacheConfig {
+  kv: Deno.Kv;
+  dir: string;
+  /** Total bytes of cache files before LRU eviction. */
+  budgetBytes: number;
+  /** Driver version: a change empties the map, so older caches are never used. */
+  version: string;
+}
+
+/** Default budget: 1 GiB of cache files. */
+export const DEFAULT_CACHE_BUDGET = 1024 ** 3;
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The persistent cache of prepared models. */
+export class CompilationCache {
+  readonly #kv: Deno.Kv;
+  readonly #dir: string;
+  readonly #budget: number;
+  readonly version: string;
+  /** Per key, the operation in flight, so one key's loads and saves never interleave. */
+  readonly #queues = new Map<string, Promise<unknown>>();
+
+  private constructor(config: CacheConfig) {
+    this.#kv = config.kv;
+    this.#dir = config.dir;
+    this.#budget = config.budgetBytes;
+    this.version = config.version;
+  }
+
+  /** Opens the cache; a different driver version than last time resets map and files. */
+  static async open(config: CacheConfig): Promise<CompilationCache> {
+    await Deno.mkdir(config.dir, { recursive: true });
+    const cache = new CompilationCache(config);
+    // Temporary files of writes a crash interrupted: never referenced by the map.
+    for await (const e of Deno.readDir(config.dir)) {
+      if (e.isFile && e.name.endsWith(".tmp")) await removeIfPresent(`${config.dir}/${e.name}`);
+    }
+    const stored = await config.kv.get<string>(["cache_version"]);
+    if (stored.value !== config.version) {
+      await cache.clear();
+      await config.kv.set(["cache_version"], config.version);
+    }
+    return cache;
+  }
+
+  /**
+   * The cache key: SHA-256 over everything that decides the prepared model, including the
+   * client (one client's token never selects another's cache) and the driver version.
+   */
+  async key(parts: Record<string, unknown>): Promise<string> {
+    const text = JSON.stringify({ ...parts, version: this.version });
+    return await sha256(new TextEncoder().encode(text));
+  }
+
+  #files(key: string, generation: string): { model: string; data: string } {
+    const base = `${this.#dir}/${key}-${generation}`;
+    return { model: `${base}.model`, data: `${base}.data` };
+  }
+
+  #serialized<T>(key: string, run: () => Promise<T>): Promise<T> {
+    const previous = this.#queues.get(key) ?? Promise.resolve();
+    const next = previous.then(run, run);
+    const settled = next.then(() => {}, () => {});
+    this.#queues.set(key, settled);
+    settled.then(() => {
+      if (this.#queues.get(key) === settled) this.#queues.delete(key);
+    });
+    return next;
+  }
+
+  /** Looks a key up; any doubt about the files is a rejection, never an error. */
+  load(key: string): Promise<CacheLookup> {
+    return this.#serialized(key, async () => {
+      const entry = (await this.#kv.get<CacheEntry>(["cache", key])).value;
+      if (!entry) {
+        const orphans = await this.#filesOf(key);
+        if (orphans.length > 0) {
+          await Promise.all(orphans.map((f) => removeIfPresent(`${this.#dir}/${f}`)));
+          return { kind: "rejected", reason: "cache files without a map entry" };
+        }
+        return { kind: "miss" };
+      }
+      const files = this.#files(key, entry.generation);
+      let model: Uint8Array, data: Uint8Array;
+      try {
+        model = await Deno.readFile(files.model);
+        data = await Deno.readFile(files.data);
+      } catch {
+        await this.#remove(key, entry);
+        return { kind: "rejected", reason: "cache file missing" };
+      }
+      const [modelHash, dataHash] = await Promise.all([sha256(model), sha256(data)]);
+      if (modelHash !== entry.modelHash) {
+        await this.#remove(key, entry);
+        return { kind: "rejected", reason: "model cache does not match its recorded hash" };
+      }
+      if (dataHash !== entry.dataHash) {
+        await this.#remove(key, entry);
+        return { kind: "rejected", reason: "data cache does not match its recorded hash" };
+      }
+      await this.#kv.set(["cache", key], { ...entry, lastUsed: Date.now() });
+      return { kind: "hit", model, data };
+    });
+  }
+
+  /**
+   * Saves payloads under a key: hashes the in-memory bytes, writes both files atomically
+   * under a new generation, then points the map at them and drops the old generation.
+   */
+  save(key: string, model: Uint8Array, data: Uint8Array): Promise<void> {
+    return this.#serialized(key, async () => {
+      const [modelHash, dataHash] = await Promise.all([sha256(model), sha256(data)]);
+      const generation = crypto.randomUUID();
+      const files = this.#files(key, generation);
+      await writeFileAtomic(files.data, data);
+      await writeFileAtomic(files.model, model);
+      const previous = (await this.#kv.get<CacheEntry>(["cache", key])).value;
+      const entry: CacheEntry = {
+        generation,
+        modelHash,
+        dataHash,
+        bytes: model.byteLength + data.byteLength,
+        lastUsed: Date.now(),
+      };
+      await this.#kv.set(["cache", key], entry);
+      if (previous) await this.#removeFiles(key, previous.generation);
+      await this.#evict(key);
+    });
+  }
+
+  /** Deletes a key's entry and files (safe while another request reads them). */
+  delete(key: string): Promise<void> {
+    return this.#serialized(key, async () => {
+      const entry = (await this.#kv.get<CacheEntry>(["cache", key])).value;
+      if (entry) await this.#remove(key, entry);
+    });
+  }
+
+  /** Entries and bytes in the cache. */
+  async stats(): Promise<{ entries: number; bytes: number }> {
+    let entries = 0, bytes = 0;
+    for await (const e of this.#kv.list<CacheEntry>({ prefix: ["cache"] })) {
+      entries++;
+      bytes += e.value.bytes;
+    }
+    return { entries, bytes };
+  }
+
+  async #filesOf(key: string): Promise<string[]> {
+    const names: string[] = [];
+    for await (const e of Deno.readDir(this.#dir)) {
+      if (e.name.startsWith(`${key}-`)) names.push(e.name);
+    }
+    return names;
+  }
+
+  async #removeFiles(key: string, generation: string): Promise<void> {
+    const files = this.#files(key, generation);
+    await removeIfPresent(files.model);
+    await removeIfPresent(files.data);
+  }
+
+  async #remove(key: string, entry: CacheEntry): Promise<void> {
+    await this.#kv.delete(["cache", key]);
+    await this.#removeFiles(key, entry.generation);
+  }
+
+  /** Evicts least recently used entries (never `keep`) until the budget holds. */
+  async #evict(keep: string): Promise<void> {
+    const all: { key: string; entry: CacheEntry }[] = [];
+    let total = 0;
+    for await (const e of this.#kv.list<CacheEntry>({ prefix: ["cache"] })) {
+      all.push({ key: String(e.key[1]), entry: e.value });
+      total += e.value.bytes;
+    }
+    all.sort((a, b) => a.entry.lastUsed - b.entry.lastUsed);
+    for (const { key, entry } of all) {
+      if (total <= this.#budget) break;
+      if (key === keep) continue;
+      await this.#remove(key, entry);
+      total -= entry.bytes;
+    }
+  }
+
+  /** Empties the map and the directory. */
+  async clear(): Promise<void> {
+    for await (const e of this.#kv.list({ prefix: ["cache"] })) await this.#kv.delete(e.key);
+    for await (const e of Deno.readDir(this.#dir)) {
+      if (e.isFile) await removeIfPresent(`${this.#dir}/${e.name}`);
+    }
+  }
+}

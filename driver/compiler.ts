@@ -1,0 +1,123 @@
+/**
+ * Preparation of compilations, with NNAPI compilation caching: with a cache token the
+ * prepared plan is taken from the cache when its files are exactly what this service wrote
+ * ("hit"), or prepared from scratch and written there ("miss", also after a rejected,
+ * tampered entry); without a token it is prepared and not cached ("none").
+ */
+import type { CompilationCache } from "../cache/compilation_cache.ts";
+import type { CompilationRecord } from "../store/compilation_store.ts";
+import type { Device } from "./devices.ts";
+import { invalid } from "./errors.ts";
+import type { Metrics } from "./metrics.ts";
+import type { Model } from "./model.ts";
+import { decodePlan, encodePlan } from "./plan_codec.ts";
+import { type PreparedModel, prepareModel } from "./prepared_model.ts";
+
+/** How a compilation's plan was obtained. */
+export interface Compiled {
+  prepared: PreparedModel;
+  cache: "hit" | "miss" | "none";
+  /** Why a cache entry was found unusable and replaced. */
+  rejected?: string;
+}
+
+/** Partitioning scheme, part of the cache key (one device runs the whole model today). */
+const PARTITIONING = "whole-model-on-first-supporting-device";
+
+/** Prepares plans on the driver's devices, through the compilation cache when asked. */
+export class Compiler {
+  readonly devices: readonly Device[];
+  readonly #cache: CompilationCache;
+  readonly #metrics: Metrics;
+
+  constructor(devices: readonly Device[], cache: CompilationCache, metrics: Metrics) {
+    this.devices = devices;
+    this.#cache = cache;
+    this.#metrics = metrics;
+  }
+
+  /** The named devices (all when none are named); unknown names are invalid. */
+  selectDevices(names: readonly string[] | undefined): Device[] {
+    if (!names || names.length === 0) return [...this.devices];
+    return names.map((name, i) => {
+      const device = this.devices.find((d) => d.info.name === name);
+      if (!device) throw invalid(`unknown device "${name}"`, { path: ["devices", i] });
+      return device;
+    });
+  }
+
+  /** The cache key of a compilation request (client, token, model, options, devices). */
+  cacheKey(record: CompilationRecord, modelChecksum: string, token: Uint8Array): Promise<string> {
+    return this.#cache.key({
+      owner: record.owner,
+      token: token.toHex(),
+      model: modelChecksum,
+      preference: record.preference,
+      priority: record.priority,
+      devices: this.selectDevices(record.devices).map((d) => `${d.info.name}@${d.info.version}`),
+      partitioning: PARTITIONING,
+    });
+  }
+
+  /** Validates support on the selected devices and builds the plan (the cold path). */
+  prepare(model: Model, record: CompilationRecord): PreparedModel {
+    const devices = this.selectDevices(record.devices);
+    const support = devices.map((d) => d.supportedOperations(model));
+    model.operations.forEach((op, k) => {
+      if (!support.some((s) => s[k])) {
+        throw invalid(
+          `operation ${k} (${op.type}) is not supported by ${
+            devices.map((d) => d.info.name).join(", ")
+          }`,
+          { path: ["operations", k] },
+        );
+      }
+    });
+    return prepareModel(model, { preference: record.preference, priority: record.priority });
+  }
+
+  /**
+   * Prepares a compilation; with a cache key, from the cache when possible. A cache problem
+   * is never an error: it is logged, counted, and the plan prepared from scratch.
+   */
+  async compile(
+    record: CompilationRecord,
+    loadModel: () => Promise<Model>,
+    cacheKey: string | undefined,
+  ): Promise<Compiled> {
+    if (!cacheKey) {
+      this.#count("none");
+      return { prepared: this.prepare(await loadModel(), record), cache: "none" };
+    }
+    const lookup = await this.#cache.load(cacheKey);
+    let rejected: string | undefined;
+    if (lookup.kind === "hit") {
+      try {
+        const prepared = decodePlan(lookup.model, lookup.data);
+        this.#count("hit");
+        return { prepared, cache: "hit" };
+      } catch (error) {
+        rejected = `model cache is malformed: ${(error as Error).message}`;
+      }
+    } else if (lookup.kind === "rejected") {
+      rejected = lookup.reason;
+    }
+    if (rejected) {
+      console.warn(`nnserve: compilation cache entry rejected (${rejected}); preparing anew`);
+      this.#count("rejected");
+    }
+    const prepared = this.prepare(await loadModel(), record);
+    const { model, data } = encodePlan(prepared);
+    await this.#cache.save(cacheKey, model, data);
+    this.#count("miss");
+    return { prepared, cache: "miss", ...(rejected ? { rejected } : {}) };
+  }
+
+  #count(result: "hit" | "miss" | "none" | "rejected"): void {
+    this.#metrics.count(
+      "nnserve_compilation_cache_total",
+      "Compilation cache lookups: hit, miss, rejected (tampered or broken entries), none",
+      { result },
+    );
+  }
+}

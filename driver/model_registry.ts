@@ -1,0 +1,97 @@
+/**
+ * Registered models: validation at registration (constants copied out of memory pools),
+ * the canonical stored form, and loading — reading the stored files, checking their
+ * checksum and validating again, as a driver's `prepareModel` does with the model it gets.
+ */
+import type { MemoryPools } from "../memory/pools.ts";
+import { checkRegion } from "../memory/pools.ts";
+import { type ModelRecord, type ModelStore, sha256Hex } from "../store/model_store.ts";
+import { DriverError, invalid, notFound } from "./errors.ts";
+import { buildModel, type Model, type PoolResolver } from "./model.ts";
+import { canonicalDocument, WEIGHTS_POOL } from "./model_document.ts";
+import { type ModelJson, ModelSchema } from "./model_schema.ts";
+
+/** What a client sees of a model. */
+export type ModelInfo = Omit<ModelRecord, "owner" | "deleted">;
+
+/** The client-visible part of a record. */
+export function publicModel(record: ModelRecord): ModelInfo {
+  const { owner: _owner, deleted: _deleted, ...rest } = record;
+  return rest;
+}
+
+/** Registers, finds and loads models of all clients. */
+export class ModelRegistry {
+  readonly #store: ModelStore;
+  readonly #memories: MemoryPools;
+
+  constructor(store: ModelStore, memories: MemoryPools) {
+    this.#store = store;
+    this.#memories = memories;
+  }
+
+  /** Validates and stores a model. */
+  async register(owner: string, json: ModelJson): Promise<ModelRecord> {
+    const pools = await Promise.all((json.pools ?? []).map((id) => this.#memories.get(owner, id)));
+    // Constants are copied out of the pools here: deleting or rewriting a memory later
+    // cannot change a registered model.
+    const resolvePool: PoolResolver = (poolIndex, offset, length) => {
+      const pool = pools[poolIndex];
+      if (!pool) throw invalid(`pool index ${poolIndex} is not in pools (${pools.length})`);
+      checkRegion(pool.size, offset, length, `pools[${poolIndex}]`);
+      return pool.bytes.slice(offset, offset + length);
+    };
+    const model = buildModel(json, { resolvePool });
+    const stored = canonicalDocument(json, model);
+    const describe = (operand: number) => ({
+      operand,
+      type: json.operands[operand].type,
+      dimensions: json.operands[operand].dimensions,
+    });
+    const record: ModelRecord = {
+      id: crypto.randomUUID(),
+      owner,
+      checksum: await sha256Hex(stored.document, stored.weights),
+      createdAt: new Date().toISOString(),
+      byteSize: stored.document.byteLength + stored.weights.byteLength,
+      halVersion: model.halVersion,
+      operandCount: model.operands.length,
+      operationCount: model.operations.length,
+      inputs: model.inputIndexes.map(describe),
+      outputs: model.outputIndexes.map(describe),
+    };
+    await this.#store.save(record, stored);
+    return record;
+  }
+
+  /** A model record of this client; deleted ones only when asked for. */
+  async record(owner: string, id: string, includeDeleted = false): Promise<ModelRecord> {
+    const record = await this.#store.get(owner, id);
+    if (!record || (record.deleted && !includeDeleted)) throw notFound(`no model ${id}`);
+    return record;
+  }
+
+  /** Reads, checks and validates a stored model. */
+  async load(record: ModelRecord): Promise<Model> {
+    const { document, weights } = await this.#store.load(record);
+    const json = ModelSchema.parse(JSON.parse(new TextDecoder().decode(document)));
+    return buildModel(json, {
+      resolvePool: (poolIndex, offset, length) => {
+        if (json.pools?.[poolIndex] !== WEIGHTS_POOL) {
+          throw new DriverError("GENERAL_FAILURE", `stored model ${record.id} is malformed`);
+        }
+        return weights.subarray(offset, offset + length);
+      },
+    });
+  }
+
+  /** Hides a model while compilations still need its document. */
+  markDeleted(record: ModelRecord): Promise<void> {
+    return this.#store.markDeleted(record);
+  }
+
+  /** Removes a model for good. */
+  remove(owner: string, id: string): Promise<void> {
+    return this.#store.remove(owner, id);
+  }
+}
