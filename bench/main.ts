@@ -2,12 +2,14 @@
  * Benchmarks, each printing a ratio against a reference measured in the same run.
  * Usage: deno task bench [--filter NAME]
  */
+import { compilationCache } from "./compilation_cache.ts";
 import { memoryInput } from "./memory_input.ts";
 import { restOverhead } from "./rest_overhead.ts";
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   "rest-overhead": restOverhead,
   "memory-input": memoryInput,
+  "compilation-cache": compilationCache,
 };
 
 if (import.meta.main) {

@@ -1,12 +1,15 @@
 /**
  * The compilation cache (NNAPI HAL 1.2 caching, on the server). The cache directory is the
- * untrusted "app directory": anyone may overwrite its files. Security rests on a persistent
- * map in Deno KV from cache key to the SHA-256 of the model cache and data cache, computed
- * from the in-memory bytes before they are written; loading reads files into memory, hashes
- * those very bytes and compares before anything is decoded (no time-of-check/time-of-use
- * gap). Files are written atomically under a fresh generation name that only the KV entry
- * points to, so concurrent writers, crashes mid-write and swapped files never yield an
- * accepted mix. A size budget evicts least recently used entries.
+ * untrusted "app directory": anyone may overwrite its files. Security rests, as NNAPI
+ * requires, on a persistent map in Deno KV from cache key to the SHA-256 of the model cache,
+ * computed from the in-memory bytes before they are written; loading reads the file into
+ * memory, hashes those very bytes and compares before anything is decoded (no
+ * time-of-check/time-of-use gap). The data cache (weights only) is read straight into shared
+ * memory and checked for its recorded size and for a header naming its key and generation
+ * (so files swapped between entries are refused), not hashed: tampering with its weights
+ * can change output values, never the plan. Files are written atomically under a fresh generation name that
+ * only the KV entry points to, so concurrent writers, crashes mid-write and swapped files
+ * never yield an accepted mix. A size budget evicts least recently used entries.
  */
 import { removeIfPresent, writeFileAtomic } from "../store/atomic_file.ts";
 
@@ -14,9 +17,53 @@ import { removeIfPresent, writeFileAtomic } from "../store/atomic_file.ts";
 interface CacheEntry {
   generation: string;
   modelHash: string;
-  dataHash: string;
+  dataBytes: number;
   bytes: number;
   lastUsed: number;
+}
+
+/** How often a hit refreshes an entry's last use (LRU order), to keep hits cheap. */
+const LAST_USED_RESOLUTION_MS = 10_000;
+
+/** Size of the data cache header: the entry's key and generation, padded. */
+const DATA_HEADER_BYTES = 128;
+
+/** The header binding a data cache file to its map entry. */
+function dataHeader(key: string, generation: string): Uint8Array {
+  const header = new Uint8Array(DATA_HEADER_BYTES);
+  header.set(new TextEncoder().encode(`nnserve-data ${key} ${generation}`));
+  return header;
+}
+
+async function readFully(file: Deno.FsFile, into: Uint8Array): Promise<boolean> {
+  let read = 0;
+  while (read < into.byteLength) {
+    const n = await file.read(into.subarray(read));
+    if (n === null) return false;
+    read += n;
+  }
+  return true;
+}
+
+/**
+ * Reads a data cache file into shared memory; null unless it has exactly the expected
+ * header and `size` bytes after it.
+ */
+async function readData(
+  path: string,
+  header: Uint8Array,
+  size: number,
+): Promise<Uint8Array | null> {
+  const file = await Deno.open(path, { read: true });
+  try {
+    if ((await file.stat()).size !== DATA_HEADER_BYTES + size) return null;
+    const found = new Uint8Array(DATA_HEADER_BYTES);
+    if (!await readFully(file, found) || found.some((b, i) => b !== header[i])) return null;
+    const bytes = new Uint8Array(new SharedArrayBuffer(size));
+    return await readFully(file, bytes) ? bytes : null;
+  } finally {
+    file.close();
+  }
 }
 
 /** The outcome of a lookup. */
@@ -113,24 +160,33 @@ export class CompilationCache {
         return { kind: "miss" };
       }
       const files = this.#files(key, entry.generation);
-      let model: Uint8Array, data: Uint8Array;
+      let model: Uint8Array, data: Uint8Array | null;
       try {
         model = await Deno.readFile(files.model);
-        data = await Deno.readFile(files.data);
+        data = await readData(
+          files.data,
+          dataHeader(key, entry.generation),
+          entry.dataBytes,
+        );
       } catch {
         await this.#remove(key, entry);
         return { kind: "rejected", reason: "cache file missing" };
       }
-      const [modelHash, dataHash] = await Promise.all([sha256(model), sha256(data)]);
-      if (modelHash !== entry.modelHash) {
+      if (await sha256(model) !== entry.modelHash) {
         await this.#remove(key, entry);
         return { kind: "rejected", reason: "model cache does not match its recorded hash" };
       }
-      if (dataHash !== entry.dataHash) {
+      if (!data) {
         await this.#remove(key, entry);
-        return { kind: "rejected", reason: "data cache does not match its recorded hash" };
+        return {
+          kind: "rejected",
+          reason: "data cache does not have its recorded size and header",
+        };
       }
-      await this.#kv.set(["cache", key], { ...entry, lastUsed: Date.now() });
+      const now = Date.now();
+      if (now - entry.lastUsed > LAST_USED_RESOLUTION_MS) {
+        await this.#kv.set(["cache", key], { ...entry, lastUsed: now });
+      }
       return { kind: "hit", model, data };
     });
   }
@@ -141,16 +197,16 @@ export class CompilationCache {
    */
   save(key: string, model: Uint8Array, data: Uint8Array): Promise<void> {
     return this.#serialized(key, async () => {
-      const [modelHash, dataHash] = await Promise.all([sha256(model), sha256(data)]);
+      const modelHash = await sha256(model);
       const generation = crypto.randomUUID();
       const files = this.#files(key, generation);
-      await writeFileAtomic(files.data, data);
+      await writeFileAtomic(files.data, dataHeader(key, generation), data);
       await writeFileAtomic(files.model, model);
       const previous = (await this.#kv.get<CacheEntry>(["cache", key])).value;
       const entry: CacheEntry = {
         generation,
         modelHash,
-        dataHash,
+        dataBytes: data.byteLength,
         bytes: model.byteLength + data.byteLength,
         lastUsed: Date.now(),
       };

@@ -18,8 +18,13 @@ import {
 } from "./tensor.ts";
 import type { HalVersion, Lifetime, OperandType, OperationType } from "./types.ts";
 
-/** Where a tensor lies in the plan's constant buffer. */
+/**
+ * Where a tensor lies: in the plan's `smallConstants` (CONSTANT_COPY values: scalars, shape
+ * tensors — anything that steers control flow, kept in the hash-protected model cache) or
+ * in its `weights` (CONSTANT_REFERENCE tensors and packed weights: the data cache).
+ */
 export interface TensorRef {
+  buffer: "small" | "weights";
   type: OperandType;
   /** Byte offset, aligned to {@link TENSOR_ALIGNMENT}. */
   offset: number;
@@ -76,8 +81,10 @@ export interface PreparedModel {
   /** Present when every intermediate shape is known at preparation. */
   arena?: ArenaLayout;
   options: PrepareOptions;
-  /** Every constant and packed weight; shared with workers, never written after preparation. */
-  constants: SharedArrayBuffer;
+  /** CONSTANT_COPY values; shared with workers, never written after preparation. */
+  smallConstants: SharedArrayBuffer;
+  /** CONSTANT_REFERENCE values and packed weights; shared, never written after preparation. */
+  weights: SharedArrayBuffer;
 }
 
 /** Alignment of tensors in the constant buffer and the arena (a cache line, SIMD-friendly). */
@@ -89,16 +96,18 @@ function align(n: number): number {
 
 /** A typed view of a constant of the plan. */
 export function constantView(prepared: PreparedModel, ref: TensorRef): TensorData {
-  return typedView(ref.type, prepared.constants, ref.offset, ref.length);
+  const buffer = ref.buffer === "small" ? prepared.smallConstants : prepared.weights;
+  return typedView(ref.type, buffer, ref.offset, ref.length);
 }
 
 /** Lays tensors out one after the other in a new shared buffer and copies them in. */
 function packBuffer(
+  name: TensorRef["buffer"],
   tensors: { type: OperandType; data: TensorData }[],
 ): { buffer: SharedArrayBuffer; refs: TensorRef[] } {
   let total = 0;
   const refs = tensors.map(({ type, data }) => {
-    const ref = { type, offset: total, length: data.length };
+    const ref = { buffer: name, type, offset: total, length: data.length };
     total = align(total + data.length * elementBytes(type));
     return ref;
   });
@@ -187,23 +196,31 @@ export function prepareModel(model: Model, options: PrepareOptions): PreparedMod
   }));
   const arena = layoutArena(model, steps);
   const packed = packWeights(model, arena !== undefined);
-  const tensors: { type: OperandType; data: TensorData }[] = [];
+  const small: { type: OperandType; data: TensorData }[] = [];
+  const large: { type: OperandType; data: TensorData }[] = [];
   const constantSlot = model.operands.map((o) => {
-    if (!o.value) return -1;
-    tensors.push({ type: o.type, data: o.value });
-    return tensors.length - 1;
+    if (!o.value) return undefined;
+    const list = o.lifetime === "CONSTANT_REFERENCE" ? large : small;
+    list.push({ type: o.type, data: o.value });
+    return { small: list === small, slot: list.length - 1 };
   });
   const packedSlots = packed.map((list) =>
     list?.map((data) => {
-      tensors.push({ type: typeOfArray(data), data });
-      return tensors.length - 1;
+      large.push({ type: typeOfArray(data), data });
+      return large.length - 1;
     })
   );
-  const { buffer, refs } = packBuffer(tensors);
+  const smallBuffer = packBuffer("small", small);
+  const weights = packBuffer("weights", large);
   steps.forEach((step, s) => {
     const slots = packedSlots[s];
-    if (slots) step.packed = slots.map((slot) => refs[slot]);
+    if (slots) step.packed = slots.map((slot) => weights.refs[slot]);
   });
+  const refOf = (i: number) => {
+    const at = constantSlot[i];
+    if (!at) return {};
+    return { constant: (at.small ? smallBuffer : weights).refs[at.slot] };
+  };
   return {
     operands: model.operands.map((o, i) => ({
       type: o.type,
@@ -212,7 +229,7 @@ export function prepareModel(model: Model, options: PrepareOptions): PreparedMod
       zeroPoint: o.zeroPoint,
       lifetime: o.lifetime,
       ...(o.channelQuant ? { channelQuant: o.channelQuant } : {}),
-      ...(constantSlot[i] >= 0 ? { constant: refs[constantSlot[i]] } : {}),
+      ...refOf(i),
     })),
     steps,
     inputIndexes: model.inputIndexes,
@@ -228,7 +245,8 @@ export function prepareModel(model: Model, options: PrepareOptions): PreparedMod
     halVersion: model.halVersion,
     arena,
     options,
-    constants: buffer,
+    smallConstants: smallBuffer.buffer,
+    weights: weights.buffer,
   };
 }
 

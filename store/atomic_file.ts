@@ -1,12 +1,20 @@
 /** Crash-safe file writes: a reader never sees a half-written file under the final name. */
 
-/** Writes to a temporary file, fsyncs it, then renames it over `path`. */
-export async function writeFileAtomic(path: string, bytes: Uint8Array): Promise<void> {
+/**
+ * Writes the parts, one after the other, to a temporary file, fsyncs it, then renames it
+ * over `path`.
+ */
+export async function writeFileAtomic(
+  path: string,
+  ...parts: Uint8Array[]
+): Promise<void> {
   const temp = `${path}.${crypto.randomUUID()}.tmp`;
   const file = await Deno.open(temp, { write: true, create: true, truncate: true });
   try {
-    let written = 0;
-    while (written < bytes.byteLength) written += await file.write(bytes.subarray(written));
+    for (const bytes of parts) {
+      let written = 0;
+      while (written < bytes.byteLength) written += await file.write(bytes.subarray(written));
+    }
     await file.sync();
   } finally {
     file.close();

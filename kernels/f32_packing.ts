@@ -1,0 +1,82 @@
+/**
+ * Weight packing for the optimized float32 convolution kernels, done once at preparation.
+ * Output channels are grouped in blocks of {@link F32_BLOCK} (two f32x4 vectors), zero
+ * padded, and each block starts with its biases, so a kernel streams one contiguous run of
+ * memory per block (XNNPACK's GOI packing with the bias in front):
+ * - GEMM layout (CONV_2D, FULLY_CONNECTED): per block, 8 biases then `depth` rows of 8
+ *   weights, where `depth` runs over the filter's [filterHeight][filterWidth][inDepth]
+ *   (a CONV_2D filter is an [outDepth][depth] matrix, as FULLY_CONNECTED weights are);
+ * - depthwise layout (DEPTHWISE_CONV_2D): per block of 8 channels, 8 biases then one row of
+ *   8 weights per filter tap, taps in [filterHeight][filterWidth] order.
+ */
+import type { ReadonlyNumbers } from "./typed_arrays.ts";
+
+/** Output channels per packed block. */
+export const F32_BLOCK = 8;
+
+/** Number of packed blocks for `channels` output channels. */
+export function blockCount(channels: number): number {
+  return Math.ceil(channels / F32_BLOCK);
+}
+
+/** Packed length of GEMM-layout weights for `channels` outputs of `depth` inputs each. */
+export function packedGemmLength(channels: number, depth: number): number {
+  return blockCount(channels) * F32_BLOCK * (depth + 1);
+}
+
+/**
+ * Packs a row-major [channels][depth] weight matrix and its biases into the GEMM layout.
+ */
+export function packGemmWeights(
+  weights: ReadonlyNumbers,
+  bias: ReadonlyNumbers,
+  channels: number,
+  depth: number,
+): Float32Array {
+  const packed = new Float32Array(packedGemmLength(channels, depth));
+  const blockLength = F32_BLOCK * (depth + 1);
+  for (let block = 0; block < blockCount(channels); block++) {
+    const base = block * blockLength;
+    const lanes = Math.min(F32_BLOCK, channels - block * F32_BLOCK);
+    for (let j = 0; j < lanes; j++) {
+      const channel = block * F32_BLOCK + j;
+      packed[base + j] = bias[channel];
+      const row = channel * depth;
+      for (let k = 0, to = base + F32_BLOCK + j; k < depth; k++, to += F32_BLOCK) {
+        packed[to] = weights[row + k];
+      }
+    }
+  }
+  return packed;
+}
+
+/** Packed length of depthwise-layout weights. */
+export function packedDepthwiseLength(channels: number, taps: number): number {
+  return blockCount(channels) * F32_BLOCK * (taps + 1);
+}
+
+/**
+ * Packs a [taps][channels] depthwise filter (the DEPTHWISE_CONV_2D [1, filterHeight,
+ * filterWidth, channels] filter) and its biases into the depthwise layout.
+ */
+export function packDepthwiseWeights(
+  filter: ReadonlyNumbers,
+  bias: ReadonlyNumbers,
+  channels: number,
+  taps: number,
+): Float32Array {
+  const packed = new Float32Array(packedDepthwiseLength(channels, taps));
+  const blockLength = F32_BLOCK * (taps + 1);
+  for (let block = 0; block < blockCount(channels); block++) {
+    const base = block * blockLength;
+    const lanes = Math.min(F32_BLOCK, channels - block * F32_BLOCK);
+    for (let j = 0; j < lanes; j++) {
+      const channel = block * F32_BLOCK + j;
+      packed[base + j] = bias[channel];
+      for (let t = 0; t < taps; t++) {
+        packed[base + F32_BLOCK * (t + 1) + j] = filter[t * channels + channel];
+      }
+    }
+  }
+  return packed;
+}
