@@ -5,6 +5,7 @@
  */
 import { CompilationCache, DEFAULT_CACHE_BUDGET } from "./cache/compilation_cache.ts";
 import { DRIVER_VERSION } from "./driver/devices.ts";
+import type { BurstOptions } from "./driver/burst.ts";
 import { Driver } from "./driver/driver.ts";
 import { DEFAULT_MEMORY_LIMITS, type MemoryLimits } from "./memory/pools.ts";
 import { buildApp } from "./routes/app.ts";
@@ -27,6 +28,10 @@ export interface ServerConfig {
   cacheBytes?: number;
   /** Overrides the driver version the cache is bound to (tests of version changes). */
   driverVersion?: string;
+  /** Seconds a burst peer may stay silent to pings (NNSERVE_BURST_IDLE_TIMEOUT, default 4). */
+  burstIdleTimeoutSeconds?: number;
+  /** Burst limits (in-flight window, slot callback time, unread bytes). */
+  burst?: Partial<BurstOptions>;
   /** Largest request body in bytes (NNSERVE_MAX_BODY_BYTES). */
   maxBodyBytes?: number;
   /** Logs requests and start-up notes when true. */
@@ -56,6 +61,9 @@ export function configFromEnv(): ServerConfig {
     workers: env("NNSERVE_WORKERS") ? Number(env("NNSERVE_WORKERS")) : undefined,
     maxBodyBytes: env("NNSERVE_MAX_BODY_BYTES") ? Number(env("NNSERVE_MAX_BODY_BYTES")) : undefined,
     cacheBytes: env("NNSERVE_CACHE_BYTES") ? Number(env("NNSERVE_CACHE_BYTES")) : undefined,
+    burstIdleTimeoutSeconds: env("NNSERVE_BURST_IDLE_TIMEOUT")
+      ? Number(env("NNSERVE_BURST_IDLE_TIMEOUT"))
+      : undefined,
     memoryLimits: {
       maxMemoryBytes: Number(
         env("NNSERVE_MAX_MEMORY_BYTES") ?? DEFAULT_MEMORY_LIMITS.maxMemoryBytes,
@@ -89,7 +97,11 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   if (config.verbose && apiKeys.size === 0) {
     console.log("nnserve: no API keys configured; running open as one anonymous client");
   }
-  const app = buildApp(driver, { apiKeys, maxBodyBytes: config.maxBodyBytes });
+  const app = buildApp(driver, {
+    apiKeys,
+    maxBodyBytes: config.maxBodyBytes,
+    bursts: { idleTimeoutSeconds: config.burstIdleTimeoutSeconds ?? 4, burst: config.burst },
+  });
   const server = Deno.serve({
     hostname: config.hostname,
     port: config.port,

@@ -81,8 +81,10 @@ async function bindOutput(
 ): Promise<BoundTarget | undefined> {
   const target = arg?.target;
   if (!target) return undefined;
-  if (target.kind === "memory") {
-    const pool = await context.pools.get(context.owner, target.memory);
+  if (target.kind === "memory" || target.kind === "pool") {
+    const pool = target.kind === "pool"
+      ? target.pool
+      : await context.pools.get(context.owner, target.memory);
     try {
       checkRegion(pool.size, target.offset, target.length, `output ${k}`);
     } catch (error) {

@@ -11,6 +11,12 @@ import type { CompilationRecord } from "../store/compilation_store.ts";
 import { CompilationStore } from "../store/compilation_store.ts";
 import { ModelStore } from "../store/model_store.ts";
 import { bindArguments, type BindingContext, deliverOutputs } from "./arguments.ts";
+import {
+  type BurstOptions,
+  BurstSession,
+  type BurstTransport,
+  CLOSE_COMPILATION_DELETED,
+} from "./burst.ts";
 import { Compiler } from "./compiler.ts";
 import { createCpuDevice, type DeviceInfo } from "./devices.ts";
 import { DriverError, invalid, notFound } from "./errors.ts";
@@ -81,6 +87,7 @@ export class Driver {
   readonly #memories: MemoryPools;
   readonly #buffers = new BufferRegistry();
   readonly #compilations = new Map<string, LiveCompilation>();
+  readonly #bursts = new Set<BurstSession>();
 
   constructor(config: DriverConfig) {
     this.#memories = new MemoryPools(config.kv, config.dataDir, config.memoryLimits);
@@ -105,6 +112,17 @@ export class Driver {
         () => this.#compilations.size,
       ],
       ["nnserve_executions_queued", "Executions waiting for a worker", () => this.#pool.queued],
+      ["nnserve_bursts_active", "Open burst sessions", () => this.#bursts.size],
+      [
+        "nnserve_burst_slots",
+        "Memory slots mapped by open bursts",
+        () => [...this.#bursts].reduce((n, b) => n + b.stats.slots, 0),
+      ],
+      [
+        "nnserve_burst_requests_in_flight",
+        "Burst requests held (queued or running)",
+        () => [...this.#bursts].reduce((n, b) => n + b.stats.inFlight, 0),
+      ],
     ];
     for (const [name, help, read] of gauges) this.metrics.gauge(name, help, read);
   }
@@ -224,12 +242,48 @@ export class Driver {
     const { record } = await this.#compilation(owner, id);
     await this.#compilationStore.remove(record);
     this.#compilations.delete(id);
+    for (const burst of this.#bursts) {
+      if (burst.compilation !== id) continue;
+      burst.close(CLOSE_COMPILATION_DELETED, "the compilation was deleted");
+      this.#bursts.delete(burst);
+    }
     this.#pool.unload(id);
     this.#buffers.deleteForCompilation(id);
     const model = await this.#models.record(owner, record.model, true).catch(() => undefined);
     if (model?.deleted && !(await this.#compilationStore.modelInUse(owner, record.model))) {
       await this.#models.remove(owner, record.model);
     }
+  }
+
+  /** Checks that the client has this compilation (before a burst starts on it). */
+  async checkCompilation(owner: string, id: string): Promise<void> {
+    await this.#compilation(owner, id);
+  }
+
+  /** Starts a burst on a compilation; `endBurst` when its channel closes. */
+  openBurst(
+    owner: string,
+    compilation: string,
+    transport: BurstTransport,
+    options?: Partial<BurstOptions>,
+  ): BurstSession {
+    const session = new BurstSession(
+      {
+        execute: (o, c, request) => this.execute(o, c, request),
+        memory: (o, id) => this.#memories.get(o, id),
+      },
+      transport,
+      { owner, compilation, options },
+    );
+    this.#bursts.add(session);
+    session.start();
+    return session;
+  }
+
+  /** Releases everything a burst held. */
+  endBurst(session: BurstSession): void {
+    session.release();
+    this.#bursts.delete(session);
   }
 
   /** Runs one synchronous execution (NNAPI `executeSynchronously`). */

@@ -4,6 +4,7 @@
  * sizes, before anything reaches an executor.
  */
 import { DriverError, invalid, type OutputShape } from "./errors.ts";
+import type { Pool } from "../memory/pools.ts";
 import type { RunInput, RunOutput } from "./executable.ts";
 import type { PreparedModel } from "./prepared_model.ts";
 import {
@@ -43,7 +44,10 @@ export interface InputArgument {
 }
 
 /** Where an output goes when it is not returned inline. */
-export type OutputTarget = ({ kind: "memory" } & MemoryRegion) | { kind: "buffer"; token: string };
+export type OutputTarget =
+  | ({ kind: "memory" } & MemoryRegion)
+  | { kind: "pool"; pool: Pool; offset: number; length: number }
+  | { kind: "buffer"; token: string };
 
 /** One output of an execution: optional dimensions the caller expects, and its target. */
 export interface OutputArgument {

@@ -6,8 +6,9 @@
  * - GEMM layout (CONV_2D, FULLY_CONNECTED): per block, 8 biases then `depth` rows of 8
  *   weights, where `depth` runs over the filter's [filterHeight][filterWidth][inDepth]
  *   (a CONV_2D filter is an [outDepth][depth] matrix, as FULLY_CONNECTED weights are);
- * - depthwise layout (DEPTHWISE_CONV_2D): per block of 8 channels, 8 biases then one row of
- *   8 weights per filter tap, taps in [filterHeight][filterWidth] order.
+ * - depthwise layout (DEPTHWISE_CONV_2D): the filter's natural [filterHeight][filterWidth]
+ *   [channels] order with a bias row in front and each row zero padded to whole blocks, so
+ *   a tap's weights for 8 channels are one vector pair and a pixel's are one contiguous row.
  */
 import type { ReadonlyNumbers } from "./typed_arrays.ts";
 
@@ -30,9 +31,9 @@ export function packedGemmLength(channels: number, depth: number): number {
 export function packGemmWeights(
   weights: ReadonlyNumbers,
   bias: ReadonlyNumbers,
-  channels: number,
-  depth: number,
+  shape: { channels: number; depth: number },
 ): Float32Array {
+  const { channels, depth } = shape;
   const packed = new Float32Array(packedGemmLength(channels, depth));
   const blockLength = F32_BLOCK * (depth + 1);
   for (let block = 0; block < blockCount(channels); block++) {
@@ -50,9 +51,9 @@ export function packGemmWeights(
   return packed;
 }
 
-/** Packed length of depthwise-layout weights. */
+/** Packed length of depthwise-layout weights: `taps + 1` rows of whole blocks. */
 export function packedDepthwiseLength(channels: number, taps: number): number {
-  return blockCount(channels) * F32_BLOCK * (taps + 1);
+  return (taps + 1) * blockCount(channels) * F32_BLOCK;
 }
 
 /**
@@ -62,21 +63,14 @@ export function packedDepthwiseLength(channels: number, taps: number): number {
 export function packDepthwiseWeights(
   filter: ReadonlyNumbers,
   bias: ReadonlyNumbers,
-  channels: number,
-  taps: number,
+  shape: { channels: number; taps: number },
 ): Float32Array {
+  const { channels, taps } = shape;
+  const stride = blockCount(channels) * F32_BLOCK;
   const packed = new Float32Array(packedDepthwiseLength(channels, taps));
-  const blockLength = F32_BLOCK * (taps + 1);
-  for (let block = 0; block < blockCount(channels); block++) {
-    const base = block * blockLength;
-    const lanes = Math.min(F32_BLOCK, channels - block * F32_BLOCK);
-    for (let j = 0; j < lanes; j++) {
-      const channel = block * F32_BLOCK + j;
-      packed[base + j] = bias[channel];
-      for (let t = 0; t < taps; t++) {
-        packed[base + F32_BLOCK * (t + 1) + j] = filter[t * channels + channel];
-      }
-    }
+  for (let c = 0; c < channels; c++) packed[c] = bias[c];
+  for (let t = 0; t < taps; t++) {
+    for (let c = 0; c < channels; c++) packed[(t + 1) * stride + c] = filter[t * channels + c];
   }
   return packed;
 }

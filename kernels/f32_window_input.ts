@@ -42,23 +42,24 @@ export function paddedInputLength(g: Conv2dGeometry, p: PaddedInput): number {
 }
 
 /**
- * Writes the padded copy of `input` at `offset` in `target`: zeros outside the input,
- * input channel `c` at channels `c * depthMultiplier ... + depthMultiplier - 1`.
+ * Writes the padded copy (layout `p`) of the input of convolution `g` at float `offset` in
+ * `target`: zeros outside the input, input channel `c` at channels `c * depthMultiplier`
+ * to `c * depthMultiplier + depthMultiplier - 1`.
  */
 export function copyPaddedInput(
-  g: Conv2dGeometry,
-  p: PaddedInput,
   input: Float32Array,
   target: Float32Array,
-  offset: number,
+  options: { g: Conv2dGeometry; p: PaddedInput; offset: number },
 ): void {
+  const { g, p, offset } = options;
   const { inHeight, inWidth, inDepth } = g;
   const { height, width, top, left, depthMultiplier, pixelStride } = p;
-  target.fill(0, offset, offset + paddedInputLength(g, p));
+  const dense = depthMultiplier === 1 && pixelStride === inDepth;
+  // Inside and dense, the rows below overwrite every float of the copy.
+  if (!(p.inside && dense)) target.fill(0, offset, offset + paddedInputLength(g, p));
   const x0 = Math.max(0, left);
   const x1 = Math.min(width, left + inWidth);
   if (x1 <= x0) return;
-  const dense = depthMultiplier === 1 && pixelStride === inDepth;
   for (let b = 0; b < g.batches; b++) {
     for (let py = 0; py < height; py++) {
       const iy = py - top;

@@ -124,6 +124,14 @@ export class FunctionBuilder {
     return this.#emit(0x6c);
   }
 
+  i32And(): this {
+    return this.#emit(0x71);
+  }
+
+  i32ShrU(): this {
+    return this.#emit(0x76);
+  }
+
   i32Eqz(): this {
     return this.#emit(0x45);
   }

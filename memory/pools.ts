@@ -161,8 +161,14 @@ export class MemoryPools {
 
   /** Writes a region of a pool's current contents to its file (after in-place writes). */
   async persist(pool: Pool, offset: number, length: number): Promise<void> {
-    if (length === 0) return;
-    const file = await Deno.open(this.#file(pool.id), { write: true });
+    if (length === 0 || !this.#loaded.has(pool.id)) return; // deleted: nothing to keep
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(this.#file(pool.id), { write: true });
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return; // deleted meanwhile
+      throw error;
+    }
     try {
       await file.seek(offset, Deno.SeekMode.Start);
       const region = pool.bytes.slice(offset, offset + length);

@@ -7,6 +7,7 @@ import type { Driver } from "../driver/driver.ts";
 import { DriverError } from "../driver/errors.ts";
 import { type ApiKeys, authenticate } from "./auth.ts";
 import { bufferRoutes } from "./buffers.ts";
+import { type BurstRouteOptions, burstRoutes } from "./bursts.ts";
 import { compilationRoutes } from "./compilations.ts";
 import { deviceRoutes } from "./devices.ts";
 import { errorResponse } from "./errors.ts";
@@ -21,6 +22,8 @@ export interface AppOptions {
   apiKeys: ApiKeys;
   /** Largest request body accepted (bytes); larger ones get 413. */
   maxBodyBytes?: number;
+  /** Burst liveness and limits. */
+  bursts?: BurstRouteOptions;
 }
 
 /** Default request body limit: room for large models with inline constants. */
@@ -50,6 +53,7 @@ export function buildApp(driver: Driver, options: AppOptions) {
   app.route("/", executionRoutes(driver));
   app.route("/", memoryRoutes(driver));
   app.route("/", bufferRoutes(driver));
+  app.route("/", burstRoutes(driver, options.bursts ?? { idleTimeoutSeconds: 4 }));
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: {

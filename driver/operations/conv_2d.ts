@@ -17,10 +17,20 @@ import {
   convolutionOutputShape,
   convolutionParams,
   executeConvolution,
+  packConvolution,
+  selectConvolutionKernel,
   validateConvolution,
 } from "./common/convolution.ts";
 import { nhwcDims } from "./common/layout.ts";
-import { check, type OperationDefinition, scalarValue } from "./operation.ts";
+import { check, type Kernel, type OperationDefinition, scalarValue } from "./operation.ts";
+
+/** Reference kernel: NHWC direct convolution (float or Android 10 quantized arithmetic). */
+const reference: Kernel = (inputs, outputs) => {
+  executeConvolution(inputs, outputs, {
+    type: "CONV_2D",
+    kernels: { float: conv2dFloat, quantized: conv2dQuantized },
+  });
+};
 
 /** CONV_2D definition. */
 export const conv2d: OperationDefinition = {
@@ -46,11 +56,10 @@ export const conv2d: OperationDefinition = {
     );
     return [convolutionOutputShape(inputs, p, outDepth)];
   },
-  /** Reference kernel: NHWC direct convolution (float or Android 10 quantized arithmetic). */
-  execute(inputs, outputs) {
-    executeConvolution(inputs, outputs, {
-      type: "CONV_2D",
-      kernels: { float: conv2dFloat, quantized: conv2dQuantized },
-    });
-  },
+  execute: reference,
+  /** Float32 with a constant filter: the filter in the GEMM layout of the optimized kernels. */
+  pack: (inputs) => packConvolution(inputs, "CONV_2D"),
+  /** Float32 with packed weights: 1x1 stride-1 as a GEMM, others as a direct convolution. */
+  selectKernel: (inputs, outputs, packed) =>
+    selectConvolutionKernel(inputs, outputs, packed, { type: "CONV_2D", reference }),
 };

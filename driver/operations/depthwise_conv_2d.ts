@@ -18,10 +18,20 @@ import {
   convolutionOutputShape,
   convolutionParams,
   executeConvolution,
+  packConvolution,
+  selectConvolutionKernel,
   validateConvolution,
 } from "./common/convolution.ts";
 import { nhwcDims } from "./common/layout.ts";
-import { check, type OperationDefinition, scalarValue } from "./operation.ts";
+import { check, type Kernel, type OperationDefinition, scalarValue } from "./operation.ts";
+
+/** Reference kernel: NHWC depthwise convolution (float or Android 10 quantized arithmetic). */
+const reference: Kernel = (inputs, outputs) => {
+  executeConvolution(inputs, outputs, {
+    type: "DEPTHWISE_CONV_2D",
+    kernels: { float: depthwiseConv2dFloat, quantized: depthwiseConv2dQuantized },
+  });
+};
 
 /** DEPTHWISE_CONV_2D definition. */
 export const depthwiseConv2d: OperationDefinition = {
@@ -53,11 +63,10 @@ export const depthwiseConv2d: OperationDefinition = {
     );
     return [convolutionOutputShape(inputs, p, outDepth)];
   },
-  /** Reference kernel: NHWC depthwise convolution (float or Android 10 quantized arithmetic). */
-  execute(inputs, outputs) {
-    executeConvolution(inputs, outputs, {
-      type: "DEPTHWISE_CONV_2D",
-      kernels: { float: depthwiseConv2dFloat, quantized: depthwiseConv2dQuantized },
-    });
-  },
+  execute: reference,
+  /** Float32 with a constant filter: a bias row then the filter's natural tap rows. */
+  pack: (inputs) => packConvolution(inputs, "DEPTHWISE_CONV_2D"),
+  /** Float32 with packed weights: the depthwise kernel of the manifest. */
+  selectKernel: (inputs, outputs, packed) =>
+    selectConvolutionKernel(inputs, outputs, packed, { type: "DEPTHWISE_CONV_2D", reference }),
 };

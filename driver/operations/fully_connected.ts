@@ -10,8 +10,10 @@ import {
   type FullyConnectedGeometry,
   fullyConnectedQuantized,
 } from "../../kernels/fc_fully_connected.ts";
+import { packedGemmLength, packGemmWeights } from "../../kernels/f32_packing.ts";
 import { activationRangeFloat } from "../../kernels/fixed_point.ts";
-import { elementCount, type Tensor, type TensorInfo } from "../tensor.ts";
+import { createF32FullyConnected } from "../../kernels/manifest.ts";
+import { elementCount, type Tensor, type TensorData, type TensorInfo } from "../tensor.ts";
 import type { HalVersion, OperandType } from "../types.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import { checkBiasScale, convolutionOutputStage } from "./common/quantization.ts";
@@ -21,7 +23,9 @@ import {
   checkArity,
   checkRank,
   checkTypes,
+  type Kernel,
   type OperationDefinition,
+  OperationError,
   type OperationSignature,
   type PrepareInput,
   scalarOf,
@@ -106,10 +110,74 @@ function execute(inputs: readonly Tensor[], outputs: readonly Tensor[]): void {
   }
 }
 
+/**
+ * Preparation-time packing for the optimized float32 kernels: constant float32 weights and
+ * bias in the GEMM layout ([units / 8][8 biases, inputSize rows of 8 weights]).
+ */
+function pack(inputs: readonly PrepareInput[]): TensorData[] | undefined {
+  const [input, weights, bias] = inputs;
+  if (input.type !== "TENSOR_FLOAT32" || weights.shape.length !== 2) return undefined;
+  if (!(weights.value instanceof Float32Array) || !(bias.value instanceof Float32Array)) {
+    return undefined;
+  }
+  const [units, inputSize] = weights.shape;
+  return [packGemmWeights(weights.value, bias.value, { channels: units, depth: inputSize })];
+}
+
+function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
+/**
+ * Binds the manifest's GEMM kernel to weights packed at preparation when the activation is
+ * a constant; other shapes than the planned ones run the reference kernel.
+ */
+function selectKernel(
+  inputs: readonly PrepareInput[],
+  _outputs: readonly TensorInfo[],
+  packed: readonly TensorData[],
+): Kernel | undefined {
+  const [input, weights, bias, activation] = inputs;
+  const packedWeights = packed[0];
+  if (input.type !== "TENSOR_FLOAT32" || packed.length !== 1) return undefined;
+  if (!(packedWeights instanceof Float32Array) || activation.value == null) return undefined;
+  let g: FullyConnectedGeometry;
+  const code = Number(activation.value[0]);
+  try {
+    g = geometryOf(input.shape, weights.shape, bias.shape);
+    checkFusedActivation(code, "input 3 (activation)");
+  } catch (error) {
+    if (error instanceof OperationError) return undefined; // the reference kernel reports it
+    throw error;
+  }
+  if (g.batches === 0 || packedWeights.length !== packedGemmLength(g.units, g.inputSize)) {
+    return undefined;
+  }
+  const run = createF32FullyConnected(
+    { rows: g.batches, depth: g.inputSize, channels: g.units },
+    packedWeights,
+    { activation: activationRangeFloat(code) },
+  );
+  const inputShape = input.shape;
+  return (inputs, outputs) => {
+    const x = inputs[0].data;
+    const y = outputs[0].data;
+    if (
+      !sameShape(inputs[0].shape, inputShape) || !(x instanceof Float32Array) ||
+      !(y instanceof Float32Array)
+    ) {
+      return execute(inputs, outputs);
+    }
+    run(x, y);
+  };
+}
+
 /** FULLY_CONNECTED definition. */
 export const fullyConnected: OperationDefinition = {
   type: "FULLY_CONNECTED",
   validate,
   prepare,
   execute,
+  pack,
+  selectKernel,
 };

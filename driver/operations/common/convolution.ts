@@ -17,16 +17,32 @@ import type {
   depthwiseConv2dQuantized,
   DepthwiseGeometry,
 } from "../../../kernels/conv_depthwise.ts";
+import {
+  packDepthwiseWeights,
+  packedDepthwiseLength,
+  packedGemmLength,
+  packGemmWeights,
+} from "../../../kernels/f32_packing.ts";
 import { activationRangeFloat } from "../../../kernels/fixed_point.ts";
-import { elementCount, type Tensor, type TensorInfo } from "../../tensor.ts";
+import {
+  createF32Conv2d,
+  createF32DepthwiseConv2d,
+  type F32Runner,
+} from "../../../kernels/manifest.ts";
+import { elementCount, type Tensor, type TensorData, type TensorInfo } from "../../tensor.ts";
 import type { HalVersion, OperandType } from "../../types.ts";
 import {
   check,
   checkArity,
   checkRank,
   checkTypes,
+  type Kernel,
+  OperationError,
   type OperationSignature,
+  type PrepareInput,
   scalarOf,
+  scalarValue,
+  ValueNotYetKnown,
 } from "../operation.ts";
 import { layoutShape, nhwcData, nhwcDims, writeNhwc } from "./layout.ts";
 import { checkInputType } from "./operand_types.ts";
@@ -272,6 +288,35 @@ export interface ConvolutionKernels {
   quantized: typeof depthwiseConv2dQuantized;
 }
 
+/** The NHWC kernel geometry of a call from its (layout-ordered) shapes and parameters. */
+function convolutionGeometry(
+  inputShape: readonly number[],
+  filterShape: readonly number[],
+  outputShape: readonly number[],
+  p: ConvolutionParams,
+): DepthwiseGeometry {
+  const [batches, inHeight, inWidth, inDepth] = nhwcDims(inputShape, p.nchw);
+  const [, outHeight, outWidth, outDepth] = nhwcDims(outputShape, p.nchw);
+  return {
+    batches,
+    inHeight,
+    inWidth,
+    inDepth,
+    filterHeight: filterShape[1],
+    filterWidth: filterShape[2],
+    outHeight,
+    outWidth,
+    outDepth,
+    strideHeight: p.strideHeight,
+    strideWidth: p.strideWidth,
+    dilationHeight: p.dilationHeight,
+    dilationWidth: p.dilationWidth,
+    padTop: p.padding.top,
+    padLeft: p.padding.left,
+    depthMultiplier: p.depthMultiplier,
+  };
+}
+
 /**
  * Reference execution: resolves the parameters, runs the float or (Android 10 arithmetic)
  * quantized NHWC kernel, and transposes around it for NCHW tensors.
@@ -285,30 +330,15 @@ export function executeConvolution(
   const output = outputs[0];
   if (elementCount(output.shape) === 0) return;
   const p = convolutionParams(inputs, (i) => scalarOf(inputs[i]), options.type);
-  const [batches, inHeight, inWidth, inDepth] = nhwcDims(input.shape, p.nchw);
-  const [, outHeight, outWidth, outDepth] = nhwcDims(output.shape, p.nchw);
-  const geometry: DepthwiseGeometry = {
-    batches,
-    inHeight,
-    inWidth,
-    inDepth,
-    filterHeight: filter.shape[1],
-    filterWidth: filter.shape[2],
-    outHeight,
-    outWidth,
-    outDepth,
-    strideHeight: p.strideHeight,
-    strideWidth: p.strideWidth,
-    dilationHeight: p.dilationHeight,
-    dilationWidth: p.dilationWidth,
-    padTop: p.padding.top,
-    padLeft: p.padding.left,
-    depthMultiplier: p.depthMultiplier,
-  };
+  const geometry = convolutionGeometry(input.shape, filter.shape, output.shape, p);
   const inData = nhwcData(input, p.nchw);
   const { kernels } = options;
   if (input.type === "TENSOR_QUANT8_ASYMM") {
-    const stage = convolutionOutputStage({ input, filter, output }, outDepth, p.activation);
+    const stage = convolutionOutputStage(
+      { input, filter, output },
+      geometry.outDepth,
+      p.activation,
+    );
     writeNhwc(output, p.nchw, (out) => {
       kernels.quantized(geometry, inData, filter.data!, bias.data!, stage, out);
     });
@@ -318,4 +348,95 @@ export function executeConvolution(
       kernels.float(geometry, inData, filter.data!, bias.data!, range, out);
     });
   }
+}
+
+/** The parameters of a call whose scalars are all constants, or undefined. */
+function constantParams(
+  inputs: readonly PrepareInput[],
+  type: ConvolutionType,
+): ConvolutionParams | undefined {
+  try {
+    return convolutionParams(inputs, (i) => scalarValue(inputs[i], `input ${i}`), type);
+  } catch (error) {
+    // Scalars given at execution, or faults the reference kernel reports when it runs.
+    if (error instanceof ValueNotYetKnown || error instanceof OperationError) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Preparation-time packing for the optimized float32 kernels (`kernels/manifest.ts`): a
+ * float32 call with a constant filter and bias gets its weights re-laid out once, CONV_2D
+ * in the GEMM layout ([outDepth / 8][8 biases, filterHeight x filterWidth x inDepth rows
+ * of 8]) and DEPTHWISE_CONV_2D in the depthwise layout (a bias row, then the filter's
+ * [filterHeight][filterWidth] rows of channels). Anything else packs nothing.
+ */
+export function packConvolution(
+  inputs: readonly PrepareInput[],
+  type: ConvolutionType,
+): TensorData[] | undefined {
+  const [input, filter, bias] = inputs;
+  if (input.type !== "TENSOR_FLOAT32") return undefined;
+  if (!(filter.value instanceof Float32Array) || !(bias.value instanceof Float32Array)) {
+    return undefined;
+  }
+  if (filter.shape.length !== 4 || constantParams(inputs, type) === undefined) return undefined;
+  const [outDepth, filterHeight, filterWidth, depth] = filter.shape;
+  if (type === "CONV_2D") {
+    const taps = filterHeight * filterWidth * depth;
+    return [packGemmWeights(filter.value, bias.value, { channels: outDepth, depth: taps })];
+  }
+  const taps = filterHeight * filterWidth;
+  return [packDepthwiseWeights(filter.value, bias.value, { channels: depth, taps })];
+}
+
+function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
+/**
+ * Binds the optimized float32 kernel of a call whose weights were packed at preparation
+ * (see {@link packConvolution}); undefined keeps the reference kernel. The bound kernel
+ * runs only on the shapes it was planned for and hands any other call to `reference`.
+ */
+export function selectConvolutionKernel(
+  inputs: readonly PrepareInput[],
+  outputs: readonly TensorInfo[],
+  packed: readonly TensorData[],
+  options: { type: ConvolutionType; reference: Kernel },
+): Kernel | undefined {
+  const { type, reference } = options;
+  const [input, filter] = inputs;
+  const output = outputs[0];
+  const weights = packed[0];
+  if (input.type !== "TENSOR_FLOAT32" || packed.length !== 1) return undefined;
+  if (!(weights instanceof Float32Array) || filter.shape.length !== 4) return undefined;
+  const p = constantParams(inputs, type);
+  if (!p || elementCount(output.shape) === 0) return undefined;
+  const g = convolutionGeometry(input.shape, filter.shape, output.shape, p);
+  const taps = g.filterHeight * g.filterWidth;
+  const expected = type === "CONV_2D"
+    ? packedGemmLength(g.outDepth, taps * g.inDepth)
+    : packedDepthwiseLength(g.outDepth, taps);
+  if (weights.length !== expected) return undefined;
+  const choice = { activation: activationRangeFloat(p.activation) };
+  const run: F32Runner = type === "CONV_2D"
+    ? createF32Conv2d(g, weights, choice)
+    : createF32DepthwiseConv2d(g, weights, choice);
+  const inputShape = input.shape;
+  const outputShape = output.shape;
+  return (inputs, outputs) => {
+    const x = inputs[0];
+    const y = outputs[0];
+    if (!sameShape(x.shape, inputShape) || !sameShape(y.shape, outputShape)) {
+      return reference(inputs, outputs);
+    }
+    const data = nhwcData(x, p.nchw);
+    writeNhwc(y, p.nchw, (out) => {
+      if (!(data instanceof Float32Array) || !(out instanceof Float32Array)) {
+        throw new OperationError("float32 convolution operands must hold float32 data");
+      }
+      run(data, out);
+    });
+  };
 }

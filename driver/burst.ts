@@ -1,0 +1,332 @@
+/**
+ * A burst (NNAPI HAL 1.2 `IBurstContext`): one session of executions of one compilation
+ * over a message channel. It keeps the memory slot cache for its lifetime (asking the
+ * client for unknown slots, NNAPI's `IBurstCallback::getMemories`), runs requests in
+ * arrival order through the same execution path as REST, answers each with a RESULT
+ * frame, and bounds what it holds: at most `maxInFlight` requests, and no new result while
+ * the client leaves more than `maxBufferedBytes` unread.
+ */
+import type { Pool } from "../memory/pools.ts";
+import { checkRegion } from "../memory/pools.ts";
+import {
+  type BurstArgument,
+  type BurstOutput,
+  type BurstRequest,
+  type BurstResult,
+  decodeRequest,
+  encodeResult,
+  FrameError,
+} from "./burst_protocol.ts";
+import { DriverError, type ErrorStatus } from "./errors.ts";
+import type {
+  ExecutionRequest,
+  ExecutionResult,
+  InputArgument,
+  OutputArgument,
+} from "./execution.ts";
+import { toBytes } from "./tensor.ts";
+
+/** What a burst needs from the driver. */
+export interface BurstHost {
+  execute(owner: string, compilation: string, request: ExecutionRequest): Promise<ExecutionResult>;
+  memory(owner: string, id: string): Promise<Pool>;
+}
+
+/** The socket as the burst sees it. */
+export interface BurstTransport {
+  sendBinary(bytes: Uint8Array<ArrayBuffer>): void;
+  sendText(text: string): void;
+  close(code: number, reason: string): void;
+  /** Bytes sent but not yet taken by the network (WebSocket `bufferedAmount`). */
+  bufferedAmount(): number;
+}
+
+/** Limits of a burst. */
+export interface BurstOptions {
+  /** Requests held at once (queued or running); more are refused in order. */
+  maxInFlight: number;
+  /** How long a request waits for the client to map unknown slots. */
+  slotCallbackMs: number;
+  /** Unread result bytes after which the burst waits before sending more. */
+  maxBufferedBytes: number;
+}
+
+/** Defaults: 32 requests in flight, 5 s for slot callbacks, 16 MiB unread. */
+export const DEFAULT_BURST_OPTIONS: BurstOptions = {
+  maxInFlight: 32,
+  slotCallbackMs: 5000,
+  maxBufferedBytes: 16 * 1024 * 1024,
+};
+
+/** Close code when the compilation behind a burst is deleted. */
+export const CLOSE_COMPILATION_DELETED = 4410;
+/** Close code when a client ignores the in-flight window or never reads its results. */
+export const CLOSE_POLICY = 1008;
+
+type Pending =
+  | { kind: "request"; request: BurstRequest; received: number }
+  | { kind: "refused"; id: number; status: ErrorStatus; message: string };
+
+interface SlotWaiter {
+  slots: Set<number>;
+  resolve(): void;
+}
+
+/** One burst session. */
+export class BurstSession {
+  readonly owner: string;
+  readonly compilation: string;
+  readonly #host: BurstHost;
+  readonly #transport: BurstTransport;
+  readonly #options: BurstOptions;
+  readonly #slots = new Map<number, Pool>();
+  readonly #queue: Pending[] = [];
+  #running = false;
+  #closed = false;
+  #slotWaiter?: SlotWaiter;
+
+  constructor(
+    host: BurstHost,
+    transport: BurstTransport,
+    context: { owner: string; compilation: string; options?: Partial<BurstOptions> },
+  ) {
+    this.#host = host;
+    this.#transport = transport;
+    this.owner = context.owner;
+    this.compilation = context.compilation;
+    this.#options = { ...DEFAULT_BURST_OPTIONS, ...context.options };
+  }
+
+  /** Announces the burst's window to the client (the first message on the channel). */
+  start(): void {
+    this.#sendControl({
+      type: "ready",
+      compilation: this.compilation,
+      maxInFlight: this.#options.maxInFlight,
+    });
+  }
+
+  /** Memory slots mapped and requests held, for metrics. */
+  get stats(): { slots: number; inFlight: number } {
+    return { slots: this.#slots.size, inFlight: this.#queue.length + (this.#running ? 1 : 0) };
+  }
+
+  /** Handles one message from the client. */
+  receive(data: string | Uint8Array): void {
+    if (this.#closed) return;
+    if (typeof data === "string") {
+      this.#control(data);
+      return;
+    }
+    if (this.#queue.length >= this.#options.maxInFlight * 4) {
+      this.close(CLOSE_POLICY, "far more requests in flight than the burst window allows");
+      return;
+    }
+    let pending: Pending;
+    try {
+      pending = { kind: "request", request: decodeRequest(data), received: performance.now() };
+    } catch (error) {
+      const e = error as FrameError;
+      if (e.id === undefined) {
+        this.#sendControl({ type: "error", status: "INVALID_ARGUMENT", message: e.message });
+        return;
+      }
+      pending = { kind: "refused", id: e.id, status: "INVALID_ARGUMENT", message: e.message };
+    }
+    if (pending.kind === "request" && this.#queue.length >= this.#options.maxInFlight) {
+      pending = {
+        kind: "refused",
+        id: pending.request.id,
+        status: "RESOURCE_EXHAUSTED_TRANSIENT",
+        message: `more than ${this.#options.maxInFlight} requests in flight`,
+      };
+    }
+    this.#queue.push(pending);
+    this.#pump();
+  }
+
+  /** Ends the burst: releases slots and pending requests, closes the channel. */
+  close(code: number, reason: string): void {
+    if (this.#closed) return;
+    this.release();
+    this.#transport.close(code, reason);
+  }
+
+  /** Releases everything the burst holds (the channel closed or died). */
+  release(): void {
+    this.#closed = true;
+    this.#slots.clear();
+    this.#queue.length = 0;
+    this.#slotWaiter?.resolve();
+  }
+
+  #sendControl(message: Record<string, unknown>): void {
+    if (!this.#closed) this.#transport.sendText(JSON.stringify(message));
+  }
+
+  #control(text: string): void {
+    let message: { type?: unknown; slot?: unknown; memory?: unknown };
+    try {
+      message = JSON.parse(text);
+    } catch {
+      this.#sendControl({ type: "error", status: "INVALID_ARGUMENT", message: "not JSON" });
+      return;
+    }
+    const slot = message.slot;
+    if (!Number.isInteger(slot) || (slot as number) < 0 || (slot as number) > 0xffffffff) {
+      this.#sendControl({
+        type: "error",
+        status: "INVALID_ARGUMENT",
+        message: `control message needs an integer "slot"`,
+      });
+      return;
+    }
+    if (message.type === "map") this.#map(slot as number, message.memory);
+    else if (message.type === "free") {
+      this.#slots.delete(slot as number);
+      this.#sendControl({ type: "freed", slot });
+    } else {
+      this.#sendControl({
+        type: "error",
+        status: "INVALID_ARGUMENT",
+        slot,
+        message: `unknown control message type ${JSON.stringify(message.type)}`,
+      });
+    }
+  }
+
+  async #map(slot: number, memory: unknown): Promise<void> {
+    if (typeof memory !== "string") {
+      this.#sendControl({ type: "error", status: "INVALID_ARGUMENT", slot, message: "no memory" });
+      this.#settleSlot(slot);
+      return;
+    }
+    try {
+      const pool = await this.#host.memory(this.owner, memory);
+      if (this.#closed) return;
+      this.#slots.set(slot, pool);
+      this.#sendControl({ type: "mapped", slot, size: pool.size });
+    } catch (error) {
+      const e = error as DriverError;
+      this.#sendControl({ type: "error", status: e.status, slot, message: e.message });
+    }
+    this.#settleSlot(slot);
+  }
+
+  #settleSlot(slot: number): void {
+    const waiter = this.#slotWaiter;
+    if (!waiter) return;
+    waiter.slots.delete(slot);
+    if (waiter.slots.size === 0) waiter.resolve();
+  }
+
+  /** Asks the client for unmapped slots and waits for its answers (or the time limit). */
+  async #resolveSlots(request: BurstRequest): Promise<void> {
+    const missing = new Set<number>();
+    for (const arg of [...request.inputs, ...request.outputs]) {
+      if (arg.kind === "slot" && !this.#slots.has(arg.slot)) missing.add(arg.slot);
+    }
+    if (missing.size === 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.#options.slotCallbackMs);
+      this.#slotWaiter = {
+        slots: new Set(missing),
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      this.#sendControl({ type: "getMemories", requestId: request.id, slots: [...missing] });
+    });
+    this.#slotWaiter = undefined;
+  }
+
+  async #pump(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    try {
+      while (this.#queue.length > 0 && !this.#closed) {
+        const pending = this.#queue.shift()!;
+        const result = pending.kind === "refused"
+          ? { id: pending.id, status: pending.status, message: pending.message, outputs: [] }
+          : await this.#run(pending.request, pending.received);
+        await this.#drain();
+        if (this.#closed) return;
+        this.#transport.sendBinary(encodeResult(result));
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  /** Waits while the client leaves too many result bytes unread. */
+  async #drain(): Promise<void> {
+    while (!this.#closed && this.#transport.bufferedAmount() > this.#options.maxBufferedBytes) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
+  #argument(arg: BurstArgument, what: string): InputArgument {
+    if (arg.kind === "omitted") return { value: { kind: "omitted" } };
+    if (arg.kind === "inline") {
+      return { value: { kind: "bytes", bytes: arg.bytes }, dimensions: arg.dimensions };
+    }
+    const pool = this.#slot(arg.slot, what);
+    checkRegion(pool.size, arg.offset, arg.length, what);
+    return {
+      value: { kind: "bytes", bytes: pool.bytes.subarray(arg.offset, arg.offset + arg.length) },
+      dimensions: arg.dimensions,
+    };
+  }
+
+  #output(arg: BurstArgument, what: string): OutputArgument {
+    if (arg.kind !== "slot") {
+      return { dimensions: arg.kind === "inline" ? arg.dimensions : undefined };
+    }
+    const pool = this.#slot(arg.slot, what);
+    return {
+      dimensions: arg.dimensions,
+      target: { kind: "pool", pool, offset: arg.offset, length: arg.length },
+    };
+  }
+
+  #slot(slot: number, what: string): Pool {
+    const pool = this.#slots.get(slot);
+    if (!pool) {
+      throw new DriverError("INVALID_ARGUMENT", `${what}: memory slot ${slot} is not mapped`);
+    }
+    return pool;
+  }
+
+  async #run(request: BurstRequest, received: number): Promise<BurstResult> {
+    try {
+      await this.#resolveSlots(request);
+      const deadlineMs = request.deadlineUs > 0
+        ? Math.max(0.001, request.deadlineUs / 1000 - (performance.now() - received))
+        : undefined;
+      const result = await this.#host.execute(this.owner, this.compilation, {
+        inputs: request.inputs.map((a, k) => this.#argument(a, `input ${k}`)),
+        outputs: request.outputs.length > 0
+          ? request.outputs.map((a, k) => this.#output(a, `output ${k}`))
+          : undefined,
+        measureTiming: request.measureTiming,
+        deadlineMs,
+      });
+      const outputs: BurstOutput[] = result.outputs.map((o, k) => ({
+        dimensions: o.shape,
+        isSufficient: result.outputShapes[k].isSufficient,
+        bytes: o.data ? toBytes(o.data) : new Uint8Array(0),
+      }));
+      return { id: request.id, status: "NONE", message: "", outputs, timing: result.timing };
+    } catch (error) {
+      const e = error instanceof DriverError
+        ? error
+        : new DriverError("GENERAL_FAILURE", String(error));
+      const outputs = (e.details.outputShapes ?? []).map((s) => ({
+        ...s,
+        bytes: new Uint8Array(0),
+      }));
+      return { id: request.id, status: e.status, message: e.message, outputs };
+    }
+  }
+}

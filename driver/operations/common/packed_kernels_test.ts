@@ -1,0 +1,236 @@
+/**
+ * CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED pack constant float32 weights at
+ * preparation and bind optimized kernels to them that agree with their reference kernels
+ * (NHWC and NCHW, implicit and explicit padding, every fused activation), fall back to the
+ * reference for shapes they were not planned for, and leave everything else alone.
+ */
+import { ok, strictEqual } from "node:assert/strict";
+import { Executable } from "../../executable.ts";
+import { buildModel } from "../../model.ts";
+import { ModelSchema } from "../../model_schema.ts";
+import { prepareModel } from "../../prepared_model.ts";
+import type { Tensor, TensorData } from "../../tensor.ts";
+import type { OperandType } from "../../types.ts";
+import { conv2d } from "../conv_2d.ts";
+import { depthwiseConv2d } from "../depthwise_conv_2d.ts";
+import { fullyConnected } from "../fully_connected.ts";
+import type { OperationDefinition, PrepareInput } from "../operation.ts";
+
+/** Seeded floats in [-1, 1) (a linear congruential generator). */
+function randomFloats(length: number, seed: number): Float32Array {
+  const out = new Float32Array(length);
+  let state = seed >>> 0;
+  for (let i = 0; i < length; i++) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    out[i] = state / 2147483648 - 1;
+  }
+  return out;
+}
+
+function operand(type: OperandType, shape: number[], data: TensorData | null): Tensor {
+  return { type, shape, scale: 0, zeroPoint: 0, data };
+}
+
+const int32 = (v: number) => operand("INT32", [], Int32Array.of(v));
+const bool = (v: boolean) => operand("BOOL", [], Uint8Array.of(v ? 1 : 0));
+
+/** What `pack`/`selectKernel` see: constants (all but input 0) carry their value. */
+function planned(inputs: Tensor[]): PrepareInput[] {
+  return inputs.map((t, i) => ({ ...t, value: i === 0 ? undefined : t.data }));
+}
+
+/** Packs, binds and runs the optimized kernel and the reference on the same tensors. */
+function compare(definition: OperationDefinition, inputs: Tensor[], outputShape: number[]) {
+  const outputInfo = operand("TENSOR_FLOAT32", outputShape, null);
+  const [inferred] = definition.prepare(planned(inputs), [outputInfo]);
+  strictEqual(inferred.join(), outputShape.join(), `${definition.type} output shape`);
+  const packed = definition.pack!(planned(inputs), [outputInfo]);
+  ok(packed && packed.length === 1, `${definition.type} packs its weights`);
+  const kernel = definition.selectKernel!(planned(inputs), [outputInfo], packed);
+  ok(kernel, `${definition.type} binds an optimized kernel`);
+  const length = outputShape.reduce((a, b) => a * b, 1);
+  const want = operand("TENSOR_FLOAT32", outputShape, new Float32Array(length));
+  const got = operand("TENSOR_FLOAT32", outputShape, new Float32Array(length).fill(NaN));
+  definition.execute(inputs, [want]);
+  kernel(inputs, [got]);
+  const w = want.data as Float32Array, g = got.data as Float32Array;
+  for (let i = 0; i < length; i++) {
+    ok(
+      Math.abs(g[i] - w[i]) <= 1e-5 + 1e-5 * Math.abs(w[i]),
+      `${definition.type} element ${i}: ${g[i]} vs reference ${w[i]}`,
+    );
+  }
+  return kernel;
+}
+
+Deno.test("conv2d binds packed kernels that match the reference in NHWC and NCHW", () => {
+  const filter = operand("TENSOR_FLOAT32", [9, 3, 3, 5], randomFloats(9 * 3 * 3 * 5, 1));
+  const bias = operand("TENSOR_FLOAT32", [9], randomFloats(9, 2));
+  const nhwc = randomFloats(2 * 7 * 6 * 5, 3);
+  for (const activation of [0, 1, 2, 3]) {
+    // Implicit SAME, stride 2: [2, 7, 6, 5] -> [2, 4, 3, 9].
+    compare(conv2d, [
+      operand("TENSOR_FLOAT32", [2, 7, 6, 5], nhwc),
+      filter,
+      bias,
+      ...[1, 2, 2, activation].map(int32),
+    ], [2, 4, 3, 9]);
+  }
+  // Explicit padding (left 1, right 0, top 2, bottom 1), stride 1, NCHW, dilation 2.
+  const nchw = randomFloats(1 * 5 * 8 * 9, 4);
+  compare(conv2d, [
+    operand("TENSOR_FLOAT32", [1, 5, 8, 9], nchw),
+    filter,
+    bias,
+    ...[1, 0, 2, 1, 1, 1, 3].map(int32),
+    bool(true),
+    int32(2),
+    int32(2),
+  ], [1, 9, 7, 6]);
+  // 1x1 stride 1: the pointwise GEMM path.
+  compare(conv2d, [
+    operand("TENSOR_FLOAT32", [1, 4, 5, 6], randomFloats(120, 5)),
+    operand("TENSOR_FLOAT32", [10, 1, 1, 6], randomFloats(60, 6)),
+    operand("TENSOR_FLOAT32", [10], randomFloats(10, 7)),
+    ...[2, 1, 1, 3].map(int32),
+  ], [1, 4, 5, 10]);
+});
+
+Deno.test("depthwiseConv2d binds packed kernels that match the reference", () => {
+  const filter = operand("TENSOR_FLOAT32", [1, 3, 3, 12], randomFloats(108, 10));
+  const bias = operand("TENSOR_FLOAT32", [12], randomFloats(12, 11));
+  for (const activation of [0, 1, 2, 3]) {
+    // Implicit SAME, stride 1, depth multiplier 3: [1, 5, 6, 4] -> [1, 5, 6, 12].
+    compare(depthwiseConv2d, [
+      operand("TENSOR_FLOAT32", [1, 5, 6, 4], randomFloats(120, 12 + activation)),
+      filter,
+      bias,
+      ...[1, 1, 1, 3, activation].map(int32),
+    ], [1, 5, 6, 12]);
+  }
+  // NCHW, explicit padding, stride 2, multiplier 1.
+  compare(depthwiseConv2d, [
+    operand("TENSOR_FLOAT32", [2, 12, 7, 7], randomFloats(2 * 12 * 49, 20)),
+    filter,
+    bias,
+    ...[1, 1, 1, 1, 2, 2, 1, 1].map(int32),
+    bool(true),
+  ], [2, 12, 4, 4]);
+});
+
+Deno.test("fullyConnected binds a packed GEMM that matches the reference", () => {
+  for (const activation of [0, 1, 2, 3]) {
+    compare(fullyConnected, [
+      operand("TENSOR_FLOAT32", [3, 2, 10], randomFloats(60, 30 + activation)),
+      operand("TENSOR_FLOAT32", [13, 20], randomFloats(260, 31)),
+      operand("TENSOR_FLOAT32", [13], randomFloats(13, 32)),
+      int32(activation),
+    ], [3, 13]);
+  }
+});
+
+Deno.test("a packed kernel runs the reference for shapes it was not planned for", () => {
+  const inputs = [
+    operand("TENSOR_FLOAT32", [1, 2, 8], randomFloats(16, 40)),
+    operand("TENSOR_FLOAT32", [5, 8], randomFloats(40, 41)),
+    operand("TENSOR_FLOAT32", [5], randomFloats(5, 42)),
+    int32(0),
+  ];
+  const kernel = compare(fullyConnected, inputs, [2, 5]);
+  const wider = [operand("TENSOR_FLOAT32", [3, 8], randomFloats(24, 43)), ...inputs.slice(1)];
+  const want = operand("TENSOR_FLOAT32", [3, 5], new Float32Array(15));
+  const got = operand("TENSOR_FLOAT32", [3, 5], new Float32Array(15));
+  fullyConnected.execute(wider, [want]);
+  kernel(wider, [got]);
+  strictEqual([...got.data!].join(), [...want.data!].join());
+});
+
+Deno.test("non-constant filters and quantized operands keep the reference kernels", () => {
+  const conv = [
+    operand("TENSOR_FLOAT32", [1, 4, 4, 2], randomFloats(32, 50)),
+    operand("TENSOR_FLOAT32", [3, 2, 2, 2], randomFloats(24, 51)),
+    operand("TENSOR_FLOAT32", [3], randomFloats(3, 52)),
+    ...[2, 1, 1, 0].map(int32),
+  ];
+  const out = [operand("TENSOR_FLOAT32", [1, 3, 3, 3], null)];
+  const variable = planned(conv);
+  variable[1] = { ...variable[1], value: undefined };
+  strictEqual(conv2d.pack!(variable, out), undefined);
+  strictEqual(conv2d.selectKernel!(variable, out, []), undefined);
+  const stridesAtExecution = planned(conv);
+  stridesAtExecution[4] = { ...stridesAtExecution[4], value: undefined };
+  strictEqual(conv2d.pack!(stridesAtExecution, out), undefined);
+  const q8 = (shape: number[]): PrepareInput => ({
+    type: "TENSOR_QUANT8_ASYMM",
+    shape,
+    scale: 0.5,
+    zeroPoint: 128,
+    value: new Uint8Array(shape.reduce((a, b) => a * b, 1)),
+  });
+  const quantized: PrepareInput[] = [
+    { ...q8([1, 4, 4, 2]), value: undefined },
+    q8([3, 2, 2, 2]),
+    { type: "TENSOR_INT32", shape: [3], scale: 0.25, zeroPoint: 0, value: new Int32Array(3) },
+    ...planned(conv).slice(3),
+  ];
+  strictEqual(conv2d.pack!(quantized, out), undefined);
+  strictEqual(conv2d.selectKernel!(quantized, out, []), undefined);
+});
+
+Deno.test("a prepared model packs its weights once and runs them like the reference", () => {
+  const tensor = (dimensions: number[], lifetime: string, value?: Float32Array) => ({
+    type: "TENSOR_FLOAT32",
+    dimensions,
+    lifetime,
+    ...(value ? { value: [...value] } : {}),
+  });
+  const scalar = (v: number) => ({
+    type: "INT32",
+    dimensions: [],
+    lifetime: "CONSTANT_COPY",
+    value: [v],
+  });
+  // conv 3x3/2 SAME relu6 -> depthwise 3x3 x2 SAME relu6 -> pointwise -> fully connected.
+  const model = buildModel(ModelSchema.parse({
+    operands: [
+      tensor([1, 9, 9, 3], "MODEL_INPUT"), // 0
+      tensor([8, 3, 3, 3], "CONSTANT_COPY", randomFloats(216, 60)),
+      tensor([8], "CONSTANT_COPY", randomFloats(8, 61)),
+      scalar(1), // 3: SAME
+      scalar(2), // 4: stride 2
+      scalar(3), // 5: relu6
+      tensor([1, 5, 5, 8], "TEMPORARY_VARIABLE"), // 6
+      tensor([1, 3, 3, 16], "CONSTANT_COPY", randomFloats(144, 62)),
+      tensor([16], "CONSTANT_COPY", randomFloats(16, 63)),
+      scalar(1), // 9: stride 1
+      scalar(2), // 10: depth multiplier 2
+      tensor([1, 5, 5, 16], "TEMPORARY_VARIABLE"), // 11
+      tensor([12, 1, 1, 16], "CONSTANT_COPY", randomFloats(192, 64)),
+      tensor([12], "CONSTANT_COPY", randomFloats(12, 65)),
+      scalar(0), // 14: no activation
+      tensor([1, 5, 5, 12], "TEMPORARY_VARIABLE"), // 15
+      tensor([10, 300], "CONSTANT_COPY", randomFloats(3000, 66)),
+      tensor([10], "CONSTANT_COPY", randomFloats(10, 67)),
+      tensor([1, 10], "MODEL_OUTPUT"), // 18
+    ],
+    operations: [
+      { type: "CONV_2D", inputs: [0, 1, 2, 3, 4, 4, 5], outputs: [6] },
+      { type: "DEPTHWISE_CONV_2D", inputs: [6, 7, 8, 3, 9, 9, 10, 5], outputs: [11] },
+      { type: "CONV_2D", inputs: [11, 12, 13, 3, 9, 9, 14], outputs: [15] },
+      { type: "FULLY_CONNECTED", inputs: [15, 16, 17, 14], outputs: [18] },
+    ],
+    inputIndexes: [0],
+    outputIndexes: [18],
+  }));
+  const prepared = prepareModel(model, { preference: "FAST_SINGLE_ANSWER", priority: "MEDIUM" });
+  ok(prepared.steps.every((step) => step.packed?.length === 1), "every step packed its weights");
+  const unpacked = { ...prepared, steps: prepared.steps.map(({ packed: _, ...step }) => step) };
+  const input = [{ data: randomFloats(243, 68), shape: [1, 9, 9, 3] }];
+  const [got] = new Executable(prepared).run(input);
+  const [want] = new Executable(unpacked).run(input);
+  const g = got.data as Float32Array, w = want.data as Float32Array;
+  strictEqual(g.length, 10);
+  for (let i = 0; i < 10; i++) {
+    ok(Math.abs(g[i] - w[i]) <= 1e-5 + 1e-5 * Math.abs(w[i]), `output ${i}: ${g[i]} vs ${w[i]}`);
+  }
+});

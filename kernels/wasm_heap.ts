@@ -1,0 +1,100 @@
+/**
+ * The one WebAssembly memory the SIMD kernels of a realm (a worker, the main thread) share:
+ * long-lived regions for packed weights, owned by bound kernels and returned when those
+ * are garbage collected, and above them a scratch area that each kernel call uses for its
+ * input and output copies (kernel calls never nest, so one scratch area serves all).
+ */
+
+const PAGE_BYTES = 65536;
+const ALIGNMENT = 64;
+
+function align(n: number): number {
+  return Math.ceil(n / ALIGNMENT) * ALIGNMENT;
+}
+
+/** A first-fit allocator over a growable WebAssembly memory. */
+export class WasmHeap {
+  readonly memory: WebAssembly.Memory = new WebAssembly.Memory({ initial: 1 });
+  #f32 = new Float32Array(this.memory.buffer);
+  /** Free regions below `#top`, by offset. */
+  #free: { offset: number; size: number }[] = [];
+  #sizes = new Map<number, number>();
+  /** End of the allocated regions; the scratch area starts here. Offset 0 stays unused. */
+  #top = ALIGNMENT;
+  readonly #registry = new FinalizationRegistry<number>((offset) => this.release(offset));
+
+  /** A float32 view of the whole memory (renewed after the memory grows). */
+  get f32(): Float32Array {
+    if (this.#f32.buffer !== this.memory.buffer) this.#f32 = new Float32Array(this.memory.buffer);
+    return this.#f32;
+  }
+
+  /** Bytes allocated to long-lived regions (including free holes below the top). */
+  get allocatedBytes(): number {
+    return this.#top;
+  }
+
+  #ensure(bytes: number): void {
+    const have = this.memory.buffer.byteLength;
+    if (bytes > have) this.memory.grow(Math.ceil((bytes - have) / PAGE_BYTES));
+  }
+
+  /**
+   * A long-lived region of `bytes` (64-byte aligned); throws a RangeError when the memory
+   * cannot grow.
+   */
+  allocate(bytes: number): number {
+    const size = align(Math.max(bytes, 1));
+    const i = this.#free.findIndex((f) => f.size >= size);
+    let offset: number;
+    if (i >= 0) {
+      const hole = this.#free[i];
+      offset = hole.offset;
+      if (hole.size === size) this.#free.splice(i, 1);
+      else this.#free[i] = { offset: hole.offset + size, size: hole.size - size };
+    } else {
+      this.#ensure(this.#top + size);
+      offset = this.#top;
+      this.#top += size;
+    }
+    this.#sizes.set(offset, size);
+    return offset;
+  }
+
+  /** Allocates a region that is released once `owner` is garbage collected. */
+  allocateFor(owner: object, bytes: number): number {
+    const offset = this.allocate(bytes);
+    this.#registry.register(owner, offset);
+    return offset;
+  }
+
+  /** Returns a region to the heap, merging it with free neighbours. */
+  release(offset: number): void {
+    const size = this.#sizes.get(offset);
+    if (size === undefined) return;
+    this.#sizes.delete(offset);
+    this.#free.push({ offset, size });
+    this.#free.sort((a, b) => a.offset - b.offset);
+    const merged: { offset: number; size: number }[] = [];
+    for (const f of this.#free) {
+      const last = merged[merged.length - 1];
+      if (last && last.offset + last.size === f.offset) last.size += f.size;
+      else merged.push({ ...f });
+    }
+    const last = merged[merged.length - 1];
+    if (last && last.offset + last.size === this.#top) {
+      this.#top = last.offset;
+      merged.pop();
+    }
+    this.#free = merged;
+  }
+
+  /**
+   * The byte offset of a scratch area of `bytes`, valid until the next allocation or
+   * scratch request; throws a RangeError when the memory cannot grow.
+   */
+  scratch(bytes: number): number {
+    this.#ensure(this.#top + align(bytes));
+    return this.#top;
+  }
+}
