@@ -3,6 +3,7 @@
  * Usage: deno task bench [--filter NAME]
  */
 import { compilationCache } from "./compilation_cache.ts";
+import { kernels } from "./kernels.ts";
 import { memoryInput } from "./memory_input.ts";
 import { restOverhead } from "./rest_overhead.ts";
 
@@ -10,6 +11,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   "rest-overhead": restOverhead,
   "memory-input": memoryInput,
   "compilation-cache": compilationCache,
+  kernels,
 };
 
 if (import.meta.main) {

@@ -166,7 +166,8 @@ Deno.test("a flipped bit in the data cache changes weights, never the plan (NNAP
     strictEqual((await compile(server, model, token(8))).cache, "miss");
     const [data] = cacheFiles(server, ".data");
     const bytes = Deno.readFileSync(data);
-    bytes[128 + 4 * 5 + 3] ^= 0x80; // after the 128-byte header: the sign bit of weight 5
+    // After the 128-byte header: flip the sign of every float (raw and packed weights).
+    for (let i = 128 + 3; i < bytes.length; i += 4) bytes[i] ^= 0x80;
     Deno.writeFileSync(data, bytes);
     const tampered = await compile(server, model, token(8));
     strictEqual(tampered.cache, "hit", "the data cache is not hash-checked, as in NNAPI");
