@@ -38,9 +38,12 @@ export function authenticate(keys: ApiKeys): MiddlewareHandler<{ Variables: Auth
     }
     const header = c.req.header("authorization") ?? "";
     const match = /^Bearer\s+(.+)$/i.exec(header);
-    const client = match ? keys.get(match[1].trim()) : undefined;
+    // Browsers cannot set headers on a WebSocket: an upgrade may carry ?access_token=.
+    const upgrade = c.req.header("upgrade")?.toLowerCase() === "websocket";
+    const key = match?.[1].trim() ?? (upgrade ? c.req.query("access_token") : undefined);
+    const client = key ? keys.get(key) : undefined;
     if (!client) {
-      throw new DriverError("UNAUTHORIZED", match ? "unknown API key" : "missing bearer API key");
+      throw new DriverError("UNAUTHORIZED", key ? "unknown API key" : "missing bearer API key");
     }
     c.set("client", client);
     await next();
