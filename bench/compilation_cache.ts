@@ -26,18 +26,25 @@ export async function compilationCache(): Promise<void> {
       const compilation = await client.compile(modelId, options);
       const ms = performance.now() - started;
       await compilation.delete();
-      return { ms, cache: compilation.cache };
+      return { ms, server: compilation.prepareMs, cache: compilation.cache };
     };
     await timed({});
     const cold: number[] = [];
-    for (let i = 0; i < runs; i++) cold.push((await timed({})).ms);
+    const coldServer: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const run = await timed({});
+      cold.push(run.ms);
+      coldServer.push(run.server);
+    }
     const miss = await timed({ cache: { token } });
     if (miss.cache !== "miss") throw new Error(`expected a miss, got ${miss.cache}`);
     const hits: number[] = [];
+    const hitServer: number[] = [];
     for (let i = 0; i < runs; i++) {
       const hit = await timed({ cache: { token } });
       if (hit.cache !== "hit") throw new Error(`expected a hit, got ${hit.cache}`);
       hits.push(hit.ms);
+      hitServer.push(hit.server);
     }
     console.log(
       `model: MobileNet-v1-shaped, ${(weightCount / 1e6).toFixed(2)} M float32 weights; ` +
@@ -49,6 +56,11 @@ export async function compilationCache(): Promise<void> {
     );
     console.log(`preparation from cache (hit): ${median(hits).toFixed(1)} ms`);
     console.log(`ratio cold/cache: ${(median(cold) / median(hits)).toFixed(2)} (target >= 10)`);
+    console.log(
+      `server-side prepareMs: cold ${median(coldServer).toFixed(1)} ms, cache ${
+        median(hitServer).toFixed(1)
+      } ms, ratio ${(median(coldServer) / median(hitServer)).toFixed(2)}`,
+    );
   } finally {
     await server.close();
     await Deno.remove(dataDir, { recursive: true });
