@@ -33,6 +33,8 @@ export interface RunOutput {
 interface BoundStep {
   definition: OperationDefinition;
   kernel: Kernel;
+  /** Weights its operation packed at preparation. */
+  packed: TensorData[];
   operation: number;
   inputs: number[];
   outputs: number[];
@@ -56,16 +58,38 @@ export class Executable {
       }
       const info = (i: number) => ({ ...prepared.operands[i], value: this.#constants[i] });
       const packed = (step.packed ?? []).map((ref) => constantView(prepared, ref));
-      const kernel = (prepared.arena !== undefined &&
-        definition.selectKernel?.(step.inputs.map(info), step.outputs.map(info), packed)) ||
-        definition.execute;
-      return { definition, kernel, ...step };
+      const selected = prepared.arena !== undefined &&
+        definition.selectKernel?.(step.inputs.map(info), step.outputs.map(info), packed);
+      const bound = { ...step, definition, kernel: selected || definition.execute, packed };
+      if (!selected) this.#unpack(bound);
+      return bound;
+    });
+  }
+
+  /**
+   * Rebuilds the raw values of constants the plan keeps only packed, for the reference
+   * kernel (a worker without the optimized kernel, or a run on unplanned shapes).
+   */
+  #unpack(step: BoundStep): void {
+    const { operands } = this.prepared;
+    const replaced = step.inputs.filter((i) => operands[i].packedIn !== undefined);
+    if (replaced.every((i) => this.#constants[i] !== undefined)) return;
+    const positions = step.definition.packReplaces ?? [];
+    const raw = step.definition.unpack?.(step.inputs.map((i) => operands[i]), step.packed) ?? [];
+    positions.forEach((j, k) => {
+      const i = step.inputs[j];
+      if (operands[i].packedIn !== undefined) this.#constants[i] = raw[k];
     });
   }
 
   /** Runs the plan on the given inputs (already checked against the model). */
   run(inputs: readonly RunInput[]): RunOutput[] {
-    const { operands, arena } = this.prepared;
+    const { operands, arena, inputIndexes } = this.prepared;
+    const staticShapes = arena !== undefined &&
+      inputs.every((input, k) =>
+        input.shape.every((d, j) => d === operands[inputIndexes[k]].shape[j])
+      );
+    if (!staticShapes) { for (const step of this.#steps) this.#unpack(step); }
     const tensors: (Tensor | undefined)[] = operands.map((o, i) =>
       this.#constants[i]
         ? { ...o, data: this.#constants[i]! }
@@ -73,12 +97,8 @@ export class Executable {
         ? { ...o, data: null }
         : undefined
     );
-    let staticShapes = arena !== undefined;
-    this.prepared.inputIndexes.forEach((operandIndex, k) => {
-      const operand = operands[operandIndex];
-      const input = inputs[k];
-      if (input.shape.some((d, j) => d !== operand.shape[j])) staticShapes = false;
-      tensors[operandIndex] = { ...operand, shape: input.shape, data: input.data };
+    inputIndexes.forEach((operandIndex, k) => {
+      tensors[operandIndex] = { ...operands[operandIndex], ...inputs[k] };
     });
     if (staticShapes && arena) {
       const buffer = new ArrayBuffer(arena.size);

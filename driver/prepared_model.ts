@@ -42,6 +42,11 @@ export interface PreparedOperand {
   channelQuant?: ChannelQuant;
   /** Constant data in the plan's constant buffer. */
   constant?: TensorRef;
+  /**
+   * For a constant kept only in packed form: the step whose packed weights hold it (its
+   * operation's `unpack` rebuilds it).
+   */
+  packedIn?: number;
 }
 
 /** One operation of the plan, in run order. */
@@ -196,10 +201,11 @@ export function prepareModel(model: Model, options: PrepareOptions): PreparedMod
   }));
   const arena = layoutArena(model, steps);
   const packed = packWeights(model, arena !== undefined);
+  const packedIn = replacedByPacking(model, packed);
   const small: { type: OperandType; data: TensorData }[] = [];
   const large: { type: OperandType; data: TensorData }[] = [];
-  const constantSlot = model.operands.map((o) => {
-    if (!o.value) return undefined;
+  const constantSlot = model.operands.map((o, i) => {
+    if (!o.value || packedIn.has(i)) return undefined;
     const list = o.lifetime === "CONSTANT_REFERENCE" ? large : small;
     list.push({ type: o.type, data: o.value });
     return { small: list === small, slot: list.length - 1 };
@@ -230,6 +236,7 @@ export function prepareModel(model: Model, options: PrepareOptions): PreparedMod
       lifetime: o.lifetime,
       ...(o.channelQuant ? { channelQuant: o.channelQuant } : {}),
       ...refOf(i),
+      ...(packedIn.has(i) ? { packedIn: packedIn.get(i) } : {}),
     })),
     steps,
     inputIndexes: model.inputIndexes,
@@ -248,6 +255,32 @@ export function prepareModel(model: Model, options: PrepareOptions): PreparedMod
     smallConstants: smallBuffer.buffer,
     weights: weights.buffer,
   };
+}
+
+/**
+ * Large constants that only their packing operation reads and that its packed weights
+ * replace: operand index -> step index. The plan stores them once, packed.
+ */
+function replacedByPacking(
+  model: Model,
+  packed: (TensorData[] | undefined)[],
+): Map<number, number> {
+  const readers = new Map<number, number>();
+  for (const op of model.operations) {
+    for (const i of new Set(op.inputs)) readers.set(i, (readers.get(i) ?? 0) + 1);
+  }
+  const replaced = new Map<number, number>();
+  model.runOrder.forEach((k, s) => {
+    const op = model.operations[k];
+    const definition = operationDefinition(op.type);
+    if (!packed[s] || !definition?.unpack) return;
+    for (const j of definition.packReplaces ?? []) {
+      const i = op.inputs[j];
+      const operand = model.operands[i];
+      if (operand.lifetime === "CONSTANT_REFERENCE" && readers.get(i) === 1) replaced.set(i, s);
+    }
+  });
+  return replaced;
 }
 
 /** The operand type whose element kind a packed array uses. */

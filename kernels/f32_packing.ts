@@ -74,3 +74,39 @@ export function packDepthwiseWeights(
   }
   return packed;
 }
+
+/** Inverse of {@link packGemmWeights}: the [channels][depth] weights and the biases. */
+export function unpackGemmWeights(
+  packed: ReadonlyNumbers,
+  shape: { channels: number; depth: number },
+): { weights: Float32Array; bias: Float32Array } {
+  const { channels, depth } = shape;
+  const weights = new Float32Array(channels * depth);
+  const bias = new Float32Array(channels);
+  const blockLength = F32_BLOCK * (depth + 1);
+  for (let channel = 0; channel < channels; channel++) {
+    const base = Math.floor(channel / F32_BLOCK) * blockLength;
+    const j = channel % F32_BLOCK;
+    bias[channel] = packed[base + j];
+    for (let k = 0, from = base + F32_BLOCK + j; k < depth; k++, from += F32_BLOCK) {
+      weights[channel * depth + k] = packed[from];
+    }
+  }
+  return { weights, bias };
+}
+
+/** Inverse of {@link packDepthwiseWeights}: the [taps][channels] filter and the biases. */
+export function unpackDepthwiseWeights(
+  packed: ReadonlyNumbers,
+  shape: { channels: number; taps: number },
+): { weights: Float32Array; bias: Float32Array } {
+  const { channels, taps } = shape;
+  const stride = blockCount(channels) * F32_BLOCK;
+  const weights = new Float32Array(taps * channels);
+  const bias = new Float32Array(channels);
+  for (let c = 0; c < channels; c++) bias[c] = packed[c];
+  for (let t = 0; t < taps; t++) {
+    for (let c = 0; c < channels; c++) weights[t * channels + c] = packed[(t + 1) * stride + c];
+  }
+  return { weights, bias };
+}

@@ -19,6 +19,7 @@ import {
   executeConvolution,
   packConvolution,
   selectConvolutionKernel,
+  unpackConvolution,
   validateConvolution,
 } from "./common/convolution.ts";
 import { nhwcDims } from "./common/layout.ts";
@@ -59,6 +60,8 @@ export const conv2d: OperationDefinition = {
   execute: reference,
   /** Float32 with a constant filter: the filter in the GEMM layout of the optimized kernels. */
   pack: (inputs) => packConvolution(inputs, "CONV_2D"),
+  packReplaces: [1, 2],
+  unpack: (inputs, packed) => unpackConvolution(inputs, packed, "CONV_2D"),
   /** Float32 with packed weights: 1x1 stride-1 as a GEMM, others as a direct convolution. */
   selectKernel: (inputs, outputs, packed) =>
     selectConvolutionKernel(inputs, outputs, packed, { type: "CONV_2D", reference }),

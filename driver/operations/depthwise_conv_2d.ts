@@ -20,6 +20,7 @@ import {
   executeConvolution,
   packConvolution,
   selectConvolutionKernel,
+  unpackConvolution,
   validateConvolution,
 } from "./common/convolution.ts";
 import { nhwcDims } from "./common/layout.ts";
@@ -66,6 +67,8 @@ export const depthwiseConv2d: OperationDefinition = {
   execute: reference,
   /** Float32 with a constant filter: a bias row then the filter's natural tap rows. */
   pack: (inputs) => packConvolution(inputs, "DEPTHWISE_CONV_2D"),
+  packReplaces: [1, 2],
+  unpack: (inputs, packed) => unpackConvolution(inputs, packed, "DEPTHWISE_CONV_2D"),
   /** Float32 with packed weights: the depthwise kernel of the manifest. */
   selectKernel: (inputs, outputs, packed) =>
     selectConvolutionKernel(inputs, outputs, packed, { type: "DEPTHWISE_CONV_2D", reference }),

@@ -10,7 +10,7 @@ import {
   type FullyConnectedGeometry,
   fullyConnectedQuantized,
 } from "../../kernels/fc_fully_connected.ts";
-import { packedGemmLength, packGemmWeights } from "../../kernels/f32_packing.ts";
+import { packedGemmLength, packGemmWeights, unpackGemmWeights } from "../../kernels/f32_packing.ts";
 import { activationRangeFloat } from "../../kernels/fixed_point.ts";
 import { createF32FullyConnected } from "../../kernels/manifest.ts";
 import { elementCount, type Tensor, type TensorData, type TensorInfo } from "../tensor.ts";
@@ -179,5 +179,11 @@ export const fullyConnected: OperationDefinition = {
   prepare,
   execute,
   pack,
+  packReplaces: [1, 2],
+  unpack: (inputs, packed) => {
+    const [units, inputSize] = inputs[1].shape;
+    const { weights, bias } = unpackGemmWeights(packed[0], { channels: units, depth: inputSize });
+    return [weights, bias];
+  },
   selectKernel,
 };

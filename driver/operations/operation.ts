@@ -74,6 +74,15 @@ export interface OperationDefinition {
    */
   pack?(inputs: readonly PrepareInput[], outputs: readonly TensorInfo[]): TensorData[] | undefined;
   /**
+   * Input positions whose raw values the packed weights make redundant: when such an input
+   * is a large constant read by this operation alone, the plan (and its data cache) keeps
+   * only the packed form, and `unpack` rebuilds the raw values if a worker ever needs the
+   * reference kernel.
+   */
+  readonly packReplaces?: readonly number[];
+  /** The raw values of the `packReplaces` inputs, in that order, from the packed weights. */
+  unpack?(inputs: readonly TensorInfo[], packed: readonly TensorData[]): TensorData[];
+  /**
    * Optional hook choosing an optimized kernel for these (fully shaped) operands when a
    * plan is bound; constant inputs carry their `value`, and `packed` is what `pack`
    * returned. Returning undefined keeps the reference kernel.

@@ -22,6 +22,8 @@ import {
   packedDepthwiseLength,
   packedGemmLength,
   packGemmWeights,
+  unpackDepthwiseWeights,
+  unpackGemmWeights,
 } from "../../../kernels/f32_packing.ts";
 import { activationRangeFloat } from "../../../kernels/fixed_point.ts";
 import {
@@ -388,6 +390,22 @@ export function packConvolution(
   }
   const taps = filterHeight * filterWidth;
   return [packDepthwiseWeights(filter.value, bias.value, { channels: depth, taps })];
+}
+
+/** Filter and bias (inputs 1 and 2) rebuilt from the packed weights of {@link packConvolution}. */
+export function unpackConvolution(
+  inputs: readonly TensorInfo[],
+  packed: readonly TensorData[],
+  type: ConvolutionType,
+): TensorData[] {
+  const [outDepth, filterHeight, filterWidth, depth] = inputs[1].shape;
+  const { weights, bias } = type === "CONV_2D"
+    ? unpackGemmWeights(packed[0], {
+      channels: outDepth,
+      depth: filterHeight * filterWidth * depth,
+    })
+    : unpackDepthwiseWeights(packed[0], { channels: depth, taps: filterHeight * filterWidth });
+  return [weights, bias];
 }
 
 function sameShape(a: readonly number[], b: readonly number[]): boolean {
