@@ -2,6 +2,7 @@
  * Benchmarks, each printing a ratio against a reference measured in the same run.
  * Usage: deno task bench [--filter NAME]
  */
+import { burst } from "./burst.ts";
 import { compilationCache } from "./compilation_cache.ts";
 import { kernels } from "./kernels.ts";
 import { memoryInput } from "./memory_input.ts";
@@ -12,6 +13,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   "memory-input": memoryInput,
   "compilation-cache": compilationCache,
   kernels,
+  burst,
 };
 
 if (import.meta.main) {

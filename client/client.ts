@@ -3,6 +3,7 @@
  * transport (base URL and API key) that every model, memory, compilation and execution it
  * creates shares.
  */
+import { rememberApiKey } from "./burst.ts";
 import { type Compilation, compile, type CompileOptions } from "./compilation.ts";
 import { Transport, type TransportOptions } from "./http.ts";
 import { createMemory, type Memory, type MemorySource } from "./memory.ts";
@@ -18,6 +19,8 @@ export class NnClient {
 
   constructor(options: NnClientOptions) {
     this.#transport = new Transport(options);
+    // Bursts are WebSockets, which cannot send the Authorization header.
+    rememberApiKey(this.#transport, options.apiKey);
   }
 
   /** The service's root URL, without a trailing slash. */

@@ -2,6 +2,7 @@
  * `Compilation`: a model prepared by the service for execution
  * (`ANeuralNetworksCompilation_*`), and the executions that run on it.
  */
+import { type Burst, type BurstOpenOptions, openBurst } from "./burst.ts";
 import type { Transport } from "./http.ts";
 import { Execution, type ExecutionResult } from "./execution.ts";
 import { Model } from "./model.ts";
@@ -89,6 +90,14 @@ export class Compilation {
     if (options.measureTiming) execution.setMeasureTiming(true);
     if (options.deadlineMs !== undefined) execution.setDeadline(options.deadlineMs);
     return execution.compute();
+  }
+
+  /**
+   * Opens a burst on this compilation (NNAPI `ANeuralNetworksBurst_create`): executions over
+   * one WebSocket, with a memory slot cache and pipelining. Close it when done.
+   */
+  burst(options?: BurstOpenOptions): Promise<Burst> {
+    return openBurst(this.#transport, this, options);
   }
 
   /** Releases the compilation on the service. */

@@ -28,6 +28,16 @@
  * `Execution.setInputFromMemory` and `Execution.setOutputFromMemory` (whose output then
  * comes back with dimensions only; `memory.read()` it).
  *
+ * For many executions of one compilation (a camera stream), `compilation.burst()` opens a
+ * `Burst`: one WebSocket with binary frames, memories referred to by small slot numbers,
+ * and requests pipelined within the service's window, results in order:
+ *
+ * ```ts
+ * await using burst = await compilation.burst();
+ * const { outputs } = await burst.compute([new Float32Array([1, 2]), [3, 4]]);
+ * await burst.computePipelined(frames, (result, i) => show(i, result.outputs[0].data));
+ * ```
+ *
  * @module
  */
 export { NnClient, type NnClientOptions } from "./client.ts";
@@ -50,6 +60,18 @@ export {
   type ExecutionOutput,
   type ExecutionResult,
 } from "./execution.ts";
+export {
+  Burst,
+  type BurstClose,
+  type BurstComputeOptions,
+  type BurstInput,
+  type BurstOpenOptions,
+  type BurstOutput,
+  type BurstTensor,
+  CLOSE_COMPILATION_DELETED,
+  CLOSE_POLICY,
+  type SlotRegion,
+} from "./burst.ts";
 export {
   type LocationJson,
   Memory,
