@@ -49,19 +49,28 @@ export interface BurstOptions {
   slotCallbackMs: number;
   /** Unread result bytes after which the burst waits before sending more. */
   maxBufferedBytes: number;
+  /** Requests of one burst running at once (inline-only ones; slot users run alone). */
+  parallelism: number;
 }
 
-/** Defaults: 32 requests in flight, 5 s for slot callbacks, 16 MiB unread. */
+/** Defaults: 32 requests in flight, 5 s for slot callbacks, 16 MiB unread, 4 at once. */
 export const DEFAULT_BURST_OPTIONS: BurstOptions = {
   maxInFlight: 32,
   slotCallbackMs: 5000,
   maxBufferedBytes: 16 * 1024 * 1024,
+  parallelism: 4,
 };
 
 /** Close code when the compilation behind a burst is deleted. */
 export const CLOSE_COMPILATION_DELETED = 4410;
 /** Close code when a client ignores the in-flight window or never reads its results. */
 export const CLOSE_POLICY = 1008;
+
+/** Whether a request reads or writes memory slots (and so must run in order). */
+function usesSlots(pending: Pending): boolean {
+  return pending.kind === "request" &&
+    [...pending.request.inputs, ...pending.request.outputs].some((a) => a.kind === "slot");
+}
 
 type Pending =
   | { kind: "request"; request: BurstRequest; received: number }
@@ -82,6 +91,8 @@ export class BurstSession {
   readonly #slots = new Map<number, Pool>();
   readonly #queue: Pending[] = [];
   #running = false;
+  /** Requests taken from the queue whose results are not sent yet. */
+  #active = 0;
   #closed = false;
   #slotWaiter?: SlotWaiter;
 
@@ -108,7 +119,7 @@ export class BurstSession {
 
   /** Memory slots mapped and requests held, for metrics. */
   get stats(): { slots: number; inFlight: number } {
-    return { slots: this.#slots.size, inFlight: this.#queue.length + (this.#running ? 1 : 0) };
+    return { slots: this.#slots.size, inFlight: this.#queue.length + this.#active };
   }
 
   /** Handles one message from the client. */
@@ -118,7 +129,7 @@ export class BurstSession {
       this.#control(data);
       return;
     }
-    if (this.#queue.length >= this.#options.maxInFlight * 4) {
+    if (this.#queue.length + this.#active >= this.#options.maxInFlight * 4) {
       this.close(CLOSE_POLICY, "far more requests in flight than the burst window allows");
       return;
     }
@@ -133,7 +144,8 @@ export class BurstSession {
       }
       pending = { kind: "refused", id: e.id, status: "INVALID_ARGUMENT", message: e.message };
     }
-    if (pending.kind === "request" && this.#queue.length >= this.#options.maxInFlight) {
+    const held = this.#queue.length + this.#active;
+    if (pending.kind === "request" && held >= this.#options.maxInFlight) {
       pending = {
         kind: "refused",
         id: pending.request.id,
@@ -241,21 +253,42 @@ export class BurstSession {
     this.#slotWaiter = undefined;
   }
 
+  /**
+   * Runs queued requests and sends their results in arrival order. Requests with only
+   * inline data overlap on the executor pool (up to `parallelism`); a request that touches
+   * memory slots waits for everything before it and holds back everything after it, so
+   * slot reads and writes happen in request order.
+   */
   async #pump(): Promise<void> {
     if (this.#running) return;
     this.#running = true;
+    const started: { result: Promise<BurstResult>; ordered: boolean }[] = [];
     try {
-      while (this.#queue.length > 0 && !this.#closed) {
-        const pending = this.#queue.shift()!;
-        const result = pending.kind === "refused"
-          ? { id: pending.id, status: pending.status, message: pending.message, outputs: [] }
-          : await this.#run(pending.request, pending.received);
+      while ((this.#queue.length > 0 || started.length > 0) && !this.#closed) {
+        while (this.#queue.length > 0 && started.length < this.#options.parallelism) {
+          const ordered = usesSlots(this.#queue[0]);
+          if (started.some((s) => s.ordered) || (ordered && started.length > 0)) break;
+          const pending = this.#queue.shift()!;
+          const result = pending.kind === "refused"
+            ? Promise.resolve({
+              id: pending.id,
+              status: pending.status,
+              message: pending.message,
+              outputs: [],
+            })
+            : this.#run(pending.request, pending.received);
+          started.push({ result, ordered });
+          this.#active++;
+        }
+        const result = await started.shift()!.result;
         await this.#drain();
+        this.#active--;
         if (this.#closed) return;
         this.#transport.sendBinary(encodeResult(result));
       }
     } finally {
       this.#running = false;
+      this.#active = 0;
     }
   }
 

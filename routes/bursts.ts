@@ -5,7 +5,6 @@
  * the idle timeout, which releases the burst like any close.
  */
 import { createRoute } from "@hono/zod-openapi";
-import { upgradeWebSocket } from "hono/deno";
 import type { BurstOptions, BurstSession } from "../driver/burst.ts";
 import type { Driver } from "../driver/driver.ts";
 import { invalid } from "../driver/errors.ts";
@@ -32,37 +31,37 @@ const openBurst = createRoute({
 
 /** Burst routes. */
 export function burstRoutes(driver: Driver, options: BurstRouteOptions) {
-  return newRouter().openapi(openBurst, async (c, next) => {
+  return newRouter().openapi(openBurst, async (c) => {
     const owner = c.get("client");
     const { id } = c.req.valid("param");
     await driver.checkCompilation(owner, id);
+    // The header is case-insensitive (RFC 6455); hono/deno's helper compares it exactly,
+    // so the upgrade is Deno's own.
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
       throw invalid("a burst is a WebSocket: send an Upgrade: websocket request");
     }
+    const { response, socket } = Deno.upgradeWebSocket(c.req.raw, {
+      idleTimeout: options.idleTimeoutSeconds,
+    });
+    socket.binaryType = "arraybuffer";
     let session: BurstSession | undefined;
-    const upgrade = upgradeWebSocket(() => ({
-      onOpen(_event, ws) {
-        const socket = ws.raw as WebSocket;
-        socket.binaryType = "arraybuffer";
-        session = driver.openBurst(owner, id, {
-          sendBinary: (bytes) => socket.send(bytes),
-          sendText: (text) => socket.send(text),
-          close: (code, reason) => socket.close(code, reason),
-          bufferedAmount: () => socket.bufferedAmount,
-        }, options.burst);
-      },
-      onMessage(event) {
-        const data = event.data;
-        session?.receive(typeof data === "string" ? data : new Uint8Array(data as ArrayBuffer));
-      },
-      onClose() {
-        if (session) driver.endBurst(session);
-      },
-      onError() {
-        if (session) driver.endBurst(session);
-      },
-    }), { idleTimeout: options.idleTimeoutSeconds });
-    // The upgrade helper is typed for a plain context; ours only adds variables.
-    return (await upgrade(c as never, next)) as Response;
+    const end = () => {
+      if (session) driver.endBurst(session);
+    };
+    socket.onopen = () => {
+      session = driver.openBurst(owner, id, {
+        sendBinary: (bytes) => socket.send(bytes),
+        sendText: (text) => socket.send(text),
+        close: (code, reason) => socket.close(code, reason),
+        bufferedAmount: () => socket.bufferedAmount,
+      }, options.burst);
+    };
+    socket.onmessage = (event) => {
+      const data = event.data;
+      session?.receive(typeof data === "string" ? data : new Uint8Array(data as ArrayBuffer));
+    };
+    socket.onclose = end;
+    socket.onerror = end;
+    return response;
   });
 }

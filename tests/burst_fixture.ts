@@ -182,7 +182,7 @@ export class RawWebSocket {
     const request = [
       `GET ${path} HTTP/1.1`,
       `Host: 127.0.0.1:${port}`,
-      "Upgrade: websocket",
+      "Upgrade: WebSocket", // mixed case, as RFC 6455 allows: the server must accept it
       "Connection: Upgrade",
       `Sec-WebSocket-Key: ${key}`,
       "Sec-WebSocket-Version: 13",

@@ -92,13 +92,18 @@ Deno.test("burst: requests beyond the window get RESOURCE_EXHAUSTED_TRANSIENT in
     // client's answer, so nothing completes while the next requests arrive.
     socket.send(slotRequest(1, 7));
     deepStrictEqual(await socket.control(), { type: "getMemories", requestId: 1, slots: [7] });
-    // WINDOW more fit in the queue; the excess is refused.
+    // The window counts running and queued requests: WINDOW - 1 more fit; the excess is
+    // refused, in order.
     for (let id = 2; id <= WINDOW + 4; id++) socket.send(inlineRequest(id));
     const inFlight = await pollUntil(
       () => metric(server.url, "nnserve_burst_requests_in_flight"),
       (n) => n === WINDOW + 4,
     );
-    strictEqual(inFlight, WINDOW + 4, "1 running, WINDOW queued, 3 refusals waiting their turn");
+    strictEqual(
+      inFlight,
+      WINDOW + 4,
+      "1 running, WINDOW - 1 queued, 4 refusals waiting their turn",
+    );
     socket.sendControl({ type: "map", slot: 7, memory });
     deepStrictEqual(await socket.control(), { type: "mapped", slot: 7, size: 8 });
     const answers = [];
@@ -109,7 +114,7 @@ Deno.test("burst: requests beyond the window get RESOURCE_EXHAUSTED_TRANSIENT in
     deepStrictEqual(answers, [
       [1, "NONE"],
       [2, "NONE"],
-      [3, "NONE"],
+      [3, "RESOURCE_EXHAUSTED_TRANSIENT"],
       [4, "RESOURCE_EXHAUSTED_TRANSIENT"],
       [5, "RESOURCE_EXHAUSTED_TRANSIENT"],
       [6, "RESOURCE_EXHAUSTED_TRANSIENT"],
@@ -128,9 +133,9 @@ Deno.test("burst: far more requests than the window closes the socket with 1008"
     const { socket } = await MessageSocket.open(burstUrl(server.url, compilation));
     socket.send(slotRequest(1, 7));
     await socket.control();
-    // Request 1 runs (held by its slot callback); 4 x WINDOW more fill the queue to its
-    // hard limit; the next one ends the burst.
-    for (let id = 2; id <= 4 * WINDOW + 2; id++) socket.send(inlineRequest(id));
+    // Request 1 runs (held by its slot callback); 4 x WINDOW - 1 more bring what the burst
+    // holds (running and queued) to its hard limit; the next one ends the burst.
+    for (let id = 2; id <= 4 * WINDOW + 1; id++) socket.send(inlineRequest(id));
     const closed = await socket.closed;
     strictEqual(closed.code, 1008);
     ok(closed.reason.length > 0);
