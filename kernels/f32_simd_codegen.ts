@@ -1,0 +1,427 @@
+/**
+ * Code generation of the WebAssembly SIMD float32 convolution kernels (`wasm_assembler.ts`):
+ * each kernel keeps a tile of 1-4 output pixels x 8 output channels in eight f32x4 locals,
+ * streams the packed block (`f32_packing.ts`) once per tile and clamps with `pmin`/`pmax`,
+ * which keep NaN like the reference's comparisons do. The `relaxedsimd` flavour multiplies
+ * and adds with `f32x4.relaxed_madd` (fused where the CPU has FMA).
+ */
+import { F32_BLOCK } from "./f32_packing.ts";
+import { FunctionBuilder, ModuleBuilder } from "./wasm_assembler.ts";
+
+/** Bytes of one packed block row (8 floats, two vectors). */
+export const BLOCK_BYTES = F32_BLOCK * 4;
+/** Output pixels per full tile. */
+const TILE = 4;
+
+/** Code generation state of one function. */
+interface Emitter {
+  f: FunctionBuilder;
+  relaxed: boolean;
+}
+
+/** `local += value` where `value` is pushed by `push`. */
+function addTo(f: FunctionBuilder, local: number, push: () => void): void {
+  f.localGet(local);
+  push();
+  f.i32Add().localSet(local);
+}
+
+/** `local += other * factor`. */
+function addScaled(f: FunctionBuilder, local: number, other: number, factor: number): void {
+  addTo(f, local, () => {
+    f.localGet(other);
+    if (factor !== 1) f.i32Const(factor).i32Mul();
+  });
+}
+
+/** Ends a do-while loop body: `if (--counter !== 0) continue`. */
+function repeatWhileCounting(f: FunctionBuilder, counter: number): void {
+  f.localGet(counter).i32Const(1).i32Sub().localTee(counter).brIf(0);
+}
+
+/** `acc = x * w + acc`, with `x` pushed by `pushX`. */
+function madd(e: Emitter, pushX: () => void, w: number, acc: number): void {
+  const { f } = e;
+  pushX();
+  f.localGet(w);
+  if (e.relaxed) {
+    f.localGet(acc).f32x4RelaxedMadd();
+  } else {
+    f.f32x4Mul().localGet(acc).f32x4Add();
+  }
+  f.localSet(acc);
+}
+
+/** Stores `clamp(acc)` at the address pushed by `pushAddress` plus `offset`. */
+function storeClamped(
+  f: FunctionBuilder,
+  pushAddress: () => void,
+  offset: number,
+  acc: number,
+  vmin: number,
+  vmax: number,
+): void {
+  pushAddress();
+  f.localGet(acc).localGet(vmin).f32x4Pmax().localGet(vmax).f32x4Pmin().v128Store(offset);
+}
+
+/** Loads a block's 8 biases at `wp` into the accumulators of `tile` pixels; `wp += 32`. */
+function loadBias(f: FunctionBuilder, wp: number, acc: number[], tile: number): void {
+  f.localGet(wp).v128Load(0).localSet(acc[0]);
+  f.localGet(wp).v128Load(16).localSet(acc[1]);
+  for (let r = 1; r < tile; r++) {
+    f.localGet(acc[0]).localSet(acc[2 * r]);
+    f.localGet(acc[1]).localSet(acc[2 * r + 1]);
+  }
+  addTo(f, wp, () => f.i32Const(BLOCK_BYTES));
+}
+
+/**
+ * The k loop of a GEMM-layout tile: `k` steps, each splats one float per pixel (at
+ * `pa[r]`, advancing 4 bytes) and multiplies it by the 8 weights at `wp` (advancing 32).
+ * A single-pixel tile would wait on the latency of its two accumulators, so it runs two
+ * steps at a time into two accumulator pairs and adds them up at the end.
+ */
+function emitDotLoop(
+  e: Emitter,
+  l: { wp: number; k: number; w0: number; w1: number; x: number },
+  pa: number[],
+  acc: number[],
+  tile: number,
+): void {
+  const { f } = e;
+  const step = (pair: number) => {
+    f.localGet(l.wp).v128Load(0).localSet(l.w0);
+    f.localGet(l.wp).v128Load(16).localSet(l.w1);
+    for (let r = 0; r < tile; r++) {
+      f.localGet(pa[r]).v128Load32Splat(0).localSet(l.x);
+      madd(e, () => f.localGet(l.x), l.w0, acc[2 * (r + pair)]);
+      madd(e, () => f.localGet(l.x), l.w1, acc[2 * (r + pair) + 1]);
+      addTo(f, pa[r], () => f.i32Const(4));
+    }
+    addTo(f, l.wp, () => f.i32Const(BLOCK_BYTES));
+  };
+  if (tile > 1) {
+    f.loop(() => {
+      step(0);
+      repeatWhileCounting(f, l.k);
+    });
+    return;
+  }
+  f.f32Const(0).f32x4Splat().localTee(acc[2]).localSet(acc[3]);
+  f.block(() => {
+    // An odd count starts with one step.
+    f.localGet(l.k).i32Const(1).i32And().i32Eqz().brIf(0);
+    step(0);
+  });
+  f.localGet(l.k).i32Const(1).i32ShrU().localSet(l.k);
+  f.block(() => {
+    f.localGet(l.k).i32Eqz().brIf(0);
+    f.loop(() => {
+      step(0);
+      step(1);
+      repeatWhileCounting(f, l.k);
+    });
+  });
+  for (const j of [0, 1]) f.localGet(acc[j]).localGet(acc[j + 2]).f32x4Add().localSet(acc[j]);
+}
+
+/**
+ * Emits `for (remaining = count; ...)` over full tiles of {@link TILE} then single items:
+ * `body(tile)` handles one tile, `advance(tile)` moves the pointers past it.
+ */
+function emitTiled(
+  f: FunctionBuilder,
+  remaining: number,
+  body: (tile: number) => void,
+  advance: (tile: number) => void,
+): void {
+  const step = (tile: number) => {
+    body(tile);
+    advance(tile);
+    f.localGet(remaining).i32Const(tile).i32Sub().localSet(remaining);
+    f.br(0);
+  };
+  f.block(() => {
+    f.block(() => {
+      f.loop(() => {
+        f.localGet(remaining).i32Const(TILE).i32LtU().brIf(1);
+        step(TILE);
+      });
+    });
+    f.loop(() => {
+      f.localGet(remaining).i32Eqz().brIf(1);
+      step(1);
+    });
+  });
+}
+
+/**
+ * A kernel function taking the named i32 parameters then the clamp bounds `min` and `max`
+ * (f32); `p` maps each name to its local index.
+ */
+function kernelFunction<Name extends string>(
+  names: readonly Name[],
+): { f: FunctionBuilder; p: Record<Name | "min" | "max", number> } {
+  const f = new FunctionBuilder([...names.map(() => "i32" as const), "f32", "f32"]);
+  const p = {} as Record<Name | "min" | "max", number>;
+  [...names, "min" as const, "max" as const].forEach((name, i) => p[name] = i);
+  return { f, p };
+}
+
+/**
+ * `gemm(rows, depth, blocks, a, aStride, w, out, outStride, min, max)`: rows of `depth`
+ * floats at `a` (byte stride `aStride`) times the GEMM-layout weights at `w`, into rows
+ * of `blocks * 8` floats at `out` (byte stride `outStride`). Tiles of 4 x 8.
+ */
+function gemmFunction(relaxed: boolean): FunctionBuilder {
+  const { f, p } = kernelFunction(
+    ["rows", "depth", "blocks", "a", "aStride", "w", "out", "outStride"] as const,
+  );
+  const e = { f, relaxed };
+  const { rows, depth, blocks, a, aStride, w, out, outStride, min, max } = p;
+  const [vmin, vmax, w0, w1, x] = f.locals("v128", 5);
+  const acc = f.locals("v128", 2 * TILE);
+  const [aRow, oRow, wp, op, nb, k] = f.locals("i32", 6);
+  const pa = f.locals("i32", TILE);
+  f.localGet(min).f32x4Splat().localSet(vmin);
+  f.localGet(max).f32x4Splat().localSet(vmax);
+  f.localGet(a).localSet(aRow);
+  f.localGet(out).localSet(oRow);
+  const tileBody = (tile: number) => {
+    f.localGet(w).localSet(wp);
+    f.localGet(oRow).localSet(op);
+    f.localGet(blocks).localSet(nb);
+    f.loop(() => {
+      loadBias(f, wp, acc, tile);
+      f.localGet(aRow).localSet(pa[0]);
+      for (let r = 1; r < tile; r++) {
+        f.localGet(pa[r - 1]).localGet(aStride).i32Add().localSet(pa[r]);
+      }
+      f.localGet(depth).localSet(k);
+      emitDotLoop(e, { wp, k, w0, w1, x }, pa, acc, tile);
+      for (let r = 0; r < tile; r++) {
+        const address = () => {
+          f.localGet(op);
+          if (r > 0) f.localGet(outStride).i32Const(r).i32Mul().i32Add();
+        };
+        storeClamped(f, address, 0, acc[2 * r], vmin, vmax);
+        storeClamped(f, address, 16, acc[2 * r + 1], vmin, vmax);
+      }
+      addTo(f, op, () => f.i32Const(BLOCK_BYTES));
+      repeatWhileCounting(f, nb);
+    });
+  };
+  emitTiled(f, rows, tileBody, (tile) => {
+    addScaled(f, aRow, aStride, tile);
+    addScaled(f, oRow, outStride, tile);
+  });
+  return f;
+}
+
+/**
+ * `conv(batches, outHeight, outWidth, blocks, input, batchStride, rowStride, pixelStep,
+ * filterHeight, tapRowStep, spans, spanStep, span, w, out, min, max)`: direct convolution
+ * of a padded NHWC input (byte strides: `rowStride` between output rows' windows,
+ * `pixelStep` between output pixels' windows, `tapRowStep` between filter rows,
+ * `spanStep` between runs of `span` contiguous floats within a filter row) into
+ * `blocks * 8` channels per output pixel. Tiles of 4 pixels x 8 channels.
+ */
+function convFunction(relaxed: boolean): FunctionBuilder {
+  const { f, p } = kernelFunction(
+    [
+      "batches",
+      "outHeight",
+      "outWidth",
+      "blocks",
+      "input",
+      "batchStride",
+      "rowStride",
+      "pixelStep",
+      "filterHeight",
+      "tapRowStep",
+      "spans",
+      "spanStep",
+      "span",
+      "w",
+      "out",
+    ] as const,
+  );
+  const e = { f, relaxed };
+  const { batches, outHeight, outWidth, blocks, input, batchStride, rowStride, pixelStep } = p;
+  const { filterHeight, tapRowStep, spans, spanStep, span, w, out, min, max } = p;
+  const [vmin, vmax, w0, w1, x] = f.locals("v128", 5);
+  const acc = f.locals("v128", 2 * TILE);
+  const [outPixel, inBatch, inRow, px, op, ob, wp, nb, tapRow, sp, k, b, oy, fy, s, remaining] = f
+    .locals("i32", 16);
+  const pa = f.locals("i32", TILE);
+  f.localGet(min).f32x4Splat().localSet(vmin);
+  f.localGet(max).f32x4Splat().localSet(vmax);
+  f.localGet(blocks).i32Const(BLOCK_BYTES).i32Mul().localSet(outPixel);
+  f.localGet(input).localSet(inBatch);
+  f.localGet(out).localSet(op);
+  f.localGet(batches).localSet(b);
+  const tileBody = (tile: number) => {
+    f.localGet(w).localSet(wp);
+    f.localGet(op).localSet(ob);
+    f.localGet(blocks).localSet(nb);
+    f.loop(() => {
+      loadBias(f, wp, acc, tile);
+      f.localGet(px).localSet(tapRow);
+      f.localGet(filterHeight).localSet(fy);
+      f.loop(() => {
+        f.localGet(tapRow).localSet(sp);
+        f.localGet(spans).localSet(s);
+        f.loop(() => {
+          f.localGet(sp).localSet(pa[0]);
+          for (let r = 1; r < tile; r++) {
+            f.localGet(pa[r - 1]).localGet(pixelStep).i32Add().localSet(pa[r]);
+          }
+          f.localGet(span).localSet(k);
+          emitDotLoop(e, { wp, k, w0, w1, x }, pa, acc, tile);
+          addTo(f, sp, () => f.localGet(spanStep));
+          repeatWhileCounting(f, s);
+        });
+        addTo(f, tapRow, () => f.localGet(tapRowStep));
+        repeatWhileCounting(f, fy);
+      });
+      for (let r = 0; r < tile; r++) {
+        const address = () => {
+          f.localGet(ob);
+          if (r > 0) f.localGet(outPixel).i32Const(r).i32Mul().i32Add();
+        };
+        storeClamped(f, address, 0, acc[2 * r], vmin, vmax);
+        storeClamped(f, address, 16, acc[2 * r + 1], vmin, vmax);
+      }
+      addTo(f, ob, () => f.i32Const(BLOCK_BYTES));
+      repeatWhileCounting(f, nb);
+    });
+  };
+  f.loop(() => {
+    f.localGet(inBatch).localSet(inRow);
+    f.localGet(outHeight).localSet(oy);
+    f.loop(() => {
+      f.localGet(inRow).localSet(px);
+      f.localGet(outWidth).localSet(remaining);
+      emitTiled(f, remaining, tileBody, (tile) => {
+        addScaled(f, px, pixelStep, tile);
+        addScaled(f, op, outPixel, tile);
+      });
+      addTo(f, inRow, () => f.localGet(rowStride));
+      repeatWhileCounting(f, oy);
+    });
+    addTo(f, inBatch, () => f.localGet(batchStride));
+    repeatWhileCounting(f, b);
+  });
+  return f;
+}
+
+/**
+ * `dwconv(batches, outHeight, outWidth, blocks, input, batchStride, rowStride, pixelStep,
+ * filterHeight, tapRowStep, filterWidth, tapStep, w, out, min, max)`: depthwise
+ * convolution of a padded NHWC input with `blocks * 8` channels per pixel (byte strides as
+ * for `conv`, `tapStep` between taps of a filter row), depthwise-layout weights at `w`
+ * (rows of `blocks * 8` floats: biases, then one row per tap). Tiles of 4 pixels x 8
+ * channels.
+ */
+function dwconvFunction(relaxed: boolean): FunctionBuilder {
+  const { f, p } = kernelFunction(
+    [
+      "batches",
+      "outHeight",
+      "outWidth",
+      "blocks",
+      "input",
+      "batchStride",
+      "rowStride",
+      "pixelStep",
+      "filterHeight",
+      "tapRowStep",
+      "filterWidth",
+      "tapStep",
+      "w",
+      "out",
+    ] as const,
+  );
+  const e = { f, relaxed };
+  const { batches, outHeight, outWidth, blocks, input, batchStride, rowStride, pixelStep } = p;
+  const { filterHeight, tapRowStep, filterWidth, tapStep, w, out, min, max } = p;
+  const [vmin, vmax, w0, w1] = f.locals("v128", 4);
+  const acc = f.locals("v128", 2 * TILE);
+  const [outPixel, inBatch, inRow, px, op, wp, nb, channel, tapRow, tap, q, b, oy, fy, fx] = f
+    .locals("i32", 15);
+  const remaining = f.local("i32");
+  f.localGet(min).f32x4Splat().localSet(vmin);
+  f.localGet(max).f32x4Splat().localSet(vmax);
+  f.localGet(blocks).i32Const(BLOCK_BYTES).i32Mul().localSet(outPixel);
+  f.localGet(input).localSet(inBatch);
+  f.localGet(out).localSet(op);
+  f.localGet(batches).localSet(b);
+  const tileBody = (tile: number) => {
+    f.i32Const(0).localSet(channel);
+    f.localGet(blocks).localSet(nb);
+    f.loop(() => {
+      // The block's column of the depthwise layout: bias row, then one row per tap.
+      f.localGet(w).localGet(channel).i32Add().localSet(wp);
+      loadBias(f, wp, acc, tile);
+      addTo(f, wp, () => f.localGet(outPixel).i32Const(BLOCK_BYTES).i32Sub());
+      f.localGet(px).localGet(channel).i32Add().localSet(tapRow);
+      f.localGet(filterHeight).localSet(fy);
+      f.loop(() => {
+        f.localGet(tapRow).localSet(tap);
+        f.localGet(filterWidth).localSet(fx);
+        f.loop(() => {
+          f.localGet(wp).v128Load(0).localSet(w0);
+          f.localGet(wp).v128Load(16).localSet(w1);
+          addTo(f, wp, () => f.localGet(outPixel));
+          f.localGet(tap).localSet(q);
+          for (let r = 0; r < tile; r++) {
+            if (r > 0) addTo(f, q, () => f.localGet(pixelStep));
+            madd(e, () => f.localGet(q).v128Load(0), w0, acc[2 * r]);
+            madd(e, () => f.localGet(q).v128Load(16), w1, acc[2 * r + 1]);
+          }
+          addTo(f, tap, () => f.localGet(tapStep));
+          repeatWhileCounting(f, fx);
+        });
+        addTo(f, tapRow, () => f.localGet(tapRowStep));
+        repeatWhileCounting(f, fy);
+      });
+      for (let r = 0; r < tile; r++) {
+        const address = () => {
+          f.localGet(op).localGet(channel).i32Add();
+          if (r > 0) f.localGet(outPixel).i32Const(r).i32Mul().i32Add();
+        };
+        storeClamped(f, address, 0, acc[2 * r], vmin, vmax);
+        storeClamped(f, address, 16, acc[2 * r + 1], vmin, vmax);
+      }
+      addTo(f, channel, () => f.i32Const(BLOCK_BYTES));
+      repeatWhileCounting(f, nb);
+    });
+  };
+  f.loop(() => {
+    f.localGet(inBatch).localSet(inRow);
+    f.localGet(outHeight).localSet(oy);
+    f.loop(() => {
+      f.localGet(inRow).localSet(px);
+      f.localGet(outWidth).localSet(remaining);
+      emitTiled(f, remaining, tileBody, (tile) => {
+        addScaled(f, px, pixelStep, tile);
+        addScaled(f, op, outPixel, tile);
+      });
+      addTo(f, inRow, () => f.localGet(rowStride));
+      repeatWhileCounting(f, oy);
+    });
+    addTo(f, inBatch, () => f.localGet(batchStride));
+    repeatWhileCounting(f, b);
+  });
+  return f;
+}
+
+/** The kernels' module bytes, with or without relaxed SIMD. */
+export function simdModuleBytes(relaxed: boolean): Uint8Array<ArrayBuffer> {
+  return new ModuleBuilder()
+    .export("gemm", gemmFunction(relaxed))
+    .export("conv", convFunction(relaxed))
+    .export("dwconv", dwconvFunction(relaxed))
+    .encode();
+}
