@@ -9,6 +9,7 @@ import { type ApiKeys, authenticate } from "./auth.ts";
 import { bufferRoutes } from "./buffers.ts";
 import { type BurstRouteOptions, burstRoutes } from "./bursts.ts";
 import { compilationRoutes } from "./compilations.ts";
+import { demoRoutes } from "./demo.ts";
 import { deviceRoutes } from "./devices.ts";
 import { errorResponse } from "./errors.ts";
 import { executionRoutes } from "./executions.ts";
@@ -54,6 +55,7 @@ export function buildApp(driver: Driver, options: AppOptions) {
   app.route("/", memoryRoutes(driver));
   app.route("/", bufferRoutes(driver));
   app.route("/", burstRoutes(driver, options.bursts ?? { idleTimeoutSeconds: 4 }));
+  app.route("/", demoRoutes());
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: {
