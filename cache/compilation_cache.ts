@@ -51,12 +51,23 @@ function readFully(file: Deno.FsFile, into: Uint8Array): boolean {
  * read is several times faster than the async path (which copies through a thread pool),
  * and it holds the event loop for about a millisecond per 10 MB.
  */
-function readData(path: string, header: Uint8Array, size: number): Uint8Array | null {
-  const file = Deno.openSync(path, { read: true });
+function readData(
+  path: string,
+  header: Uint8Array,
+  size: number,
+  body: boolean,
+): Uint8Array | null {
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path, { read: true });
+  } catch {
+    return null;
+  }
   try {
     if (file.statSync().size !== DATA_HEADER_BYTES + size) return null;
     const found = new Uint8Array(DATA_HEADER_BYTES);
     if (!readFully(file, found) || found.some((b, i) => b !== header[i])) return null;
+    if (!body) return new Uint8Array(0);
     const bytes = new Uint8Array(new SharedArrayBuffer(size));
     return readFully(file, bytes) ? bytes : null;
   } finally {
@@ -64,9 +75,19 @@ function readData(path: string, header: Uint8Array, size: number): Uint8Array | 
   }
 }
 
+/**
+ * A data cache file checked for its header and size but not read yet: like a driver's
+ * mmap of its cache files, the weights are read when first needed. `read` checks header
+ * and size again and returns null when the file no longer matches.
+ */
+export interface DataCacheHandle {
+  readonly size: number;
+  read(): Uint8Array | null;
+}
+
 /** The outcome of a lookup. */
 export type CacheLookup =
-  | { kind: "hit"; model: Uint8Array; data: Uint8Array }
+  | { kind: "hit"; model: Uint8Array; data: DataCacheHandle }
   | { kind: "miss" }
   | { kind: "rejected"; reason: string };
 
@@ -158,14 +179,10 @@ export class CompilationCache {
         return { kind: "miss" };
       }
       const files = this.#files(key, entry.generation);
-      let model: Uint8Array, data: Uint8Array | null;
+      const header = dataHeader(key, entry.generation);
+      let model: Uint8Array;
       try {
         model = await Deno.readFile(files.model);
-        data = readData(
-          files.data,
-          dataHeader(key, entry.generation),
-          entry.dataBytes,
-        );
       } catch {
         await this.#remove(key, entry);
         return { kind: "rejected", reason: "cache file missing" };
@@ -174,7 +191,7 @@ export class CompilationCache {
         await this.#remove(key, entry);
         return { kind: "rejected", reason: "model cache does not match its recorded hash" };
       }
-      if (!data) {
+      if (!readData(files.data, header, entry.dataBytes, false)) {
         await this.#remove(key, entry);
         return {
           kind: "rejected",
@@ -185,6 +202,10 @@ export class CompilationCache {
       if (now - entry.lastUsed > LAST_USED_RESOLUTION_MS) {
         await this.#kv.set(["cache", key], { ...entry, lastUsed: now });
       }
+      const data: DataCacheHandle = {
+        size: entry.dataBytes,
+        read: () => readData(files.data, header, entry.dataBytes, true),
+      };
       return { kind: "hit", model, data };
     });
   }

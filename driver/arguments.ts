@@ -14,14 +14,14 @@ import {
   type OutputArgument,
 } from "./execution.ts";
 import { checkBufferRole } from "./memory_domain.ts";
-import type { PreparedModel } from "./prepared_model.ts";
+import type { Plan } from "./prepared_model.ts";
 import { byteSize, isFullySpecified, toBytes, typedView } from "./tensor.ts";
 
 /** Where the binder finds client objects. */
 export interface BindingContext {
   owner: string;
   compilation: string;
-  prepared: PreparedModel;
+  prepared: Plan;
   pools: MemoryPools;
   buffers: BufferRegistry;
 }

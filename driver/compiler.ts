@@ -10,15 +10,25 @@ import type { Device } from "./devices.ts";
 import { invalid } from "./errors.ts";
 import type { Metrics } from "./metrics.ts";
 import type { Model } from "./model.ts";
-import { decodePlan, encodePlan } from "./plan_codec.ts";
-import { type PreparedModel, prepareModel } from "./prepared_model.ts";
+import { attachWeights, decodePlan, encodePlan } from "./plan_codec.ts";
+import { type Plan, type PreparedModel, prepareModel } from "./prepared_model.ts";
 
 /** How a compilation's plan was obtained. */
 export interface Compiled {
-  prepared: PreparedModel;
+  plan: Plan;
+  /**
+   * The complete plan. After preparation it is at hand; after a cache hit the weights are
+   * read from the data cache on first need (as a driver's mmap of its cache would), and
+   * null means that file no longer matches: prepare again.
+   */
+  complete(): PreparedModel | null;
   cache: "hit" | "miss" | "none";
   /** Why a cache entry was found unusable and replaced. */
   rejected?: string;
+}
+
+function prepared(plan: PreparedModel, cache: "miss" | "none"): Compiled {
+  return { plan, complete: () => plan, cache };
 }
 
 /** Partitioning scheme, part of the cache key (one device runs the whole model today). */
@@ -84,18 +94,29 @@ export class Compiler {
     record: CompilationRecord,
     loadModel: () => Promise<Model>,
     cacheKey: string | undefined,
+    options: { dropCached?: boolean } = {},
   ): Promise<Compiled> {
     if (!cacheKey) {
       this.#count("none");
-      return { prepared: this.prepare(await loadModel(), record), cache: "none" };
+      return prepared(this.prepare(await loadModel(), record), "none");
     }
+    if (options.dropCached) await this.#cache.delete(cacheKey);
     const lookup = await this.#cache.load(cacheKey);
     let rejected: string | undefined;
     if (lookup.kind === "hit") {
       try {
-        const prepared = decodePlan(lookup.model, lookup.data);
+        const decoded = decodePlan(lookup.model);
+        if (decoded.weightBytes !== lookup.data.size) throw new Error("data cache size differs");
         this.#count("hit");
-        return { prepared, cache: "hit" };
+        const data = lookup.data;
+        return {
+          plan: decoded.plan,
+          complete() {
+            const bytes = data.read();
+            return bytes ? attachWeights(decoded, bytes) : null;
+          },
+          cache: "hit",
+        };
       } catch (error) {
         rejected = `model cache is malformed: ${(error as Error).message}`;
       }
@@ -106,11 +127,16 @@ export class Compiler {
       console.warn(`nnserve: compilation cache entry rejected (${rejected}); preparing anew`);
       this.#count("rejected");
     }
-    const prepared = this.prepare(await loadModel(), record);
-    const { model, data } = encodePlan(prepared);
+    const plan = this.prepare(await loadModel(), record);
+    const { model, data } = encodePlan(plan);
     await this.#cache.save(cacheKey, model, data);
     this.#count("miss");
-    return { prepared, cache: "miss", ...(rejected ? { rejected } : {}) };
+    return { ...prepared(plan, "miss"), ...(rejected ? { rejected } : {}) };
+  }
+
+  /** Counts a data cache found broken when its weights were finally read. */
+  countRejected(): void {
+    this.#count("rejected");
   }
 
   #count(result: "hit" | "miss" | "none" | "rejected"): void {

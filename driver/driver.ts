@@ -17,7 +17,7 @@ import {
   type BurstTransport,
   CLOSE_COMPILATION_DELETED,
 } from "./burst.ts";
-import { Compiler } from "./compiler.ts";
+import { type Compiled, Compiler } from "./compiler.ts";
 import { createCpuDevice, type DeviceInfo } from "./devices.ts";
 import { DriverError, invalid, notFound } from "./errors.ts";
 import {
@@ -73,7 +73,9 @@ export interface CompilationInfo {
 
 interface LiveCompilation {
   record: CompilationRecord;
-  prepared: PreparedModel;
+  compiled: Compiled;
+  /** The complete plan, once its weights are at hand. */
+  prepared?: PreparedModel;
 }
 
 /** The driver: one per server process. */
@@ -203,7 +205,7 @@ export class Driver {
       );
     }
     await this.#compilationStore.save(record);
-    this.#compilations.set(record.id, { record, prepared: compiled.prepared });
+    this.#compilations.set(record.id, { record, compiled });
     const { id, preference, priority, devices } = record;
     return {
       id,
@@ -232,9 +234,34 @@ export class Driver {
       () => this.#models.load(modelRecord),
       record.cacheKey,
     );
-    const revived = this.#compilations.get(id) ?? { record, prepared: compiled.prepared };
+    const revived = this.#compilations.get(id) ?? { record, compiled };
     this.#compilations.set(id, revived);
     return revived;
+  }
+
+  /**
+   * The complete plan of a live compilation: after a cache hit its weights are read on first
+   * need; a data cache that no longer matches by then is counted as rejected and the
+   * compilation prepared again (which rewrites the cache entry).
+   */
+  async #complete(live: LiveCompilation): Promise<PreparedModel> {
+    if (live.prepared) return live.prepared;
+    const complete = live.compiled.complete();
+    if (complete) {
+      live.prepared = complete;
+      return complete;
+    }
+    console.warn(`nnserve: data cache of compilation ${live.record.id} changed; preparing anew`);
+    this.#compiler.countRejected();
+    const modelRecord = await this.#models.record(live.record.owner, live.record.model, true);
+    const loadModel = () => this.#models.load(modelRecord);
+    // A hit again would read the same broken file: drop the entry, then prepare and save.
+    live.compiled = await this.#compiler.compile(live.record, loadModel, live.record.cacheKey, {
+      dropCached: true,
+    });
+    live.prepared ??= live.compiled.complete() ?? undefined;
+    if (!live.prepared) throw new DriverError("GENERAL_FAILURE", "the plan could not be rebuilt");
+    return live.prepared;
   }
 
   /** Deletes a compilation, and its model's document if the model was deleted meanwhile. */
@@ -301,7 +328,9 @@ export class Driver {
 
   async #execute(owner: string, id: string, request: ExecutionRequest): Promise<ExecutionResult> {
     const started = performance.now();
-    const { prepared, record } = await this.#compilation(owner, id);
+    const live = await this.#compilation(owner, id);
+    const { record } = live;
+    const prepared = await this.#complete(live);
     checkOutputArguments(prepared, request);
     const context: BindingContext = {
       owner,
@@ -367,8 +396,12 @@ export class Driver {
     compilation: string,
     request: BufferRequest,
   ): Promise<{ token: string; dimensions: number[] }> {
-    const { prepared } = await this.#compilation(owner, compilation);
-    const buffer = this.#buffers.allocate(owner, compilation, describeBuffer(prepared, request));
+    const { compiled } = await this.#compilation(owner, compilation);
+    const buffer = this.#buffers.allocate(
+      owner,
+      compilation,
+      describeBuffer(compiled.plan, request),
+    );
     return { token: buffer.token, dimensions: [...buffer.dimensions] };
   }
 

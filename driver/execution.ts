@@ -6,7 +6,7 @@
 import { DriverError, invalid, type OutputShape } from "./errors.ts";
 import type { Pool } from "../memory/pools.ts";
 import type { RunInput, RunOutput } from "./executable.ts";
-import type { PreparedModel } from "./prepared_model.ts";
+import type { Plan } from "./prepared_model.ts";
 import {
   byteSize,
   elementCount,
@@ -107,7 +107,7 @@ export function combineDimensions(
 }
 
 /** Checks and decodes the inputs of a request into typed arrays with full shapes. */
-export function resolveInputs(prepared: PreparedModel, request: ExecutionRequest): RunInput[] {
+export function resolveInputs(prepared: Plan, request: ExecutionRequest): RunInput[] {
   const expected = prepared.inputIndexes.length;
   if (request.inputs.length !== expected) {
     throw invalid(`the model has ${expected} inputs, the request gives ${request.inputs.length}`, {
@@ -172,7 +172,7 @@ export function resolveInputs(prepared: PreparedModel, request: ExecutionRequest
 }
 
 /** Checks the output arguments' count and dimensions against the model before running. */
-export function checkOutputArguments(prepared: PreparedModel, request: ExecutionRequest): void {
+export function checkOutputArguments(prepared: Plan, request: ExecutionRequest): void {
   const outputs = request.outputs;
   if (outputs === undefined) return;
   const expected = prepared.outputIndexes.length;
@@ -220,7 +220,7 @@ export function checkOutputShapes(
 }
 
 /** Room for each output when the caller gave only dimensions (inline outputs). */
-export function inlineCapacities(prepared: PreparedModel, request: ExecutionRequest): number[] {
+export function inlineCapacities(prepared: Plan, request: ExecutionRequest): number[] {
   return prepared.outputIndexes.map((operandIndex, k) => {
     const asked = request.outputs?.[k]?.dimensions;
     return asked && asked.length > 0 && isFullySpecified(asked)

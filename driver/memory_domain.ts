@@ -3,7 +3,7 @@
  * buffer may serve, the dimensions it gets, and the checks every use of it must pass.
  */
 import { invalid } from "./errors.ts";
-import type { PreparedModel } from "./prepared_model.ts";
+import type { Plan } from "./prepared_model.ts";
 import type { BufferRole, DeviceBuffer } from "../memory/buffers.ts";
 import type { OperandType } from "./types.ts";
 
@@ -29,7 +29,7 @@ function mergeDimensions(a: readonly number[], b: readonly number[], what: strin
 }
 
 /** The model operand a role refers to. */
-export function roleOperand(prepared: PreparedModel, role: BufferRole): number {
+export function roleOperand(prepared: Plan, role: BufferRole): number {
   const list = role.io === "input" ? prepared.inputIndexes : prepared.outputIndexes;
   if (role.index >= list.length) {
     throw invalid(
@@ -41,7 +41,7 @@ export function roleOperand(prepared: PreparedModel, role: BufferRole): number {
 
 /** Validates roles and dimensions; returns what the buffer is. */
 export function describeBuffer(
-  prepared: PreparedModel,
+  prepared: Plan,
   request: BufferRequest,
 ): { type: OperandType; dimensions: number[]; roles: BufferRole[] } {
   if (request.roles.length === 0) throw invalid("a buffer needs at least one role");

@@ -32,29 +32,39 @@ export function encodePlan(prepared: PreparedModel): { model: Uint8Array; data: 
   return { model, data };
 }
 
-/**
- * Rebuilds a plan from a verified model cache and the data cache bytes (ideally already in
- * shared memory, then used without a copy); throws when the two do not belong together.
- */
-export function decodePlan(model: Uint8Array, data: Uint8Array): PreparedModel {
+/** A plan decoded from a verified model cache whose weights are still in the data cache. */
+export interface PlanWithoutWeights {
+  plan: Omit<PreparedModel, "weights">;
+  /** Byte size the weights must have. */
+  weightBytes: number;
+}
+
+/** Decodes a verified model cache; the weights come separately ({@link attachWeights}). */
+export function decodePlan(model: Uint8Array): PlanWithoutWeights {
   const { header, plan } = JSON.parse(new TextDecoder().decode(model)) as {
     header: PlanHeader;
     plan: Omit<PreparedModel, "smallConstants" | "weights">;
   };
   if (header?.format !== PLAN_FORMAT) throw new Error("unknown plan format");
-  if (header.weightBytes !== data.byteLength) {
+  const small = Uint8Array.fromBase64(header.smallConstants);
+  return {
+    plan: { ...plan, smallConstants: copyToShared(small) },
+    weightBytes: header.weightBytes,
+  };
+}
+
+/** Completes a decoded plan with its weights; throws when they do not belong together. */
+export function attachWeights(decoded: PlanWithoutWeights, data: Uint8Array): PreparedModel {
+  if (decoded.weightBytes !== data.byteLength) {
     throw new Error(
-      `data cache has ${data.byteLength} bytes, the plan expects ${header.weightBytes}`,
+      `data cache has ${data.byteLength} bytes, the plan expects ${decoded.weightBytes}`,
     );
   }
-  const small = Uint8Array.fromBase64(header.smallConstants);
-  const smallConstants = new SharedArrayBuffer(small.byteLength);
-  new Uint8Array(smallConstants).set(small);
   const weights = data.buffer instanceof SharedArrayBuffer && data.byteOffset === 0 &&
       data.byteLength === data.buffer.byteLength
     ? data.buffer
     : copyToShared(data);
-  return { ...plan, smallConstants, weights };
+  return { ...decoded.plan, weights };
 }
 
 function copyToShared(bytes: Uint8Array): SharedArrayBuffer {

@@ -92,6 +92,9 @@ export interface PreparedModel {
   weights: SharedArrayBuffer;
 }
 
+/** A plan without its weights: enough to check requests, shapes and buffer roles. */
+export type Plan = Omit<PreparedModel, "weights">;
+
 /** Alignment of tensors in the constant buffer and the arena (a cache line, SIMD-friendly). */
 export const TENSOR_ALIGNMENT = 64;
 

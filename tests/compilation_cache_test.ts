@@ -133,7 +133,7 @@ for (
     [
       "a deleted data cache file",
       (s: TestServer) => Deno.removeSync(cacheFiles(s, ".data")[0]),
-      /missing/,
+      /data cache/,
     ],
   ] as const
 ) {
@@ -174,6 +174,24 @@ Deno.test("a flipped bit in the data cache changes weights, never the plan (NNAP
     const outputs = await run(server, tampered.id);
     strictEqual(outputs.length, expected.length, "shapes come from the protected model cache");
     notStrictEqual(JSON.stringify(outputs), JSON.stringify(expected));
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("weights read on first use: a data cache broken after the hit is prepared anew", async () => {
+  const server = await startTestServer();
+  try {
+    const model = await register(server);
+    const expected = await run(server, (await compile(server, model)).id);
+    strictEqual((await compile(server, model, token(6))).cache, "miss");
+    const hit = await compile(server, model, token(6));
+    strictEqual(hit.cache, "hit");
+    const [data] = cacheFiles(server, ".data");
+    Deno.writeFileSync(data, Deno.readFileSync(data).subarray(0, 200));
+    deepStrictEqual(await run(server, hit.id), expected, "the execution still gets right outputs");
+    strictEqual(await metric(server, "rejected"), 1);
+    strictEqual((await compile(server, model, token(6))).cache, "hit", "the entry was rewritten");
   } finally {
     await server.close();
   }
