@@ -19,7 +19,7 @@ import {
 } from "./burst.ts";
 import { type Compiled, Compiler } from "./compiler.ts";
 import { createCpuDevice, type DeviceInfo } from "./devices.ts";
-import { DriverError, invalid, notFound } from "./errors.ts";
+import { DriverError, notFound } from "./errors.ts";
 import {
   checkOutputArguments,
   checkOutputShapes,
@@ -28,12 +28,16 @@ import {
   resolveInputs,
 } from "./execution.ts";
 import { ExecutorPool } from "./executor_pool.ts";
-import { type BufferRequest, describeBuffer } from "./memory_domain.ts";
+import {
+  type BufferRequest,
+  copyIntoBuffer,
+  copyOutOfBuffer,
+  describeBuffer,
+} from "./memory_domain.ts";
 import { Metrics } from "./metrics.ts";
 import type { ModelJson } from "./model_schema.ts";
 import { type ModelInfo, ModelRegistry, publicModel } from "./model_registry.ts";
 import type { PreparedModel } from "./prepared_model.ts";
-import { byteSize, elementCount, isFullySpecified, toBytes, typedView } from "./tensor.ts";
 
 /** Where the driver keeps state and how much parallelism it uses. */
 export interface DriverConfig {
@@ -408,44 +412,16 @@ export class Driver {
   /** Fills a fully shaped buffer from a memory of exactly its size (`IBuffer::copyFrom`). */
   async copyMemoryToBuffer(owner: string, token: string, memory: string): Promise<void> {
     const buffer = this.#buffers.get(owner, token);
-    const pool = await this.#memories.get(owner, memory);
-    if (!isFullySpecified(buffer.dimensions) && buffer.dimensions.length > 0) {
-      throw invalid(
-        `buffer ${token} has unknown dimensions [${buffer.dimensions}]; copy-from needs them all`,
-      );
-    }
-    const size = byteSize(buffer.type, buffer.dimensions);
-    if (pool.size !== size) {
-      throw invalid(`memory ${memory} has ${pool.size} bytes; buffer ${token} needs ${size}`);
-    }
-    const release = this.#buffers.acquire([], [buffer]);
-    try {
-      const data = typedView(
-        buffer.type,
-        new SharedArrayBuffer(size),
-        0,
-        elementCount(buffer.dimensions),
-      );
-      toBytes(data).set(pool.bytes);
-      buffer.contents = { shape: [...buffer.dimensions], data };
-    } finally {
-      release();
-    }
+    copyIntoBuffer(this.#buffers, buffer, await this.#memories.get(owner, memory));
   }
 
   /** Copies a buffer's contents into a memory of exactly their size (`IBuffer::copyTo`). */
   async copyBufferToMemory(owner: string, token: string, memory: string): Promise<void> {
     const buffer = this.#buffers.get(owner, token);
     const pool = await this.#memories.get(owner, memory);
-    if (!buffer.contents) throw invalid(`buffer ${token} is read before anything wrote it`);
-    const size = buffer.contents.data.byteLength;
-    if (pool.size !== size) {
-      throw invalid(`memory ${memory} has ${pool.size} bytes; buffer ${token} holds ${size}`);
-    }
-    const release = this.#buffers.acquire([buffer], []);
+    const release = copyOutOfBuffer(this.#buffers, buffer, pool);
     try {
-      pool.bytes.set(toBytes(buffer.contents.data));
-      await this.#memories.persist(pool, 0, size);
+      await this.#memories.persist(pool, 0, pool.size);
     } finally {
       release();
     }

@@ -2,9 +2,11 @@
  * NNAPI memory-domain rules (HAL 1.3 `allocate` / `validateMemoryDesc`): which operands a
  * buffer may serve, the dimensions it gets, and the checks every use of it must pass.
  */
+import type { BufferRegistry, BufferRole, DeviceBuffer } from "../memory/buffers.ts";
+import type { Pool } from "../memory/pools.ts";
 import { invalid } from "./errors.ts";
 import type { Plan } from "./prepared_model.ts";
-import type { BufferRole, DeviceBuffer } from "../memory/buffers.ts";
+import { byteSize, elementCount, isFullySpecified, toBytes, typedView } from "./tensor.ts";
 import type { OperandType } from "./types.ts";
 
 /** A buffer allocation request after boundary validation. */
@@ -87,4 +89,49 @@ export function checkBufferRole(
       { path: [`${role.io}s`, role.index] },
     );
   }
+}
+
+/**
+ * `IBuffer::copyFrom`: the buffer must be fully shaped and the memory exactly its size; the
+ * buffer then holds a copy (a write: it fails while others read or write the buffer).
+ */
+export function copyIntoBuffer(buffers: BufferRegistry, buffer: DeviceBuffer, pool: Pool): void {
+  if (!isFullySpecified(buffer.dimensions) && buffer.dimensions.length > 0) {
+    throw invalid(
+      `buffer ${buffer.token} has unknown dimensions [${buffer.dimensions}]; copy-from needs them all`,
+    );
+  }
+  const size = byteSize(buffer.type, buffer.dimensions);
+  if (pool.size !== size) {
+    throw invalid(`memory ${pool.id} has ${pool.size} bytes; buffer ${buffer.token} needs ${size}`);
+  }
+  const release = buffers.acquire([], [buffer]);
+  try {
+    const shared = new SharedArrayBuffer(size);
+    const data = typedView(buffer.type, shared, 0, elementCount(buffer.dimensions));
+    toBytes(data).set(pool.bytes);
+    buffer.contents = { shape: [...buffer.dimensions], data };
+  } finally {
+    release();
+  }
+}
+
+/**
+ * `IBuffer::copyTo`: the buffer must have been written and the memory be exactly the size of
+ * its contents. Copies while holding a read mark on the buffer and returns its release,
+ * for the caller to call once the memory is durable.
+ */
+export function copyOutOfBuffer(
+  buffers: BufferRegistry,
+  buffer: DeviceBuffer,
+  pool: Pool,
+): () => void {
+  if (!buffer.contents) throw invalid(`buffer ${buffer.token} is read before anything wrote it`);
+  const size = buffer.contents.data.byteLength;
+  if (pool.size !== size) {
+    throw invalid(`memory ${pool.id} has ${pool.size} bytes; buffer ${buffer.token} holds ${size}`);
+  }
+  const release = buffers.acquire([buffer], []);
+  pool.bytes.set(toBytes(buffer.contents.data));
+  return release;
 }

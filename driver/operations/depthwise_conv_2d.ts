@@ -18,11 +18,13 @@ import {
   convolutionOutputShape,
   convolutionParams,
   executeConvolution,
+  validateConvolution,
+} from "./common/convolution.ts";
+import {
   packConvolution,
   selectConvolutionKernel,
   unpackConvolution,
-  validateConvolution,
-} from "./common/convolution.ts";
+} from "./common/convolution_packed.ts";
 import { nhwcDims } from "./common/layout.ts";
 import { check, type Kernel, type OperationDefinition, scalarValue } from "./operation.ts";
 

@@ -1,0 +1,144 @@
+/**
+ * The optimized float32 path of CONV_2D and DEPTHWISE_CONV_2D: weights packed once at
+ * preparation (`kernels/f32_packing.ts`), the generated SIMD (or plain-JS) kernel bound to
+ * them when a worker binds the plan, and the raw weights rebuilt from the packed ones when
+ * the reference kernel is needed after all.
+ */
+import {
+  packDepthwiseWeights,
+  packedDepthwiseLength,
+  packedGemmLength,
+  packGemmWeights,
+  unpackDepthwiseWeights,
+  unpackGemmWeights,
+} from "../../../kernels/f32_packing.ts";
+import { activationRangeFloat } from "../../../kernels/fixed_point.ts";
+import {
+  createF32Conv2d,
+  createF32DepthwiseConv2d,
+  type F32Runner,
+} from "../../../kernels/manifest.ts";
+import { elementCount, type TensorData, type TensorInfo } from "../../tensor.ts";
+import {
+  type Kernel,
+  OperationError,
+  type PrepareInput,
+  scalarValue,
+  ValueNotYetKnown,
+} from "../operation.ts";
+import { nhwcData, writeNhwc } from "./layout.ts";
+
+/** The two operations this module serves. */
+import {
+  convolutionGeometry,
+  type ConvolutionParams,
+  convolutionParams,
+  type ConvolutionType,
+} from "./convolution.ts";
+
+/** The parameters of a call whose scalars are all constants, or undefined. */
+function constantParams(
+  inputs: readonly PrepareInput[],
+  type: ConvolutionType,
+): ConvolutionParams | undefined {
+  try {
+    return convolutionParams(inputs, (i) => scalarValue(inputs[i], `input ${i}`), type);
+  } catch (error) {
+    // Scalars given at execution, or faults the reference kernel reports when it runs.
+    if (error instanceof ValueNotYetKnown || error instanceof OperationError) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Preparation-time packing for the optimized float32 kernels (`kernels/manifest.ts`): a
+ * float32 call with a constant filter and bias gets its weights re-laid out once, CONV_2D
+ * in the GEMM layout ([outDepth / 8][8 biases, filterHeight x filterWidth x inDepth rows
+ * of 8]) and DEPTHWISE_CONV_2D in the depthwise layout (a bias row, then the filter's
+ * [filterHeight][filterWidth] rows of channels). Anything else packs nothing.
+ */
+export function packConvolution(
+  inputs: readonly PrepareInput[],
+  type: ConvolutionType,
+): TensorData[] | undefined {
+  const [input, filter, bias] = inputs;
+  if (input.type !== "TENSOR_FLOAT32") return undefined;
+  if (!(filter.value instanceof Float32Array) || !(bias.value instanceof Float32Array)) {
+    return undefined;
+  }
+  if (filter.shape.length !== 4 || constantParams(inputs, type) === undefined) return undefined;
+  const [outDepth, filterHeight, filterWidth, depth] = filter.shape;
+  if (type === "CONV_2D") {
+    const taps = filterHeight * filterWidth * depth;
+    return [packGemmWeights(filter.value, bias.value, { channels: outDepth, depth: taps })];
+  }
+  const taps = filterHeight * filterWidth;
+  return [packDepthwiseWeights(filter.value, bias.value, { channels: depth, taps })];
+}
+
+/** Filter and bias (inputs 1 and 2) rebuilt from the packed weights of {@link packConvolution}. */
+export function unpackConvolution(
+  inputs: readonly TensorInfo[],
+  packed: readonly TensorData[],
+  type: ConvolutionType,
+): TensorData[] {
+  const [outDepth, filterHeight, filterWidth, depth] = inputs[1].shape;
+  const { weights, bias } = type === "CONV_2D"
+    ? unpackGemmWeights(packed[0], {
+      channels: outDepth,
+      depth: filterHeight * filterWidth * depth,
+    })
+    : unpackDepthwiseWeights(packed[0], { channels: depth, taps: filterHeight * filterWidth });
+  return [weights, bias];
+}
+
+function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
+/**
+ * Binds the optimized float32 kernel of a call whose weights were packed at preparation
+ * (see {@link packConvolution}); undefined keeps the reference kernel. The bound kernel
+ * runs only on the shapes it was planned for and hands any other call to `reference`.
+ */
+export function selectConvolutionKernel(
+  inputs: readonly PrepareInput[],
+  outputs: readonly TensorInfo[],
+  packed: readonly TensorData[],
+  options: { type: ConvolutionType; reference: Kernel },
+): Kernel | undefined {
+  const { type, reference } = options;
+  const [input, filter] = inputs;
+  const output = outputs[0];
+  const weights = packed[0];
+  if (input.type !== "TENSOR_FLOAT32" || packed.length !== 1) return undefined;
+  if (!(weights instanceof Float32Array) || filter.shape.length !== 4) return undefined;
+  const p = constantParams(inputs, type);
+  if (!p || elementCount(output.shape) === 0) return undefined;
+  const g = convolutionGeometry(input.shape, filter.shape, output.shape, p);
+  const taps = g.filterHeight * g.filterWidth;
+  const expected = type === "CONV_2D"
+    ? packedGemmLength(g.outDepth, taps * g.inDepth)
+    : packedDepthwiseLength(g.outDepth, taps);
+  if (weights.length !== expected) return undefined;
+  const choice = { activation: activationRangeFloat(p.activation) };
+  const run: F32Runner = type === "CONV_2D"
+    ? createF32Conv2d(g, weights, choice)
+    : createF32DepthwiseConv2d(g, weights, choice);
+  const inputShape = input.shape;
+  const outputShape = output.shape;
+  return (inputs, outputs) => {
+    const x = inputs[0];
+    const y = outputs[0];
+    if (!sameShape(x.shape, inputShape) || !sameShape(y.shape, outputShape)) {
+      return reference(inputs, outputs);
+    }
+    const data = nhwcData(x, p.nchw);
+    writeNhwc(y, p.nchw, (out) => {
+      if (!(data instanceof Float32Array) || !(out instanceof Float32Array)) {
+        throw new OperationError("float32 convolution operands must hold float32 data");
+      }
+      run(data, out);
+    });
+  };
+}
