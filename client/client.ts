@@ -3,7 +3,7 @@
  * transport (base URL and API key) that every model, memory, compilation and execution it
  * creates shares.
  */
-import { rememberApiKey } from "./burst.ts";
+import { rememberApiKey } from "./burst_open.ts";
 import { type Compilation, compile, type CompileOptions } from "./compilation.ts";
 import { Transport, type TransportOptions } from "./http.ts";
 import { createMemory, type Memory, type MemorySource } from "./memory.ts";

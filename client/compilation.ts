@@ -2,7 +2,8 @@
  * `Compilation`: a model prepared by the service for execution
  * (`ANeuralNetworksCompilation_*`), and the executions that run on it.
  */
-import { type Burst, type BurstOpenOptions, openBurst } from "./burst.ts";
+import type { Burst } from "./burst.ts";
+import { type BurstOpenOptions, openBurst } from "./burst_open.ts";
 import type { Transport } from "./http.ts";
 import { Execution, type ExecutionResult } from "./execution.ts";
 import { Model } from "./model.ts";

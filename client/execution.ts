@@ -5,7 +5,7 @@
  * except those written to a memory (`setOutputFromMemory`), which stay there.
  */
 import type { Transport } from "./http.ts";
-import { checkMemoryRegion, type Memory } from "./memory.ts";
+import { checkMemoryRegion, type Memory, type MemoryRange } from "./memory.ts";
 import {
   decodeBase64,
   encodeBase64,
@@ -52,6 +52,16 @@ export interface ExecutionResult {
   timing?: Timing;
 }
 
+/**
+ * `{dimensions}` holding a copy of the caller's dimensions, or nothing when there are none:
+ * requests are built when set up and sent later, so they must not see later changes.
+ */
+export function copyDimensions(dimensions: readonly number[] | undefined): {
+  dimensions?: number[];
+} {
+  return dimensions ? { dimensions: [...dimensions] } : {};
+}
+
 /** An execution being set up; `compute` may be called more than once. */
 export class Execution {
   readonly #transport: Transport;
@@ -78,6 +88,20 @@ export class Execution {
     return described.type;
   }
 
+  /** The argument of `set{Input,Output}FromMemory`, checked before anything is sent. */
+  #memoryArgument(
+    kind: "input" | "output",
+    index: number,
+    memory: Memory,
+    region: MemoryRange & ArgumentOptions,
+  ): ArgumentJson {
+    this.#check(kind, index);
+    const { offset, length } = region;
+    const method = kind === "input" ? "setInputFromMemory" : "setOutputFromMemory";
+    checkMemoryRegion(`${method}(${index})`, memory.size, offset, length);
+    return { memory: memory.id, offset, length, ...copyDimensions(region.dimensions) };
+  }
+
   /**
    * Gives input `index` (in the model's input order) its value. Typed arrays are converted
    * to the operand's type and sent as little-endian bytes; number arrays as JSON numbers.
@@ -85,7 +109,7 @@ export class Execution {
    */
   setInput(index: number, data: TensorValues | number, options: ArgumentOptions = {}): this {
     const type = this.#check("input", index);
-    const dimensions = options.dimensions ? { dimensions: [...options.dimensions] } : {};
+    const dimensions = copyDimensions(options.dimensions);
     if (typeof data === "number") {
       this.#inputs[index] = { data: [data], ...dimensions };
     } else if (Array.isArray(data)) {
@@ -108,14 +132,11 @@ export class Execution {
     length: number,
     options: ArgumentOptions = {},
   ): this {
-    this.#check("input", index);
-    checkMemoryRegion(`setInputFromMemory(${index})`, memory.size, offset, length);
-    this.#inputs[index] = {
-      memory: memory.id,
+    this.#inputs[index] = this.#memoryArgument("input", index, memory, {
       offset,
       length,
-      ...(options.dimensions ? { dimensions: [...options.dimensions] } : {}),
-    };
+      dimensions: options.dimensions,
+    });
     return this;
   }
 
@@ -133,7 +154,7 @@ export class Execution {
    */
   setOutput(index: number, options: ArgumentOptions = {}): this {
     this.#check("output", index);
-    this.#outputs[index] = options.dimensions ? { dimensions: [...options.dimensions] } : {};
+    this.#outputs[index] = copyDimensions(options.dimensions);
     return this;
   }
 
@@ -150,14 +171,11 @@ export class Execution {
     length: number,
     options: ArgumentOptions = {},
   ): this {
-    this.#check("output", index);
-    checkMemoryRegion(`setOutputFromMemory(${index})`, memory.size, offset, length);
-    this.#outputs[index] = {
-      memory: memory.id,
+    this.#outputs[index] = this.#memoryArgument("output", index, memory, {
       offset,
       length,
-      ...(options.dimensions ? { dimensions: [...options.dimensions] } : {}),
-    };
+      dimensions: options.dimensions,
+    });
     return this;
   }
 

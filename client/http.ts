@@ -43,7 +43,56 @@ function field(body: unknown, name: string): unknown {
     : undefined;
 }
 
-const STATUSES: readonly ErrorStatus[] = ERROR_STATUSES;
+/** Whether a value read from the service (an error body, a control message) is a status name. */
+export function isErrorStatus(value: unknown): value is ErrorStatus {
+  return (ERROR_STATUSES as readonly unknown[]).includes(value);
+}
+
+/** What an error answer says, when it is an error body of the service (API.md "Errors"). */
+export interface ErrorBody {
+  /** The parsed body, or its text when it is not JSON. */
+  body: unknown;
+  /** The body's NNAPI status, when it names one. */
+  status?: ErrorStatus;
+  message?: string;
+}
+
+/**
+ * Reads the text of an error answer: the HTTP API's and a refused burst upgrade's alike,
+ * so both surface the service's own status and message.
+ */
+export function readErrorBody(text: string): ErrorBody {
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Not an error body of the service: keep the text.
+  }
+  const status = field(body, "status");
+  const message = field(body, "message");
+  return {
+    body,
+    ...(isErrorStatus(status) ? { status } : {}),
+    ...(typeof message === "string" ? { message } : {}),
+  };
+}
+
+/**
+ * Parses the JSON text of a 2xx answer to `what` (e.g. `POST /v1/memories`); text that is
+ * not JSON throws NnapiError GENERAL_FAILURE carrying it, as any other failed request.
+ */
+export function parseAnswer<T>(text: string, answer: { what: string; httpStatus: number }): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch (error) {
+    throw new NnapiError(
+      "GENERAL_FAILURE",
+      answer.httpStatus,
+      `${answer.what}: the answer is not JSON`,
+      { body: text, cause: error },
+    );
+  }
+}
 
 /** The status an error without an NNAPI body (a proxy's, say) stands for. */
 function statusOfHttp(httpStatus: number): ErrorStatus {
@@ -135,37 +184,16 @@ export class Transport {
     const response = await this.send(method, path, json === undefined ? undefined : { json });
     const text = await response.text();
     if (text === "") return undefined as T;
-    try {
-      return JSON.parse(text) as T;
-    } catch (error) {
-      throw new NnapiError(
-        "GENERAL_FAILURE",
-        response.status,
-        `${method} ${path}: the answer is not JSON`,
-        { body: text, cause: error },
-      );
-    }
+    return parseAnswer<T>(text, { what: `${method} ${path}`, httpStatus: response.status });
   }
 }
 
 async function errorOf(method: string, path: string, response: Response): Promise<NnapiError> {
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // Not an error body of the service: keep the text.
-  }
-  const status = field(body, "status");
-  const message = field(body, "message");
+  const { body, status, message } = readErrorBody(await response.text());
   return new NnapiError(
-    STATUSES.includes(status as ErrorStatus)
-      ? status as ErrorStatus
-      : statusOfHttp(response.status),
+    status ?? statusOfHttp(response.status),
     response.status,
-    typeof message === "string"
-      ? message
-      : `${method} ${path}: HTTP ${response.status} ${response.statusText}`,
+    message ?? `${method} ${path}: HTTP ${response.status} ${response.statusText}`,
     { body },
   );
 }

@@ -4,7 +4,7 @@
  * constants (`Model.setOperandValueFromMemory`) and as execution inputs and outputs
  * (`Execution.setInputFromMemory` / `setOutputFromMemory`).
  */
-import { NnapiError, type Transport } from "./http.ts";
+import { parseAnswer, type Transport } from "./http.ts";
 
 /** What the service reports of a memory. */
 export interface MemoryInfo {
@@ -123,17 +123,10 @@ export async function createMemory(transport: Transport, source: MemorySource): 
   let info: MemoryInfo;
   if (source instanceof Uint8Array) {
     const response = await transport.send("POST", "/v1/memories", { bytes: source });
-    const text = await response.text();
-    try {
-      info = JSON.parse(text) as MemoryInfo;
-    } catch (error) {
-      throw new NnapiError(
-        "GENERAL_FAILURE",
-        response.status,
-        "POST /v1/memories: the answer is not JSON",
-        { body: text, cause: error },
-      );
-    }
+    info = parseAnswer<MemoryInfo>(await response.text(), {
+      what: "POST /v1/memories",
+      httpStatus: response.status,
+    });
   } else {
     if (!Number.isSafeInteger(source.size) || source.size < 0) {
       throw new RangeError(`createMemory: size ${source.size} is not a non-negative integer`);

@@ -60,18 +60,15 @@ export {
   type ExecutionOutput,
   type ExecutionResult,
 } from "./execution.ts";
+export { Burst, type BurstClose, CLOSE_COMPILATION_DELETED, CLOSE_POLICY } from "./burst.ts";
 export {
-  Burst,
-  type BurstClose,
   type BurstComputeOptions,
   type BurstInput,
-  type BurstOpenOptions,
   type BurstOutput,
   type BurstTensor,
-  CLOSE_COMPILATION_DELETED,
-  CLOSE_POLICY,
   type SlotRegion,
-} from "./burst.ts";
+} from "./burst_codec.ts";
+export type { BurstOpenOptions } from "./burst_open.ts";
 export {
   type LocationJson,
   Memory,

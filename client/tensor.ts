@@ -1,9 +1,9 @@
 /**
  * Tensor data as the SDK hands it out and takes it in: one typed array per operand type
- * (the driver's own mapping, `driver/tensor.ts`), and the wire's little-endian base64
- * encoding of it (API.md).
+ * (the driver's own mapping, `driver/tensor.ts`), and the wire's little-endian byte order
+ * and base64 encoding of it (API.md).
  */
-import { allocate, elementBytes, type TensorData, typedView } from "../driver/tensor.ts";
+import { allocate, elementBytes, type TensorData, typedView, viewBytes } from "../driver/tensor.ts";
 import type { OperandType } from "../driver/types.ts";
 
 export { elementBytes, elementCount, isScalarType } from "../driver/tensor.ts";
@@ -34,14 +34,33 @@ function swapBytes(bytes: Uint8Array, width: number): void {
   for (let i = 0; i < bytes.length; i += width) bytes.subarray(i, i + width).reverse();
 }
 
+/**
+ * The little-endian bytes of the data (the order of every wire format: base64, burst frames,
+ * memories): a view on little-endian hosts, a swapped copy elsewhere.
+ */
+export function littleEndianBytes(data: TensorArray): Uint8Array {
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  if (LITTLE_ENDIAN || data.BYTES_PER_ELEMENT === 1) return bytes;
+  const copy = bytes.slice();
+  swapBytes(copy, data.BYTES_PER_ELEMENT);
+  return copy;
+}
+
+/**
+ * Little-endian bytes as the operand type's typed array: a view over them when the host is
+ * little-endian and they are aligned (burst RESULT frames are read without copying), else a
+ * copy.
+ */
+export function fromLittleEndian(type: OperandType, bytes: Uint8Array): TensorArray {
+  if (LITTLE_ENDIAN) return viewBytes(type, bytes);
+  const copy = bytes.slice();
+  swapBytes(copy, elementBytes(type));
+  return viewBytes(type, copy);
+}
+
 /** The little-endian bytes of the data as base64 (the wire encoding of API.md). */
 export function encodeBase64(data: TensorArray): string {
-  let bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  if (!LITTLE_ENDIAN) {
-    bytes = bytes.slice();
-    swapBytes(bytes, data.BYTES_PER_ELEMENT);
-  }
-  return bytes.toBase64();
+  return littleEndianBytes(data).toBase64();
 }
 
 /** Decodes base64 little-endian bytes into a fresh typed array of the operand type. */

@@ -12,8 +12,19 @@
  */
 import { NnapiError, Transport } from "../../client/http.ts";
 import { createMemory, type Memory } from "../../client/memory.ts";
-import { decodeBase64 } from "../../client/tensor.ts";
-import type { DeviceSupport, ExecutionResponseJson, OperandType } from "../../client/types.ts";
+import {
+  decodeBase64,
+  elementBytes,
+  elementCount,
+  littleEndianBytes,
+  toTensorArray,
+} from "../../client/tensor.ts";
+import {
+  type DeviceSupport,
+  type ExecutionResponseJson,
+  OPERAND_TYPES,
+  type OperandType,
+} from "../../client/types.ts";
 import { compareOutput, type CtsCase, ctsDirectory, operationsOf } from "./vectors.ts";
 
 /** What to run and where. */
@@ -208,43 +219,16 @@ function segment(id: string): string {
   return encodeURIComponent(id);
 }
 
-/** Size of one element of an operand type and its little-endian writer. */
-interface ElementCodec {
-  bytes: number;
-  set(view: DataView, at: number, value: number): void;
+/** A vector's operand type, which memory mode must know to lay out its bytes. */
+function operandType(type: string): OperandType {
+  const known = OPERAND_TYPES.find((t) => t === type);
+  if (known === undefined) throw new Verdict("failed", `memory mode: unknown operand type ${type}`);
+  return known;
 }
 
-const F32: ElementCodec = { bytes: 4, set: (d, at, v) => d.setFloat32(at, v, true) };
-const F16: ElementCodec = { bytes: 2, set: (d, at, v) => d.setFloat16(at, v, true) };
-const I32: ElementCodec = { bytes: 4, set: (d, at, v) => d.setInt32(at, v, true) };
-const U32: ElementCodec = { bytes: 4, set: (d, at, v) => d.setUint32(at, v, true) };
-const U16: ElementCodec = { bytes: 2, set: (d, at, v) => d.setUint16(at, v, true) };
-const I16: ElementCodec = { bytes: 2, set: (d, at, v) => d.setInt16(at, v, true) };
-const U8: ElementCodec = { bytes: 1, set: (d, at, v) => d.setUint8(at, v) };
-const I8: ElementCodec = { bytes: 1, set: (d, at, v) => d.setInt8(at, v) };
-
-const ELEMENTS: Record<string, ElementCodec> = {
-  FLOAT32: F32,
-  INT32: I32,
-  UINT32: U32,
-  BOOL: U8,
-  FLOAT16: F16,
-  TENSOR_FLOAT32: F32,
-  TENSOR_INT32: I32,
-  TENSOR_QUANT8_ASYMM: U8,
-  TENSOR_QUANT8_ASYMM_SIGNED: I8,
-  TENSOR_QUANT8_SYMM: I8,
-  TENSOR_QUANT8_SYMM_PER_CHANNEL: I8,
-  TENSOR_QUANT16_ASYMM: U16,
-  TENSOR_QUANT16_SYMM: I16,
-  TENSOR_FLOAT16: F16,
-  TENSOR_BOOL8: U8,
-};
-
-function element(type: string): ElementCodec {
-  const found = ELEMENTS[type];
-  if (!found) throw new Verdict("failed", `memory mode: unknown operand type ${type}`);
-  return found;
+/** Size in bytes of `count` elements of the vector's operand type. */
+function sizeOf(type: string, count: number): number {
+  return count * elementBytes(operandType(type));
 }
 
 /** Alignment of the regions packed into a memory. */
@@ -275,9 +259,7 @@ function pack(
 
 /** Writes the values as little-endian elements of the type at `offset` of `bytes`. */
 function encodeInto(bytes: Uint8Array, offset: number, type: string, values: readonly number[]) {
-  const { bytes: width, set } = element(type);
-  const view = new DataView(bytes.buffer, bytes.byteOffset + offset, values.length * width);
-  for (let i = 0; i < values.length; i++) set(view, i * width, values[i]);
+  bytes.set(littleEndianBytes(toTensorArray(operandType(type), values)), offset);
 }
 
 /** The memories a case created, deleted when it ends. */
@@ -316,7 +298,7 @@ async function poolConstants(
     o.lifetime === "CONSTANT_REFERENCE" && Array.isArray(o.value) && o.value.length > 0
   );
   const { regions, size } = pack(
-    operands.map((o, i) => pooled[i] ? o.value!.length * element(o.type).bytes : undefined),
+    operands.map((o, i) => pooled[i] ? sizeOf(o.type, o.value!.length) : undefined),
   );
   if (size === 0) return c.model;
   const bytes = new Uint8Array(size);
@@ -336,6 +318,24 @@ async function poolConstants(
   };
 }
 
+/** Runs example `e` with the request body of `POST /v1/compilations/{id}/executions`. */
+function execute(
+  transport: Transport,
+  compilation: string,
+  e: number,
+  body: unknown,
+): Promise<ExecutionResponseJson> {
+  return step(
+    `example ${e}: execute`,
+    () =>
+      transport.json<ExecutionResponseJson>(
+        "POST",
+        `/v1/compilations/${segment(compilation)}/executions`,
+        body,
+      ),
+  );
+}
+
 /** Executes one example with its inputs as JSON numbers and its outputs returned inline. */
 function executeInline(
   transport: Transport,
@@ -348,15 +348,7 @@ function executeInline(
     const values = example.inputs[String(operandIndex)] ?? [];
     return values.length === 0 ? { omitted: true } : { data: values };
   });
-  return step(
-    `example ${e}: execute`,
-    () =>
-      transport.json<ExecutionResponseJson>(
-        "POST",
-        `/v1/compilations/${segment(compilation)}/executions`,
-        { inputs },
-      ),
-  );
+  return execute(transport, compilation, e, { inputs });
 }
 
 /**
@@ -377,9 +369,7 @@ async function executeThroughMemories(
   const inputValues = c.model.inputIndexes.map((i) => example.inputs[String(i)] ?? []);
   const inputs = pack(
     inputValues.map((values, k) =>
-      values.length === 0
-        ? undefined
-        : values.length * element(typeOf(c.model.inputIndexes[k])).bytes
+      values.length === 0 ? undefined : sizeOf(typeOf(c.model.inputIndexes[k]), values.length)
     ),
   );
   let inputMemory: Memory | undefined;
@@ -391,7 +381,7 @@ async function executeThroughMemories(
     inputMemory = await newMemory(`example ${e}: create input memory`, transport, bytes, memories);
   }
   const outputs = pack(c.model.outputIndexes.map((i) => {
-    const length = (example.outputs[String(i)] ?? []).length * element(typeOf(i)).bytes;
+    const length = sizeOf(typeOf(i), (example.outputs[String(i)] ?? []).length);
     return length === 0 ? undefined : length;
   }));
   let outputMemory: Memory | undefined;
@@ -403,22 +393,12 @@ async function executeThroughMemories(
       memories,
     );
   }
-  const response = await step(
-    `example ${e}: execute`,
-    () =>
-      transport.json<ExecutionResponseJson>(
-        "POST",
-        `/v1/compilations/${segment(compilation)}/executions`,
-        {
-          inputs: inputs.regions.map((region) =>
-            region ? { memory: inputMemory!.id, ...region } : { omitted: true }
-          ),
-          outputs: outputs.regions.map((region) =>
-            region ? { memory: outputMemory!.id, ...region } : {}
-          ),
-        },
-      ),
-  );
+  const response = await execute(transport, compilation, e, {
+    inputs: inputs.regions.map((region) =>
+      region ? { memory: inputMemory!.id, ...region } : { omitted: true }
+    ),
+    outputs: outputs.regions.map((region) => region ? { memory: outputMemory!.id, ...region } : {}),
+  });
   if (!outputMemory) return response;
   const written = await step(`example ${e}: read output memory`, () => outputMemory.read());
   return {
@@ -433,7 +413,7 @@ async function executeThroughMemories(
         );
       }
       const type = typeOf(c.model.outputIndexes[k]);
-      const length = output.dimensions.reduce((n, d) => n * d, 1) * element(type).bytes;
+      const length = sizeOf(type, elementCount(output.dimensions));
       if (length > region.length) {
         throw new Verdict(
           "failed",
