@@ -22,6 +22,8 @@ export interface ServerConfig {
   /** Client name by API key; empty means the open single-client mode. */
   apiKeys?: ApiKeys;
   workers?: number;
+  /** Plans up to this many estimated multiply-adds run inline (NNSERVE_INLINE_WORK). */
+  inlineWork?: number;
   /** Memory pool limits (NNSERVE_MAX_MEMORY_BYTES, NNSERVE_CLIENT_MEMORY_BUDGET). */
   memoryLimits?: MemoryLimits;
   /** Compilation cache budget in bytes (NNSERVE_CACHE_BYTES), LRU-evicted past it. */
@@ -61,6 +63,7 @@ export function configFromEnv(): ServerConfig {
     workers: env("NNSERVE_WORKERS") ? Number(env("NNSERVE_WORKERS")) : undefined,
     maxBodyBytes: env("NNSERVE_MAX_BODY_BYTES") ? Number(env("NNSERVE_MAX_BODY_BYTES")) : undefined,
     cacheBytes: env("NNSERVE_CACHE_BYTES") ? Number(env("NNSERVE_CACHE_BYTES")) : undefined,
+    inlineWork: env("NNSERVE_INLINE_WORK") ? Number(env("NNSERVE_INLINE_WORK")) : undefined,
     burstIdleTimeoutSeconds: env("NNSERVE_BURST_IDLE_TIMEOUT")
       ? Number(env("NNSERVE_BURST_IDLE_TIMEOUT"))
       : undefined,
@@ -92,6 +95,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     cache,
     workers: config.workers ?? Math.max(1, navigator.hardwareConcurrency),
     memoryLimits: config.memoryLimits,
+    inlineWork: config.inlineWork,
   });
   const apiKeys = config.apiKeys ?? new Map();
   if (config.verbose && apiKeys.size === 0) {

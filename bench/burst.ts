@@ -6,8 +6,9 @@
  * CONV_2D, 1x224x224x3 quant8 → 8 channels). Both go through the client SDK.
  *
  * The burst's per-frame overhead is its time per frame minus the kernel time the service
- * measured for it (mean `timing.onDeviceUs` of the same frames). The client runs in the
- * server's process, as in the other benchmarks, so its own encoding and decoding count too.
+ * measured for it (mean `timing.onDeviceUs` of the same frames). The server runs as its own
+ * process, as deployed, so the client's encoding and decoding run beside it, not in its
+ * event loop.
  * "one at a time" is the latency of `Burst.compute` awaited frame by frame.
  */
 import {
@@ -16,7 +17,7 @@ import {
   type ExecutionResult,
   NnClient,
 } from "../client/mod.ts";
-import { startServer } from "../server.ts";
+import { spawnServer } from "./server_process.ts";
 
 const SECONDS = 3;
 const WARMUP_SECONDS = 0.5;
@@ -186,8 +187,7 @@ async function compare(
 
 /** Prints REST and burst rates for both models, their ratio and the burst overhead. */
 export async function burst(): Promise<void> {
-  const dataDir = await Deno.makeTempDir({ prefix: "nnserve-bench-" });
-  const server = await startServer({ hostname: "127.0.0.1", port: 0, dataDir, verbose: false });
+  const server = await spawnServer();
   try {
     const client = new NnClient({ baseUrl: server.url });
     const small = await smallModel(client);
@@ -207,7 +207,6 @@ export async function burst(): Promise<void> {
     ]);
     await compare("3x3/2 CONV_2D, 1x224x224x3 quant8 → 1x112x112x8:", camera, cameraFrames);
   } finally {
-    await server.close();
-    await Deno.remove(dataDir, { recursive: true });
+    await server.stop();
   }
 }

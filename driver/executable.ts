@@ -160,3 +160,28 @@ export class Executable {
     });
   }
 }
+
+/**
+ * Runs and times one execution, turning every failure into a DriverError (an allocation
+ * that cannot be had is RESOURCE_EXHAUSTED_PERSISTENT). Used by executor workers and by the
+ * driver for plans small enough to run on its own thread.
+ */
+export function runMeasured(
+  executable: Executable,
+  inputs: readonly RunInput[],
+): { outputs: RunOutput[]; onDeviceUs: number } {
+  try {
+    const started = performance.now();
+    const outputs = executable.run(inputs);
+    return { outputs, onDeviceUs: Math.round((performance.now() - started) * 1000) };
+  } catch (error) {
+    if (error instanceof DriverError) throw error;
+    if (error instanceof RangeError) {
+      throw new DriverError(
+        "RESOURCE_EXHAUSTED_PERSISTENT",
+        `the execution needs more memory than is available (${error.message})`,
+      );
+    }
+    throw new DriverError("GENERAL_FAILURE", String(error));
+  }
+}

@@ -4,7 +4,7 @@
  */
 /// <reference lib="deno.worker" />
 import { DriverError } from "./errors.ts";
-import { Executable } from "./executable.ts";
+import { Executable, runMeasured } from "./executable.ts";
 import type { WorkerRequest, WorkerResponse } from "./executor_pool.ts";
 import { toBytes } from "./tensor.ts";
 
@@ -29,9 +29,7 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
       executable = new Executable(request.prepared);
       executables.set(request.compilation, executable);
     }
-    const started = performance.now();
-    const outputs = executable.run(request.inputs);
-    const onDeviceUs = Math.round((performance.now() - started) * 1000);
+    const { outputs, onDeviceUs } = runMeasured(executable, request.inputs);
     // Copy each output out of the arena so only its own bytes cross the thread boundary.
     const copies = outputs.map((o) => ({ shape: o.shape, data: o.data.slice() }));
     respond(
@@ -41,12 +39,6 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
   } catch (error) {
     const failure = error instanceof DriverError
       ? { status: error.status, message: error.message, details: error.details }
-      : error instanceof RangeError
-      ? {
-        status: "RESOURCE_EXHAUSTED_PERSISTENT" as const,
-        message: `the execution needs more memory than is available (${error.message})`,
-        details: {},
-      }
       : { status: "GENERAL_FAILURE" as const, message: String(error), details: {} };
     respond({ kind: "error", id: request.id, ...failure });
   }

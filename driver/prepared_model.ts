@@ -12,6 +12,7 @@ import {
   byteSize,
   type ChannelQuant,
   elementBytes,
+  elementCount,
   isFullySpecified,
   type TensorData,
   typedView,
@@ -85,6 +86,11 @@ export interface PreparedModel {
   halVersion: HalVersion;
   /** Present when every intermediate shape is known at preparation. */
   arena?: ArenaLayout;
+  /**
+   * Estimated multiply-adds (or element operations) of one execution, for static plans: the
+   * driver runs very small plans on its own thread instead of paying a worker round trip.
+   */
+  work?: number;
   options: PrepareOptions;
   /** CONSTANT_COPY values; shared with workers, never written after preparation. */
   smallConstants: SharedArrayBuffer;
@@ -254,6 +260,7 @@ export function prepareModel(model: Model, options: PrepareOptions): PreparedMod
     relaxComputationFloat32toFloat16: model.relaxComputationFloat32toFloat16,
     halVersion: model.halVersion,
     arena,
+    ...(arena ? { work: estimateWork(model) } : {}),
     options,
     smallConstants: smallBuffer.buffer,
     weights: weights.buffer,
@@ -284,6 +291,29 @@ function replacedByPacking(
     }
   });
   return replaced;
+}
+
+/**
+ * Multiply-adds of one execution: output elements times the taps each reads for the
+ * weighted operations, element counts of inputs and outputs for the rest.
+ */
+function estimateWork(model: Model): number {
+  let work = 0;
+  const count = (i: number) => elementCount(model.operands[i].dimensions);
+  for (const op of model.operations) {
+    const out = op.outputs.reduce((n, i) => n + count(i), 0);
+    const filter = model.operands[op.inputs[1]]?.dimensions ?? [];
+    if (op.type === "CONV_2D" && filter.length === 4) {
+      work += out * filter[1] * filter[2] * filter[3];
+    } else if (op.type === "DEPTHWISE_CONV_2D" && filter.length === 4) {
+      work += out * filter[1] * filter[2];
+    } else if (op.type === "FULLY_CONNECTED" && filter.length === 2) {
+      work += out * filter[1];
+    } else {
+      work += out + op.inputs.reduce((n, i) => n + count(i), 0);
+    }
+  }
+  return work;
 }
 
 /** The operand type whose element kind a packed array uses. */

@@ -268,14 +268,20 @@ Deno.test({
       const fps = Number(await page.textContent("#fps"));
       ok(fps > 0 && Number.isFinite(fps), `frames per second: ${fps}`);
 
-      const result = (await page.textContent("#result")) ?? "";
+      // The page keeps updating: read text and probabilities until both come from one frame
+      // (the text is the same before and after reading the probabilities).
+      let result = "";
+      let probabilities = "[]";
+      for (let attempt = 0; attempt < 50; attempt++) {
+        result = (await page.textContent("#result")) ?? "";
+        probabilities = (await page.getAttribute("#result", "data-probabilities")) ?? "[]";
+        if ((await page.textContent("#result")) === result) break;
+      }
       const match = /^(\w+) (\d+\.\d)%$/.exec(result);
       ok(match, `result text "${result}"`);
       const classes: readonly string[] = DEMO_CLASSES;
       ok(classes.includes(match[1]), `class ${match[1]}`);
-      const shown: number[] = JSON.parse(
-        (await page.getAttribute("#result", "data-probabilities")) ?? "[]",
-      );
+      const shown: number[] = JSON.parse(probabilities);
       strictEqual(shown.length, DEMO_CLASSES.length);
       ok(shown.every((p) => p >= 0 && p <= 1), `probabilities ${shown}`);
       ok(Math.abs(shown.reduce((a, b) => a + b, 0) - 1) < 1e-3, `probabilities ${shown}`);
