@@ -1,38 +1,47 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { addModel, startTestServer } from "./server_fixture.ts";
 
-/** A CONV_2D heavy enough to keep a worker busy for a while (1x128x128x32, 3x3x32x32). */
+/**
+ * Two quant8 CONV_2D (1x128x128x32, 3x3x32x32): about 300 M multiply-adds on the reference
+ * quantized kernel, long enough to keep a worker busy for hundreds of milliseconds.
+ */
 function heavyConvModel() {
-  const f32 = (dimensions: number[], lifetime: string, value?: { base64: string }) => ({
-    type: "TENSOR_FLOAT32",
+  const q8 = (dimensions: number[], lifetime: string, scale: number, zeroPoint = 0) => ({
+    type: "TENSOR_QUANT8_ASYMM",
     dimensions,
-    scale: 0,
-    zeroPoint: 0,
+    scale,
+    zeroPoint,
     lifetime,
-    ...(value ? { value } : {}),
   });
   const i32 = (v: number) => ({
     type: "INT32",
     dimensions: [],
-    scale: 0,
-    zeroPoint: 0,
     lifetime: "CONSTANT_COPY",
     value: [v],
   });
-  const filter = new Float32Array(32 * 3 * 3 * 32).fill(0.01);
-  const bias = new Float32Array(32);
-  const b64 = (a: Float32Array) => ({ base64: new Uint8Array(a.buffer).toBase64() });
+  const filter = new Uint8Array(32 * 3 * 3 * 32).fill(130);
+  const bias = new Int32Array(32);
   return {
     operands: [
-      f32([1, 128, 128, 32], "MODEL_INPUT"),
-      f32([32, 3, 3, 32], "CONSTANT_REFERENCE", b64(filter)),
-      f32([32], "CONSTANT_REFERENCE", b64(bias)),
+      q8([1, 128, 128, 32], "MODEL_INPUT", 1 / 64),
+      {
+        ...q8([32, 3, 3, 32], "CONSTANT_REFERENCE", 1 / 64, 128),
+        value: { base64: filter.toBase64() },
+      },
+      {
+        type: "TENSOR_INT32",
+        dimensions: [32],
+        scale: 1 / 4096,
+        zeroPoint: 0,
+        lifetime: "CONSTANT_REFERENCE",
+        value: { base64: new Uint8Array(bias.buffer).toBase64() },
+      },
       i32(1),
       i32(1),
       i32(1),
       i32(0),
-      f32([1, 128, 128, 32], "TEMPORARY_VARIABLE"),
-      f32([1, 128, 128, 32], "MODEL_OUTPUT"),
+      q8([1, 128, 128, 32], "TEMPORARY_VARIABLE", 1 / 64),
+      q8([1, 128, 128, 32], "MODEL_OUTPUT", 1 / 8),
     ],
     operations: [
       { type: "CONV_2D", inputs: [0, 1, 2, 3, 4, 5, 6], outputs: [7] },
@@ -43,16 +52,18 @@ function heavyConvModel() {
   };
 }
 
+/** The heavy model's input, as base64. */
+const HEAVY_INPUT = new Uint8Array(128 * 128 * 32).fill(64).toBase64();
+
 Deno.test("a long execution does not stop the server from answering other requests", async () => {
   const server = await startTestServer({ workers: 1 });
   try {
     const model = await server.request("POST", "/v1/models", heavyConvModel());
     strictEqual(model.status, 201);
     const compilation = await server.request("POST", "/v1/compilations", { model: model.body.id });
-    const input = new Float32Array(128 * 128 * 32).fill(1);
     const order: string[] = [];
     const execution = server.request("POST", `/v1/compilations/${compilation.body.id}/executions`, {
-      inputs: [{ base64: new Uint8Array(input.buffer).toBase64() }],
+      inputs: [{ base64: HEAVY_INPUT }],
       outputEncoding: "base64",
     }).then((r) => {
       order.push("execution");
@@ -101,11 +112,10 @@ Deno.test("an execution over its deadline fails with MISSED_DEADLINE and the wor
   try {
     const model = await server.request("POST", "/v1/models", heavyConvModel());
     const compilation = await server.request("POST", "/v1/compilations", { model: model.body.id });
-    const input = new Float32Array(128 * 128 * 32).fill(1);
     const late = await server.request(
       "POST",
       `/v1/compilations/${compilation.body.id}/executions`,
-      { inputs: [{ base64: new Uint8Array(input.buffer).toBase64() }], deadlineMs: 1 },
+      { inputs: [{ base64: HEAVY_INPUT }], deadlineMs: 1 },
     );
     strictEqual(late.status, 504);
     strictEqual(late.body.status, "MISSED_DEADLINE_TRANSIENT");
