@@ -1,12 +1,12 @@
 /**
  * Tensor data as the SDK hands it out and takes it in: one typed array per operand type
- * (the driver's own mapping, `driver/tensor.ts`), and the wire's little-endian byte order
+ * (the driver's own mapping, `nnapi/tensor.ts`), and the wire's little-endian byte order
  * and base64 encoding of it (API.md).
  */
-import { allocate, elementBytes, type TensorData, typedView, viewBytes } from "../driver/tensor.ts";
-import type { OperandType } from "../driver/types.ts";
+import { allocate, elementBytes, type TensorData, typedView, viewBytes } from "../nnapi/tensor.ts";
+import type { OperandType } from "../nnapi/types.ts";
 
-export { elementBytes, elementCount, isScalarType } from "../driver/tensor.ts";
+export { elementBytes, elementCount, isScalarType } from "../nnapi/tensor.ts";
 
 /** The typed array holding data of some operand type. */
 export type TensorArray = TensorData;

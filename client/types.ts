@@ -1,12 +1,12 @@
 /**
  * The NNAPI vocabulary and wire shapes the SDK speaks (API.md). The vocabulary (operand,
  * lifetime and operation names, error statuses, fuse and padding codes, the element type of
- * each operand type) is the driver's own: its modules `driver/types.ts`, `driver/tensor.ts`
- * and `driver/errors.ts` import nothing else, so the SDK can share them without pulling in
- * any of the service, and the two can never disagree on a name.
+ * each operand type) is the service's own: `nnapi/types.ts`, `nnapi/tensor.ts` and
+ * `nnapi/errors.ts` import nothing else, so the SDK shares them without pulling in any of
+ * the service, and the two can never disagree on a name.
  */
-import type { OutputShape } from "../driver/errors.ts";
-import type { ChannelQuant } from "../driver/tensor.ts";
+import type { OutputShape } from "../nnapi/errors.ts";
+import type { ChannelQuant } from "../nnapi/tensor.ts";
 import {
   FUSED_NONE,
   FUSED_RELU,
@@ -17,10 +17,10 @@ import {
   type OperationType,
   PADDING_SAME,
   PADDING_VALID,
-} from "../driver/types.ts";
+} from "../nnapi/types.ts";
 
-export { ERROR_STATUSES, type ErrorStatus, type OutputShape } from "../driver/errors.ts";
-export type { ChannelQuant } from "../driver/tensor.ts";
+export { ERROR_STATUSES, type ErrorStatus, type OutputShape } from "../nnapi/errors.ts";
+export type { ChannelQuant } from "../nnapi/tensor.ts";
 export {
   type Lifetime,
   LIFETIMES,
@@ -28,7 +28,7 @@ export {
   type OperandType,
   OPERATION_TYPES,
   type OperationType,
-} from "../driver/types.ts";
+} from "../nnapi/types.ts";
 
 /** Fused activation codes of NNAPI `FuseCode`, for the activation scalar of operations. */
 export const FuseCode = {

@@ -5,7 +5,7 @@
  */
 import type { BufferRegistry, DeviceBuffer } from "../memory/buffers.ts";
 import { checkRegion, type MemoryPools, type Pool } from "../memory/pools.ts";
-import { invalid } from "./errors.ts";
+import { invalid } from "../nnapi/errors.ts";
 import type { RunOutput } from "./executable.ts";
 import {
   type ExecutionRequest,
@@ -15,7 +15,7 @@ import {
 } from "./execution.ts";
 import { checkBufferRole } from "./memory_domain.ts";
 import type { Plan } from "./prepared_model.ts";
-import { byteSize, isFullySpecified, toBytes, typedView } from "./tensor.ts";
+import { byteSize, isFullySpecified, toBytes, typedView } from "../nnapi/tensor.ts";
 
 /** Where the binder finds client objects. */
 export interface BindingContext {

@@ -17,14 +17,14 @@ import {
   encodeResult,
   FrameError,
 } from "./burst_protocol.ts";
-import { DriverError, type ErrorStatus } from "./errors.ts";
+import { DriverError, type ErrorStatus } from "../nnapi/errors.ts";
 import type {
   ExecutionRequest,
   ExecutionResult,
   InputArgument,
   OutputArgument,
 } from "./execution.ts";
-import { toBytes } from "./tensor.ts";
+import { toBytes } from "../nnapi/tensor.ts";
 
 /** What a burst needs from the driver. */
 export interface BurstHost {

@@ -3,7 +3,7 @@
  * per-frame path, small JSON text frames for control. Shared by the server and the client
  * SDK; pure functions on bytes, no I/O.
  */
-import type { ErrorStatus } from "./errors.ts";
+import type { ErrorStatus } from "../nnapi/errors.ts";
 
 /** Frame type of a request (client to server). */
 export const EXECUTE_FRAME = 0x01;

@@ -7,7 +7,7 @@
 import type { CompilationCache } from "../cache/compilation_cache.ts";
 import type { CompilationRecord } from "../store/compilation_store.ts";
 import type { Device } from "./devices.ts";
-import { invalid } from "./errors.ts";
+import { invalid } from "../nnapi/errors.ts";
 import type { Metrics } from "./metrics.ts";
 import type { Model } from "./model.ts";
 import { attachWeights, decodePlan, encodePlan } from "./plan_codec.ts";

@@ -5,7 +5,7 @@
 import { implementedOperations } from "./operations/registry.ts";
 import type { Model } from "./model.ts";
 import { PLAN_FORMAT } from "./plan_codec.ts";
-import { halAtLeast, type HalVersion, type OperationType } from "./types.ts";
+import { halAtLeast, type HalVersion, type OperationType } from "../nnapi/types.ts";
 
 /** NNAPI `PerformanceInfo`: relative to the reference CPU (lower is better). */
 export interface PerformanceInfo {

@@ -19,7 +19,7 @@ import {
 } from "./burst.ts";
 import { type Compiled, Compiler } from "./compiler.ts";
 import { createCpuDevice, type DeviceInfo } from "./devices.ts";
-import { DriverError, notFound } from "./errors.ts";
+import { DriverError, notFound } from "../nnapi/errors.ts";
 import {
   checkOutputArguments,
   checkOutputShapes,

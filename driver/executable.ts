@@ -3,7 +3,7 @@
  * create/setup split); every `run` gets its own tensors, so concurrent runs of one
  * executable never share mutable memory.
  */
-import { DriverError } from "./errors.ts";
+import { DriverError } from "../nnapi/errors.ts";
 import {
   checkDeclaredShape,
   checkTensorSize,
@@ -16,7 +16,13 @@ import {
 import { operationDefinition } from "./operations/registry.ts";
 import type { OperationDefinition } from "./operations/operation.ts";
 import { constantView, type PreparedModel } from "./prepared_model.ts";
-import { allocate, elementCount, type Tensor, type TensorData, typedView } from "./tensor.ts";
+import {
+  allocate,
+  elementCount,
+  type Tensor,
+  type TensorData,
+  typedView,
+} from "../nnapi/tensor.ts";
 
 /** A model input as given to `run`: its data (null when omitted) and its full shape. */
 export interface RunInput {

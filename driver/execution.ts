@@ -3,7 +3,7 @@
  * checks against a prepared model: NNAPI's `validateRequest` for arguments, dimensions and
  * sizes, before anything reaches an executor.
  */
-import { DriverError, invalid, type OutputShape } from "./errors.ts";
+import { DriverError, invalid, type OutputShape } from "../nnapi/errors.ts";
 import type { Pool } from "../memory/pools.ts";
 import type { RunInput, RunOutput } from "./executable.ts";
 import type { Plan } from "./prepared_model.ts";
@@ -16,7 +16,7 @@ import {
   numberFitsType,
   type TensorData,
   viewBytes,
-} from "./tensor.ts";
+} from "../nnapi/tensor.ts";
 
 /** A region of a client's memory pool. */
 export interface MemoryRegion {

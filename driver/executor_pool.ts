@@ -4,10 +4,10 @@
  * seen (constants are shared through SharedArrayBuffer, not copied). A worker that overruns
  * an execution's deadline or dies is replaced.
  */
-import { DriverError, type DriverErrorDetails, type ErrorStatus } from "./errors.ts";
+import { DriverError, type DriverErrorDetails, type ErrorStatus } from "../nnapi/errors.ts";
 import type { RunInput, RunOutput } from "./executable.ts";
 import type { PreparedModel } from "./prepared_model.ts";
-import { toBytes } from "./tensor.ts";
+import { toBytes } from "../nnapi/tensor.ts";
 
 /** Messages to a worker. */
 export type WorkerRequest =

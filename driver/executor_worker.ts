@@ -3,10 +3,10 @@
  * the server's event loop. Messages are defined in `executor_pool.ts`.
  */
 /// <reference lib="deno.worker" />
-import { DriverError } from "./errors.ts";
+import { DriverError } from "../nnapi/errors.ts";
 import { Executable, runMeasured } from "./executable.ts";
 import type { WorkerRequest, WorkerResponse } from "./executor_pool.ts";
-import { toBytes } from "./tensor.ts";
+import { toBytes } from "../nnapi/tensor.ts";
 
 const executables = new Map<string, Executable>();
 

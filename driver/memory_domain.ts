@@ -4,10 +4,10 @@
  */
 import type { BufferRegistry, BufferRole, DeviceBuffer } from "../memory/buffers.ts";
 import type { Pool } from "../memory/pools.ts";
-import { invalid } from "./errors.ts";
+import { invalid } from "../nnapi/errors.ts";
 import type { Plan } from "./prepared_model.ts";
-import { byteSize, elementCount, isFullySpecified, toBytes, typedView } from "./tensor.ts";
-import type { OperandType } from "./types.ts";
+import { byteSize, elementCount, isFullySpecified, toBytes, typedView } from "../nnapi/tensor.ts";
+import type { OperandType } from "../nnapi/types.ts";
 
 /** A buffer allocation request after boundary validation. */
 export interface BufferRequest {

@@ -16,14 +16,14 @@ import {
 } from "./operations/operation.ts";
 import { operationDefinition } from "./operations/registry.ts";
 import { buildOperands, fail, operandVersion } from "./model_operands.ts";
-import { type ChannelQuant, isFullySpecified, type TensorData } from "./tensor.ts";
+import { type ChannelQuant, isFullySpecified, type TensorData } from "../nnapi/tensor.ts";
 import {
   type HalVersion,
   laterHal,
   type Lifetime,
   type OperandType,
   type OperationType,
-} from "./types.ts";
+} from "../nnapi/types.ts";
 
 /** A validated operand; constants carry their decoded value. */
 export interface Operand {

@@ -7,7 +7,7 @@
  */
 import type { Model } from "./model.ts";
 import type { ModelJson } from "./model_schema.ts";
-import { toBytes } from "./tensor.ts";
+import { toBytes } from "../nnapi/tensor.ts";
 
 /** The pool name standing for the model's own weights blob in a stored document. */
 export const WEIGHTS_POOL = "weights";

@@ -3,7 +3,7 @@
  * parameters and lifetimes) and decoding of constant values from JSON numbers, base64 or
  * memory-pool locations into typed arrays.
  */
-import { invalid } from "./errors.ts";
+import { invalid } from "../nnapi/errors.ts";
 import type { Operand, PoolResolver } from "./model.ts";
 import type { ModelJson, OperandJson } from "./model_schema.ts";
 import {
@@ -16,8 +16,8 @@ import {
   MAX_TENSOR_BYTES,
   numberFitsType,
   type TensorData,
-} from "./tensor.ts";
-import type { HalVersion, Lifetime, OperandType } from "./types.ts";
+} from "../nnapi/tensor.ts";
+import type { HalVersion, Lifetime, OperandType } from "../nnapi/types.ts";
 
 const CONSTANT_LIFETIMES: ReadonlySet<Lifetime> = new Set(["CONSTANT_COPY", "CONSTANT_REFERENCE"]);
 

@@ -6,7 +6,7 @@
 import type { MemoryPools } from "../memory/pools.ts";
 import { checkRegion } from "../memory/pools.ts";
 import { type ModelRecord, type ModelStore, sha256Hex } from "../store/model_store.ts";
-import { DriverError, invalid, notFound } from "./errors.ts";
+import { DriverError, invalid, notFound } from "../nnapi/errors.ts";
 import { buildModel, type Model, type PoolResolver } from "./model.ts";
 import { canonicalDocument, WEIGHTS_POOL } from "./model_document.ts";
 import { type ModelJson, ModelSchema } from "./model_schema.ts";

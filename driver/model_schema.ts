@@ -4,7 +4,7 @@
  * the boundary. Semantic rules (NNAPI validateModel) live in `model.ts`.
  */
 import { z } from "zod";
-import { LIFETIMES, OPERAND_TYPES, OPERATION_TYPES } from "./types.ts";
+import { LIFETIMES, OPERAND_TYPES, OPERATION_TYPES } from "../nnapi/types.ts";
 
 const index = z.number().int().nonnegative();
 

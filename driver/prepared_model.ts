@@ -16,8 +16,8 @@ import {
   isFullySpecified,
   type TensorData,
   typedView,
-} from "./tensor.ts";
-import type { HalVersion, Lifetime, OperandType, OperationType } from "./types.ts";
+} from "../nnapi/tensor.ts";
+import type { HalVersion, Lifetime, OperandType, OperationType } from "../nnapi/types.ts";
 
 /**
  * Where a tensor lies: in the plan's `smallConstants` (CONSTANT_COPY values: scalars, shape

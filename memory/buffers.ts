@@ -5,9 +5,9 @@
  * This module owns storage and the reader/writer bookkeeping; role and shape rules are
  * the driver's (`driver/memory_domain.ts`).
  */
-import { DriverError, notFound } from "../driver/errors.ts";
-import type { TensorData } from "../driver/tensor.ts";
-import type { OperandType } from "../driver/types.ts";
+import { DriverError, notFound } from "../nnapi/errors.ts";
+import type { TensorData } from "../nnapi/tensor.ts";
+import type { OperandType } from "../nnapi/types.ts";
 
 /** One use a buffer was allocated for: an input or output of its compilation. */
 export interface BufferRole {

@@ -4,7 +4,7 @@
  * execution inputs/outputs. Each pool lives in a SharedArrayBuffer, so executor workers read
  * it without copies, and in a file under the data directory, so it survives restarts.
  */
-import { DriverError, invalid, notFound } from "../driver/errors.ts";
+import { DriverError, invalid, notFound } from "../nnapi/errors.ts";
 import { removeIfPresent, writeFileAtomic } from "../store/atomic_file.ts";
 
 /** What a client sees of a memory. */

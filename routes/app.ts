@@ -4,7 +4,7 @@
  */
 import { bodyLimit } from "hono/body-limit";
 import type { Driver } from "../driver/driver.ts";
-import { DriverError } from "../driver/errors.ts";
+import { DriverError } from "../nnapi/errors.ts";
 import { type ApiKeys, authenticate } from "./auth.ts";
 import { bufferRoutes } from "./buffers.ts";
 import { type BurstRouteOptions, burstRoutes } from "./bursts.ts";

@@ -3,7 +3,7 @@
  * client; with no keys the service is open and everyone is the anonymous client.
  */
 import type { MiddlewareHandler } from "hono";
-import { DriverError } from "../driver/errors.ts";
+import { DriverError } from "../nnapi/errors.ts";
 
 /** Client name by API key. */
 export type ApiKeys = Map<string, string>;

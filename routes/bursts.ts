@@ -7,7 +7,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { BurstOptions, BurstSession } from "../driver/burst.ts";
 import type { Driver } from "../driver/driver.ts";
-import { invalid } from "../driver/errors.ts";
+import { invalid } from "../nnapi/errors.ts";
 import { newRouter } from "./router.ts";
 import { errorResponses, IdParams } from "./schemas.ts";
 

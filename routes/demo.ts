@@ -7,7 +7,7 @@
  * only those static assets, so they sit outside `/v1/*` and its authentication.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { notFound } from "../driver/errors.ts";
+import { notFound } from "../nnapi/errors.ts";
 import type { ModelJson } from "../driver/model_schema.ts";
 import { newRouter } from "./router.ts";
 import { errorResponses } from "./schemas.ts";

@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { ZodError } from "zod";
-import { DriverError, type ErrorStatus } from "../driver/errors.ts";
+import { DriverError, type ErrorStatus } from "../nnapi/errors.ts";
 
 /** HTTP status of each NNAPI status; exhaustive by construction. */
 export const HTTP_STATUS: Record<ErrorStatus, ContentfulStatusCode> = {

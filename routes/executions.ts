@@ -4,9 +4,9 @@
  */
 import { createRoute, type z } from "@hono/zod-openapi";
 import type { Driver } from "../driver/driver.ts";
-import { invalid } from "../driver/errors.ts";
+import { invalid } from "../nnapi/errors.ts";
 import type { InputArgument, OutputArgument } from "../driver/execution.ts";
-import { toBytes, toNumbers } from "../driver/tensor.ts";
+import { toBytes, toNumbers } from "../nnapi/tensor.ts";
 import { newRouter } from "./router.ts";
 import {
   type Argument,

@@ -1,7 +1,7 @@
 /** Memory pool routes: create (bytes or size), read (with Range), write at an offset, delete. */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Driver } from "../driver/driver.ts";
-import { invalid } from "../driver/errors.ts";
+import { invalid } from "../nnapi/errors.ts";
 import { newRouter } from "./router.ts";
 import { schemaError } from "./errors.ts";
 import {

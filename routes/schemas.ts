@@ -3,7 +3,7 @@
  * generated OpenAPI document.
  */
 import { z } from "@hono/zod-openapi";
-import { ERROR_STATUSES } from "../driver/errors.ts";
+import { ERROR_STATUSES } from "../nnapi/errors.ts";
 
 const dimensions = z.array(z.number().int().nonnegative());
 const id = z.string().min(1).max(200);

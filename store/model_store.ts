@@ -4,7 +4,7 @@
  * above KV's 64 KiB value limit). The SHA-256 of document and weights is kept in KV and
  * checked on every load.
  */
-import { DriverError } from "../driver/errors.ts";
+import { DriverError } from "../nnapi/errors.ts";
 import { removeIfPresent, writeFileAtomic } from "./atomic_file.ts";
 
 /** Metadata of a registered model, as stored and as `GET /v1/models/{id}` reports it. */

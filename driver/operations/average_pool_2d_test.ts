@@ -1,6 +1,6 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import { fromNumbers } from "../tensor.ts";
-import type { OperandType } from "../types.ts";
+import { fromNumbers } from "../../nnapi/tensor.ts";
+import type { OperandType } from "../../nnapi/types.ts";
 import { averagePool2d } from "./average_pool_2d.ts";
 import { l2Pool2d } from "./l2_pool_2d.ts";
 import type { DeclaredOperand, PrepareInput } from "./operation.ts";

@@ -6,7 +6,7 @@
  * point; since HAL 1.2 differing ones are requantized.
  */
 import { concatenate, requantizeUint8 } from "../../kernels/shape_concatenation.ts";
-import type { HalVersion, OperandType } from "../types.ts";
+import type { HalVersion, OperandType } from "../../nnapi/types.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { check, checkTypes, scalarOf, scalarValue } from "./operation.ts";

@@ -1,6 +1,6 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import { fromNumbers, type Tensor } from "../tensor.ts";
-import type { OperandType } from "../types.ts";
+import { fromNumbers, type Tensor } from "../../nnapi/tensor.ts";
+import type { OperandType } from "../../nnapi/types.ts";
 import { conv2d } from "./conv_2d.ts";
 import type { DeclaredOperand, OperationSignature, PrepareInput } from "./operation.ts";
 import { OperationError, ValueNotYetKnown } from "./operation.ts";

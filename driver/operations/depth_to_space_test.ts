@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import type { OperandType } from "../types.ts";
+import type { OperandType } from "../../nnapi/types.ts";
 import { depthToSpace } from "./depth_to_space.ts";
 import { type DeclaredOperand, OperationError, type PrepareInput } from "./operation.ts";
 import { spaceToDepth } from "./space_to_depth.ts";

@@ -7,7 +7,7 @@ import {
   dequantizePerChannel,
 } from "../../kernels/elementwise_unary.ts";
 import { type FloatData, withFloat32Outputs } from "../../kernels/typed_arrays.ts";
-import type { OperandType } from "../types.ts";
+import type { OperandType } from "../../nnapi/types.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import { prepareElementwise } from "./common/unary.ts";
 import {

@@ -5,7 +5,7 @@
  * values[lookups[i]]; an out-of-range lookup fails the execution.
  */
 import { embeddingLookup as embeddingKernel } from "../../kernels/lookup_tables.ts";
-import type { OperandType } from "../types.ts";
+import type { OperandType } from "../../nnapi/types.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import { checkSameQuantization } from "./common/quantization.ts";
 import type { OperationDefinition } from "./operation.ts";

@@ -1,6 +1,6 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import type { Tensor } from "../tensor.ts";
-import type { OperandType } from "../types.ts";
+import type { Tensor } from "../../nnapi/tensor.ts";
+import type { OperandType } from "../../nnapi/types.ts";
 import { embeddingLookup } from "./embedding_lookup.ts";
 import { type DeclaredOperand, OperationError } from "./operation.ts";
 

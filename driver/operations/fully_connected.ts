@@ -13,8 +13,8 @@ import {
 import { packedGemmLength, packGemmWeights, unpackGemmWeights } from "../../kernels/f32_packing.ts";
 import { activationRangeFloat } from "../../kernels/fixed_point.ts";
 import { createF32FullyConnected } from "../../kernels/manifest.ts";
-import { elementCount, type Tensor, type TensorData, type TensorInfo } from "../tensor.ts";
-import type { HalVersion, OperandType } from "../types.ts";
+import { elementCount, type Tensor, type TensorData, type TensorInfo } from "../../nnapi/tensor.ts";
+import type { HalVersion, OperandType } from "../../nnapi/types.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import { checkBiasScale, convolutionOutputStage } from "./common/quantization.ts";
 import { checkFusedActivation } from "./common/scalars.ts";

@@ -6,7 +6,7 @@
  * miss), 1 hits (TENSOR_QUANT8_ASYMM [lookups], scale 1, zero point 0): 1 found, 0 missed.
  */
 import { hashtableLookup as hashtableKernel } from "../../kernels/lookup_tables.ts";
-import type { OperandType } from "../types.ts";
+import type { OperandType } from "../../nnapi/types.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import { checkSameQuantization } from "./common/quantization.ts";
 import type { OperationDefinition } from "./operation.ts";

@@ -12,8 +12,8 @@ import {
   LSH_SPARSE_DEPRECATED,
   lshProjection as lshKernel,
 } from "../../kernels/hash_lsh_projection.ts";
-import { toBytes } from "../tensor.ts";
-import type { HalVersion } from "../types.ts";
+import { toBytes } from "../../nnapi/tensor.ts";
+import type { HalVersion } from "../../nnapi/types.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import { knownScalar } from "./common/scalars.ts";
 import type { OperationDefinition, PrepareInput } from "./operation.ts";

@@ -1,6 +1,6 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import type { TensorData } from "../tensor.ts";
-import type { OperandType } from "../types.ts";
+import type { TensorData } from "../../nnapi/tensor.ts";
+import type { OperandType } from "../../nnapi/types.ts";
 import { lshProjection } from "./lsh_projection.ts";
 import { type DeclaredOperand, OperationError, type PrepareInput } from "./operation.ts";
 

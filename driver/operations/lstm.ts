@@ -5,7 +5,7 @@
  * absent when omitted (no value) or empty.
  */
 import { lstmStep, type LstmWeights } from "../../kernels/recurrent_lstm.ts";
-import type { OperandType } from "../types.ts";
+import type { OperandType } from "../../nnapi/types.ts";
 import { floatScalarType } from "./common/operand_types.ts";
 import {
   activationOf,

@@ -1,6 +1,6 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import type { OperandType } from "../types.ts";
-import type { TensorData } from "../tensor.ts";
+import type { OperandType } from "../../nnapi/types.ts";
+import type { TensorData } from "../../nnapi/tensor.ts";
 import { lstm } from "./lstm.ts";
 import {
   type DeclaredOperand,

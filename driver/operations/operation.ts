@@ -3,7 +3,7 @@
  * `registry.ts`): signature validation at model registration, shape inference at
  * preparation (or execution, for shapes that depend on runtime values), and kernels.
  */
-import { invalid } from "../errors.ts";
+import { invalid } from "../../nnapi/errors.ts";
 import {
   byteSize,
   type ChannelQuant,
@@ -11,8 +11,8 @@ import {
   type Tensor,
   type TensorData,
   type TensorInfo,
-} from "../tensor.ts";
-import type { HalVersion, Lifetime, OperandType, OperationType } from "../types.ts";
+} from "../../nnapi/tensor.ts";
+import type { HalVersion, Lifetime, OperandType, OperationType } from "../../nnapi/types.ts";
 
 /** An operand as the model declares it, seen by an operation's `validate`. */
 export interface DeclaredOperand {

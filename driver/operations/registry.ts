@@ -2,7 +2,7 @@
  * The one table of implemented operations. Adding an operation = adding its module and one
  * line here; `satisfies` makes the compiler check that each entry is keyed by its own type.
  */
-import type { OperationType } from "../types.ts";
+import type { OperationType } from "../../nnapi/types.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { add } from "./add.ts";
 import { averagePool2d } from "./average_pool_2d.ts";

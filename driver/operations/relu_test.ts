@@ -1,6 +1,6 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import type { Tensor } from "../tensor.ts";
-import type { OperandType } from "../types.ts";
+import type { Tensor } from "../../nnapi/tensor.ts";
+import type { OperandType } from "../../nnapi/types.ts";
 import { floor } from "./floor.ts";
 import { logistic } from "./logistic.ts";
 import type { DeclaredOperand, OperationDefinition } from "./operation.ts";

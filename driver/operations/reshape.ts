@@ -4,7 +4,7 @@
  * shape (TENSOR_INT32, rank 1), whose one optional -1 entry is inferred from the element
  * count. The shape may be a model input, so the output shape may be known only at execution.
  */
-import { elementCount } from "../tensor.ts";
+import { elementCount } from "../../nnapi/tensor.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import { checkSameQuantization } from "./common/quantization.ts";
 import type { OperationDefinition } from "./operation.ts";

@@ -6,8 +6,8 @@
  * (BOOL, HAL 1.2). Output [b, height, width, d] in the input's layout and quantization.
  */
 import { resizeBilinear as resizeKernel } from "../../kernels/resize_bilinear.ts";
-import type { Tensor } from "../tensor.ts";
-import type { HalVersion, OperandType } from "../types.ts";
+import type { Tensor } from "../../nnapi/tensor.ts";
+import type { HalVersion, OperandType } from "../../nnapi/types.ts";
 import { imageDims, imageShape } from "./common/layout.ts";
 import { checkInputType, floatScalarType } from "./common/operand_types.ts";
 import { checkSameQuantization } from "./common/quantization.ts";

@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import type { OperandType } from "../types.ts";
+import type { OperandType } from "../../nnapi/types.ts";
 import { rnn } from "./rnn.ts";
 import { type DeclaredOperand, OperationError, type PrepareInput } from "./operation.ts";
 

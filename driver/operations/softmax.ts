@@ -11,7 +11,7 @@ import {
   softmaxQuant8Params,
 } from "../../kernels/softmax_kernels.ts";
 import { type FloatData, toFloat32, withFloat32Outputs } from "../../kernels/typed_arrays.ts";
-import type { Tensor } from "../tensor.ts";
+import type { Tensor } from "../../nnapi/tensor.ts";
 import {
   checkAxisInputRank,
   checkConstantAxis,

@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import type { OperandType } from "../types.ts";
+import type { OperandType } from "../../nnapi/types.ts";
 import { l2Normalization } from "./l2_normalization.ts";
 import { localResponseNormalization } from "./local_response_normalization.ts";
 import type { DeclaredOperand, PrepareInput } from "./operation.ts";

@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import type { OperandType } from "../types.ts";
+import type { OperandType } from "../../nnapi/types.ts";
 import { svdf } from "./svdf.ts";
 import {
   type DeclaredOperand,

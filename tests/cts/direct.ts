@@ -3,13 +3,13 @@
  * validation, preparation and the executable, without HTTP.
  * Usage: deno run -A tests/cts/direct.ts [--filter RE] [--versions V1_0,V1_1] [--verbose]
  */
-import { DriverError } from "../../driver/errors.ts";
+import { DriverError } from "../../nnapi/errors.ts";
 import { Executable } from "../../driver/executable.ts";
 import { buildModel } from "../../driver/model.ts";
 import { ModelSchema } from "../../driver/model_schema.ts";
 import { prepareModel } from "../../driver/prepared_model.ts";
-import { fromNumbers, isFullySpecified } from "../../driver/tensor.ts";
-import type { OperandType } from "../../driver/types.ts";
+import { fromNumbers, isFullySpecified } from "../../nnapi/tensor.ts";
+import type { OperandType } from "../../nnapi/types.ts";
 import { compareOutput, type CtsCase, ctsDirectory, loadCases, operationsOf } from "./vectors.ts";
 
 function runCase(c: CtsCase): string | undefined {

@@ -5,8 +5,8 @@
  * the end), output shape = input shape.
  */
 import { type AxisSplit, splitAtAxis } from "../../../kernels/axis_split.ts";
-import type { Tensor } from "../../tensor.ts";
-import type { HalVersion, OperandType } from "../../types.ts";
+import type { Tensor } from "../../../nnapi/tensor.ts";
+import type { HalVersion, OperandType } from "../../../nnapi/types.ts";
 import {
   check,
   checkRank,

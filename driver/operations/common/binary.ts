@@ -11,8 +11,8 @@ import {
 } from "../../../kernels/elementwise_binary.ts";
 import { activationRangeFloat, activationRangeQuantized } from "../../../kernels/fixed_point.ts";
 import { type FloatData, toFloat32, withFloat32Outputs } from "../../../kernels/typed_arrays.ts";
-import type { Tensor } from "../../tensor.ts";
-import type { OperationType } from "../../types.ts";
+import type { Tensor } from "../../../nnapi/tensor.ts";
+import type { OperationType } from "../../../nnapi/types.ts";
 import {
   check,
   checkArity,

@@ -18,8 +18,8 @@ import type {
   DepthwiseGeometry,
 } from "../../../kernels/conv_depthwise.ts";
 import { activationRangeFloat } from "../../../kernels/fixed_point.ts";
-import { elementCount, type Tensor, type TensorInfo } from "../../tensor.ts";
-import type { HalVersion, OperandType } from "../../types.ts";
+import { elementCount, type Tensor, type TensorInfo } from "../../../nnapi/tensor.ts";
+import type { HalVersion, OperandType } from "../../../nnapi/types.ts";
 import {
   check,
   checkArity,

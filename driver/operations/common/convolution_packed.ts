@@ -18,7 +18,7 @@ import {
   createF32DepthwiseConv2d,
   type F32Runner,
 } from "../../../kernels/manifest.ts";
-import { elementCount, type TensorData, type TensorInfo } from "../../tensor.ts";
+import { elementCount, type TensorData, type TensorInfo } from "../../../nnapi/tensor.ts";
 import {
   type Kernel,
   OperationError,

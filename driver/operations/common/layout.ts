@@ -3,7 +3,7 @@
  * run on NHWC data, so NCHW tensors are read through transposed copies and written back.
  */
 import { type ImageDims, nchwToNhwc, nhwcToNchw } from "../../../kernels/image_layout.ts";
-import { allocate, type Tensor, type TensorData } from "../../tensor.ts";
+import { allocate, type Tensor, type TensorData } from "../../../nnapi/tensor.ts";
 
 /** [batches, height, width, channels] of a rank-4 shape in the given layout. */
 export function nhwcDims(

@@ -1,5 +1,5 @@
 /** The operand type rules most operations share. */
-import type { HalVersion, OperandType } from "../../types.ts";
+import type { HalVersion, OperandType } from "../../../nnapi/types.ts";
 import { check, type DeclaredOperand } from "../operation.ts";
 
 /** Checks that input `position` has one of the `supported` types. */

@@ -5,7 +5,7 @@
  * explicit padding (`calculateExplicitPadding` of nn/common/OperationsUtils) and the output
  * size formula (`computeOutSize`), with the dilation factor of the HAL 1.2 forms.
  */
-import { PADDING_SAME, PADDING_VALID } from "../../types.ts";
+import { PADDING_SAME, PADDING_VALID } from "../../../nnapi/types.ts";
 import { check } from "../operation.ts";
 
 /** Explicit padding of one spatial axis. */

@@ -1,4 +1,4 @@
-import { PADDING_SAME, PADDING_VALID } from "../../types.ts";
+import { PADDING_SAME, PADDING_VALID } from "../../../nnapi/types.ts";
 import { OperationError } from "../operation.ts";
 import { computeOutSize, explicitPadding, outputSize2d } from "./padding.ts";
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";

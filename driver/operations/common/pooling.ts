@@ -10,8 +10,13 @@ import {
   activationRangeQuantized,
 } from "../../../kernels/fixed_point.ts";
 import type { Pool2dGeometry } from "../../../kernels/pool_2d.ts";
-import { elementCount, type Tensor, type TensorData, type TensorInfo } from "../../tensor.ts";
-import type { HalVersion, OperandType, OperationType } from "../../types.ts";
+import {
+  elementCount,
+  type Tensor,
+  type TensorData,
+  type TensorInfo,
+} from "../../../nnapi/tensor.ts";
+import type { HalVersion, OperandType, OperationType } from "../../../nnapi/types.ts";
 import {
   check,
   checkArity,

@@ -9,7 +9,7 @@ import {
   quantizedOutputStage,
 } from "../../../kernels/conv_common.ts";
 import { activationRangeQuantized } from "../../../kernels/fixed_point.ts";
-import type { Tensor } from "../../tensor.ts";
+import type { Tensor } from "../../../nnapi/tensor.ts";
 import { check, type DeclaredOperand } from "../operation.ts";
 
 /** Checks that output 0 of a quantized operation has the scale and zero point of an input. */

@@ -6,8 +6,8 @@
  */
 import { isSupportedActivation } from "../../../kernels/recurrent_common.ts";
 import { type FloatData, toFloat32, withFloat32Outputs } from "../../../kernels/typed_arrays.ts";
-import type { Tensor } from "../../tensor.ts";
-import type { HalVersion, OperandType } from "../../types.ts";
+import type { Tensor } from "../../../nnapi/tensor.ts";
+import type { HalVersion, OperandType } from "../../../nnapi/types.ts";
 import {
   check,
   checkRank,

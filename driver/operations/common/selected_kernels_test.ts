@@ -2,7 +2,7 @@
  * The kernels operations select at compilation (quant8 parameters and tables computed once)
  * are bit-exact to the reference kernels, which compute them at every execution.
  */
-import type { Tensor } from "../../tensor.ts";
+import type { Tensor } from "../../../nnapi/tensor.ts";
 import { add } from "../add.ts";
 import { logistic } from "../logistic.ts";
 import { mul } from "../mul.ts";

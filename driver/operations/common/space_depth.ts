@@ -5,8 +5,8 @@
  */
 import type { ImageDims } from "../../../kernels/image_layout.ts";
 import type { Numbers } from "../../../kernels/typed_arrays.ts";
-import type { Tensor } from "../../tensor.ts";
-import type { HalVersion } from "../../types.ts";
+import type { Tensor } from "../../../nnapi/tensor.ts";
+import type { HalVersion } from "../../../nnapi/types.ts";
 import {
   check,
   checkArity,

@@ -12,8 +12,8 @@ import {
 } from "../../../kernels/activation_functions.ts";
 import { activationRangeQuantized } from "../../../kernels/fixed_point.ts";
 import { type FloatData, toFloat32, withFloat32Outputs } from "../../../kernels/typed_arrays.ts";
-import type { TensorInfo } from "../../tensor.ts";
-import type { HalVersion, OperandType, OperationType } from "../../types.ts";
+import type { TensorInfo } from "../../../nnapi/tensor.ts";
+import type { HalVersion, OperandType, OperationType } from "../../../nnapi/types.ts";
 import {
   check,
   checkArity,
