@@ -214,8 +214,8 @@ export class CompilationCache {
    * Saves payloads under a key: hashes the in-memory bytes, writes both files atomically
    * under a new generation, then points the map at them and drops the old generation.
    */
-  save(key: string, model: Uint8Array, data: Uint8Array): Promise<void> {
-    return this.#serialized(key, async () => {
+  async save(key: string, model: Uint8Array, data: Uint8Array): Promise<void> {
+    await this.#serialized(key, async () => {
       const modelHash = await sha256(model);
       const generation = crypto.randomUUID();
       const files = this.#files(key, generation);
@@ -231,8 +231,10 @@ export class CompilationCache {
       };
       await this.#kv.set(["cache", key], entry);
       if (previous) await this.#removeFiles(key, previous.generation);
-      await this.#evict(key);
     });
+    // Outside this key's turn: eviction takes each victim's own turn, so it never removes
+    // files under a load of that key, and two keys' saves never wait on each other.
+    await this.#evict(key);
   }
 
   /** Deletes a key's entry and files (safe while another request reads them). */
@@ -284,7 +286,10 @@ export class CompilationCache {
     for (const { key, entry } of all) {
       if (total <= this.#budget) break;
       if (key === keep) continue;
-      await this.#remove(key, entry);
+      await this.#serialized(key, async () => {
+        const current = (await this.#kv.get<CacheEntry>(["cache", key])).value;
+        if (current?.generation === entry.generation) await this.#remove(key, current);
+      });
       total -= entry.bytes;
     }
   }
