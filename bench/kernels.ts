@@ -8,6 +8,7 @@
  * with the packed kernels against the same plan without packed weights (reference kernels).
  */
 import { Executable } from "../driver/executable.ts";
+import { MOBILENET_BLOCKS, seededFloats } from "./mobilenet.ts";
 import { buildModel } from "../driver/model.ts";
 import type { ModelJson } from "../driver/model_schema.ts";
 import { prepareModel } from "../driver/prepared_model.ts";
@@ -51,15 +52,9 @@ function time(run: () => void, warmup = WARMUP, runs = RUNS): number {
   return median(times);
 }
 
-/** Seeded floats in [-1, 1) (a linear congruential generator). */
+/** Seeded floats in [-1, 1). */
 function randomFloats(length: number, seed: number): Float32Array {
-  const out = new Float32Array(length);
-  let state = seed >>> 0;
-  for (let i = 0; i < length; i++) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    out[i] = state / 2147483648 - 1;
-  }
-  return out;
+  return seededFloats(length, seed, 2);
 }
 
 /** A square NHWC convolution geometry with NNAPI SAME padding. */
@@ -175,23 +170,6 @@ function layers(): Layer[] {
 }
 
 const ISAS: readonly KernelIsa[] = ["scalar", "simd128", "relaxedsimd"];
-
-/** MobileNet v1 (width 1.0): pointwise output channels and depthwise strides per block. */
-const MOBILENET_BLOCKS: [number, number][] = [
-  [64, 1],
-  [128, 2],
-  [128, 1],
-  [256, 2],
-  [256, 1],
-  [512, 2],
-  [512, 1],
-  [512, 1],
-  [512, 1],
-  [512, 1],
-  [512, 1],
-  [1024, 2],
-  [1024, 1],
-];
 
 /** MobileNet v1 as a model document: convolutions, average pool, fully connected. */
 function mobileNet(): ModelJson {

@@ -7,7 +7,7 @@ import type { NnClient } from "../client/mod.ts";
 import type { Model } from "../client/mod.ts";
 
 /** Pointwise output channels and depthwise strides of MobileNet v1 (width 1.0). */
-const BLOCKS: [number, number][] = [
+export const MOBILENET_BLOCKS: readonly [number, number][] = [
   [64, 1],
   [128, 2],
   [128, 1],
@@ -23,7 +23,8 @@ const BLOCKS: [number, number][] = [
   [1024, 1],
 ];
 
-function weights(n: number, seed: number, scale: number): Float32Array {
+/** Seeded floats in [-scale/2, scale/2) (a linear congruential generator). */
+export function seededFloats(n: number, seed: number, scale: number): Float32Array {
   const out = new Float32Array(n);
   let s = seed >>> 0;
   for (let i = 0; i < n; i++) {
@@ -49,7 +50,7 @@ export function buildMobileNet(
   const constant = (dimensions: number[], scale: number) => {
     const i = model.addOperand({ type: "TENSOR_FLOAT32", dimensions });
     const n = dimensions.reduce((a, b) => a * b, 1);
-    model.setOperandValue(i, weights(n, seed++, scale));
+    model.setOperandValue(i, seededFloats(n, seed++, scale));
     weightCount += n;
     return i;
   };
@@ -68,7 +69,7 @@ export function buildMobileNet(
     two,
     relu6,
   ], [x]);
-  for (const [out, stride] of BLOCKS) {
+  for (const [out, stride] of MOBILENET_BLOCKS) {
     size = stride === 2 ? size / 2 : size;
     const dw = tensor([1, size, size, channels]);
     const s = stride === 2 ? two : one;

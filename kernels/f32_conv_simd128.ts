@@ -164,53 +164,90 @@ export function f32Gemm4x8Simd(relaxed: boolean) {
   };
 }
 
+/** What a windowed kernel (conv, depthwise) needs to run on a staged, padded input. */
+interface WindowedRun {
+  heap: WasmHeap;
+  g: Conv2dGeometry | DepthwiseGeometry;
+  padded: PaddedInput;
+  /** Bytes of one padded input row. */
+  rowBytes: number;
+  /** Output channels and the padded channel stride of the kernel's output. */
+  channels: number;
+  outputStride: number;
+  packed: Float32Array;
+  /** The plain-JS kernel used when the heap cannot give scratch space. */
+  scalar: () => F32Runner;
+  /** Calls the wasm kernel: staged input at `input`, weights at `weights`, output at `output`. */
+  call(input: number, weights: number, output: number): void;
+}
+
+/**
+ * The common body of the windowed SIMD kernels: stage the zero-padded input in the heap's
+ * scratch area, run the kernel, copy the output out; fall back to plain JS when the heap
+ * cannot grow. Places the packed weights for the runner's lifetime.
+ */
+function windowedRunner(w: WindowedRun): F32Runner {
+  const { heap, g, padded } = w;
+  const inputBytes = align64(g.batches * padded.height * w.rowBytes);
+  const pixels = g.batches * g.outHeight * g.outWidth;
+  const outputBytes = pixels * w.outputStride * 4;
+  let weights = 0;
+  let fallback: F32Runner | undefined;
+  const run: F32Runner = (input, out) => {
+    if (pixels === 0) return;
+    const base = scratchOrUndefined(heap, inputBytes + outputBytes);
+    if (base === undefined) {
+      fallback ??= w.scalar();
+      return fallback(input, out);
+    }
+    copyPaddedInput(input, heap.f32, { g, p: padded, offset: base / 4 });
+    const output = base + inputBytes;
+    w.call(base, weights, output);
+    copyOut(heap, output, pixels, w.channels, w.outputStride, out);
+  };
+  weights = placeWeights(heap, run, w.packed);
+  return run;
+}
+
 /** `f32_conv_hwc_4x8_simd128` / `..._relaxedsimd` on GEMM-layout weights. */
 export function f32Conv4x8Simd(relaxed: boolean) {
   return (g: Conv2dGeometry, packed: Float32Array, clamp: ActivationRange): F32Runner => {
     const runtime = requireRuntime(relaxed);
-    const { heap } = runtime;
     const { batches, outHeight, outWidth, outDepth, inDepth, filterWidth } = g;
     const blocks = blockCount(outDepth);
     const padded: PaddedInput = { ...windowInput(g), depthMultiplier: 1, pixelStride: inDepth };
     const rowBytes = padded.width * inDepth * 4;
-    const inputBytes = align64(batches * padded.height * rowBytes);
-    const pixels = batches * outHeight * outWidth;
-    const outputBytes = pixels * blocks * BLOCK_BYTES;
     const dense = g.dilationWidth === 1;
-    let weights = 0;
-    let fallback: F32Runner | undefined;
-    const run: F32Runner = (input, out) => {
-      if (pixels === 0) return;
-      const base = scratchOrUndefined(heap, inputBytes + outputBytes);
-      if (base === undefined) {
-        fallback ??= f32Conv2x8Scalar(g, packed, clamp);
-        return fallback(input, out);
-      }
-      copyPaddedInput(input, heap.f32, { g, p: padded, offset: base / 4 });
-      const o = base + inputBytes;
-      runtime.conv(
-        batches,
-        outHeight,
-        outWidth,
-        blocks,
-        base,
-        padded.height * rowBytes,
-        g.strideHeight * rowBytes,
-        g.strideWidth * inDepth * 4,
-        g.filterHeight,
-        g.dilationHeight * rowBytes,
-        dense ? 1 : filterWidth,
-        g.dilationWidth * inDepth * 4,
-        dense ? filterWidth * inDepth : inDepth,
-        weights,
-        o,
-        clamp.min,
-        clamp.max,
-      );
-      copyOut(heap, o, pixels, outDepth, blocks * F32_BLOCK, out);
-    };
-    weights = placeWeights(heap, run, packed);
-    return run;
+    return windowedRunner({
+      heap: runtime.heap,
+      g,
+      padded,
+      rowBytes,
+      channels: outDepth,
+      outputStride: blocks * F32_BLOCK,
+      packed,
+      scalar: () => f32Conv2x8Scalar(g, packed, clamp),
+      call: (input, weights, output) =>
+        runtime.conv(
+          batches,
+          outHeight,
+          outWidth,
+          blocks,
+          input,
+          padded.height * rowBytes,
+          g.strideHeight * rowBytes,
+          g.strideWidth * inDepth * 4,
+          g.filterHeight,
+          g.dilationHeight * rowBytes,
+          dense ? 1 : filterWidth,
+          g.dilationWidth * inDepth * 4,
+          dense ? filterWidth * inDepth : inDepth,
+          weights,
+          output,
+          clamp.min,
+          clamp.max,
+        ),
+    });
   };
 }
 
@@ -218,7 +255,6 @@ export function f32Conv4x8Simd(relaxed: boolean) {
 export function f32Dwconv4x8Simd(relaxed: boolean) {
   return (g: DepthwiseGeometry, packed: Float32Array, clamp: ActivationRange): F32Runner => {
     const runtime = requireRuntime(relaxed);
-    const { heap } = runtime;
     const { batches, outHeight, outWidth, outDepth } = g;
     const blocks = blockCount(outDepth);
     const pixelStride = blocks * F32_BLOCK;
@@ -228,41 +264,34 @@ export function f32Dwconv4x8Simd(relaxed: boolean) {
       pixelStride,
     };
     const rowBytes = padded.width * pixelStride * 4;
-    const inputBytes = align64(batches * padded.height * rowBytes);
-    const pixels = batches * outHeight * outWidth;
-    const outputBytes = pixels * blocks * BLOCK_BYTES;
-    let weights = 0;
-    let fallback: F32Runner | undefined;
-    const run: F32Runner = (input, out) => {
-      if (pixels === 0) return;
-      const base = scratchOrUndefined(heap, inputBytes + outputBytes);
-      if (base === undefined) {
-        fallback ??= f32Dwconv1xcScalar(g, packed, clamp);
-        return fallback(input, out);
-      }
-      copyPaddedInput(input, heap.f32, { g, p: padded, offset: base / 4 });
-      const o = base + inputBytes;
-      runtime.dwconv(
-        batches,
-        outHeight,
-        outWidth,
-        blocks,
-        base,
-        padded.height * rowBytes,
-        g.strideHeight * rowBytes,
-        g.strideWidth * pixelStride * 4,
-        g.filterHeight,
-        g.dilationHeight * rowBytes,
-        g.filterWidth,
-        g.dilationWidth * pixelStride * 4,
-        weights,
-        o,
-        clamp.min,
-        clamp.max,
-      );
-      copyOut(heap, o, pixels, outDepth, pixelStride, out);
-    };
-    weights = placeWeights(heap, run, packed);
-    return run;
+    return windowedRunner({
+      heap: runtime.heap,
+      g,
+      padded,
+      rowBytes,
+      channels: outDepth,
+      outputStride: pixelStride,
+      packed,
+      scalar: () => f32Dwconv1xcScalar(g, packed, clamp),
+      call: (input, weights, output) =>
+        runtime.dwconv(
+          batches,
+          outHeight,
+          outWidth,
+          blocks,
+          input,
+          padded.height * rowBytes,
+          g.strideHeight * rowBytes,
+          g.strideWidth * pixelStride * 4,
+          g.filterHeight,
+          g.dilationHeight * rowBytes,
+          g.filterWidth,
+          g.dilationWidth * pixelStride * 4,
+          weights,
+          output,
+          clamp.min,
+          clamp.max,
+        ),
+    });
   };
 }
