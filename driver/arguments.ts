@@ -4,7 +4,7 @@
  * after it. Every reference is checked on every use (owner, bounds, roles, initialization).
  */
 import type { BufferRegistry, DeviceBuffer } from "../memory/buffers.ts";
-import { checkRegion, type MemoryPools, type Pool } from "../memory/pools.ts";
+import { checkRegion, type HeldPool, type MemoryPools, type Pool } from "../memory/pools.ts";
 import { invalid } from "../nnapi/errors.ts";
 import type { RunOutput } from "./executable.ts";
 import {
@@ -38,19 +38,33 @@ export interface BoundExecution {
   targets: (BoundTarget | undefined)[];
   /** Per output, the bytes of room it has. */
   capacities: number[];
-  /** Releases the buffers' reader/writer marks. */
+  /** Releases the buffers' reader/writer marks and the memories held for the execution. */
   release(): void;
+}
+
+/** What one binding takes and must give back: buffer marks and held memories. */
+interface Holdings {
+  reads: DeviceBuffer[];
+  writes: DeviceBuffer[];
+  pools: HeldPool[];
+}
+
+/** Holds a memory for the execution, so deleting it meanwhile keeps it counted. */
+async function holdPool(context: BindingContext, id: string, held: Holdings): Promise<Pool> {
+  const hold = await context.pools.hold(context.owner, id);
+  held.pools.push(hold);
+  return hold.pool;
 }
 
 async function bindInput(
   context: BindingContext,
   arg: InputArgument,
   k: number,
-  reads: DeviceBuffer[],
+  held: Holdings,
 ): Promise<InputArgument> {
   const value = arg.value;
   if (value.kind === "memory") {
-    const pool = await context.pools.get(context.owner, value.memory);
+    const pool = await holdPool(context, value.memory, held);
     try {
       checkRegion(pool.size, value.offset, value.length, `input ${k}`);
     } catch (error) {
@@ -67,7 +81,7 @@ async function bindInput(
         path: ["inputs", k],
       });
     }
-    reads.push(buffer);
+    held.reads.push(buffer);
     return { value: { kind: "tensor", ...buffer.contents } };
   }
   return arg;
@@ -77,14 +91,14 @@ async function bindOutput(
   context: BindingContext,
   arg: OutputArgument | undefined,
   k: number,
-  writes: DeviceBuffer[],
+  held: Holdings,
 ): Promise<BoundTarget | undefined> {
   const target = arg?.target;
   if (!target) return undefined;
   if (target.kind === "memory" || target.kind === "pool") {
     const pool = target.kind === "pool"
       ? target.pool
-      : await context.pools.get(context.owner, target.memory);
+      : await holdPool(context, target.memory, held);
     try {
       checkRegion(pool.size, target.offset, target.length, `output ${k}`);
     } catch (error) {
@@ -94,25 +108,33 @@ async function bindOutput(
   }
   const buffer = context.buffers.get(context.owner, target.token);
   checkBufferRole(buffer, context.compilation, { io: "output", index: k });
-  writes.push(buffer);
+  held.writes.push(buffer);
   return { kind: "buffer", buffer };
 }
 
-/** Resolves every memory and buffer reference of a request and marks buffers in use. */
+/**
+ * Resolves every memory and buffer reference of a request, holds its memories and marks its
+ * buffers in use; on any failure everything taken so far is given back.
+ */
 export async function bindArguments(
   context: BindingContext,
   request: ExecutionRequest,
 ): Promise<BoundExecution> {
-  const reads: DeviceBuffer[] = [];
-  const writes: DeviceBuffer[] = [];
-  const inputs = await Promise.all(
-    request.inputs.map((arg, k) => bindInput(context, arg, k, reads)),
+  const held: Holdings = { reads: [], writes: [], pools: [] };
+  const releasePools = () => held.pools.forEach((hold) => hold.release());
+  const inputBindings = request.inputs.map((arg, k) => bindInput(context, arg, k, held));
+  const outputBindings = context.prepared.outputIndexes.map((_, k) =>
+    bindOutput(context, request.outputs?.[k], k, held)
   );
-  const targets = await Promise.all(
-    context.prepared.outputIndexes.map((_, k) =>
-      bindOutput(context, request.outputs?.[k], k, writes)
-    ),
-  );
+  // Settle every binding before deciding, so none holds a memory after a failure.
+  const settled = await Promise.allSettled([...inputBindings, ...outputBindings]);
+  const failed = settled.find((s) => s.status === "rejected");
+  if (failed) {
+    releasePools();
+    throw failed.reason;
+  }
+  const inputs = await Promise.all(inputBindings);
+  const targets = await Promise.all(outputBindings);
   const inline = inlineCapacities(context.prepared, request);
   const capacities = targets.map((target, k) => {
     if (target?.kind === "memory") return target.length;
@@ -121,7 +143,17 @@ export async function bindArguments(
     }
     return inline[k];
   });
-  const release = context.buffers.acquire(reads, writes);
+  let releaseBuffers: () => void;
+  try {
+    releaseBuffers = context.buffers.acquire(held.reads, held.writes);
+  } catch (error) {
+    releasePools();
+    throw error;
+  }
+  const release = () => {
+    releaseBuffers();
+    releasePools();
+  };
   return { request: { ...request, inputs }, targets, capacities, release };
 }
 

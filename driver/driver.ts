@@ -38,6 +38,7 @@ import {
 import { Metrics } from "./metrics.ts";
 import type { ModelJson } from "./model_schema.ts";
 import { type ModelInfo, ModelRegistry, publicModel } from "./model_registry.ts";
+import type { ModelRecord } from "../store/model_store.ts";
 import type { PreparedModel } from "./prepared_model.ts";
 
 /** Where the driver keeps state and how much parallelism it uses. */
@@ -170,13 +171,8 @@ export class Driver {
   }
 
   /** Deletes a model; its document stays while compilations of it exist. */
-  async deleteModel(owner: string, id: string): Promise<void> {
-    const record = await this.#models.record(owner, id);
-    if (await this.#compilationStore.modelInUse(owner, id)) {
-      await this.#models.markDeleted(record);
-      return;
-    }
-    await this.#models.remove(owner, id);
+  deleteModel(owner: string, id: string): Promise<void> {
+    return this.#models.delete(owner, id, () => this.#compilationStore.modelInUse(owner, id));
   }
 
   /** Per device, whether it supports each operation of the model (model order). */
@@ -222,7 +218,7 @@ export class Driver {
         `preparation took ${prepareMs.toFixed(1)} ms, over the ${request.deadlineMs} ms deadline`,
       );
     }
-    await this.#compilationStore.save(record);
+    await this.#saveCompilation(record);
     this.#compilations.set(record.id, { record, compiled });
     const { id, preference, priority, devices } = record;
     return {
@@ -235,6 +231,20 @@ export class Driver {
       ...(compiled.rejected ? { cacheRejected: compiled.rejected } : {}),
       prepareMs,
     };
+  }
+
+  /**
+   * Saves a compilation record only if its model still exists, in one atomic step: a model
+   * deleted while it was being prepared makes the compilation NOT_FOUND, never an orphan.
+   */
+  async #saveCompilation(record: CompilationRecord): Promise<void> {
+    for (;;) {
+      const model = await this.#models.entry(record.owner, record.model);
+      if (!model.value || model.value.deleted) {
+        throw notFound(`no model ${record.model}: it was deleted while being prepared`);
+      }
+      if (await this.#compilationStore.save(record, model as Deno.KvEntry<ModelRecord>)) return;
+    }
   }
 
   /** A live compilation of this client, prepared again (or taken from cache) after a restart. */
@@ -252,6 +262,8 @@ export class Driver {
       () => this.#models.load(modelRecord),
       record.cacheKey,
     );
+    // A delete that landed while this was preparing must not be undone by keeping it live.
+    if (!(await this.#compilationStore.get(owner, id))) throw notFound(`no compilation ${id}`);
     const revived = this.#compilations.get(id) ?? { record, compiled };
     this.#compilations.set(id, revived);
     return revived;
@@ -282,10 +294,15 @@ export class Driver {
     return live.prepared;
   }
 
-  /** Deletes a compilation, and its model's document if the model was deleted meanwhile. */
+  /**
+   * Deletes a compilation, and its model's document if the model was deleted meanwhile. It
+   * needs only the record, never the model, so a compilation can always be deleted.
+   */
   async deleteCompilation(owner: string, id: string): Promise<void> {
-    const { record } = await this.#compilation(owner, id);
-    await this.#compilationStore.remove(record);
+    const live = this.#compilations.get(id);
+    if (live && live.record.owner !== owner) throw notFound(`no compilation ${id}`);
+    const record = await this.#compilationStore.remove(owner, id);
+    if (!record) throw notFound(`no compilation ${id}`);
     this.#compilations.delete(id);
     for (const burst of this.#bursts) {
       if (burst.compilation !== id) continue;
@@ -294,10 +311,11 @@ export class Driver {
     }
     this.#pool.unload(id);
     this.#buffers.deleteForCompilation(id);
-    const model = await this.#models.record(owner, record.model, true).catch(() => undefined);
-    if (model?.deleted && !(await this.#compilationStore.modelInUse(owner, record.model))) {
-      await this.#models.remove(owner, record.model);
-    }
+    await this.#models.collect(
+      owner,
+      record.model,
+      () => this.#compilationStore.modelInUse(owner, record.model),
+    );
   }
 
   /** Checks that the client has this compilation (before a burst starts on it). */

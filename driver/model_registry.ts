@@ -85,13 +85,33 @@ export class ModelRegistry {
     });
   }
 
-  /** Hides a model while compilations still need its document. */
-  markDeleted(record: ModelRecord): Promise<void> {
-    return this.#store.markDeleted(record);
+  /** A model record with its versionstamp, for the atomic steps of deletion. */
+  entry(owner: string, id: string): Promise<Deno.KvEntryMaybe<ModelRecord>> {
+    return this.#store.entry(owner, id);
   }
 
-  /** Removes a model for good. */
-  remove(owner: string, id: string): Promise<void> {
-    return this.#store.remove(owner, id);
+  /**
+   * Deletes a model in one atomic step against `inUse`: hidden while compilations still need
+   * its document, removed for good otherwise. A compilation saved meanwhile changes the
+   * model's record, which makes the step look again, so no compilation is left without it.
+   */
+  async delete(owner: string, id: string, inUse: () => Promise<boolean>): Promise<void> {
+    for (;;) {
+      const entry = await this.#store.entry(owner, id);
+      if (!entry.value || entry.value.deleted) throw notFound(`no model ${id}`);
+      const done = await inUse()
+        ? await this.#store.markDeleted(entry as Deno.KvEntry<ModelRecord>)
+        : await this.#store.remove(entry as Deno.KvEntry<ModelRecord>);
+      if (done) return;
+    }
+  }
+
+  /** Removes a model its client deleted once no compilation needs its document any more. */
+  async collect(owner: string, id: string, inUse: () => Promise<boolean>): Promise<void> {
+    for (;;) {
+      const entry = await this.#store.entry(owner, id);
+      if (!entry.value?.deleted || await inUse()) return;
+      if (await this.#store.remove(entry as Deno.KvEntry<ModelRecord>)) return;
+    }
   }
 }

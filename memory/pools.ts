@@ -3,6 +3,11 @@
  * client creates once and references by {memory, offset, length} for model constants and
  * execution inputs/outputs. Each pool lives in a SharedArrayBuffer, so executor workers read
  * it without copies, and in a file under the data directory, so it survives restarts.
+ *
+ * A client's budget is one KV counter updated in the same atomic commit as the record it
+ * accounts for, so concurrent creates and deletes can never lose an update. A memory that a
+ * burst slot or a running execution holds when its client deletes it disappears for the
+ * client at once, but its bytes stay counted until the last holder lets go.
  */
 import { DriverError, invalid, notFound } from "../nnapi/errors.ts";
 import { removeIfPresent, writeFileAtomic } from "../store/atomic_file.ts";
@@ -16,6 +21,8 @@ export interface MemoryInfo {
 
 interface MemoryRecord extends MemoryInfo {
   owner: string;
+  /** Deleted by its client while held: invisible, but still counted in the budget. */
+  deleted?: true;
 }
 
 /** A loaded pool: its bytes are a view over shared memory. */
@@ -24,6 +31,13 @@ export interface Pool {
   readonly owner: string;
   readonly size: number;
   readonly bytes: Uint8Array<SharedArrayBuffer>;
+}
+
+/** A pool kept alive (and counted) for a burst slot or an execution until `release`. */
+export interface HeldPool {
+  readonly pool: Pool;
+  /** Lets go of the pool; idempotent. */
+  release(): void;
 }
 
 /** Size limits of memories (RESOURCE_EXHAUSTED_PERSISTENT past them). */
@@ -52,13 +66,27 @@ export function checkRegion(size: number, offset: number, length: number, what: 
   }
 }
 
+const recordKey = (owner: string, id: string): Deno.KvKey => ["memory", owner, id];
+const usageKey = (owner: string): Deno.KvKey => ["memory_usage", owner];
+
+/** This process's view of one memory: its bytes once loaded, and who holds them. */
+interface PoolState {
+  readonly ready: Promise<Pool>;
+  /** Set when the client deleted it: nobody new gets it. */
+  deleted: boolean;
+  /** Burst slots and running executions using it. */
+  holds: number;
+}
+
 /** All clients' memory pools. */
 export class MemoryPools {
   readonly limits: MemoryLimits;
   readonly #kv: Deno.Kv;
   readonly #dir: string;
-  readonly #loaded = new Map<string, Pool>();
-  readonly #usage = new Map<string, number>();
+  /** Keyed by owner and id, so one client's lookups never disturb another's. */
+  readonly #states = new Map<string, PoolState>();
+  /** Per owner, the clean-up of memories an earlier process left deleted-but-held. */
+  readonly #recovered = new Map<string, Promise<void>>();
 
   constructor(kv: Deno.Kv, dataDir: string, limits: MemoryLimits = DEFAULT_MEMORY_LIMITS) {
     this.#kv = kv;
@@ -71,18 +99,6 @@ export class MemoryPools {
     return `${this.#dir}/${id}.bin`;
   }
 
-  /** Bytes the client's memories take, computed once from KV then kept up to date. */
-  async #clientUsage(owner: string): Promise<number> {
-    const known = this.#usage.get(owner);
-    if (known !== undefined) return known;
-    let total = 0;
-    for await (const entry of this.#kv.list<MemoryRecord>({ prefix: ["memory", owner] })) {
-      total += entry.value.size;
-    }
-    if (!this.#usage.has(owner)) this.#usage.set(owner, total);
-    return this.#usage.get(owner)!;
-  }
-
   /** Creates a memory from bytes, or zero-filled of `size` bytes. */
   async create(owner: string, content: Uint8Array | { size: number }): Promise<MemoryInfo> {
     const size = content instanceof Uint8Array ? content.byteLength : content.size;
@@ -92,7 +108,43 @@ export class MemoryPools {
         `a memory of ${size} bytes is over the limit of ${this.limits.maxMemoryBytes} bytes`,
       );
     }
-    const used = await this.#clientUsage(owner);
+    await this.#recover(owner);
+    const record: MemoryRecord = {
+      id: crypto.randomUUID(),
+      owner,
+      size,
+      createdAt: new Date().toISOString(),
+    };
+    // Cheap refusal before writing anything; the commit below decides.
+    this.#checkBudget((await this.#usage(owner)).value, size);
+    const bytes = new Uint8Array(new SharedArrayBuffer(size));
+    if (content instanceof Uint8Array) bytes.set(content);
+    await writeFileAtomic(this.#file(record.id), bytes);
+    try {
+      for (let committed = false; !committed;) {
+        const usage = await this.#usage(owner);
+        this.#checkBudget(usage.value, size);
+        committed = (await this.#kv.atomic()
+          .check(usage)
+          .set(usageKey(owner), usage.value + size)
+          .set(recordKey(owner, record.id), record)
+          .commit()).ok;
+      }
+    } catch (error) {
+      await removeIfPresent(this.#file(record.id));
+      throw error;
+    }
+    const pool: Pool = { id: record.id, owner, size, bytes };
+    this.#states.set(`${owner}\0${record.id}`, {
+      ready: Promise.resolve(pool),
+      deleted: false,
+      holds: 0,
+    });
+    const { owner: _owner, ...info } = record;
+    return info;
+  }
+
+  #checkBudget(used: number, size: number): void {
     if (used + size > this.limits.clientBudgetBytes) {
       throw new DriverError(
         "RESOURCE_EXHAUSTED_PERSISTENT",
@@ -101,54 +153,74 @@ export class MemoryPools {
         } bytes, over the budget of ${this.limits.clientBudgetBytes}`,
       );
     }
-    this.#usage.set(owner, used + size);
-    const record: MemoryRecord = {
-      id: crypto.randomUUID(),
-      owner,
-      size,
-      createdAt: new Date().toISOString(),
-    };
-    const bytes = new Uint8Array(new SharedArrayBuffer(size));
-    if (content instanceof Uint8Array) bytes.set(content);
-    try {
-      await writeFileAtomic(this.#file(record.id), bytes);
-      await this.#kv.set(["memory", owner, record.id], record);
-    } catch (error) {
-      this.#usage.set(owner, (this.#usage.get(owner) ?? size) - size);
-      throw error;
-    }
-    this.#loaded.set(record.id, { id: record.id, owner, size, bytes });
-    const { owner: _owner, ...info } = record;
-    return info;
   }
 
   /** A client's memory, loaded from its file on first use after a restart. */
   async get(owner: string, id: string): Promise<Pool> {
-    const loaded = this.#loaded.get(id);
-    if (loaded) {
-      if (loaded.owner !== owner) throw notFound(`no memory ${id}`);
-      return loaded;
+    await this.#recover(owner);
+    const key = `${owner}\0${id}`;
+    const known = this.#states.get(key);
+    if (known) {
+      const pool = await known.ready;
+      if (known.deleted) throw notFound(`no memory ${id}`);
+      return pool;
     }
-    const record = (await this.#kv.get<MemoryRecord>(["memory", owner, id])).value;
-    if (!record) throw notFound(`no memory ${id}`);
-    const bytes = new Uint8Array(new SharedArrayBuffer(record.size));
-    const file = await Deno.open(this.#file(id), { read: true });
+    const state: PoolState = {
+      ready: this.#load(owner, id, () => state),
+      deleted: false,
+      holds: 0,
+    };
+    this.#states.set(key, state);
     try {
-      let read = 0;
+      return await state.ready;
+    } catch (error) {
+      if (this.#states.get(key) === state) this.#states.delete(key);
+      throw error;
+    }
+  }
+
+  /** Reads a memory's file; a delete that lands meanwhile makes it NOT_FOUND. */
+  async #load(owner: string, id: string, state: () => PoolState): Promise<Pool> {
+    const record = (await this.#kv.get<MemoryRecord>(recordKey(owner, id))).value;
+    if (!record || record.deleted) throw notFound(`no memory ${id}`);
+    const bytes = new Uint8Array(new SharedArrayBuffer(record.size));
+    let read = 0;
+    try {
+      using file = await Deno.open(this.#file(id), { read: true });
       while (read < record.size) {
         const n = await file.read(bytes.subarray(read));
         if (n === null) break;
         read += n;
       }
-      if (read !== record.size) {
-        throw new DriverError("GENERAL_FAILURE", `the stored contents of memory ${id} are short`);
-      }
-    } finally {
-      file.close();
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
-    const pool = this.#loaded.get(id) ?? { id, owner, size: record.size, bytes };
-    this.#loaded.set(id, pool);
-    return pool;
+    if (state().deleted) throw notFound(`no memory ${id}`);
+    if (read !== record.size) {
+      throw new DriverError("GENERAL_FAILURE", `the stored contents of memory ${id} are short`);
+    }
+    return { id, owner, size: record.size, bytes };
+  }
+
+  /**
+   * Takes a memory for a burst slot or an execution: deleting it meanwhile hides it from its
+   * client, but its bytes stay valid and counted in the budget until `release`.
+   */
+  async hold(owner: string, id: string): Promise<HeldPool> {
+    const pool = await this.get(owner, id);
+    const state = this.#states.get(`${owner}\0${id}`);
+    if (!state || state.deleted) throw notFound(`no memory ${id}`);
+    state.holds++;
+    let released = false;
+    return {
+      pool,
+      release: () => {
+        if (released) return;
+        released = true;
+        state.holds--;
+        if (state.deleted && state.holds === 0) this.#finalizeInBackground(owner, id);
+      },
+    };
   }
 
   /** Writes bytes at `offset` and makes them durable. */
@@ -161,7 +233,8 @@ export class MemoryPools {
 
   /** Writes a region of a pool's current contents to its file (after in-place writes). */
   async persist(pool: Pool, offset: number, length: number): Promise<void> {
-    if (length === 0 || !this.#loaded.has(pool.id)) return; // deleted: nothing to keep
+    const state = this.#states.get(`${pool.owner}\0${pool.id}`);
+    if (length === 0 || !state || state.deleted) return; // deleted: nothing to keep
     let file: Deno.FsFile;
     try {
       file = await Deno.open(this.#file(pool.id), { write: true });
@@ -180,13 +253,80 @@ export class MemoryPools {
     }
   }
 
-  /** Deletes a memory; executions already holding it finish with what they read. */
+  /**
+   * Deletes a memory: one atomic step marks it deleted (so of concurrent deletes exactly one
+   * succeeds); its budget is given back now, or when the last holder lets go.
+   */
   async delete(owner: string, id: string): Promise<void> {
-    const pool = await this.get(owner, id);
-    const used = await this.#clientUsage(owner);
-    await this.#kv.delete(["memory", owner, id]);
-    this.#loaded.delete(id);
-    this.#usage.set(owner, used - pool.size);
+    await this.#recover(owner);
+    for (let committed = false; !committed;) {
+      const entry = await this.#kv.get<MemoryRecord>(recordKey(owner, id));
+      if (!entry.value || entry.value.deleted) throw notFound(`no memory ${id}`);
+      committed = (await this.#kv.atomic()
+        .check(entry)
+        .set(recordKey(owner, id), { ...entry.value, deleted: true })
+        .commit()).ok;
+    }
+    const key = `${owner}\0${id}`;
+    const state = this.#states.get(key);
+    this.#states.delete(key);
+    if (state) state.deleted = true;
     await removeIfPresent(this.#file(id));
+    if (!state || state.holds === 0) await this.#finalize(owner, id);
+  }
+
+  /** Removes a deleted memory's record and gives its bytes back to the budget, atomically. */
+  async #finalize(owner: string, id: string): Promise<void> {
+    for (;;) {
+      const entry = await this.#kv.get<MemoryRecord>(recordKey(owner, id));
+      if (!entry.value) return;
+      const usage = await this.#usage(owner);
+      const { ok } = await this.#kv.atomic()
+        .check(entry, usage)
+        .delete(recordKey(owner, id))
+        .set(usageKey(owner), Math.max(0, usage.value - entry.value.size))
+        .commit();
+      if (ok) return;
+    }
+  }
+
+  #finalizeInBackground(owner: string, id: string): void {
+    this.#finalize(owner, id).catch((error) => {
+      console.error(`nnserve: could not release memory ${id}: ${(error as Error).message}`);
+    });
+  }
+
+  /**
+   * The client's usage counter. A data dir from before the counter existed has none: it is
+   * counted from the records once, in a commit that only the first counter may win.
+   */
+  async #usage(owner: string): Promise<Deno.KvEntry<number>> {
+    for (;;) {
+      const entry = await this.#kv.get<number>(usageKey(owner));
+      if (entry.versionstamp !== null) return entry as Deno.KvEntry<number>;
+      let total = 0;
+      for await (const record of this.#kv.list<MemoryRecord>({ prefix: ["memory", owner] })) {
+        total += record.value.size;
+      }
+      await this.#kv.atomic().check(entry).set(usageKey(owner), total).commit();
+    }
+  }
+
+  /**
+   * Holders do not outlive a process: memories an earlier process left deleted-but-held are
+   * released before this process first touches the client's memories.
+   */
+  #recover(owner: string): Promise<void> {
+    let recovery = this.#recovered.get(owner);
+    if (!recovery) {
+      recovery = (async () => {
+        for await (const entry of this.#kv.list<MemoryRecord>({ prefix: ["memory", owner] })) {
+          if (entry.value.deleted) await this.#finalize(owner, entry.value.id);
+        }
+      })();
+      this.#recovered.set(owner, recovery);
+      recovery.catch(() => this.#recovered.delete(owner));
+    }
+    return recovery;
   }
 }

@@ -1,3 +1,5 @@
+import type { ModelRecord } from "./model_store.ts";
+
 /**
  * Persistent compilation records (what was asked for, not the plan itself): after a restart
  * a compilation is prepared again from its model on first use, so nothing a client created
@@ -25,12 +27,21 @@ export class CompilationStore {
     this.#kv = kv;
   }
 
-  /** Saves the record and its by-model index entry atomically. */
-  async save(record: CompilationRecord): Promise<void> {
-    await this.#kv.atomic()
+  /**
+   * Saves the record and its by-model index entry, in one atomic step with a check that the
+   * model's record is still `model` (read after preparing, not deleted). The model's record
+   * is rewritten as it is, which changes its versionstamp: a model delete that looked for
+   * compilations before this commit then fails its own check and looks again. False when the
+   * model changed meanwhile.
+   */
+  async save(record: CompilationRecord, model: Deno.KvEntry<ModelRecord>): Promise<boolean> {
+    const { ok } = await this.#kv.atomic()
+      .check(model)
+      .set(model.key, model.value)
       .set(["compilation", record.owner, record.id], record)
       .set(["model_compilation", record.owner, record.model, record.id], true)
       .commit();
+    return ok;
   }
 
   /** The record, or null. */
@@ -38,12 +49,18 @@ export class CompilationStore {
     return (await this.#kv.get<CompilationRecord>(["compilation", owner, id])).value;
   }
 
-  /** Deletes the record and its index entry. */
-  async remove(record: CompilationRecord): Promise<void> {
-    await this.#kv.atomic()
-      .delete(["compilation", record.owner, record.id])
-      .delete(["model_compilation", record.owner, record.model, record.id])
-      .commit();
+  /** Deletes the record and its index entry; null when absent (another delete took it first). */
+  async remove(owner: string, id: string): Promise<CompilationRecord | null> {
+    for (;;) {
+      const entry = await this.#kv.get<CompilationRecord>(["compilation", owner, id]);
+      if (!entry.value) return null;
+      const { ok } = await this.#kv.atomic()
+        .check(entry)
+        .delete(entry.key)
+        .delete(["model_compilation", owner, entry.value.model, id])
+        .commit();
+      if (ok) return entry.value;
+    }
   }
 
   /** Whether any compilation of the client still references the model. */

@@ -42,6 +42,11 @@ export interface StoredModel {
   weights: Uint8Array;
 }
 
+/** The KV key of a model's record. */
+export function modelKey(owner: string, id: string): Deno.KvKey {
+  return ["model", owner, id];
+}
+
 /** Models of all clients, keyed by owner and id. */
 export class ModelStore {
   readonly #kv: Deno.Kv;
@@ -61,12 +66,17 @@ export class ModelStore {
   async save(record: ModelRecord, model: StoredModel): Promise<void> {
     await writeFileAtomic(this.#file(record.id, "weights"), model.weights);
     await writeFileAtomic(this.#file(record.id, "json"), model.document);
-    await this.#kv.set(["model", record.owner, record.id], record);
+    await this.#kv.set(modelKey(record.owner, record.id), record);
   }
 
   /** The record, or null when absent (deleted records are returned; callers decide). */
   async get(owner: string, id: string): Promise<ModelRecord | null> {
-    return (await this.#kv.get<ModelRecord>(["model", owner, id])).value;
+    return (await this.entry(owner, id)).value;
+  }
+
+  /** The record with its versionstamp, for atomic steps that depend on it. */
+  entry(owner: string, id: string): Promise<Deno.KvEntryMaybe<ModelRecord>> {
+    return this.#kv.get<ModelRecord>(modelKey(owner, id));
   }
 
   /** Reads the files into memory and checks those bytes against the stored checksum. */
@@ -92,15 +102,24 @@ export class ModelStore {
     return model;
   }
 
-  /** Hides a model from its client while compilations still reference it. */
-  async markDeleted(record: ModelRecord): Promise<void> {
-    await this.#kv.set(["model", record.owner, record.id], { ...record, deleted: true });
+  /**
+   * Hides a model from its client while compilations still reference it; false when the
+   * record changed since `entry` was read (a compilation of it was saved meanwhile).
+   */
+  async markDeleted(entry: Deno.KvEntry<ModelRecord>): Promise<boolean> {
+    const { key, value } = entry;
+    return (await this.#kv.atomic().check(entry).set(key, { ...value, deleted: true }).commit())
+      .ok;
   }
 
-  /** Removes the metadata, then the document. */
-  async remove(owner: string, id: string): Promise<void> {
-    await this.#kv.delete(["model", owner, id]);
-    await removeIfPresent(this.#file(id, "json"));
-    await removeIfPresent(this.#file(id, "weights"));
+  /**
+   * Removes the metadata, then the document, unless the record changed since `entry` was
+   * read; false in that case.
+   */
+  async remove(entry: Deno.KvEntry<ModelRecord>): Promise<boolean> {
+    if (!(await this.#kv.atomic().check(entry).delete(entry.key).commit()).ok) return false;
+    await removeIfPresent(this.#file(entry.value.id, "json"));
+    await removeIfPresent(this.#file(entry.value.id, "weights"));
+    return true;
   }
 }
