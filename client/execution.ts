@@ -9,8 +9,10 @@ import { checkMemoryRegion, type Memory, type MemoryRange } from "./memory.ts";
 import {
   decodeBase64,
   encodeBase64,
+  fromJsonNumber,
   type TensorArray,
   type TensorValues,
+  toJsonNumber,
   toTensorArray,
 } from "./tensor.ts";
 import type {
@@ -111,9 +113,9 @@ export class Execution {
     const type = this.#check("input", index);
     const dimensions = copyDimensions(options.dimensions);
     if (typeof data === "number") {
-      this.#inputs[index] = { data: [data], ...dimensions };
+      this.#inputs[index] = { data: [toJsonNumber(data)], ...dimensions };
     } else if (Array.isArray(data)) {
-      this.#inputs[index] = { data: [...data], ...dimensions };
+      this.#inputs[index] = { data: data.map(toJsonNumber), ...dimensions };
     } else {
       this.#inputs[index] = { base64: encodeBase64(toTensorArray(type, data)), ...dimensions };
     }
@@ -241,8 +243,9 @@ export function decodeResult(
     }
     let data: TensorArray;
     if (output.base64 !== undefined) data = decodeBase64(type, output.base64);
-    else if (output.data !== undefined) data = toTensorArray(type, output.data);
-    else if (inMemory[k]) return { dimensions: output.dimensions };
+    else if (output.data !== undefined) {
+      data = toTensorArray(type, output.data.map(fromJsonNumber));
+    } else if (inMemory[k]) return { dimensions: output.dimensions };
     else throw new Error(`output ${k} came back without data`);
     return { dimensions: output.dimensions, data };
   });

@@ -6,7 +6,14 @@
 import { allocate, elementBytes, type TensorData, typedView, viewBytes } from "../nnapi/tensor.ts";
 import type { OperandType } from "../nnapi/types.ts";
 
-export { elementBytes, elementCount, isScalarType } from "../nnapi/tensor.ts";
+export {
+  elementBytes,
+  elementCount,
+  fromJsonNumber,
+  isScalarType,
+  type JsonNumber,
+  toJsonNumber,
+} from "../nnapi/tensor.ts";
 
 /** The typed array holding data of some operand type. */
 export type TensorArray = TensorData;

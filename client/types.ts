@@ -6,7 +6,7 @@
  * the service, and the two can never disagree on a name.
  */
 import type { OutputShape } from "../nnapi/errors.ts";
-import type { ChannelQuant } from "../nnapi/tensor.ts";
+import type { ChannelQuant, JsonNumber } from "../nnapi/tensor.ts";
 import {
   FUSED_NONE,
   FUSED_RELU,
@@ -119,7 +119,7 @@ export interface Timing {
 
 /** One execution argument on the wire (API.md "ARG"). */
 export type ArgumentJson =
-  | { data: number[]; dimensions?: number[] }
+  | { data: JsonNumber[]; dimensions?: number[] }
   | { base64: string; dimensions?: number[] }
   | { memory: string; offset: number; length: number; dimensions?: number[] }
   | { buffer: string; dimensions?: number[] }
@@ -138,7 +138,8 @@ export interface ExecutionRequestJson {
 /** One output of an execution response. */
 export interface OutputJson {
   dimensions: number[];
-  data?: number[];
+  /** Non-finite values come as "NaN", "Infinity", "-Infinity" (JSON has no such numbers). */
+  data?: JsonNumber[];
   base64?: string;
 }
 

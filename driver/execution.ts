@@ -13,6 +13,8 @@ import {
   fromNumbers,
   isFullySpecified,
   isScalarType,
+  type JsonNumber,
+  misfitReason,
   numberFitsType,
   type TensorData,
   viewBytes,
@@ -30,7 +32,7 @@ export interface MemoryRegion {
  * are bound (to `bytes` and `tensor`) by `arguments.ts` before validation.
  */
 export type ArgumentValue =
-  | { kind: "numbers"; values: readonly number[] }
+  | { kind: "numbers"; values: readonly JsonNumber[] }
   | { kind: "bytes"; bytes: Uint8Array }
   | { kind: "tensor"; data: TensorData; shape: readonly number[] }
   | ({ kind: "memory" } & MemoryRegion)
@@ -154,7 +156,7 @@ export function resolveInputs(prepared: Plan, request: ExecutionRequest): RunInp
       }
       const bad = values.findIndex((v) => !numberFitsType(operand.type, v));
       if (bad >= 0) {
-        throw invalid(`${what}: value ${values[bad]} at ${bad} does not fit ${operand.type}`, {
+        throw invalid(`${what}: value ${bad}: ${misfitReason(operand.type, values[bad])}`, {
           path: [...path, "data", bad],
         });
       }

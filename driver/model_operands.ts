@@ -14,6 +14,7 @@ import {
   isFullySpecified,
   isScalarType,
   MAX_TENSOR_BYTES,
+  misfitReason,
   numberFitsType,
   type TensorData,
 } from "../nnapi/tensor.ts";
@@ -156,7 +157,7 @@ function decodeConstant(
     }
     const bad = value.findIndex((v) => !numberFitsType(operand.type, v));
     if (bad >= 0) {
-      fail(`${at}: value[${bad}] = ${value[bad]} does not fit ${operand.type}`, [
+      fail(`${at}: value[${bad}]: ${misfitReason(operand.type, value[bad])}`, [
         ...path,
         "value",
         bad,

@@ -4,13 +4,25 @@
  * the boundary. Semantic rules (NNAPI validateModel) live in `model.ts`.
  */
 import { z } from "zod";
+import { NON_FINITE_NAMES } from "../nnapi/tensor.ts";
 import { LIFETIMES, OPERAND_TYPES, OPERATION_TYPES } from "../nnapi/types.ts";
 
 const index = z.number().int().nonnegative();
 
+/**
+ * One tensor element in JSON: a number, or the name of a non-finite value (JSON has none). A
+ * literal beyond a double's range (`1e999`) reads as infinite and is refused here by name.
+ */
+export const JsonNumberSchema = z.union([z.number(), z.enum(NON_FINITE_NAMES)], {
+  error: (issue) =>
+    issue.input === Infinity || issue.input === -Infinity
+      ? `a number beyond a double's range (it reads as ${issue.input}); write "Infinity", "-Infinity" or "NaN" for a non-finite value`
+      : `expected a number, or "NaN", "Infinity" or "-Infinity"`,
+});
+
 /** A constant's value: JSON numbers, or little-endian bytes in base64. */
 export const ValueSchema = z.union([
-  z.array(z.number()),
+  z.array(JsonNumberSchema),
   z.object({ base64: z.string() }).strict(),
 ]);
 

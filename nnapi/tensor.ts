@@ -151,16 +151,42 @@ export function toBytes(data: TensorData): Uint8Array {
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
 
-/** A typed array of the type holding JSON numbers (integers are truncated by the array). */
-export function fromNumbers(type: OperandType, values: readonly number[]): TensorData {
+/**
+ * JSON cannot write NaN or the infinities, so tensor values in JSON name them (as protobuf's
+ * JSON mapping does): `"NaN"`, `"Infinity"`, `"-Infinity"`. Everything else is a number.
+ */
+export const NON_FINITE_NAMES = ["NaN", "Infinity", "-Infinity"] as const;
+
+/** One tensor element as JSON carries it. */
+export type JsonNumber = number | typeof NON_FINITE_NAMES[number];
+
+/** The number a JSON tensor element stands for. */
+export function fromJsonNumber(value: JsonNumber): number {
+  if (typeof value === "number") return value;
+  return value === "NaN" ? NaN : value === "Infinity" ? Infinity : -Infinity;
+}
+
+/** A typed array of the type holding JSON values (checked by {@link numberFitsType} first). */
+export function fromNumbers(type: OperandType, values: readonly JsonNumber[]): TensorData {
   const out = allocate(type, values.length);
-  for (let i = 0; i < values.length; i++) out[i] = values[i];
+  for (let i = 0; i < values.length; i++) out[i] = fromJsonNumber(values[i]);
   return out;
 }
 
-/** Whether a JSON number fits the element type exactly (integers in range, finite floats). */
-export function numberFitsType(type: OperandType, value: number): boolean {
-  if (isFloatType(type)) return Number.isFinite(value) || Number.isNaN(value);
+/** The value a float operand type would store for a number (float16 and float32 rounding). */
+function roundToFloatType(type: OperandType, value: number): number {
+  return type === "FLOAT16" || type === "TENSOR_FLOAT16"
+    ? Math.f16round(value)
+    : Math.fround(value);
+}
+
+/**
+ * Whether a JSON value fits the element type: integers in range, floats that stay finite in
+ * the type (1e39 does not fit float32), and the non-finite names for float types only.
+ */
+export function numberFitsType(type: OperandType, value: JsonNumber): boolean {
+  if (typeof value === "string") return isFloatType(type);
+  if (isFloatType(type)) return Number.isFinite(roundToFloatType(type, value));
   if (!Number.isInteger(value)) return false;
   switch (type) {
     case "BOOL":
@@ -183,7 +209,22 @@ export function numberFitsType(type: OperandType, value: number): boolean {
   }
 }
 
-/** JSON numbers of a typed array (float16 widened to numbers, integers as integers). */
-export function toNumbers(data: TensorData): number[] {
-  return Array.from(data as ArrayLike<number>);
+/** Why a JSON value does not fit the type, for messages. */
+export function misfitReason(type: OperandType, value: JsonNumber): string {
+  if (typeof value === "string") return `${type} is not a float type and has no ${value}`;
+  if (isFloatType(type) && Number.isFinite(value)) {
+    return `${value} is beyond the range of ${type} (it would become infinite; write "Infinity" or "-Infinity" for an infinite value)`;
+  }
+  return `${value} does not fit ${type}`;
+}
+
+/** A number as a JSON tensor element: non-finite values by name. */
+export function toJsonNumber(value: number): JsonNumber {
+  if (Number.isFinite(value)) return value;
+  return Number.isNaN(value) ? "NaN" : value > 0 ? "Infinity" : "-Infinity";
+}
+
+/** JSON values of a typed array: float16 widened, non-finite values named, integers as is. */
+export function toJsonNumbers(data: TensorData): JsonNumber[] {
+  return Array.from(data as ArrayLike<number>, toJsonNumber);
 }

@@ -6,7 +6,7 @@ import { createRoute, type z } from "@hono/zod-openapi";
 import type { Driver } from "../driver/driver.ts";
 import { invalid } from "../nnapi/errors.ts";
 import type { InputArgument, OutputArgument } from "../driver/execution.ts";
-import { toBytes, toNumbers } from "../nnapi/tensor.ts";
+import { toBytes, toJsonNumbers } from "../nnapi/tensor.ts";
 import { newRouter } from "./router.ts";
 import {
   type Argument,
@@ -42,35 +42,35 @@ function decodeBase64(text: string, path: (string | number)[]): Uint8Array {
 /** Translates a wire ARG into the driver's input argument. */
 function inputArgument(arg: Arg, k: number): InputArgument {
   const path = ["inputs", k];
-  if ("omitted" in arg) return { value: { kind: "omitted" } };
-  if ("data" in arg) {
-    return { value: { kind: "numbers", values: arg.data }, dimensions: arg.dimensions };
+  const { dimensions } = arg;
+  if (arg.omitted) return { value: { kind: "omitted" } };
+  if (arg.data !== undefined) return { value: { kind: "numbers", values: arg.data }, dimensions };
+  if (arg.base64 !== undefined) {
+    const bytes = decodeBase64(arg.base64, [...path, "base64"]);
+    return { value: { kind: "bytes", bytes }, dimensions };
   }
-  if ("base64" in arg) {
-    return {
-      value: { kind: "bytes", bytes: decodeBase64(arg.base64, [...path, "base64"]) },
-      dimensions: arg.dimensions,
-    };
+  if (arg.memory !== undefined) {
+    const { memory, offset = 0, length = 0 } = arg;
+    return { value: { kind: "memory", memory, offset, length }, dimensions };
   }
-  if ("memory" in arg) {
-    const { memory, offset, length } = arg;
-    return { value: { kind: "memory", memory, offset, length }, dimensions: arg.dimensions };
-  }
-  if ("buffer" in arg) return { value: { kind: "buffer", token: arg.buffer } };
-  throw invalid(`input ${k} has no value: give data, base64 or omitted`, { path });
+  if (arg.buffer !== undefined) return { value: { kind: "buffer", token: arg.buffer } };
+  throw invalid(`input ${k} has no value: give data, base64, memory, buffer or omitted`, {
+    path,
+  });
 }
 
 function outputArgument(arg: Arg, k: number): OutputArgument {
   const path = ["outputs", k];
-  if ("memory" in arg) {
-    const { memory, offset, length } = arg;
-    return { dimensions: arg.dimensions, target: { kind: "memory", memory, offset, length } };
+  const { dimensions } = arg;
+  if (arg.memory !== undefined) {
+    const { memory, offset = 0, length = 0 } = arg;
+    return { dimensions, target: { kind: "memory", memory, offset, length } };
   }
-  if ("buffer" in arg) return { target: { kind: "buffer", token: arg.buffer } };
-  if ("data" in arg || "base64" in arg || "omitted" in arg) {
+  if (arg.buffer !== undefined) return { target: { kind: "buffer", token: arg.buffer } };
+  if (arg.data !== undefined || arg.base64 !== undefined || arg.omitted) {
     throw invalid(`output ${k}: an output takes only dimensions (or a memory region)`, { path });
   }
-  return { dimensions: arg.dimensions };
+  return { dimensions };
 }
 
 /** Execution routes. */
@@ -91,7 +91,7 @@ export function executionRoutes(driver: Driver) {
           ? { dimensions: o.shape }
           : base64
           ? { dimensions: o.shape, base64: toBytes(o.data).toBase64() }
-          : { dimensions: o.shape, data: toNumbers(o.data) }
+          : { dimensions: o.shape, data: toJsonNumbers(o.data) }
       ),
       outputShapes: result.outputShapes,
       ...(result.timing ? { timing: result.timing } : {}),

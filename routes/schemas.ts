@@ -3,6 +3,7 @@
  * generated OpenAPI document.
  */
 import { z } from "@hono/zod-openapi";
+import { JsonNumberSchema } from "../driver/model_schema.ts";
 import { ERROR_STATUSES } from "../nnapi/errors.ts";
 
 const dimensions = z.array(z.number().int().nonnegative());
@@ -78,22 +79,60 @@ export const CompilationBody = z.object({
   prepareMs: z.number(),
 }).openapi("Compilation");
 
-const withDimensions = { dimensions: dimensions.optional() };
+/** The keys of an argument that give it a value; at most one may appear. */
+const VALUE_KEYS = ["data", "base64", "memory", "buffer", "omitted"] as const;
 
-/** One execution argument (API.md "ARG"). */
-export const Argument = z.union([
-  z.object({ data: z.array(z.number()), ...withDimensions }).strict(),
-  z.object({ base64: z.string(), ...withDimensions }).strict(),
-  z.object({
-    memory: id,
-    offset: z.number().int().nonnegative(),
-    length: z.number().int().nonnegative(),
-    ...withDimensions,
-  }).strict(),
-  z.object({ buffer: id, ...withDimensions }).strict(),
-  z.object({ omitted: z.literal(true) }).strict(),
-  z.object({ ...withDimensions }).strict(),
-]).openapi("Argument");
+/**
+ * One execution argument (API.md "ARG"). One object with exclusive keys rather than a union
+ * of shapes, so that a fault is reported at the field that has it (`inputs.0.data.3`)
+ * instead of as a mismatch with whichever alternative came last.
+ */
+export const Argument = z.object({
+  data: z.array(JsonNumberSchema).optional(),
+  base64: z.string().optional(),
+  memory: id.optional(),
+  offset: z.number().int().nonnegative().optional(),
+  length: z.number().int().nonnegative().optional(),
+  buffer: id.optional(),
+  omitted: z.literal(true).optional(),
+  dimensions: dimensions.optional(),
+}).strict().superRefine((arg, context) => {
+  const given = VALUE_KEYS.filter((key) => arg[key] !== undefined);
+  if (given.length > 1) {
+    context.addIssue({
+      code: "custom",
+      message: `give one of ${VALUE_KEYS.join(", ")}; not ${given.join(" and ")} together`,
+      path: [given[1]],
+    });
+  }
+  const region = (["offset", "length"] as const).filter((key) => arg[key] !== undefined);
+  if (arg.memory !== undefined && region.length < 2) {
+    const missing = arg.offset === undefined ? "offset" : "length";
+    context.addIssue({
+      code: "custom",
+      message: "a memory region needs offset and length",
+      path: [missing],
+    });
+  }
+  if (arg.memory === undefined && region.length > 0) {
+    context.addIssue({
+      code: "custom",
+      message: `${region[0]} belongs to a memory region ({memory, offset, length})`,
+      path: [region[0]],
+    });
+  }
+  if (arg.omitted && arg.dimensions !== undefined) {
+    context.addIssue({
+      code: "custom",
+      message: "an omitted input has no dimensions",
+      path: ["dimensions"],
+    });
+  }
+}).openapi("Argument", {
+  description: 'Exactly one of data (JSON numbers; non-finite values as "NaN", ' +
+    '"Infinity", "-Infinity"), base64, {memory, offset, length}, buffer or omitted, ' +
+    "with optional dimensions; an output with none of them is returned inline.",
+});
 
 export const ExecutionRequest = z.object({
   inputs: z.array(Argument),
@@ -107,7 +146,7 @@ export const ExecutionBody = z.object({
   status: z.literal("NONE"),
   outputs: z.array(z.object({
     dimensions,
-    data: z.array(z.number()).optional(),
+    data: z.array(JsonNumberSchema).optional(),
     base64: z.string().optional(),
   })),
   outputShapes: z.array(z.object({ dimensions, isSufficient: z.boolean() })),
@@ -142,8 +181,14 @@ export const MemoryBody = z.object({
   createdAt: z.string(),
 }).openapi("Memory");
 
+/** `?offset=K`: a decimal non-negative integer (no hex, no exponent, not empty). */
 export const OffsetQuery = z.object({
-  offset: z.coerce.number().int().nonnegative().default(0),
+  offset: z.string()
+    .regex(/^\d+$/, "must be a decimal non-negative integer")
+    .transform(Number)
+    .refine(Number.isSafeInteger, "is too large")
+    .optional()
+    .transform((offset) => offset ?? 0),
 });
 
 export const BufferRequest = z.object({

@@ -2,7 +2,8 @@
  * The demo page (`GET /demo`, routes/demo.ts and web/): its browser copy of the burst wire
  * format against driver/burst_protocol.ts, its assets and model over REST, and the page itself
  * in headless Chromium with a fake camera, streaming frames through a burst of a real server.
- * The browser test is skipped where /usr/bin/chromium is absent; CI installs it (.ci/run).
+ * The browser test needs Debian's chromium (.ci/run installs it) and fails, naming the path it
+ * expected, where it is absent.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -11,7 +12,8 @@ import { DEMO_CLASSES, DEMO_INPUT_SIZE } from "../routes/demo.ts";
 import * as pageProtocol from "../web/burst_protocol.js";
 import { startTestServer, type TestServer } from "./server_fixture.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
+/** Debian's chromium (NNSERVE_CHROMIUM overrides the path). */
+const CHROMIUM = Deno.env.get("NNSERVE_CHROMIUM") ?? "/usr/bin/chromium";
 const CHROMIUM_ARGS = [
   "--headless",
   "--no-sandbox",
@@ -26,12 +28,16 @@ const CHROMIUM_ARGS = [
 ];
 const FRAMES_WANTED = 50;
 
-function hasChromium(): boolean {
+/** Fails the test, saying where the browser was expected, when it is not installed. */
+function requireChromium(): void {
   try {
-    return Deno.statSync(CHROMIUM).isFile;
+    if (Deno.statSync(CHROMIUM).isFile) return;
   } catch {
-    return false;
+    // reported below
   }
+  throw new Error(
+    `Chromium is missing: expected ${CHROMIUM} (apt-get install chromium; .ci/run does)`,
+  );
 }
 
 function sampleRequests(): driverProtocol.BurstRequest[] {
@@ -224,8 +230,8 @@ async function burstsActive(server: TestServer): Promise<number> {
 
 Deno.test({
   name: "the demo page streams fake-camera frames through a burst in headless Chromium",
-  ignore: !hasChromium(),
   async fn() {
+    requireChromium();
     const key = "demo-browser-test-key";
     const server = await startTestServer({ apiKeys: new Map([[key, "demo"]]) });
     const profile = await Deno.makeTempDir({ prefix: "nnserve-chromium-" });

@@ -53,10 +53,12 @@ function argument(name: string): string | undefined {
 }
 
 if (import.meta.main) {
-  const dir = ctsDirectory();
-  if (!dir) {
-    console.log("cts: vectors not found; 0 passed, 0 failed, 0 skipped");
-    Deno.exit(0);
+  let dir: string;
+  try {
+    dir = ctsDirectory();
+  } catch (error) {
+    console.error(`cts: ${(error as Error).message}`);
+    Deno.exit(1);
   }
   const filter = argument("--filter");
   const versions = (argument("--versions") ?? "V1_0").split(",");

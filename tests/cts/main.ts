@@ -44,11 +44,12 @@ async function main(): Promise<number> {
       "api-key": { type: "string" },
     },
   });
-  const directory = ctsDirectory();
-  if (directory === undefined) {
-    console.log("cts: the NNAPI CTS vectors were not found (set NNSERVE_CTS_DIR); nothing to run");
-    console.log("cts: 0 passed, 0 failed, 0 skipped");
-    return 0;
+  let directory: string;
+  try {
+    directory = ctsDirectory();
+  } catch (error) {
+    console.error(`cts: ${(error as Error).message}`);
+    return 1;
   }
   const concurrency = Number(values.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1) {

@@ -513,7 +513,6 @@ async function runCaseSteps(
 /** Runs every selected case against the service and tallies the outcomes. */
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
   const directory = options.directory ?? ctsDirectory();
-  if (directory === undefined) throw new Error("the CTS vectors are not available");
   const transport = new Transport({ baseUrl: options.baseUrl, apiKey: options.apiKey });
   const report: ConformanceReport = {
     total: 0,

@@ -26,15 +26,22 @@ export interface CtsCase {
   dynamicOutputShape: boolean;
 }
 
-/** The directory holding the vectors, or undefined when they are absent. */
-export function ctsDirectory(): string | undefined {
+/**
+ * The directory holding the vectors. Missing vectors are an error naming where they were
+ * expected, never an empty run: a conformance check with nothing to check must not pass.
+ */
+export function ctsDirectory(): string {
   const dir = Deno.env.get("NNSERVE_CTS_DIR") ??
     fileURLToPath(new URL("../../../shared/nnapi-cts", import.meta.url));
   try {
-    return Deno.statSync(`${dir}/index.json`).isFile ? dir : undefined;
+    if (Deno.statSync(`${dir}/index.json`).isFile) return dir;
   } catch {
-    return undefined;
+    // reported below
   }
+  throw new Error(
+    `the NNAPI CTS vectors are missing: expected ${dir}/index.json ` +
+      "(../shared/nnapi-cts beside the project, or set NNSERVE_CTS_DIR)",
+  );
 }
 
 /** Reads every case of the given versions whose name matches the filter. */

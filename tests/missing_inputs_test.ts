@@ -1,0 +1,45 @@
+/**
+ * Tests whose inputs are missing fail, saying where the inputs were expected; they never pass
+ * or skip silently. Each check runs the real test files in a child `deno test` with the input
+ * pointed at a path that does not exist.
+ */
+import { match, notStrictEqual } from "node:assert/strict";
+
+async function runTests(files: string[], env: Record<string, string>) {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["test", "-A", "--no-check", ...files],
+    cwd: new URL("..", import.meta.url).pathname,
+    env: { ...env, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+  return { code: output.code, text };
+}
+
+Deno.test("the conformance tests fail, naming the path, when the CTS vectors are missing", async () => {
+  const missing = "/nonexistent/nnapi-cts";
+  const files = ["tests/cts_v1_0_test.ts", "tests/cts_memory_test.ts", "tests/burst_cts_test.ts"];
+  const { code, text } = await runTests(files, { NNSERVE_CTS_DIR: missing });
+  notStrictEqual(code, 0, text);
+  match(text, /0 passed \| 3 failed/);
+  match(text, /the NNAPI CTS vectors are missing: expected \/nonexistent\/nnapi-cts\/index\.json/);
+  const cli = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "tests/cts/main.ts", "--versions", "V1_0"],
+    cwd: new URL("..", import.meta.url).pathname,
+    env: { NNSERVE_CTS_DIR: missing, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  notStrictEqual(cli.code, 0, "deno task cts fails too");
+  match(new TextDecoder().decode(cli.stderr), /vectors are missing: expected \/nonexistent/);
+});
+
+Deno.test("the demo browser test fails, naming the path, when Chromium is missing", async () => {
+  const { code, text } = await runTests(["tests/demo_browser_test.ts"], {
+    NNSERVE_CHROMIUM: "/nonexistent/chromium",
+  });
+  notStrictEqual(code, 0, text);
+  match(text, /Chromium is missing: expected \/nonexistent\/chromium/);
+  match(text, /1 failed/);
+});
