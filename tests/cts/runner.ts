@@ -16,6 +16,7 @@ import {
   decodeBase64,
   elementBytes,
   elementCount,
+  fromJsonNumber,
   littleEndianBytes,
   toTensorArray,
 } from "../../client/tensor.ts";
@@ -138,7 +139,7 @@ function outputValues(
   type: string,
   output: ExecutionResponseJson["outputs"][number],
 ): ArrayLike<number> {
-  if (output.data !== undefined) return output.data;
+  if (output.data !== undefined) return output.data.map(fromJsonNumber);
   if (output.base64 !== undefined) return decodeBase64(type as OperandType, output.base64);
   throw new Verdict("failed", "an output came back without data");
 }
