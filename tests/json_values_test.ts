@@ -5,16 +5,10 @@
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { NnClient } from "../client/mod.ts";
-import { addModel, startTestServer, type TestServer } from "./server_fixture.ts";
+import { addModel, type TestServer, withTestServer } from "./server_fixture.ts";
 
-async function withServer(fn: (server: TestServer) => Promise<void>): Promise<void> {
-  const server = await startTestServer();
-  try {
-    await fn(server);
-  } finally {
-    await server.close();
-    await Deno.remove(server.dataDir, { recursive: true });
-  }
+function withServer(fn: (server: TestServer) => Promise<void>): Promise<void> {
+  return withTestServer({}, fn);
 }
 
 async function compileAdd(server: TestServer, n: number): Promise<string> {

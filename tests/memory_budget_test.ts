@@ -4,7 +4,7 @@
  * succeeds, and a memory that an execution still holds stays counted after its delete.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { startTestServer, type TestServer } from "./server_fixture.ts";
+import { type TestServer, withTestServer } from "./server_fixture.ts";
 
 const KIB = 1024;
 
@@ -22,16 +22,10 @@ async function deleteMemory(server: TestServer, id: string): Promise<number> {
   return response.status;
 }
 
-async function withServer(budget: number, fn: (server: TestServer) => Promise<void>) {
-  const server = await startTestServer({
+function withServer(budget: number, fn: (server: TestServer) => Promise<void>) {
+  return withTestServer({
     memoryLimits: { maxMemoryBytes: 1024 * KIB, clientBudgetBytes: budget },
-  });
-  try {
-    await fn(server);
-  } finally {
-    await server.close();
-    await Deno.remove(server.dataDir, { recursive: true });
-  }
+  }, fn);
 }
 
 Deno.test("concurrent deletes and creates never lose a budget update", async () => {

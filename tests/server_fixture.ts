@@ -42,6 +42,20 @@ export async function startTestServer(
   };
 }
 
+/** Runs `fn` against a fresh server, then closes it and removes its data directory. */
+export async function withTestServer(
+  options: Partial<ServerConfig>,
+  fn: (server: TestServer) => Promise<void>,
+): Promise<void> {
+  const server = await startTestServer(options);
+  try {
+    await fn(server);
+  } finally {
+    await server.close();
+    await Deno.remove(server.dataDir, { recursive: true });
+  }
+}
+
 /** A one-operation float model: out = a + b (both [n] float32 inputs), for quick checks. */
 export function addModel(n: number) {
   const tensor = { type: "TENSOR_FLOAT32", dimensions: [n], scale: 0, zeroPoint: 0 };
