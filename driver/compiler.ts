@@ -11,7 +11,12 @@ import { invalid } from "../nnapi/errors.ts";
 import type { Metrics } from "./metrics.ts";
 import type { Model } from "./model.ts";
 import { attachWeights, decodePlan, encodePlan } from "./plan_codec.ts";
-import { type Plan, type PreparedModel, prepareModel } from "./prepared_model.ts";
+import {
+  checkPreparationDeadline,
+  type Plan,
+  type PreparedModel,
+  prepareModelAsync,
+} from "./prepared_model.ts";
 
 /** How a compilation's plan was obtained. */
 export interface Compiled {
@@ -69,8 +74,12 @@ export class Compiler {
     });
   }
 
-  /** Validates support on the selected devices and builds the plan (the cold path). */
-  prepare(model: Model, record: CompilationRecord): PreparedModel {
+  /**
+   * Validates support on the selected devices and builds the plan (the cold path), letting
+   * other requests run meanwhile and failing with MISSED_DEADLINE_PERSISTENT once `deadline`
+   * (epoch ms) has passed.
+   */
+  prepare(model: Model, record: CompilationRecord, deadline?: number): Promise<PreparedModel> {
     const devices = this.selectDevices(record.devices);
     const support = devices.map((d) => d.supportedOperations(model));
     model.operations.forEach((op, k) => {
@@ -83,22 +92,34 @@ export class Compiler {
         );
       }
     });
-    return prepareModel(model, { preference: record.preference, priority: record.priority });
+    return prepareModelAsync(
+      model,
+      { preference: record.preference, priority: record.priority },
+      { deadline },
+    );
   }
 
   /**
    * Prepares a compilation; with a cache key, from the cache when possible. A cache problem
-   * is never an error: it is logged, counted, and the plan prepared from scratch.
+   * is never an error: it is logged, counted, and the plan prepared from scratch. With a
+   * `deadline` (epoch ms), preparation stops with MISSED_DEADLINE_PERSISTENT at its first
+   * step after the deadline (after loading the model, between operations, before caching).
    */
   async compile(
     record: CompilationRecord,
     loadModel: () => Promise<Model>,
     cacheKey: string | undefined,
-    options: { dropCached?: boolean } = {},
+    options: { dropCached?: boolean; deadline?: number } = {},
   ): Promise<Compiled> {
+    const { deadline } = options;
+    const load = async () => {
+      const model = await loadModel();
+      checkPreparationDeadline(deadline, "after loading the model");
+      return model;
+    };
     if (!cacheKey) {
       this.#count("none");
-      return prepared(this.prepare(await loadModel(), record), "none");
+      return prepared(await this.prepare(await load(), record, deadline), "none");
     }
     if (options.dropCached) await this.#cache.delete(cacheKey);
     const lookup = await this.#cache.load(cacheKey);
@@ -127,7 +148,8 @@ export class Compiler {
       console.warn(`nnserve: compilation cache entry rejected (${rejected}); preparing anew`);
       this.#count("rejected");
     }
-    const plan = this.prepare(await loadModel(), record);
+    const plan = await this.prepare(await load(), record, deadline);
+    checkPreparationDeadline(deadline, "before writing the compilation cache");
     const { model, data } = encodePlan(plan);
     await this.#cache.save(cacheKey, model, data);
     this.#count("miss");

@@ -39,7 +39,7 @@ import { Metrics } from "./metrics.ts";
 import type { ModelJson } from "./model_schema.ts";
 import { type ModelInfo, ModelRegistry, publicModel } from "./model_registry.ts";
 import type { ModelRecord } from "../store/model_store.ts";
-import type { PreparedModel } from "./prepared_model.ts";
+import { estimateWork, type PreparedModel } from "./prepared_model.ts";
 
 /** Where the driver keeps state and how much parallelism it uses. */
 export interface DriverConfig {
@@ -210,6 +210,12 @@ export class Driver {
       record,
       () => this.#models.load(modelRecord),
       record.cacheKey,
+      {
+        // Epoch ms, counted from the request's start: preparation stops once it passes.
+        deadline: request.deadlineMs === undefined
+          ? undefined
+          : Date.now() - (performance.now() - started) + request.deadlineMs,
+      },
     );
     const prepareMs = performance.now() - started;
     if (request.deadlineMs !== undefined && prepareMs > request.deadlineMs) {
@@ -378,10 +384,19 @@ export class Driver {
     const bound = await bindArguments(context, request);
     try {
       const inputs = resolveInputs(prepared, bound.request);
+      // Epoch ms, counted from the request's start (loading and binding count too).
       const deadline = request.deadlineMs === undefined
         ? undefined
-        : Date.now() + request.deadlineMs;
-      const inline = prepared.work !== undefined && prepared.work <= this.#inlineWork;
+        : Date.now() - (performance.now() - started) + request.deadlineMs;
+      if (deadline !== undefined && Date.now() >= deadline) {
+        throw new DriverError(
+          "MISSED_DEADLINE_TRANSIENT",
+          "the deadline passed before the execution started",
+        );
+      }
+      // Only plans of known, small work run on this thread, where nothing could stop them.
+      const work = estimateWork(prepared);
+      const inline = work !== undefined && work <= this.#inlineWork;
       const { outputs, onDeviceUs } = inline
         ? runMeasured(live.executable ??= new Executable(prepared), inputs)
         : await this.#pool.run(id, prepared, inputs, { priority: record.priority, deadline });

@@ -1,8 +1,15 @@
 /**
  * A pool of executor workers, so that kernels never block the server's event loop and
  * executions of one compilation can run in parallel. Each worker caches the plans it has
- * seen (constants are shared through SharedArrayBuffer, not copied). A worker that overruns
- * an execution's deadline or dies is replaced.
+ * seen (constants are shared through SharedArrayBuffer, not copied). An execution's deadline
+ * holds from the moment it is queued: waiting, it is taken out of the queue when the
+ * deadline passes; running, its worker is replaced. A worker that dies is replaced too.
+ *
+ * Constructing a Worker blocks the calling thread while the new isolate starts (tens of
+ * milliseconds, more on a busy machine), so only the pool's first workers are built on the
+ * server's thread, at start. Replacements come from the executor spawner
+ * (`executor_spawner.ts`), a worker that builds them on its own thread and keeps a warm
+ * spare; every executor talks to the pool over a MessagePort of its own.
  */
 import { DriverError, type DriverErrorDetails, type ErrorStatus } from "../nnapi/errors.ts";
 import type { RunInput, RunOutput } from "./executable.ts";
@@ -31,6 +38,21 @@ export type WorkerResponse =
     details: DriverErrorDetails;
   };
 
+/** The first message to an executor worker: the port it serves the pool on. */
+export interface ExecutorConnect {
+  port: MessagePort;
+}
+
+/** Messages to the executor spawner; `executor` names one spawned executor. */
+export type SpawnerRequest =
+  | { kind: "spawn"; executor: number }
+  | { kind: "terminate"; executor: number };
+
+/** Messages from the executor spawner. */
+export type SpawnerResponse =
+  | { kind: "spawned"; executor: number; port: MessagePort }
+  | { kind: "failed"; executor: number; message: string };
+
 /** What a finished run reports. */
 export interface PoolResult {
   outputs: RunOutput[];
@@ -49,26 +71,38 @@ interface Job {
   inputs: RunInput[];
   priority: Priority;
   deadline?: number;
+  /** Fires at the deadline, whether the job is still queued or already running. */
+  timer?: ReturnType<typeof setTimeout>;
   resolve(result: PoolResult): void;
   reject(error: Error): void;
 }
 
 interface Slot {
-  worker: Worker;
+  /** Where the executor listens; undefined until a spawned executor is handed over. */
+  port?: MessagePort;
+  /** Terminates the executor's worker. */
+  stop(): void;
+  /** The spawner's name for a spawned executor. */
+  executor?: number;
   loaded: Set<string>;
   job?: Job;
-  timer?: ReturnType<typeof setTimeout>;
 }
+
+const EXECUTOR_URL = new URL("./executor_worker.ts", import.meta.url).href;
+const SPAWNER_URL = new URL("./executor_spawner.ts", import.meta.url).href;
 
 /** Runs prepared models on a fixed number of workers with a priority queue. */
 export class ExecutorPool {
   readonly #slots: Slot[] = [];
   readonly #queue: Job[] = [];
+  #spawner: Worker;
   #nextId = 1;
+  #nextExecutor = 1;
   #closed = false;
 
   constructor(size: number) {
-    for (let i = 0; i < Math.max(1, size); i++) this.#slots.push(this.#spawn());
+    this.#spawner = this.#startSpawner();
+    for (let i = 0; i < Math.max(1, size); i++) this.#slots.push(this.#startHere());
   }
 
   /** Number of executions waiting for a worker. */
@@ -76,7 +110,10 @@ export class ExecutorPool {
     return this.#queue.length;
   }
 
-  /** Runs one execution; rejects with MISSED_DEADLINE_* when `deadline` (epoch ms) passes. */
+  /**
+   * Runs one execution; rejects with MISSED_DEADLINE_TRANSIENT when `deadline` (epoch ms)
+   * passes, at once if it already has, while queued or while running.
+   */
   run(
     compilation: string,
     prepared: PreparedModel,
@@ -85,6 +122,9 @@ export class ExecutorPool {
   ): Promise<PoolResult> {
     if (this.#closed) {
       return Promise.reject(new DriverError("DEVICE_UNAVAILABLE", "the executor is shut down"));
+    }
+    if (options.deadline !== undefined && Date.now() >= options.deadline) {
+      return Promise.reject(missedDeadline("the deadline passed before the execution started"));
     }
     return new Promise((resolve, reject) => {
       const job: Job = {
@@ -102,6 +142,9 @@ export class ExecutorPool {
       );
       if (at < 0) at = this.#queue.length;
       this.#queue.splice(at, 0, job);
+      if (job.deadline !== undefined) {
+        job.timer = setTimeout(() => this.#expire(job), job.deadline - Date.now());
+      }
       this.#dispatch();
     });
   }
@@ -110,7 +153,7 @@ export class ExecutorPool {
   unload(compilation: string): void {
     for (const slot of this.#slots) {
       if (slot.loaded.delete(compilation)) {
-        slot.worker.postMessage({ kind: "unload", compilation } satisfies WorkerRequest);
+        slot.port?.postMessage({ kind: "unload", compilation } satisfies WorkerRequest);
       }
     }
   }
@@ -119,46 +162,119 @@ export class ExecutorPool {
   close(): void {
     this.#closed = true;
     const failure = new DriverError("DEVICE_UNAVAILABLE", "the executor is shut down");
-    for (const job of this.#queue.splice(0)) job.reject(failure);
-    for (const slot of this.#slots) {
-      clearTimeout(slot.timer);
-      slot.job?.reject(failure);
-      slot.worker.terminate();
+    for (const job of this.#queue.splice(0)) {
+      clearTimeout(job.timer);
+      job.reject(failure);
     }
+    for (const slot of this.#slots) {
+      clearTimeout(slot.job?.timer);
+      slot.job?.reject(failure);
+      slot.port?.close();
+      slot.stop();
+    }
+    this.#spawner.terminate(); // and with it every executor it spawned
   }
 
-  #spawn(): Slot {
-    const worker = new Worker(new URL("./executor_worker.ts", import.meta.url).href, {
-      type: "module",
-    });
-    const slot: Slot = { worker, loaded: new Set() };
-    worker.onmessage = (event: MessageEvent<WorkerResponse>) => this.#finish(slot, event.data);
+  /** An executor built on this thread (at start, before the server serves). */
+  #startHere(): Slot {
+    const worker = new Worker(EXECUTOR_URL, { type: "module" });
+    const slot: Slot = { stop: () => worker.terminate(), loaded: new Set() };
     worker.onerror = (event) => {
       event.preventDefault();
-      this.#replace(slot, new DriverError("GENERAL_FAILURE", `executor failed: ${event.message}`));
+      this.#replace(slot, executorFailed(event.message));
     };
+    const channel = new MessageChannel();
+    worker.postMessage({ port: channel.port2 } satisfies ExecutorConnect, [channel.port2]);
+    this.#connect(slot, channel.port1);
     return slot;
   }
 
+  /** An executor from the spawner; it takes work once its port arrives. */
+  #startSpawned(): Slot {
+    const executor = this.#nextExecutor++;
+    const slot: Slot = {
+      executor,
+      stop: () => {
+        this.#spawner.postMessage({ kind: "terminate", executor } satisfies SpawnerRequest);
+      },
+      loaded: new Set(),
+    };
+    this.#spawner.postMessage({ kind: "spawn", executor } satisfies SpawnerRequest);
+    return slot;
+  }
+
+  #startSpawner(): Worker {
+    const spawner = new Worker(SPAWNER_URL, { type: "module" });
+    spawner.onmessage = (event: MessageEvent<SpawnerResponse>) => {
+      const response = event.data;
+      const slot = this.#slots.find((s) => s.executor === response.executor);
+      if (response.kind === "failed") {
+        if (slot) this.#replace(slot, executorFailed(response.message));
+      } else if (slot && !slot.port) {
+        this.#connect(slot, response.port);
+        this.#dispatch();
+      } else {
+        // Replaced or shut down meanwhile.
+        response.port.close();
+        spawner.postMessage({ kind: "terminate", executor: response.executor });
+      }
+    };
+    spawner.onerror = (event) => {
+      event.preventDefault();
+      console.error(`nnserve: executor spawner failed (${event.message}); restarting it`);
+      if (this.#closed) return;
+      spawner.terminate();
+      this.#spawner = this.#startSpawner();
+      for (const slot of this.#slots) {
+        if (slot.executor !== undefined) this.#replace(slot, executorFailed(event.message));
+      }
+    };
+    return spawner;
+  }
+
+  #connect(slot: Slot, port: MessagePort): void {
+    slot.port = port;
+    port.onmessage = (event: MessageEvent<WorkerResponse>) => this.#finish(slot, event.data);
+  }
+
+  /** A job's deadline passed: out of the queue, or its worker replaced if it is running. */
+  #expire(job: Job): void {
+    const queued = this.#queue.indexOf(job);
+    if (queued >= 0) {
+      this.#queue.splice(queued, 1);
+      job.reject(missedDeadline("the deadline passed while the execution waited for a worker"));
+      return;
+    }
+    const slot = this.#slots.find((s) => s.job === job);
+    if (slot) this.#replace(slot, missedDeadline("the execution overran its deadline"));
+  }
+
   #replace(slot: Slot, failure: DriverError): void {
-    clearTimeout(slot.timer);
     const job = slot.job;
-    slot.worker.terminate();
+    clearTimeout(job?.timer);
+    slot.port?.close();
+    slot.stop();
     const index = this.#slots.indexOf(slot);
-    if (index >= 0 && !this.#closed) this.#slots[index] = this.#spawn();
+    if (index >= 0 && !this.#closed) this.#slots[index] = this.#startSpawned();
     job?.reject(failure);
     this.#dispatch();
   }
 
+  /** The next queued job whose deadline has not passed (expired ones are rejected). */
+  #nextJob(): Job | undefined {
+    for (let job = this.#queue.shift(); job; job = this.#queue.shift()) {
+      if (job.deadline === undefined || Date.now() < job.deadline) return job;
+      clearTimeout(job.timer);
+      job.reject(missedDeadline("the deadline passed while the execution waited for a worker"));
+    }
+    return undefined;
+  }
+
   #dispatch(): void {
     for (const slot of this.#slots) {
-      if (slot.job || this.#queue.length === 0) continue;
-      const job = this.#queue.shift()!;
-      const now = Date.now();
-      if (job.deadline !== undefined && now >= job.deadline) {
-        job.reject(new DriverError("MISSED_DEADLINE_TRANSIENT", "the deadline passed in queue"));
-        continue;
-      }
+      if (slot.job || !slot.port) continue;
+      const job = this.#nextJob();
+      if (!job) return;
       slot.job = job;
       const needsPlan = !slot.loaded.has(job.compilation);
       slot.loaded.add(job.compilation);
@@ -167,7 +283,7 @@ export class ExecutorPool {
           ? [toBytes(i.data).buffer as ArrayBuffer]
           : []
       );
-      slot.worker.postMessage(
+      slot.port.postMessage(
         {
           kind: "run",
           id: job.id,
@@ -177,21 +293,13 @@ export class ExecutorPool {
         } satisfies WorkerRequest,
         [...new Set(transfer)],
       );
-      if (job.deadline !== undefined) {
-        slot.timer = setTimeout(() => {
-          this.#replace(
-            slot,
-            new DriverError("MISSED_DEADLINE_TRANSIENT", "the execution overran its deadline"),
-          );
-        }, job.deadline - now);
-      }
     }
   }
 
   #finish(slot: Slot, response: WorkerResponse): void {
     const job = slot.job;
     if (!job || job.id !== response.id) return;
-    clearTimeout(slot.timer);
+    clearTimeout(job.timer);
     slot.job = undefined;
     if (response.kind === "result") {
       job.resolve({ outputs: response.outputs, onDeviceUs: response.onDeviceUs });
@@ -200,4 +308,12 @@ export class ExecutorPool {
     }
     this.#dispatch();
   }
+}
+
+function missedDeadline(message: string): DriverError {
+  return new DriverError("MISSED_DEADLINE_TRANSIENT", message);
+}
+
+function executorFailed(message: string): DriverError {
+  return new DriverError("GENERAL_FAILURE", `executor failed: ${message}`);
 }

@@ -1,21 +1,28 @@
 /**
  * Executor worker: keeps the executables of the compilations it was sent and runs them off
- * the server's event loop. Messages are defined in `executor_pool.ts`.
+ * the server's event loop. Its first message is the port it serves the pool on (the pool or
+ * the executor spawner created it); messages are defined in `executor_pool.ts`.
  */
 /// <reference lib="deno.worker" />
 import { DriverError } from "../nnapi/errors.ts";
 import { Executable, runMeasured } from "./executable.ts";
-import type { WorkerRequest, WorkerResponse } from "./executor_pool.ts";
+import type { ExecutorConnect, WorkerRequest, WorkerResponse } from "./executor_pool.ts";
 import { toBytes } from "../nnapi/tensor.ts";
 
 const executables = new Map<string, Executable>();
 
-function respond(message: WorkerResponse, transfer: Transferable[] = []): void {
-  self.postMessage(message, transfer);
-}
+self.onmessage = (event: MessageEvent<ExecutorConnect>) => {
+  const { port } = event.data;
+  self.onmessage = null;
+  port.onmessage = (request: MessageEvent<WorkerRequest>) => {
+    serve(request.data, (message, transfer = []) => port.postMessage(message, transfer));
+  };
+};
 
-self.onmessage = (event: MessageEvent<WorkerRequest>) => {
-  const request = event.data;
+function serve(
+  request: WorkerRequest,
+  respond: (message: WorkerResponse, transfer?: Transferable[]) => void,
+): void {
   if (request.kind === "unload") {
     executables.delete(request.compilation);
     return;
@@ -42,4 +49,4 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
       : { status: "GENERAL_FAILURE" as const, message: String(error), details: {} };
     respond({ kind: "error", id: request.id, ...failure });
   }
-};
+}

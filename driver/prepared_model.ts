@@ -5,14 +5,14 @@
  * plain structured-clonable data: executor workers take it as it is, and the compilation
  * cache stores it as a JSON model cache plus the constant buffer as data cache.
  */
+import { DriverError } from "../nnapi/errors.ts";
 import type { Model } from "./model.ts";
-import type { PrepareInput } from "./operations/operation.ts";
+import { operationWork, type PrepareInput } from "./operations/operation.ts";
 import { operationDefinition } from "./operations/registry.ts";
 import {
   byteSize,
   type ChannelQuant,
   elementBytes,
-  elementCount,
   isFullySpecified,
   type TensorData,
   typedView,
@@ -86,11 +86,6 @@ export interface PreparedModel {
   halVersion: HalVersion;
   /** Present when every intermediate shape is known at preparation. */
   arena?: ArenaLayout;
-  /**
-   * Estimated multiply-adds (or element operations) of one execution, for static plans: the
-   * driver runs very small plans on its own thread instead of paying a worker round trip.
-   */
-  work?: number;
   options: PrepareOptions;
   /** CONSTANT_COPY values; shared with workers, never written after preparation. */
   smallConstants: SharedArrayBuffer;
@@ -114,11 +109,14 @@ export function constantView(prepared: PreparedModel, ref: TensorRef): TensorDat
   return typedView(ref.type, buffer, ref.offset, ref.length);
 }
 
-/** Lays tensors out one after the other in a new shared buffer and copies them in. */
-function packBuffer(
+/**
+ * Lays tensors out one after the other in a new shared buffer and copies them in, pausing
+ * (see {@link preparationSteps}) after each tensor.
+ */
+function* packBuffer(
   name: TensorRef["buffer"],
   tensors: { type: OperandType; data: TensorData }[],
-): { buffer: SharedArrayBuffer; refs: TensorRef[] } {
+): Generator<string, { buffer: SharedArrayBuffer; refs: TensorRef[] }> {
   let total = 0;
   const refs = tensors.map(({ type, data }) => {
     const ref = { buffer: name, type, offset: total, length: data.length };
@@ -126,9 +124,10 @@ function packBuffer(
     return ref;
   });
   const buffer = new SharedArrayBuffer(Math.max(total, TENSOR_ALIGNMENT));
-  tensors.forEach(({ type, data }, i) => {
+  for (const [i, { type, data }] of tensors.entries()) {
     typedView(type, buffer, refs[i].offset, refs[i].length).set(data as never);
-  });
+    yield `while copying constants (${i + 1} of ${tensors.length} ${name} tensors copied)`;
+  }
   return { buffer, refs };
 }
 
@@ -181,12 +180,23 @@ function layoutArena(model: Model, steps: PreparedStep[]): ArenaLayout | undefin
   return { size, offsets };
 }
 
-/** Runs each operation's `pack` hook on its constant weights (static plans only). */
-function packWeights(model: Model, staticPlan: boolean): (TensorData[] | undefined)[] {
-  return model.runOrder.map((k) => {
+/**
+ * Runs each operation's `pack` hook on its constant weights (static plans only), pausing
+ * after each operation.
+ */
+function* packWeights(
+  model: Model,
+  staticPlan: boolean,
+): Generator<string, (TensorData[] | undefined)[]> {
+  const packed: (TensorData[] | undefined)[] = [];
+  for (const k of model.runOrder) {
     const op = model.operations[k];
     const definition = operationDefinition(op.type);
-    if (!staticPlan || !definition?.pack) return undefined;
+    if (!staticPlan || !definition?.pack) {
+      packed.push(undefined);
+      yield `after operation ${k} (${op.type})`;
+      continue;
+    }
     const inputs: PrepareInput[] = op.inputs.map((i) => ({
       ...model.operands[i],
       shape: model.operands[i].dimensions,
@@ -196,12 +206,72 @@ function packWeights(model: Model, staticPlan: boolean): (TensorData[] | undefin
       ...model.operands[i],
       shape: model.operands[i].dimensions,
     }));
-    return definition.pack(inputs, outputs);
-  });
+    packed.push(definition.pack(inputs, outputs));
+    yield `after packing the weights of operation ${k} (${op.type})`;
+  }
+  return packed;
 }
 
 /** Builds the plan of a validated model whose operations are all supported. */
 export function prepareModel(model: Model, options: PrepareOptions): PreparedModel {
+  const steps = preparationSteps(model, options);
+  let step = steps.next();
+  while (!step.done) step = steps.next();
+  return step.value;
+}
+
+/** How long preparation works before it lets the event loop serve other requests. */
+const PREPARATION_SLICE_MS = 10;
+
+/**
+ * Builds the plan like {@link prepareModel}, but gives the event loop a turn every
+ * {@link PREPARATION_SLICE_MS} of work (a zero-delay timer: other requests are served
+ * meanwhile) and fails with MISSED_DEADLINE_PERSISTENT at the first pause after `deadline`
+ * (`Date.now()` milliseconds). A single operation's packing is never interrupted.
+ */
+export async function prepareModelAsync(
+  model: Model,
+  options: PrepareOptions,
+  control: { deadline?: number } = {},
+): Promise<PreparedModel> {
+  const steps = preparationSteps(model, options);
+  let sliceStart = performance.now();
+  let step = steps.next();
+  while (!step.done) {
+    if (performance.now() - sliceStart >= PREPARATION_SLICE_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      sliceStart = performance.now();
+    }
+    checkPreparationDeadline(control.deadline, step.value);
+    step = steps.next();
+  }
+  return step.value;
+}
+
+/**
+ * Fails with MISSED_DEADLINE_PERSISTENT (NNAPI: preparation is not worth retrying as is)
+ * when `deadline` (`Date.now()` milliseconds) has passed; `stage` says where preparation was.
+ */
+export function checkPreparationDeadline(deadline: number | undefined, stage: string): void {
+  if (deadline !== undefined && Date.now() >= deadline) {
+    throw new DriverError(
+      "MISSED_DEADLINE_PERSISTENT",
+      `Cannot prepare model: the deadline passed ${stage}`,
+    );
+  }
+}
+
+/**
+ * Preparation as a sequence of steps: the generator pauses between them (after the arena
+ * layout, after each operation and its weight packing, after each constant copied into the
+ * shared buffers), yielding where it stands, and returns the plan. {@link prepareModel} runs
+ * it straight through; {@link prepareModelAsync} checks a deadline at every pause and lets
+ * the event loop run every few milliseconds.
+ */
+function* preparationSteps(
+  model: Model,
+  options: PrepareOptions,
+): Generator<string, PreparedModel> {
   const steps: PreparedStep[] = model.runOrder.map((k) => ({
     operation: k,
     type: model.operations[k].type,
@@ -209,7 +279,8 @@ export function prepareModel(model: Model, options: PrepareOptions): PreparedMod
     outputs: model.operations[k].outputs,
   }));
   const arena = layoutArena(model, steps);
-  const packed = packWeights(model, arena !== undefined);
+  yield "after laying out the arena";
+  const packed = yield* packWeights(model, arena !== undefined);
   const packedIn = replacedByPacking(model, packed);
   const small: { type: OperandType; data: TensorData }[] = [];
   const large: { type: OperandType; data: TensorData }[] = [];
@@ -225,8 +296,8 @@ export function prepareModel(model: Model, options: PrepareOptions): PreparedMod
       return large.length - 1;
     })
   );
-  const smallBuffer = packBuffer("small", small);
-  const weights = packBuffer("weights", large);
+  const smallBuffer = yield* packBuffer("small", small);
+  const weights = yield* packBuffer("weights", large);
   steps.forEach((step, s) => {
     const slots = packedSlots[s];
     if (slots) step.packed = slots.map((slot) => weights.refs[slot]);
@@ -260,7 +331,6 @@ export function prepareModel(model: Model, options: PrepareOptions): PreparedMod
     relaxComputationFloat32toFloat16: model.relaxComputationFloat32toFloat16,
     halVersion: model.halVersion,
     arena,
-    ...(arena ? { work: estimateWork(model) } : {}),
     options,
     smallConstants: smallBuffer.buffer,
     weights: weights.buffer,
@@ -293,26 +363,46 @@ function replacedByPacking(
   return replaced;
 }
 
+/** Estimates already made, per plan object (a live compilation keeps its plan). */
+const estimates = new WeakMap<Plan, number | undefined>();
+
 /**
- * Multiply-adds of one execution: output elements times the taps each reads for the
- * weighted operations, element counts of inputs and outputs for the rest.
+ * Estimated work of one execution, in multiply-adds or comparable element operations: the
+ * sum of each step's operation `cost` (taps of windows, MACs of matrix products, element
+ * counts by default) on the plan's shapes. Undefined when shapes are known only at
+ * execution (no arena): such a plan has no bound. The driver runs only plans of small work
+ * on its own thread. Computed from the plan itself, so a plan from the compilation cache
+ * never brings an estimate of an older driver.
  */
-function estimateWork(model: Model): number {
-  let work = 0;
-  const count = (i: number) => elementCount(model.operands[i].dimensions);
-  for (const op of model.operations) {
-    const out = op.outputs.reduce((n, i) => n + count(i), 0);
-    const filter = model.operands[op.inputs[1]]?.dimensions ?? [];
-    if (op.type === "CONV_2D" && filter.length === 4) {
-      work += out * filter[1] * filter[2] * filter[3];
-    } else if (op.type === "DEPTHWISE_CONV_2D" && filter.length === 4) {
-      work += out * filter[1] * filter[2];
-    } else if (op.type === "FULLY_CONNECTED" && filter.length === 2) {
-      work += out * filter[1];
-    } else {
-      work += out + op.inputs.reduce((n, i) => n + count(i), 0);
+export function estimateWork(plan: Plan & { weights?: SharedArrayBuffer }): number | undefined {
+  if (estimates.has(plan)) return estimates.get(plan);
+  let work: number | undefined;
+  if (plan.arena) {
+    const value = (operand: PreparedOperand) => {
+      if (operand.lifetime === "NO_VALUE") return null;
+      const ref = operand.constant;
+      if (ref?.buffer === "small") {
+        return typedView(ref.type, plan.smallConstants, ref.offset, ref.length);
+      }
+      if (ref && plan.weights) return typedView(ref.type, plan.weights, ref.offset, ref.length);
+      return undefined;
+    };
+    work = 0;
+    for (const step of plan.steps) {
+      const definition = operationDefinition(step.type);
+      if (!definition) {
+        work = undefined;
+        break;
+      }
+      const inputs = step.inputs.map((i) => ({
+        ...plan.operands[i],
+        value: value(plan.operands[i]),
+      }));
+      const outputs = step.outputs.map((i) => plan.operands[i]);
+      work += operationWork(definition, inputs, outputs);
     }
   }
+  estimates.set(plan, work);
   return work;
 }
 

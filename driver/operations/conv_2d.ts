@@ -14,6 +14,7 @@
 import { conv2dFloat, conv2dQuantized } from "../../kernels/conv_2d.ts";
 import {
   checkConvolutionRanks,
+  convolutionCost,
   convolutionOutputShape,
   convolutionParams,
   executeConvolution,
@@ -59,6 +60,7 @@ export const conv2d: OperationDefinition = {
     );
     return [convolutionOutputShape(inputs, p, outDepth)];
   },
+  cost: (inputs, outputs) => convolutionCost(inputs, outputs, "CONV_2D"),
   execute: reference,
   /** Float32 with a constant filter: the filter in the GEMM layout of the optimized kernels. */
   pack: (inputs) => packConvolution(inputs, "CONV_2D"),

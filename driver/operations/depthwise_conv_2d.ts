@@ -15,6 +15,7 @@
 import { depthwiseConv2dFloat, depthwiseConv2dQuantized } from "../../kernels/conv_depthwise.ts";
 import {
   checkConvolutionRanks,
+  convolutionCost,
   convolutionOutputShape,
   convolutionParams,
   executeConvolution,
@@ -66,6 +67,7 @@ export const depthwiseConv2d: OperationDefinition = {
     );
     return [convolutionOutputShape(inputs, p, outDepth)];
   },
+  cost: (inputs, outputs) => convolutionCost(inputs, outputs, "DEPTHWISE_CONV_2D"),
   execute: reference,
   /** Float32 with a constant filter: a bias row then the filter's natural tap rows. */
   pack: (inputs) => packConvolution(inputs, "DEPTHWISE_CONV_2D"),

@@ -5,6 +5,7 @@
  * values[lookups[i]]; an out-of-range lookup fails the execution.
  */
 import { embeddingLookup as embeddingKernel } from "../../kernels/lookup_tables.ts";
+import { elementCount } from "../../nnapi/tensor.ts";
 import type { OperandType } from "../../nnapi/types.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import { checkSameQuantization } from "./common/quantization.ts";
@@ -47,6 +48,9 @@ export const embeddingLookup: OperationDefinition = {
     check(values.length >= 2, `values (input ${VALUES}) has rank ${values.length}, expected >= 2`);
     return [[lookups[0], ...values.slice(1)]];
   },
+
+  /** One row copy per lookup: the table's size does not matter. */
+  cost: (inputs, outputs) => elementCount(inputs[LOOKUPS].shape) + elementCount(outputs[0].shape),
 
   execute(inputs, outputs) {
     const lookups = inputs[LOOKUPS].data as Int32Array;

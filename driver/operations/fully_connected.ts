@@ -93,6 +93,11 @@ function prepare(inputs: readonly PrepareInput[], _outputs: readonly TensorInfo[
   return [[g.batches, g.units]];
 }
 
+/** Multiply-adds: every output element is a dot product over the weights' input size. */
+function cost(inputs: readonly PrepareInput[], outputs: readonly TensorInfo[]): number {
+  return elementCount(outputs[0].shape) * (inputs[1].shape[1] ?? 1);
+}
+
 /** Reference kernel: row-by-row dot products (float or Android 10 quantized arithmetic). */
 function execute(inputs: readonly Tensor[], outputs: readonly Tensor[]): void {
   const [input, weights, bias, activationInput] = inputs;
@@ -177,6 +182,7 @@ export const fullyConnected: OperationDefinition = {
   type: "FULLY_CONNECTED",
   validate,
   prepare,
+  cost,
   execute,
   pack,
   packReplaces: [1, 2],

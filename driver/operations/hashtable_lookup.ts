@@ -6,6 +6,7 @@
  * miss), 1 hits (TENSOR_QUANT8_ASYMM [lookups], scale 1, zero point 0): 1 found, 0 missed.
  */
 import { hashtableLookup as hashtableKernel } from "../../kernels/lookup_tables.ts";
+import { elementCount } from "../../nnapi/tensor.ts";
 import type { OperandType } from "../../nnapi/types.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import { checkSameQuantization } from "./common/quantization.ts";
@@ -65,6 +66,13 @@ export const hashtableLookup: OperationDefinition = {
       } rows`,
     );
     return [[lookups[0], ...values.slice(1)], [lookups[0]]];
+  },
+
+  /** A binary search of the keys and one row copy per lookup. */
+  cost(inputs, outputs) {
+    const searches = elementCount(inputs[LOOKUPS].shape) *
+      Math.ceil(Math.log2(elementCount(inputs[KEYS].shape) + 1));
+    return searches + outputs.reduce((n, o) => n + elementCount(o.shape), 0);
   },
 
   execute(inputs, outputs) {

@@ -4,6 +4,7 @@
  */
 import { localResponseNormalizationFloat32 } from "../../kernels/normalization_kernels.ts";
 import { type FloatData, toFloat32, withFloat32Outputs } from "../../kernels/typed_arrays.ts";
+import { elementCount } from "../../nnapi/tensor.ts";
 import {
   checkConstantAxis,
   executionSplit,
@@ -11,6 +12,7 @@ import {
   validateAlongAxis,
 } from "./common/axis.ts";
 import { floatScalarType, versionOfInputType } from "./common/operand_types.ts";
+import { knownScalar } from "./common/scalars.ts";
 import { checkArity, type OperationDefinition, scalarOf } from "./operation.ts";
 
 const AXIS = 5;
@@ -35,6 +37,14 @@ export const localResponseNormalization: OperationDefinition = {
     return version;
   },
   prepare: (inputs) => prepareAlongAxis(inputs, AXIS),
+  /** Each output sums the squares of its 2 * radius + 1 neighbours, clipped to the axis. */
+  cost(inputs, outputs) {
+    const shape = inputs[0].shape;
+    const axis = inputs.length > AXIS ? knownScalar(inputs[AXIS]) : -1;
+    const extent = axis === undefined ? Math.max(...shape) : shape.at(axis) ?? 1;
+    const radius = knownScalar(inputs[1]) ?? extent;
+    return elementCount(outputs[0].shape) * Math.max(1, Math.min(2 * radius + 1, extent));
+  },
   execute(inputs, outputs) {
     const input = inputs[0];
     const output = outputs[0];

@@ -15,6 +15,7 @@ import {
   isPresent,
   optionalFloat32Of,
   rankedShape,
+  recurrentStepCost,
   recurrentTensorType,
   recurrentVersion,
   withFloat32OutputTensors,
@@ -244,6 +245,20 @@ export const lstm: OperationDefinition = {
       [nBatch, nOutput],
     ];
   },
+
+  /** The gates' input and recurrent weight products and the projection, per batch row. */
+  cost: (inputs, outputs) =>
+    recurrentStepCost(inputs, outputs, [
+      IN.inputToInput,
+      IN.inputToForget,
+      IN.inputToCell,
+      IN.inputToOutput,
+      IN.recurrentToInput,
+      IN.recurrentToForget,
+      IN.recurrentToCell,
+      IN.recurrentToOutput,
+      IN.projectionWeights,
+    ]),
 
   execute(inputs, outputs) {
     const activation = activationOf(inputs, IN.activation);

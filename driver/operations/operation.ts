@@ -7,6 +7,7 @@ import { invalid } from "../../nnapi/errors.ts";
 import {
   byteSize,
   type ChannelQuant,
+  elementCount,
   MAX_TENSOR_BYTES,
   type Tensor,
   type TensorData,
@@ -92,6 +93,33 @@ export interface OperationDefinition {
     outputs: readonly TensorInfo[],
     packed: readonly TensorData[],
   ): Kernel | undefined;
+  /**
+   * Estimated work of one run on these (fully shaped) operands, in multiply-adds or
+   * comparable element operations: taps of windows, MACs of matrix products. Constant
+   * inputs carry their `value`; an unknown value needs an upper bound. Without the hook the
+   * cost is {@link elementWork}; {@link operationWork} applies the default.
+   */
+  cost?(inputs: readonly PrepareInput[], outputs: readonly TensorInfo[]): number;
+}
+
+/** Elements read and written: the work of operations that touch each element a few times. */
+export function elementWork(
+  inputs: readonly PrepareInput[],
+  outputs: readonly TensorInfo[],
+): number {
+  let work = 0;
+  for (const input of inputs) if (input.value !== null) work += elementCount(input.shape);
+  for (const output of outputs) work += elementCount(output.shape);
+  return work;
+}
+
+/** The estimated work of one run of an operation: its `cost` hook, or {@link elementWork}. */
+export function operationWork(
+  definition: OperationDefinition,
+  inputs: readonly PrepareInput[],
+  outputs: readonly TensorInfo[],
+): number {
+  return definition.cost?.(inputs, outputs) ?? elementWork(inputs, outputs);
 }
 
 /** A fault in one operation's operands; the driver prefixes the operation's index and type. */

@@ -6,7 +6,7 @@
  * (BOOL, HAL 1.2). Output [b, height, width, d] in the input's layout and quantization.
  */
 import { resizeBilinear as resizeKernel } from "../../kernels/resize_bilinear.ts";
-import type { Tensor } from "../../nnapi/tensor.ts";
+import { elementCount, type Tensor } from "../../nnapi/tensor.ts";
 import type { HalVersion, OperandType } from "../../nnapi/types.ts";
 import { imageDims, imageShape } from "./common/layout.ts";
 import { checkInputType, floatScalarType } from "./common/operand_types.ts";
@@ -74,6 +74,9 @@ export const resizeBilinear: OperationDefinition = {
     check(height > 0 && width > 0, `output height ${height} and width ${width} must be positive`);
     return [imageShape({ ...dims, height, width }, nchw)];
   },
+
+  /** Four input taps per output element, whatever the scale. */
+  cost: (_inputs, outputs) => 4 * elementCount(outputs[0].shape),
 
   execute(inputs: readonly Tensor[], outputs: readonly Tensor[]) {
     const nchw = inputs.length > LAYOUT && scalarOf(inputs[LAYOUT]) !== 0;

@@ -12,6 +12,7 @@ import {
   checkKnownActivation,
   float32Of,
   rankedShape,
+  recurrentStepCost,
   recurrentTensorType,
   recurrentVersion,
   withFloat32OutputTensors,
@@ -61,6 +62,9 @@ export const rnn: OperationDefinition = {
     );
     return [[batch, numUnits], [batch, numUnits]];
   },
+
+  /** The input and recurrent weight products of every batch row. */
+  cost: (inputs, outputs) => recurrentStepCost(inputs, outputs, [1, 2]),
 
   execute(inputs, outputs) {
     const activation = activationOf(inputs, ACTIVATION);

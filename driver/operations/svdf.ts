@@ -15,6 +15,7 @@ import {
   isPresent,
   optionalFloat32Of,
   rankedShape,
+  recurrentStepCost,
   recurrentTensorType,
   recurrentVersion,
   withFloat32OutputTensors,
@@ -85,6 +86,9 @@ export const svdf: OperationDefinition = {
     }
     return [[batch, memorySize * numFilters], [batch, numUnits]];
   },
+
+  /** The feature and time weight products of every batch row. */
+  cost: (inputs, outputs) => recurrentStepCost(inputs, outputs, [1, 2]),
 
   execute(inputs, outputs) {
     const activation = activationOf(inputs, ACTIVATION);

@@ -266,6 +266,22 @@ export function convolutionOutputShape(
   return layoutShape(batches, outHeight, outWidth, outDepth, p.nchw);
 }
 
+/**
+ * Multiply-adds of a convolution call: each output reads filterHeight x filterWidth taps,
+ * of every input channel for CONV_2D ([outDepth, h, w, inDepth] filter), of one for
+ * DEPTHWISE_CONV_2D (the depth multiplier is in the output depth). Dilation spreads the
+ * taps without adding any; padding taps count too (an upper bound).
+ */
+export function convolutionCost(
+  inputs: readonly TensorInfo[],
+  outputs: readonly TensorInfo[],
+  type: ConvolutionType,
+): number {
+  const [, filterHeight, filterWidth, filterDepth] = inputs[1].shape;
+  const depth = type === "CONV_2D" ? filterDepth : 1;
+  return elementCount(outputs[0].shape) * filterHeight * filterWidth * depth;
+}
+
 /** The NHWC kernels of one convolution, float and quantized. */
 export interface ConvolutionKernels {
   float: typeof depthwiseConv2dFloat;

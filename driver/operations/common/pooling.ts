@@ -38,7 +38,7 @@ import {
   type Padding2d,
 } from "./padding.ts";
 import { checkSameQuantization } from "./quantization.ts";
-import { checkFusedActivation } from "./scalars.ts";
+import { checkFusedActivation, knownScalar } from "./scalars.ts";
 
 /** The resolved parameters of one pooling call (AVERAGE/MAX/L2_POOL_2D). */
 interface PoolParams {
@@ -152,6 +152,21 @@ function preparePool(
   return [poolOutputShape(inputs[0].shape, p)];
 }
 
+/**
+ * Taps of a pooling call: every output reads its window, clipped to the input. The window
+ * size and layout are constants in any plan with known shapes; were they not, the whole
+ * image bounds the window.
+ */
+function poolCost(inputs: readonly PrepareInput[], outputs: readonly TensorInfo[]): number {
+  const count = inputs.length;
+  const first = count >= 10 ? 5 : 2;
+  const nchw = (count === 8 || count === 11) && (knownScalar(inputs[count - 1]) ?? 0) !== 0;
+  const [, inHeight, inWidth] = nhwcDims(inputs[0].shape, nchw);
+  const width = Math.min(knownScalar(inputs[first + 2]) ?? inWidth, inWidth);
+  const height = Math.min(knownScalar(inputs[first + 3]) ?? inHeight, inHeight);
+  return elementCount(outputs[0].shape) * Math.max(1, width) * Math.max(1, height);
+}
+
 /** A pooling kernel on NHWC data. */
 export type PoolKernel = (
   g: Pool2dGeometry,
@@ -211,6 +226,7 @@ export function poolOperation(
     type,
     validate: (signature) => validatePool(signature, options.inputTypes),
     prepare: preparePool,
+    cost: poolCost,
     execute(inputs, outputs) {
       executePool(inputs, outputs, options.kernel(inputs[0].type));
     },

@@ -6,7 +6,7 @@
  */
 import { isSupportedActivation } from "../../../kernels/recurrent_common.ts";
 import { type FloatData, toFloat32, withFloat32Outputs } from "../../../kernels/typed_arrays.ts";
-import type { Tensor } from "../../../nnapi/tensor.ts";
+import { elementCount, type Tensor, type TensorInfo } from "../../../nnapi/tensor.ts";
 import type { HalVersion, OperandType } from "../../../nnapi/types.ts";
 import {
   check,
@@ -73,6 +73,22 @@ export function activationOf(inputs: readonly Tensor[], position: number): numbe
   const code = scalarOf(inputs[position]);
   check(isSupportedActivation(code), `unsupported activation ${code} (input ${position})`);
   return code;
+}
+
+/**
+ * Work of one time step: each batch row (dim 0 of input 0) multiplies every weight matrix
+ * at `weights` (an omitted one counts nothing), plus the element-wise gate and state
+ * updates, counted as the outputs' elements.
+ */
+export function recurrentStepCost(
+  inputs: readonly PrepareInput[],
+  outputs: readonly TensorInfo[],
+  weights: readonly number[],
+): number {
+  const batch = inputs[0].shape[0] ?? 1;
+  let macs = 0;
+  for (const w of weights) if (inputs[w].value !== null) macs += elementCount(inputs[w].shape);
+  return batch * macs + outputs.reduce((n, o) => n + elementCount(o.shape), 0);
 }
 
 /** Whether an optional input is present; unknown (throws) before execution for model inputs. */

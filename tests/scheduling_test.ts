@@ -1,0 +1,179 @@
+import { ok, strictEqual } from "node:assert/strict";
+import { startTestServer, type TestServer } from "./server_fixture.ts";
+
+const i32 = (v: number) => ({
+  type: "INT32",
+  dimensions: [],
+  lifetime: "CONSTANT_COPY",
+  value: [v],
+});
+
+/**
+ * MAX_POOL_2D over a 1x180x180x1 float32 input with a 180x180 window, stride 1, SAME
+ * padding (implicit form): a billion taps, seconds on the reference kernel, though its
+ * tensors are small.
+ */
+function wideMaxPoolModel(n = 180) {
+  const image = { type: "TENSOR_FLOAT32", dimensions: [1, n, n, 1] };
+  return {
+    operands: [
+      { ...image, lifetime: "MODEL_INPUT" },
+      i32(1), // SAME
+      i32(1),
+      i32(1),
+      i32(n),
+      i32(n),
+      i32(0),
+      { ...image, lifetime: "MODEL_OUTPUT" },
+    ],
+    operations: [{ type: "MAX_POOL_2D", inputs: [0, 1, 2, 3, 4, 5, 6], outputs: [7] }],
+    inputIndexes: [0],
+    outputIndexes: [7],
+  };
+}
+
+/**
+ * `ops` FULLY_CONNECTED layers of `units` x `units` sharing one constant weight matrix:
+ * small to load (one matrix), slow to prepare (each layer packs its own copy for the
+ * kernel).
+ */
+function sharedWeightsModel(units = 1024, ops = 16) {
+  const weights = new Float32Array(units * units).map((_, i) => (i % 7) / 64);
+  const tensor = (dimensions: number[], lifetime: string) => ({
+    type: "TENSOR_FLOAT32",
+    dimensions,
+    lifetime,
+  });
+  const bytes = (data: Float32Array) => new Uint8Array(data.buffer).toBase64();
+  const operands: Record<string, unknown>[] = [
+    tensor([1, units], "MODEL_INPUT"),
+    { ...tensor([units, units], "CONSTANT_REFERENCE"), value: { base64: bytes(weights) } },
+    { ...tensor([units], "CONSTANT_REFERENCE"), value: { base64: bytes(new Float32Array(units)) } },
+    i32(0),
+  ];
+  const operations = [];
+  let previous = 0;
+  for (let k = 0; k < ops; k++) {
+    operands.push(tensor([1, units], k === ops - 1 ? "MODEL_OUTPUT" : "TEMPORARY_VARIABLE"));
+    const output = operands.length - 1;
+    operations.push({ type: "FULLY_CONNECTED", inputs: [previous, 1, 2, 3], outputs: [output] });
+    previous = output;
+  }
+  return { operands, operations, inputIndexes: [0], outputIndexes: [previous] };
+}
+
+/**
+ * Polls `/healthz` one request after another, 5 ms apart, until `until` settles. The server
+ * runs in this process, so a stalled event loop also delays the poll itself: each poll is
+ * timed from when it was due (the end of the previous one). Returns the longest in ms.
+ */
+async function pollHealth(server: TestServer, until: Promise<unknown>) {
+  let done = false;
+  until.finally(() => done = true).catch(() => {});
+  let slowest = 0;
+  let polls = 0;
+  while (!done) {
+    const due = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const response = await fetch(`${server.url}/healthz`);
+    await response.body?.cancel();
+    strictEqual(response.status, 200);
+    slowest = Math.max(slowest, performance.now() - due - 5);
+    polls++;
+  }
+  return { slowest, polls };
+}
+
+/** The gauge `nnserve_compilations_live` of `GET /metrics`. */
+async function liveCompilations(server: TestServer): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith("nnserve_compilations_live "));
+  ok(line, "the metrics list nnserve_compilations_live");
+  return Number(line.split(" ")[1]);
+}
+
+Deno.test("a heavy execution with a deadline answers 504 on time and /healthz never stalls", async () => {
+  const server = await startTestServer({ workers: 1 });
+  try {
+    const model = await server.request("POST", "/v1/models", wideMaxPoolModel());
+    strictEqual(model.status, 201);
+    const compilation = await server.request("POST", "/v1/compilations", { model: model.body.id });
+    strictEqual(compilation.status, 201);
+    const input = new Uint8Array(new Float32Array(180 * 180).fill(1).buffer).toBase64();
+    await (await fetch(`${server.url}/healthz`)).body?.cancel();
+    const started = performance.now();
+    const execution = server.request(
+      "POST",
+      `/v1/compilations/${compilation.body.id}/executions`,
+      { inputs: [{ base64: input }], deadlineMs: 100 },
+    );
+    const answered = execution.then(() => performance.now() - started);
+    const { slowest, polls } = await pollHealth(server, execution);
+    const result = await execution;
+    const elapsed = await answered;
+    strictEqual(result.status, 504, `answered ${result.status} after ${elapsed.toFixed(0)} ms`);
+    strictEqual(result.body.status, "MISSED_DEADLINE_TRANSIENT");
+    ok(elapsed < 600, `the deadline was 100 ms, the answer came after ${elapsed.toFixed(0)} ms`);
+    ok(polls >= 3, `only ${polls} health polls`);
+    ok(slowest < 50, `a /healthz poll took ${slowest.toFixed(0)} ms`);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("a compilation deadline stops preparation early and leaves no compilation", async () => {
+  const server = await startTestServer({ workers: 1 });
+  try {
+    const model = await server.request("POST", "/v1/models", sharedWeightsModel());
+    strictEqual(model.status, 201);
+    // The same preparation without a deadline, for comparison (and to warm up).
+    let full = Infinity;
+    for (let k = 0; k < 2; k++) {
+      const started = performance.now();
+      const compiled = await server.request("POST", "/v1/compilations", { model: model.body.id });
+      full = Math.min(full, performance.now() - started);
+      strictEqual(compiled.status, 201);
+      strictEqual(
+        (await server.request("DELETE", `/v1/compilations/${compiled.body.id}`)).status,
+        204,
+      );
+    }
+    const live = await liveCompilations(server);
+    const started = performance.now();
+    const late = await server.request("POST", "/v1/compilations", {
+      model: model.body.id,
+      deadlineMs: 1,
+    });
+    const elapsed = performance.now() - started;
+    strictEqual(late.status, 504);
+    strictEqual(late.body.status, "MISSED_DEADLINE_PERSISTENT");
+    ok(
+      elapsed < full / 2,
+      `with a 1 ms deadline the answer took ${elapsed.toFixed(0)} ms, ` +
+        `the whole preparation ${full.toFixed(0)} ms`,
+    );
+    strictEqual(await liveCompilations(server), live, "no compilation was kept");
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("a long preparation lets other requests through", async () => {
+  const server = await startTestServer({ workers: 1 });
+  try {
+    const model = await server.request("POST", "/v1/models", sharedWeightsModel());
+    strictEqual(model.status, 201);
+    const started = performance.now();
+    const compiled = server.request("POST", "/v1/compilations", { model: model.body.id });
+    const { slowest, polls } = await pollHealth(server, compiled);
+    const elapsed = performance.now() - started;
+    strictEqual((await compiled).status, 201);
+    ok(polls >= 3, `only ${polls} health polls in ${elapsed.toFixed(0)} ms of preparation`);
+    ok(
+      slowest < elapsed / 3,
+      `a /healthz poll took ${slowest.toFixed(0)} ms of the ${elapsed.toFixed(0)} ms preparation`,
+    );
+  } finally {
+    await server.close();
+  }
+});
