@@ -3,10 +3,11 @@
  * over a message channel. It keeps the memory slot cache for its lifetime (asking the
  * client for unknown slots, NNAPI's `IBurstCallback::getMemories`), runs requests in
  * arrival order through the same execution path as REST, answers each with a RESULT
- * frame, and bounds what it holds: at most `maxInFlight` requests, and no new result while
- * the client leaves more than `maxBufferedBytes` unread.
+ * frame, and bounds what it holds: at most `maxInFlight` requests (refusals hold nothing),
+ * at most `maxSlots` memory slots, and no new result while the client leaves more than
+ * `maxBufferedBytes` unread.
  */
-import type { Pool } from "../memory/pools.ts";
+import type { HeldPool, Pool } from "../memory/pools.ts";
 import { checkRegion } from "../memory/pools.ts";
 import {
   type BurstArgument,
@@ -29,13 +30,15 @@ import { toBytes } from "../nnapi/tensor.ts";
 /** What a burst needs from the driver. */
 export interface BurstHost {
   execute(owner: string, compilation: string, request: ExecutionRequest): Promise<ExecutionResult>;
-  memory(owner: string, id: string): Promise<Pool>;
+  /** Holds a client's memory for a slot: it stays valid, and counted, until released. */
+  memory(owner: string, id: string): Promise<HeldPool>;
 }
 
 /** The socket as the burst sees it. */
 export interface BurstTransport {
   sendBinary(bytes: Uint8Array<ArrayBuffer>): void;
   sendText(text: string): void;
+  /** Ends the channel; the burst has released everything and ignores the client already. */
   close(code: number, reason: string): void;
   /** Bytes sent but not yet taken by the network (WebSocket `bufferedAmount`). */
   bufferedAmount(): number;
@@ -43,8 +46,10 @@ export interface BurstTransport {
 
 /** Limits of a burst. */
 export interface BurstOptions {
-  /** Requests held at once (queued or running); more are refused in order. */
+  /** Requests held at once (queued or running); more are refused at once, holding nothing. */
   maxInFlight: number;
+  /** Memory slots mapped at once (NNAPI's burst memory cache is per burst, so is its bound). */
+  maxSlots: number;
   /** How long a request waits for the client to map unknown slots. */
   slotCallbackMs: number;
   /** Unread result bytes after which the burst waits before sending more. */
@@ -53,9 +58,13 @@ export interface BurstOptions {
   parallelism: number;
 }
 
-/** Defaults: 32 requests in flight, 5 s for slot callbacks, 16 MiB unread, 4 at once. */
+/**
+ * Defaults: 32 requests in flight, 1024 slots, 5 s for slot callbacks, 16 MiB unread, 4 at
+ * once.
+ */
 export const DEFAULT_BURST_OPTIONS: BurstOptions = {
   maxInFlight: 32,
+  maxSlots: 1024,
   slotCallbackMs: 5000,
   maxBufferedBytes: 16 * 1024 * 1024,
   parallelism: 4,
@@ -65,16 +74,22 @@ export const DEFAULT_BURST_OPTIONS: BurstOptions = {
 export const CLOSE_COMPILATION_DELETED = 4410;
 /** Close code when a client ignores the in-flight window or never reads its results. */
 export const CLOSE_POLICY = 1008;
+/**
+ * How many windows' worth of refusals, beyond the requests accepted meanwhile, a client may
+ * collect before it is disconnected: one that overshoots now and then stays near zero.
+ */
+const OVERSHOOT_WINDOWS = 4;
 
 /** Whether a request reads or writes memory slots (and so must run in order). */
 function usesSlots(pending: Pending): boolean {
-  return pending.kind === "request" &&
-    [...pending.request.inputs, ...pending.request.outputs].some((a) => a.kind === "slot");
+  return [...pending.request.inputs, ...pending.request.outputs].some((a) => a.kind === "slot");
 }
 
-type Pending =
-  | { kind: "request"; request: BurstRequest; received: number }
-  | { kind: "refused"; id: number; status: ErrorStatus; message: string };
+/** An accepted request waiting for its turn. */
+interface Pending {
+  request: BurstRequest;
+  received: number;
+}
 
 interface SlotWaiter {
   slots: Set<number>;
@@ -88,13 +103,15 @@ export class BurstSession {
   readonly #host: BurstHost;
   readonly #transport: BurstTransport;
   readonly #options: BurstOptions;
-  readonly #slots = new Map<number, Pool>();
+  readonly #slots = new Map<number, HeldPool>();
   readonly #queue: Pending[] = [];
   #running = false;
   /** Requests taken from the queue whose results are not sent yet. */
   #active = 0;
   #closed = false;
   #slotWaiter?: SlotWaiter;
+  /** Frames refused minus requests accepted since (never below 0): how far past the window. */
+  #overshoot = 0;
 
   constructor(
     host: BurstHost,
@@ -108,12 +125,13 @@ export class BurstSession {
     this.#options = { ...DEFAULT_BURST_OPTIONS, ...context.options };
   }
 
-  /** Announces the burst's window to the client (the first message on the channel). */
+  /** Announces the burst's limits to the client (the first message on the channel). */
   start(): void {
     this.#sendControl({
       type: "ready",
       compilation: this.compilation,
       maxInFlight: this.#options.maxInFlight,
+      maxSlots: this.#options.maxSlots,
     });
   }
 
@@ -129,32 +147,37 @@ export class BurstSession {
       this.#control(data);
       return;
     }
-    if (this.#queue.length + this.#active >= this.#options.maxInFlight * 4) {
-      this.close(CLOSE_POLICY, "far more requests in flight than the burst window allows");
-      return;
-    }
-    let pending: Pending;
+    let request: BurstRequest;
     try {
-      pending = { kind: "request", request: decodeRequest(data), received: performance.now() };
+      request = decodeRequest(data);
     } catch (error) {
       const e = error as FrameError;
-      if (e.id === undefined) {
-        this.#sendControl({ type: "error", status: "INVALID_ARGUMENT", message: e.message });
-        return;
-      }
-      pending = { kind: "refused", id: e.id, status: "INVALID_ARGUMENT", message: e.message };
+      this.#refuse(e.id, "INVALID_ARGUMENT", e.message);
+      return;
     }
-    const held = this.#queue.length + this.#active;
-    if (pending.kind === "request" && held >= this.#options.maxInFlight) {
-      pending = {
-        kind: "refused",
-        id: pending.request.id,
-        status: "RESOURCE_EXHAUSTED_TRANSIENT",
-        message: `more than ${this.#options.maxInFlight} requests in flight`,
-      };
+    if (this.#queue.length + this.#active >= this.#options.maxInFlight) {
+      const message = `more than ${this.#options.maxInFlight} requests in flight`;
+      this.#refuse(request.id, "RESOURCE_EXHAUSTED_TRANSIENT", message);
+      return;
     }
-    this.#queue.push(pending);
+    this.#overshoot = Math.max(0, this.#overshoot - 1);
+    this.#queue.push({ request, received: performance.now() });
     this.#pump();
+  }
+
+  /**
+   * Answers a binary frame the burst does not take (over the window, or malformed) at once:
+   * it holds no place, so its answer may overtake the results of earlier requests. A client
+   * whose refusals outrun its accepted requests by `OVERSHOOT_WINDOWS` windows ignores the
+   * window (or sends garbage) and is disconnected, which bounds what its refusals cost.
+   */
+  #refuse(id: number | undefined, status: ErrorStatus, message: string): void {
+    if (++this.#overshoot > OVERSHOOT_WINDOWS * this.#options.maxInFlight) {
+      this.close(CLOSE_POLICY, "far more requests than the burst window allows");
+      return;
+    }
+    if (id === undefined) this.#sendControl({ type: "error", status, message });
+    else this.#transport.sendBinary(encodeResult({ id, status, message, outputs: [] }));
   }
 
   /** Ends the burst: releases slots and pending requests, closes the channel. */
@@ -167,7 +190,7 @@ export class BurstSession {
   /** Releases everything the burst holds (the channel closed or died). */
   release(): void {
     this.#closed = true;
-    this.#slots.clear();
+    for (const slot of [...this.#slots.keys()]) this.#freeSlot(slot);
     this.#queue.length = 0;
     this.#slotWaiter?.resolve();
   }
@@ -195,7 +218,7 @@ export class BurstSession {
     }
     if (message.type === "map") this.#map(slot as number, message.memory);
     else if (message.type === "free") {
-      this.#slots.delete(slot as number);
+      this.#freeSlot(slot as number);
       this.#sendControl({ type: "freed", slot });
     } else {
       this.#sendControl({
@@ -214,15 +237,50 @@ export class BurstSession {
       return;
     }
     try {
-      const pool = await this.#host.memory(this.owner, memory);
-      if (this.#closed) return;
-      this.#slots.set(slot, pool);
-      this.#sendControl({ type: "mapped", slot, size: pool.size });
+      if (!this.#roomForSlot(slot)) throw this.#slotsFull();
+      const held = await this.#host.memory(this.owner, memory);
+      if (!this.#setSlot(slot, held)) {
+        if (this.#closed) return;
+        throw this.#slotsFull();
+      }
+      this.#sendControl({ type: "mapped", slot, size: held.pool.size });
     } catch (error) {
       const e = error as DriverError;
       this.#sendControl({ type: "error", status: e.status, slot, message: e.message });
     }
     this.#settleSlot(slot);
+  }
+
+  /** Whether `slot` may be mapped: it is mapped already (a remap), or the table has room. */
+  #roomForSlot(slot: number): boolean {
+    return this.#slots.has(slot) || this.#slots.size < this.#options.maxSlots;
+  }
+
+  #slotsFull(): DriverError {
+    return new DriverError(
+      "RESOURCE_EXHAUSTED_PERSISTENT",
+      `the burst maps ${this.#options.maxSlots} memory slots already (maxSlots): free one first`,
+    );
+  }
+
+  /**
+   * The one place a slot takes a memory, new or in place of the one it held. Keeps nothing
+   * (false) when the burst has ended or the table filled up while the memory was resolved.
+   */
+  #setSlot(slot: number, held: HeldPool): boolean {
+    if (this.#closed || !this.#roomForSlot(slot)) {
+      held.release();
+      return false;
+    }
+    this.#slots.get(slot)?.release();
+    this.#slots.set(slot, held);
+    return true;
+  }
+
+  /** The one place a slot lets go of its memory (freed, or the burst ended). */
+  #freeSlot(slot: number): void {
+    this.#slots.get(slot)?.release();
+    this.#slots.delete(slot);
   }
 
   #settleSlot(slot: number): void {
@@ -269,15 +327,7 @@ export class BurstSession {
           const ordered = usesSlots(this.#queue[0]);
           if (started.some((s) => s.ordered) || (ordered && started.length > 0)) break;
           const pending = this.#queue.shift()!;
-          const result = pending.kind === "refused"
-            ? Promise.resolve({
-              id: pending.id,
-              status: pending.status,
-              message: pending.message,
-              outputs: [],
-            })
-            : this.#run(pending.request, pending.received);
-          started.push({ result, ordered });
+          started.push({ result: this.#run(pending.request, pending.received), ordered });
           this.#active++;
         }
         const result = await started.shift()!.result;
@@ -299,12 +349,12 @@ export class BurstSession {
     }
   }
 
-  #argument(arg: BurstArgument, what: string): InputArgument {
+  #argument(arg: BurstArgument, what: string, holds: HeldPool[]): InputArgument {
     if (arg.kind === "omitted") return { value: { kind: "omitted" } };
     if (arg.kind === "inline") {
       return { value: { kind: "bytes", bytes: arg.bytes }, dimensions: arg.dimensions };
     }
-    const pool = this.#slot(arg.slot, what);
+    const pool = this.#slot(arg.slot, what, holds);
     checkRegion(pool.size, arg.offset, arg.length, what);
     return {
       value: { kind: "bytes", bytes: pool.bytes.subarray(arg.offset, arg.offset + arg.length) },
@@ -312,35 +362,41 @@ export class BurstSession {
     };
   }
 
-  #output(arg: BurstArgument, what: string): OutputArgument {
+  #output(arg: BurstArgument, what: string, holds: HeldPool[]): OutputArgument {
     if (arg.kind !== "slot") {
       return { dimensions: arg.kind === "inline" ? arg.dimensions : undefined };
     }
-    const pool = this.#slot(arg.slot, what);
+    const pool = this.#slot(arg.slot, what, holds);
     return {
       dimensions: arg.dimensions,
       target: { kind: "pool", pool, offset: arg.offset, length: arg.length },
     };
   }
 
-  #slot(slot: number, what: string): Pool {
-    const pool = this.#slots.get(slot);
-    if (!pool) {
+  /**
+   * The memory of a mapped slot, held for the request (in `holds`) so that freeing the slot
+   * while the request runs keeps it counted until the request is done.
+   */
+  #slot(slot: number, what: string, holds: HeldPool[]): Pool {
+    const held = this.#slots.get(slot);
+    if (!held) {
       throw new DriverError("INVALID_ARGUMENT", `${what}: memory slot ${slot} is not mapped`);
     }
-    return pool;
+    holds.push(held.retain());
+    return held.pool;
   }
 
   async #run(request: BurstRequest, received: number): Promise<BurstResult> {
+    const holds: HeldPool[] = [];
     try {
       await this.#resolveSlots(request);
       const deadlineMs = request.deadlineUs > 0
         ? Math.max(0.001, request.deadlineUs / 1000 - (performance.now() - received))
         : undefined;
       const result = await this.#host.execute(this.owner, this.compilation, {
-        inputs: request.inputs.map((a, k) => this.#argument(a, `input ${k}`)),
+        inputs: request.inputs.map((a, k) => this.#argument(a, `input ${k}`, holds)),
         outputs: request.outputs.length > 0
-          ? request.outputs.map((a, k) => this.#output(a, `output ${k}`))
+          ? request.outputs.map((a, k) => this.#output(a, `output ${k}`, holds))
           : undefined,
         measureTiming: request.measureTiming,
         deadlineMs,
@@ -360,6 +416,8 @@ export class BurstSession {
         bytes: new Uint8Array(0),
       }));
       return { id: request.id, status: e.status, message: e.message, outputs };
+    } finally {
+      for (const held of holds) held.release();
     }
   }
 }

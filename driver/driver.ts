@@ -339,7 +339,7 @@ export class Driver {
     const session = new BurstSession(
       {
         execute: (o, c, request) => this.execute(o, c, request),
-        memory: (o, id) => this.#memories.get(o, id),
+        memory: (o, id) => this.#memories.hold(o, id),
       },
       transport,
       { owner, compilation, options },

@@ -38,6 +38,8 @@ export interface HeldPool {
   readonly pool: Pool;
   /** Lets go of the pool; idempotent. */
   release(): void;
+  /** One more hold on the same pool (an execution using a slot), even if it was deleted. */
+  retain(): HeldPool;
 }
 
 /** Size limits of memories (RESOURCE_EXHAUSTED_PERSISTENT past them). */
@@ -210,6 +212,10 @@ export class MemoryPools {
     const pool = await this.get(owner, id);
     const state = this.#states.get(`${owner}\0${id}`);
     if (!state || state.deleted) throw notFound(`no memory ${id}`);
+    return this.#holdState(state, pool);
+  }
+
+  #holdState(state: PoolState, pool: Pool): HeldPool {
     state.holds++;
     let released = false;
     return {
@@ -218,8 +224,9 @@ export class MemoryPools {
         if (released) return;
         released = true;
         state.holds--;
-        if (state.deleted && state.holds === 0) this.#finalizeInBackground(owner, id);
+        if (state.deleted && state.holds === 0) this.#finalizeInBackground(pool.owner, pool.id);
       },
+      retain: () => this.#holdState(state, pool),
     };
   }
 

@@ -29,6 +29,43 @@ const openBurst = createRoute({
   },
 });
 
+/** How long the peer must have sent nothing before the server's close frame can go out. */
+const QUIET_MS = 20;
+/** How long a close waits for the peer to pause before the connection is dropped. */
+const CLOSE_WAIT_MS = 10_000;
+
+/**
+ * Closes a server socket once its peer pauses. Deno (2.9) ends a closing server socket
+ * without its close frame when a message is handed to it before the frame is written, and a
+ * close() made inside onmessage always loses that race while more frames are buffered; so a
+ * client that keeps sending would never learn the close code. The close is made from a timer
+ * once no message has come for QUIET_MS and none comes over one more turn of the event loop
+ * (a thread that was merely descheduled has its messages handed over by then); a peer that
+ * never pauses within CLOSE_WAIT_MS is cut off without the close frame.
+ */
+function closeWhenQuiet(
+  socket: WebSocket,
+  messagesSeen: () => { count: number; lastAt: number },
+  close: { code: number; reason: string },
+): void {
+  const decidedAt = performance.now();
+  const attempt = () => {
+    if (socket.readyState !== WebSocket.OPEN) return;
+    const before = messagesSeen();
+    const overdue = performance.now() - decidedAt >= CLOSE_WAIT_MS;
+    if (performance.now() - before.lastAt < QUIET_MS && !overdue) {
+      setTimeout(attempt, QUIET_MS);
+      return;
+    }
+    setTimeout(() => {
+      if (socket.readyState !== WebSocket.OPEN) return;
+      if (messagesSeen().count !== before.count && !overdue) setTimeout(attempt, QUIET_MS);
+      else socket.close(close.code, close.reason);
+    }, 0);
+  };
+  setTimeout(attempt, 0);
+}
+
 /** Burst routes. */
 export function burstRoutes(driver: Driver, options: BurstRouteOptions) {
   return newRouter().openapi(openBurst, async (c) => {
@@ -45,6 +82,7 @@ export function burstRoutes(driver: Driver, options: BurstRouteOptions) {
     });
     socket.binaryType = "arraybuffer";
     let session: BurstSession | undefined;
+    const messages = { count: 0, lastAt: 0 };
     const end = () => {
       if (session) driver.endBurst(session);
     };
@@ -52,11 +90,18 @@ export function burstRoutes(driver: Driver, options: BurstRouteOptions) {
       session = driver.openBurst(owner, id, {
         sendBinary: (bytes) => socket.send(bytes),
         sendText: (text) => socket.send(text),
-        close: (code, reason) => socket.close(code, reason),
+        close: (code, reason) => {
+          // The burst ignores everything once it decides to close, so it is released now,
+          // whatever the peer does with the closing handshake.
+          end();
+          closeWhenQuiet(socket, () => ({ ...messages }), { code, reason });
+        },
         bufferedAmount: () => socket.bufferedAmount,
       }, options.burst);
     };
     socket.onmessage = (event) => {
+      messages.count++;
+      messages.lastAt = performance.now();
       const data = event.data;
       session?.receive(typeof data === "string" ? data : new Uint8Array(data as ArrayBuffer));
     };

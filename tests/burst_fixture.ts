@@ -275,7 +275,25 @@ export class RawWebSocket {
       if (frame.opcode === OP_BINARY) {
         return { kind: "result", result: decodeResult(frame.payload), bytes: frame.payload };
       }
-      if (frame.opcode === OP_CLOSE) throw new Error("the server closed the socket");
+      if (frame.opcode === OP_CLOSE) {
+        const { code, reason } = closeOf(frame.payload);
+        throw new Error(`the server closed the socket (${code} ${reason})`);
+      }
+    }
+  }
+
+  /**
+   * Reads (and drops) frames until the server's close frame, answers it as RFC 6455 asks
+   * and returns its code and reason.
+   */
+  async closeFrame(): Promise<{ code: number; reason: string }> {
+    for (;;) {
+      const frame = await this.read().catch((error) => {
+        throw new Error(`the connection ended without a close frame (${error.message})`);
+      });
+      if (frame.opcode !== OP_CLOSE) continue;
+      await this.send(OP_CLOSE, frame.payload.slice(0, 2)).catch(() => {});
+      return closeOf(frame.payload);
     }
   }
 
@@ -286,6 +304,15 @@ export class RawWebSocket {
       // Already closed by the server.
     }
   }
+}
+
+/** The code and reason of a close frame's payload (1005 when it has no code). */
+function closeOf(payload: Uint8Array): { code: number; reason: string } {
+  if (payload.byteLength < 2) return { code: 1005, reason: "" };
+  return {
+    code: (payload[0] << 8) | payload[1],
+    reason: new TextDecoder().decode(payload.subarray(2)),
+  };
 }
 
 async function writeAll(conn: Deno.TcpConn, bytes: Uint8Array): Promise<void> {

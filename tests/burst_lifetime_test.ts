@@ -1,9 +1,10 @@
 /**
- * What a burst holds and for how long, against a real server: the in-flight window
- * (RESOURCE_EXHAUSTED_TRANSIENT for the excess, in order; close 1008 far beyond it), a client
- * that stops reading (the server holds results back instead of buffering them), a peer that
- * vanishes without a close frame (found by ping/pong and released), and the burst gauges of
- * `/metrics` back at zero after each.
+ * What a burst holds and for how long, against a real server: the in-flight window (the
+ * excess refused at once with RESOURCE_EXHAUSTED_TRANSIENT, holding no place; close 1008 once
+ * refusals outrun accepted requests by four windows, even for a client that never stops
+ * sending), a client that stops reading (the server holds results back instead of buffering
+ * them), a peer that vanishes without a close frame (found by ping/pong and released), and the
+ * burst gauges of `/metrics` back at zero after each.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { NnClient } from "../client/mod.ts";
@@ -82,77 +83,170 @@ function inlineRequest(id: number) {
 
 const WINDOW = 2;
 
-Deno.test("burst: requests beyond the window get RESOURCE_EXHAUSTED_TRANSIENT in order", async () => {
-  await withServer({ burst: { maxInFlight: WINDOW } }, async (server) => {
-    const compilation = await compileAdd(server, 2);
-    const memory = await createMemory(server, f32(10, 20));
-    const { socket, ready } = await MessageSocket.open(burstUrl(server.url, compilation));
-    strictEqual(ready.maxInFlight, WINDOW);
-    // Request 1 needs slot 7, which the client has not mapped: the burst waits for the
-    // client's answer, so nothing completes while the next requests arrive.
-    socket.send(slotRequest(1, 7));
-    deepStrictEqual(await socket.control(), { type: "getMemories", requestId: 1, slots: [7] });
-    // The window counts running and queued requests: WINDOW - 1 more fit; the excess is
-    // refused, in order.
-    for (let id = 2; id <= WINDOW + 4; id++) socket.send(inlineRequest(id));
-    const inFlight = await pollUntil(
-      () => metric(server.url, "nnserve_burst_requests_in_flight"),
-      (n) => n === WINDOW + 4,
-    );
-    strictEqual(
-      inFlight,
-      WINDOW + 4,
-      "1 running, WINDOW - 1 queued, 4 refusals waiting their turn",
-    );
-    socket.sendControl({ type: "map", slot: 7, memory });
-    deepStrictEqual(await socket.control(), { type: "mapped", slot: 7, size: 8 });
-    const answers = [];
-    for (let id = 1; id <= WINDOW + 4; id++) {
-      const result = await socket.result();
-      answers.push([result.id, result.status]);
-    }
-    deepStrictEqual(answers, [
-      [1, "NONE"],
-      [2, "NONE"],
-      [3, "RESOURCE_EXHAUSTED_TRANSIENT"],
-      [4, "RESOURCE_EXHAUSTED_TRANSIENT"],
-      [5, "RESOURCE_EXHAUSTED_TRANSIENT"],
-      [6, "RESOURCE_EXHAUSTED_TRANSIENT"],
-    ]);
-    // The window is free again: the burst goes on.
-    socket.send(inlineRequest(7));
-    deepStrictEqual((await socket.result()).status, "NONE");
-    await socket.close();
-    deepStrictEqual(await burstGaugesAtZero(server.url), { active: 0, slots: 0, inFlight: 0 });
-  });
+/** Long enough for any test step, short enough that a regression fails instead of hanging. */
+const SLOT_CALLBACK_MS = 10_000;
+
+Deno.test("burst: a refused request is answered at once, ahead of earlier results, and holds no place", async () => {
+  await withServer(
+    { burst: { maxInFlight: 1, slotCallbackMs: SLOT_CALLBACK_MS } },
+    async (server) => {
+      const compilation = await compileAdd(server, 2);
+      const memory = await createMemory(server, f32(10, 20));
+      const { socket, ready } = await MessageSocket.open(burstUrl(server.url, compilation));
+      strictEqual(ready.maxInFlight, 1);
+      // Request 1 needs slot 7, which the client has not mapped: it fills the window while the
+      // burst waits for the client's answer.
+      socket.send(slotRequest(1, 7));
+      deepStrictEqual(await socket.control(), { type: "getMemories", requestId: 1, slots: [7] });
+      // Requests over the window are refused at once, ahead of request 1's result.
+      socket.send(inlineRequest(2));
+      socket.send(inlineRequest(3));
+      for (const id of [2, 3]) {
+        const refused = await socket.result();
+        deepStrictEqual([refused.id, refused.status], [id, "RESOURCE_EXHAUSTED_TRANSIENT"]);
+        ok(/in flight/.test(refused.message), refused.message);
+      }
+      // So is a malformed frame that carries an id (here its header is cut short).
+      socket.send(inlineRequest(4).slice(0, 12));
+      deepStrictEqual(
+        ((r) => [r.id, r.status])(await socket.result()),
+        [4, "INVALID_ARGUMENT"],
+      );
+      strictEqual(
+        await metric(server.url, "nnserve_burst_requests_in_flight"),
+        1,
+        "only request 1 is held; what was refused holds nothing",
+      );
+      socket.sendControl({ type: "map", slot: 7, memory });
+      deepStrictEqual(await socket.control(), { type: "mapped", slot: 7, size: 8 });
+      deepStrictEqual(((r) => [r.id, r.status])(await socket.result()), [1, "NONE"]);
+      // The window is free as soon as request 1 is answered.
+      socket.send(inlineRequest(5));
+      deepStrictEqual(((r) => [r.id, r.status])(await socket.result()), [5, "NONE"]);
+      await socket.close();
+      deepStrictEqual(await burstGaugesAtZero(server.url), { active: 0, slots: 0, inFlight: 0 });
+    },
+  );
 });
 
-Deno.test("burst: far more requests than the window closes the socket with 1008", async () => {
-  await withServer({ burst: { maxInFlight: WINDOW } }, async (server) => {
-    const compilation = await compileAdd(server, 2);
-    const { socket } = await MessageSocket.open(burstUrl(server.url, compilation));
-    socket.send(slotRequest(1, 7));
-    await socket.control();
-    // Request 1 runs (held by its slot callback); 4 x WINDOW - 1 more bring what the burst
-    // holds (running and queued) to its hard limit; the next one ends the burst.
-    for (let id = 2; id <= 4 * WINDOW + 1; id++) socket.send(inlineRequest(id));
-    const closed = await socket.closed;
-    strictEqual(closed.code, 1008);
-    ok(closed.reason.length > 0);
-    deepStrictEqual(await burstGaugesAtZero(server.url), { active: 0, slots: 0, inFlight: 0 });
-    // The server is fine, and so is a new burst.
-    const { socket: again } = await MessageSocket.open(burstUrl(server.url, compilation));
-    again.send(inlineRequest(1));
-    strictEqual((await again.result()).status, "NONE");
-    await again.close();
+/**
+ * Fills a window of WINDOW with request `first` (waiting for unmapped `slot`) and an inline
+ * request behind it, then sends `refusals` more, each refused at once.
+ */
+async function fillAndOvershoot(
+  socket: MessageSocket,
+  first: number,
+  slot: number,
+  refusals: number,
+): Promise<void> {
+  socket.send(slotRequest(first, slot));
+  deepStrictEqual(await socket.control(), {
+    type: "getMemories",
+    requestId: first,
+    slots: [slot],
   });
+  socket.send(inlineRequest(first + 1));
+  for (let id = first + 2; id < first + 2 + refusals; id++) socket.send(inlineRequest(id));
+  for (let id = first + 2; id < first + 2 + refusals; id++) {
+    deepStrictEqual(
+      ((r) => [r.id, r.status])(await socket.result()),
+      [id, "RESOURCE_EXHAUSTED_TRANSIENT"],
+    );
+  }
+}
+
+Deno.test("burst: refusals that outrun accepted requests by four windows close the socket with 1008", async () => {
+  await withServer(
+    { burst: { maxInFlight: WINDOW, slotCallbackMs: SLOT_CALLBACK_MS } },
+    async (server) => {
+      const compilation = await compileAdd(server, 2);
+      const memory = await createMemory(server, f32(10, 20));
+      const { socket } = await MessageSocket.open(burstUrl(server.url, compilation));
+      // 4 x WINDOW refusals are answered; the burst stays open.
+      await fillAndOvershoot(socket, 1, 7, 4 * WINDOW);
+      socket.sendControl({ type: "map", slot: 7, memory });
+      deepStrictEqual(await socket.control(), { type: "mapped", slot: 7, size: 8 });
+      deepStrictEqual((await socket.result()).id, 1);
+      deepStrictEqual((await socket.result()).id, 2);
+      // Each accepted request takes one refusal back: 2 here, 2 more in the next fill...
+      for (const id of [20, 21]) {
+        socket.send(inlineRequest(id));
+        deepStrictEqual(((r) => [r.id, r.status])(await socket.result()), [id, "NONE"]);
+      }
+      // ...so 4 more refusals are answered too,
+      await fillAndOvershoot(socket, 100, 8, 4);
+      // and the next one ends the burst.
+      socket.send(inlineRequest(200));
+      const closed = await socket.closed;
+      strictEqual(closed.code, 1008);
+      ok(closed.reason.length > 0);
+      deepStrictEqual(await burstGaugesAtZero(server.url), { active: 0, slots: 0, inFlight: 0 });
+      // The server is fine, and so is a new burst.
+      const { socket: again } = await MessageSocket.open(burstUrl(server.url, compilation));
+      again.send(inlineRequest(1));
+      strictEqual((await again.result()).status, "NONE");
+      await again.close();
+    },
+  );
+});
+
+/** Resolves like `promise`, or rejects after `ms` (calling `onTimeout` first). */
+function within<T>(promise: Promise<T>, ms: number, onTimeout: () => void): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      onTimeout();
+      reject(new Error(`nothing after ${ms} ms`));
+    }, ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+Deno.test("burst: a client that keeps sending far past the window gets close 1008 and is released", async () => {
+  await withServer(
+    { burst: { maxInFlight: WINDOW, slotCallbackMs: SLOT_CALLBACK_MS } },
+    async (server) => {
+      const compilation = await compileAdd(server, 2);
+      const raw = await RawWebSocket.connect(server.port, `/v1/compilations/${compilation}/burst`);
+      try {
+        strictEqual((await raw.message()).kind, "control");
+        // Request 1 waits for slot 7 and fills the window; then frames come without pause,
+        // far more than the burst refuses before it gives up, never reading in between.
+        await raw.sendBinary(slotRequest(1, 7));
+        let closeSeen = false;
+        const closing = raw.closeFrame().finally(() => closeSeen = true);
+        closing.catch(() => {});
+        let sent = 1;
+        const until = performance.now() + 2_000;
+        while (!closeSeen && sent < 2_000 && performance.now() < until) {
+          try {
+            await raw.sendBinary(inlineRequest(++sent));
+          } catch {
+            break; // The server has closed the connection.
+          }
+        }
+        ok(sent > 4 * WINDOW + 2, `only ${sent} frames sent`);
+        const closed = await within(closing, 15_000, () => raw.close());
+        strictEqual(closed.code, 1008);
+        ok(closed.reason.length > 0);
+      } finally {
+        raw.close();
+      }
+      deepStrictEqual(await burstGaugesAtZero(server.url), { active: 0, slots: 0, inFlight: 0 });
+    },
+  );
 });
 
 Deno.test("burst: a client that stops reading makes the server hold results back", async () => {
   const n = 1 << 20; // 4 MiB results: a few fill the socket buffers of any machine.
   const frames = 5;
+  // The window holds every frame, so none is refused however fast results go out; the raw
+  // peer never answers pings, so the idle timeout is far longer than the test.
   await withServer(
-    { burst: { maxInFlight: frames - 1, maxBufferedBytes: 64 * 1024 } },
+    {
+      burst: { maxInFlight: frames, maxBufferedBytes: 64 * 1024 },
+      burstIdleTimeoutSeconds: 600,
+    },
     async (server) => {
       const compilation = await compileAdd(server, n);
       const values = new Float32Array(2 * n).map((_, i) => i % 1000);

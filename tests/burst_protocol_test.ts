@@ -3,7 +3,8 @@
  * with frames written by hand over a real WebSocket to a real server: every frame type and
  * control message, malformed frames (answered as that request's status, or an `error`
  * control message when no request id is readable, the burst and the server working on),
- * unknown slots through the `getMemories` callback, slot free, and in-order pipelining.
+ * unknown slots through the `getMemories` callback, slot free, the slot cap, and in-order
+ * pipelining.
  */
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import {
@@ -444,6 +445,68 @@ Deno.test("burst: free evicts a slot; using it again asks the client again", asy
     );
     deepStrictEqual(floatsOf((await socket.result()).outputs[0].bytes), [0, -1]);
     strictEqual((await burstGauges(server.url)).slots, 2);
+  });
+});
+
+Deno.test("burst: maxSlots caps the slots of a burst; remapping a mapped slot still works", async () => {
+  await withBurst(async ({ open, memory, server }) => {
+    const socket = await open();
+    const a = await memory(f32(5, 6));
+    const b = await memory(f32(7, 8));
+    for (let slot = 0; slot < 4; slot++) {
+      socket.sendControl({ type: "map", slot, memory: a });
+      deepStrictEqual(await socket.control(), { type: "mapped", slot, size: 8 });
+    }
+    // A fifth slot is refused and nothing of it is kept.
+    socket.sendControl({ type: "map", slot: 4, memory: a });
+    const { message, ...refusal } = await socket.control();
+    deepStrictEqual(refusal, { type: "error", status: "RESOURCE_EXHAUSTED_PERSISTENT", slot: 4 });
+    ok(typeof message === "string" && /4/.test(message), String(message));
+    strictEqual((await burstGauges(server.url)).slots, 4);
+    // A mapped slot may take another memory.
+    socket.sendControl({ type: "map", slot: 2, memory: b });
+    deepStrictEqual(await socket.control(), { type: "mapped", slot: 2, size: 8 });
+    socket.send(
+      addRequest(1, [0, 0], {
+        inputs: [{ kind: "slot", slot: 2, offset: 0, length: 8 }, inline(f32(1, 1))],
+      }),
+    );
+    deepStrictEqual(floatsOf((await socket.result()).outputs[0].bytes), [8, 9]);
+    // A request naming a slot the burst has no room for fails alone.
+    socket.send(
+      addRequest(2, [0, 0], {
+        inputs: [{ kind: "slot", slot: 9, offset: 0, length: 8 }, inline(f32(1, 1))],
+      }),
+    );
+    deepStrictEqual(await socket.control(), { type: "getMemories", requestId: 2, slots: [9] });
+    socket.sendControl({ type: "map", slot: 9, memory: a });
+    strictEqual((await socket.control()).status, "RESOURCE_EXHAUSTED_PERSISTENT");
+    deepStrictEqual(((r) => [r.id, r.status])(await socket.result()), [2, "INVALID_ARGUMENT"]);
+    // Freeing a slot makes room for a new one.
+    socket.sendControl({ type: "free", slot: 0 });
+    deepStrictEqual(await socket.control(), { type: "freed", slot: 0 });
+    socket.sendControl({ type: "map", slot: 4, memory: a });
+    deepStrictEqual(await socket.control(), { type: "mapped", slot: 4, size: 8 });
+    strictEqual((await burstGauges(server.url)).slots, 4);
+    await stillWorks(socket, 3);
+    // Many maps at once (each resolving its memory concurrently) still stop at the cap.
+    const flood = await open();
+    for (let slot = 100; slot < 140; slot++) flood.sendControl({ type: "map", slot, memory: a });
+    const answers = [];
+    for (let k = 0; k < 40; k++) answers.push((await flood.control()).type);
+    deepStrictEqual(
+      [answers.filter((t) => t === "mapped").length, answers.filter((t) => t === "error").length],
+      [4, 36],
+    );
+    strictEqual((await burstGauges(server.url)).slots, 8, "4 slots in each burst");
+  }, { burst: { maxSlots: 4 } });
+});
+
+Deno.test("burst: ready announces the slot cap, 1024 unless configured", async () => {
+  await withBurst(async ({ server, compilation }) => {
+    const { socket, ready } = await MessageSocket.open(burstUrl(server.url, compilation));
+    deepStrictEqual([ready.maxInFlight, ready.maxSlots], [32, 1024]);
+    await socket.close();
   });
 });
 
