@@ -4,12 +4,14 @@
  * temporary data directory and port 0.
  */
 import { CompilationCache, DEFAULT_CACHE_BUDGET } from "./cache/compilation_cache.ts";
+import { type ConnectionGuard, guardConnections } from "./connection_guard.ts";
 import { DRIVER_VERSION } from "./driver/devices.ts";
 import type { BurstOptions } from "./driver/burst.ts";
 import { Driver } from "./driver/driver.ts";
 import { DEFAULT_MEMORY_LIMITS, type MemoryLimits } from "./memory/pools.ts";
 import { buildApp } from "./routes/app.ts";
-import { type ApiKeys, parseApiKeys } from "./routes/auth.ts";
+import { type ApiKeys, ApiKeysError, parseApiKeys } from "./routes/auth.ts";
+import { DataDirLockedError, lockDataDir } from "./store/data_dir_lock.ts";
 
 /** Everything a server instance needs to know. */
 export interface ServerConfig {
@@ -36,6 +38,21 @@ export interface ServerConfig {
   burst?: Partial<BurstOptions>;
   /** Largest request body in bytes (NNSERVE_MAX_BODY_BYTES). */
   maxBodyBytes?: number;
+  /** Largest JSON request body in bytes (NNSERVE_MAX_JSON_BYTES). */
+  maxJsonBytes?: number;
+  /**
+   * Seconds a new connection has to deliver its first request head (NNSERVE_HEADER_TIMEOUT).
+   * With this or `idleTimeoutSeconds` set above 0 the connections go through the connection
+   * guard (connection_guard.ts); with neither, Deno.serve takes them directly, untimed.
+   * `configFromEnv` always sets both.
+   */
+  headerTimeoutSeconds?: number;
+  /**
+   * Seconds a connection may sit with no request in flight and nothing to send before it is
+   * closed; this also bounds the wait for a kept-alive connection's next request head
+   * (NNSERVE_IDLE_TIMEOUT).
+   */
+  idleTimeoutSeconds?: number;
   /** Logs requests and start-up notes when true. */
   verbose?: boolean;
 }
@@ -48,80 +65,194 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * The server cannot start: a configuration error, the data directory held by another
+ * process, the port taken. Its message is one line that says what and where; `main.ts`
+ * prints it alone, without a stack trace.
+ */
+export class StartupError extends Error {
+  override name = "StartupError";
+}
+
+/** Header-read timeout of `main.ts` (seconds): ample for any client, short for slowloris. */
+export const DEFAULT_HEADER_TIMEOUT_SECONDS = 10;
+/** Idle keep-alive timeout of `main.ts` (seconds). */
+export const DEFAULT_IDLE_TIMEOUT_SECONDS = 30;
+
 /** Reads the server configuration from the environment (PORT, HOST, NNSERVE_*). */
 export function configFromEnv(): ServerConfig {
-  const env = (name: string) => Deno.env.get(name);
-  const keysFile = env("NNSERVE_API_KEYS_FILE");
-  const keysText = [env("NNSERVE_API_KEYS"), keysFile ? Deno.readTextFileSync(keysFile) : undefined]
-    .filter(Boolean).join(",");
+  const env = (name: string) => Deno.env.get(name) || undefined;
+  /** A number variable, or undefined when unset; anything else is a StartupError. */
+  const number = (name: string, rule: { integer?: boolean; min: number; max?: number }) => {
+    const text = env(name);
+    if (text === undefined) return undefined;
+    const value = Number(text);
+    if (
+      text.trim() === "" || !Number.isFinite(value) || value < rule.min ||
+      (rule.max !== undefined && value > rule.max) || (rule.integer && !Number.isInteger(value))
+    ) {
+      const range = rule.max === undefined ? `>= ${rule.min}` : `${rule.min}..${rule.max}`;
+      const kind = rule.integer ? "an integer" : "a number";
+      throw new StartupError(`${name} must be ${kind} ${range}, not "${text}"`);
+    }
+    return value;
+  };
+  const bytes = (name: string) => number(name, { integer: true, min: 1 });
   return {
     hostname: env("HOST") ?? "0.0.0.0",
-    port: Number(env("PORT") ?? 8080),
+    port: number("PORT", { integer: true, min: 0, max: 65535 }) ?? 8080,
     dataDir: env("NNSERVE_DATA_DIR") ?? "./data",
     kvPath: env("NNSERVE_KV_URL") ?? env("NNSERVE_KV_PATH"),
-    apiKeys: parseApiKeys(keysText),
-    workers: env("NNSERVE_WORKERS") ? Number(env("NNSERVE_WORKERS")) : undefined,
-    maxBodyBytes: env("NNSERVE_MAX_BODY_BYTES") ? Number(env("NNSERVE_MAX_BODY_BYTES")) : undefined,
-    cacheBytes: env("NNSERVE_CACHE_BYTES") ? Number(env("NNSERVE_CACHE_BYTES")) : undefined,
-    inlineWork: env("NNSERVE_INLINE_WORK") ? Number(env("NNSERVE_INLINE_WORK")) : undefined,
-    burstIdleTimeoutSeconds: env("NNSERVE_BURST_IDLE_TIMEOUT")
-      ? Number(env("NNSERVE_BURST_IDLE_TIMEOUT"))
-      : undefined,
+    apiKeys: apiKeysFromEnv(),
+    workers: number("NNSERVE_WORKERS", { integer: true, min: 1 }),
+    maxBodyBytes: bytes("NNSERVE_MAX_BODY_BYTES"),
+    maxJsonBytes: bytes("NNSERVE_MAX_JSON_BYTES"),
+    headerTimeoutSeconds: number("NNSERVE_HEADER_TIMEOUT", { min: 0 }) ??
+      DEFAULT_HEADER_TIMEOUT_SECONDS,
+    idleTimeoutSeconds: number("NNSERVE_IDLE_TIMEOUT", { min: 0 }) ??
+      DEFAULT_IDLE_TIMEOUT_SECONDS,
+    cacheBytes: number("NNSERVE_CACHE_BYTES", { integer: true, min: 0 }),
+    inlineWork: number("NNSERVE_INLINE_WORK", { min: 0 }),
+    burstIdleTimeoutSeconds: number("NNSERVE_BURST_IDLE_TIMEOUT", { min: 0 }),
     memoryLimits: {
-      maxMemoryBytes: Number(
-        env("NNSERVE_MAX_MEMORY_BYTES") ?? DEFAULT_MEMORY_LIMITS.maxMemoryBytes,
-      ),
-      clientBudgetBytes: Number(
-        env("NNSERVE_CLIENT_MEMORY_BUDGET") ?? DEFAULT_MEMORY_LIMITS.clientBudgetBytes,
-      ),
+      maxMemoryBytes: bytes("NNSERVE_MAX_MEMORY_BYTES") ?? DEFAULT_MEMORY_LIMITS.maxMemoryBytes,
+      clientBudgetBytes: bytes("NNSERVE_CLIENT_MEMORY_BUDGET") ??
+        DEFAULT_MEMORY_LIMITS.clientBudgetBytes,
     },
     verbose: true,
   };
 }
 
+/** NNSERVE_API_KEYS plus the lines of NNSERVE_API_KEYS_FILE; a key names one client. */
+function apiKeysFromEnv(): ApiKeys {
+  const keys: ApiKeys = new Map();
+  try {
+    parseApiKeys(Deno.env.get("NNSERVE_API_KEYS") ?? "", {
+      source: "NNSERVE_API_KEYS",
+      into: keys,
+    });
+    const file = Deno.env.get("NNSERVE_API_KEYS_FILE");
+    if (file) {
+      let text: string;
+      try {
+        text = Deno.readTextFileSync(file);
+      } catch (error) {
+        throw new StartupError(
+          `NNSERVE_API_KEYS_FILE ${file} cannot be read: ${(error as Error).message}`,
+        );
+      }
+      const before = keys.size;
+      parseApiKeys(text, { source: `NNSERVE_API_KEYS_FILE ${file}`, into: keys });
+      // An empty key file must not quietly open the service to everyone.
+      if (keys.size === before && !text.trim()) {
+        throw new StartupError(`NNSERVE_API_KEYS_FILE ${file} holds no name:key lines`);
+      }
+    }
+  } catch (error) {
+    if (error instanceof ApiKeysError) throw new StartupError(error.message);
+    throw error;
+  }
+  return keys;
+}
+
 /** Opens state, starts the executor workers and serves HTTP. */
 export async function startServer(config: ServerConfig): Promise<RunningServer> {
   await Deno.mkdir(config.dataDir, { recursive: true });
-  const kv = await Deno.openKv(config.kvPath ?? `${config.dataDir}/nnserve.kv`);
-  const cache = await CompilationCache.open({
-    kv,
-    dir: `${config.dataDir}/cache`,
-    budgetBytes: config.cacheBytes ?? DEFAULT_CACHE_BUDGET,
-    version: config.driverVersion ?? DRIVER_VERSION,
+  const lock = await lockDataDir(config.dataDir).catch((error) => {
+    throw error instanceof DataDirLockedError ? new StartupError(error.message) : error;
   });
-  const driver = new Driver({
-    kv,
-    dataDir: config.dataDir,
-    cache,
-    workers: config.workers ?? Math.max(1, navigator.hardwareConcurrency),
-    memoryLimits: config.memoryLimits,
-    inlineWork: config.inlineWork,
-  });
-  const apiKeys = config.apiKeys ?? new Map();
-  if (config.verbose && apiKeys.size === 0) {
-    console.log("nnserve: no API keys configured; running open as one anonymous client");
-  }
-  const app = buildApp(driver, {
-    apiKeys,
-    maxBodyBytes: config.maxBodyBytes,
-    bursts: { idleTimeoutSeconds: config.burstIdleTimeoutSeconds ?? 4, burst: config.burst },
-  });
-  const server = Deno.serve({
-    hostname: config.hostname,
-    port: config.port,
-    onListen: () => {},
-  }, app.fetch);
-  const { port } = server.addr;
-  const shownHost = config.hostname === "0.0.0.0" ? "127.0.0.1" : config.hostname;
-  if (config.verbose) console.log(`nnserve: listening on http://${shownHost}:${port}`);
-  return {
-    url: `http://${shownHost}:${port}`,
-    port,
-    driver,
-    async close() {
-      await server.shutdown();
-      driver.close();
-      kv.close();
-    },
+  // Whatever opened before a failure is closed again, the lock last.
+  const opened: (() => void)[] = [() => lock.release()];
+  const undo = () => {
+    for (const close of opened.reverse()) close();
   };
+  try {
+    const kv = await Deno.openKv(config.kvPath ?? `${config.dataDir}/nnserve.kv`);
+    opened.push(() => kv.close());
+    const cache = await CompilationCache.open({
+      kv,
+      dir: `${config.dataDir}/cache`,
+      budgetBytes: config.cacheBytes ?? DEFAULT_CACHE_BUDGET,
+      version: config.driverVersion ?? DRIVER_VERSION,
+    });
+    const driver = new Driver({
+      kv,
+      dataDir: config.dataDir,
+      cache,
+      workers: config.workers ?? Math.max(1, navigator.hardwareConcurrency),
+      memoryLimits: config.memoryLimits,
+      inlineWork: config.inlineWork,
+    });
+    opened.push(() => driver.close());
+    const apiKeys = config.apiKeys ?? new Map();
+    if (config.verbose && apiKeys.size === 0) {
+      console.log("nnserve: no API keys configured; running open as one anonymous client");
+    }
+    const app = buildApp(driver, {
+      apiKeys,
+      maxBodyBytes: config.maxBodyBytes,
+      maxJsonBytes: config.maxJsonBytes,
+      bursts: { idleTimeoutSeconds: config.burstIdleTimeoutSeconds ?? 4, burst: config.burst },
+    });
+    const http = serveHttp(config, app.fetch);
+    const shownHost = config.hostname === "0.0.0.0" ? "127.0.0.1" : config.hostname;
+    if (config.verbose) console.log(`nnserve: listening on http://${shownHost}:${http.port}`);
+    return {
+      url: `http://${shownHost}:${http.port}`,
+      port: http.port,
+      driver,
+      async close() {
+        await http.shutdown();
+        undo();
+      },
+    };
+  } catch (error) {
+    undo();
+    throw error;
+  }
+}
+
+/** The HTTP side of a server: its port and a graceful shutdown. */
+interface HttpSide {
+  port: number;
+  shutdown(): Promise<void>;
+}
+
+/** Serves `handler`: through the connection guard when a timeout is set, else directly. */
+function serveHttp(config: ServerConfig, handler: Deno.ServeHandler<Deno.NetAddr>): HttpSide {
+  const headerMs = (config.headerTimeoutSeconds ?? 0) * 1000;
+  const idleMs = (config.idleTimeoutSeconds ?? 0) * 1000;
+  const where = `${config.hostname}:${config.port}`;
+  let guard: ConnectionGuard | undefined;
+  try {
+    if (headerMs > 0 || idleMs > 0) {
+      guard = guardConnections(config, { headerMs, idleMs });
+    }
+    const server = Deno.serve({
+      // Behind the guard the server is private: loopback, a free port.
+      hostname: guard ? "127.0.0.1" : config.hostname,
+      port: guard ? 0 : config.port,
+      onListen: () => {},
+    }, guard ? guard.handler(handler) : handler);
+    guard?.start(server.addr.port);
+    return {
+      port: guard ? guard.addr.port : server.addr.port,
+      async shutdown() {
+        await guard?.stopAccepting();
+        await server.shutdown();
+        await guard?.closeAll();
+      },
+    };
+  } catch (error) {
+    guard?.stopAccepting(); // closes the public listener at once
+    if (error instanceof Deno.errors.AddrInUse) {
+      throw new StartupError(`cannot listen on ${where}: the address is in use`);
+    }
+    if (
+      error instanceof Deno.errors.AddrNotAvailable || error instanceof Deno.errors.PermissionDenied
+    ) {
+      throw new StartupError(`cannot listen on ${where}: ${error.message}`);
+    }
+    throw error;
+  }
 }

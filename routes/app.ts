@@ -2,6 +2,7 @@
  * The HTTP application: resource routers behind authentication, one error handler, and
  * the OpenAPI document generated from the same schemas that validate requests.
  */
+import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Driver } from "../driver/driver.ts";
 import { DriverError } from "../nnapi/errors.ts";
@@ -23,29 +24,60 @@ export interface AppOptions {
   apiKeys: ApiKeys;
   /** Largest request body accepted (bytes); larger ones get 413. */
   maxBodyBytes?: number;
+  /** Largest JSON request body (bytes), at most `maxBodyBytes`; larger ones get 413. */
+  maxJsonBytes?: number;
   /** Burst liveness and limits. */
   bursts?: BurstRouteOptions;
 }
 
-/** Default request body limit: room for large models with inline constants. */
+/** Default request body limit: room for large memories and ONNX files (raw bytes). */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * Default JSON body limit. A JSON body is parsed whole and its numbers become JS values:
+ * memory grows several times the body size (a 66 MB body took the process from 117 to
+ * 663 MB). 64 MiB still holds a MobileNet-sized float model with its weights inline (about
+ * 23 MB as base64, 40 MB as JSON numbers); larger data belongs in a memory (octet-stream)
+ * referenced by `location` or `{memory, offset, length}`.
+ */
+export const DEFAULT_MAX_JSON_BYTES = 64 * 1024 * 1024;
+
+/** JSON media types (application/json, application/*+json), with or without parameters. */
+const JSON_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
+
+/** 413 RESOURCE_EXHAUSTED_PERSISTENT past the limit of the body's kind (JSON or other). */
+function bodyLimits(maxBytes: number, maxJsonBytes: number): MiddlewareHandler {
+  const limit = (maxSize: number, message: string) =>
+    bodyLimit({
+      maxSize,
+      onError: () => {
+        throw new DriverError("RESOURCE_EXHAUSTED_PERSISTENT", message);
+      },
+    });
+  const jsonMax = Math.min(maxJsonBytes, maxBytes);
+  const json = limit(
+    jsonMax,
+    `the JSON request body is larger than ${jsonMax} bytes (NNSERVE_MAX_JSON_BYTES); ` +
+      "send large data as application/octet-stream, e.g. in a memory",
+  );
+  const other = limit(
+    maxBytes,
+    `the request body is larger than ${maxBytes} bytes (NNSERVE_MAX_BODY_BYTES)`,
+  );
+  return (c, next) =>
+    JSON_TYPE.test(c.req.header("content-type") ?? "") ? json(c, next) : other(c, next);
+}
 
 /** Builds the Hono app over a driver. */
 export function buildApp(driver: Driver, options: AppOptions) {
   const app = newRouter();
   app.use("/v1/*", authenticate(options.apiKeys));
-  const maxSize = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   app.use(
-    "/v1/*",
-    bodyLimit({
-      maxSize,
-      onError: () => {
-        throw new DriverError(
-          "RESOURCE_EXHAUSTED_PERSISTENT",
-          `the request body is larger than ${maxSize} bytes`,
-        );
-      },
-    }),
+    "*",
+    bodyLimits(
+      options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES,
+    ),
   );
   app.route("/", healthRoutes(driver));
   app.route("/", deviceRoutes(driver));

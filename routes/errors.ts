@@ -31,9 +31,28 @@ export function schemaError(error: ZodError, where: string): DriverError {
   return new DriverError("INVALID_ARGUMENT", `${at}: ${issue.message}`, { path });
 }
 
+/**
+ * Whether an error means the client went away mid-request: its connection closed while the
+ * request body was being read (an upload cut short). That is the client's doing, not a bug.
+ */
+export function isClientDisconnect(error: unknown): boolean {
+  if (error instanceof Deno.errors.BadResource) {
+    // Deno's words when the connection of a body being read is gone.
+    return /read (request )?body/i.test(error.message);
+  }
+  return error instanceof Deno.errors.ConnectionReset ||
+    error instanceof Deno.errors.ConnectionAborted ||
+    error instanceof Deno.errors.BrokenPipe ||
+    error instanceof Deno.errors.UnexpectedEof ||
+    error instanceof Deno.errors.Http;
+}
+
 /** Any thrown value as a DriverError; unknown errors are bugs (GENERAL_FAILURE) and logged. */
 export function toDriverError(error: unknown): DriverError {
   if (error instanceof DriverError) return error;
+  if (isClientDisconnect(error)) {
+    return new DriverError("INVALID_ARGUMENT", "the client closed the connection mid-request");
+  }
   if (error instanceof HTTPException) {
     const status: ErrorStatus = error.status === 401
       ? "UNAUTHORIZED"
@@ -58,6 +77,10 @@ export function toDriverError(error: unknown): DriverError {
 
 /** The JSON error response of API.md. */
 export function errorResponse(c: Context, error: unknown): Response {
+  if (isClientDisconnect(error)) {
+    // One quiet line per dropped client; nobody is left to read the answer.
+    console.log(`nnserve: client left during ${c.req.method} ${c.req.path} (request cut short)`);
+  }
   const e = toDriverError(error);
   return c.json({ status: e.status, message: e.message, ...e.details }, HTTP_STATUS[e.status]);
 }
