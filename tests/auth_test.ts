@@ -5,7 +5,13 @@
 import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
 import { parseApiKeys } from "../routes/auth.ts";
 import { burstUrl, MessageSocket } from "./burst_fixture.ts";
-import { addModel, startTestServer, type TestServer } from "./server_fixture.ts";
+import {
+  addModel,
+  finishWithin,
+  mainProcess,
+  startTestServer,
+  type TestServer,
+} from "./server_fixture.ts";
 
 const SECRET = "Zq8xV3pL0mN7wR2tKd5";
 
@@ -147,33 +153,12 @@ Deno.test("a key given to two names is an error; one name may hold several keys"
 Deno.test("main.ts with a malformed NNSERVE_API_KEYS exits with one line that names no key", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "nnserve-test-" });
   try {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "main.ts"],
-      cwd: new URL("../", import.meta.url),
-      env: {
-        NNSERVE_DATA_DIR: dataDir,
-        PORT: "0",
-        HOST: "127.0.0.1",
-        NNSERVE_WORKERS: "1",
-        NO_COLOR: "1",
-        NNSERVE_API_KEYS: `alice:k1,${SECRET}`,
-      },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<"late">((resolve) =>
-      timer = setTimeout(() => resolve("late"), 30_000)
+    const result = await finishWithin(
+      mainProcess(dataDir, { NNSERVE_API_KEYS: `alice:k1,${SECRET}` }),
+      30_000,
     );
-    const result = await Promise.race([child.output(), late]);
-    clearTimeout(timer);
-    if (result === "late") {
-      child.kill("SIGKILL");
-      await child.output();
-      throw new Error("main.ts kept running with a malformed NNSERVE_API_KEYS");
-    }
-    const stderr = new TextDecoder().decode(result.stderr);
+    if (!result) throw new Error("main.ts kept running with a malformed NNSERVE_API_KEYS");
+    const stderr = result.stderr;
     ok(result.code !== 0);
     deepStrictEqual(stderr.trim().split("\n").length, 1, stderr);
     ok(stderr.includes("NNSERVE_API_KEYS"), stderr);

@@ -18,20 +18,7 @@ import {
   pollUntil,
   RawWebSocket,
 } from "./burst_fixture.ts";
-import { addModel, startTestServer, type TestServer } from "./server_fixture.ts";
-
-async function withServer(
-  options: Parameters<typeof startTestServer>[0],
-  fn: (server: TestServer) => Promise<void>,
-): Promise<void> {
-  const server = await startTestServer(options);
-  try {
-    await fn(server);
-  } finally {
-    await server.close();
-    await Deno.remove(server.dataDir, { recursive: true });
-  }
-}
+import { addModel, type TestServer, withTestServer } from "./server_fixture.ts";
 
 /** Registers and compiles the fixture's ADD of two float32[n]; returns the compilation id. */
 async function compileAdd(server: TestServer, n: number): Promise<string> {
@@ -87,7 +74,7 @@ const WINDOW = 2;
 const SLOT_CALLBACK_MS = 10_000;
 
 Deno.test("burst: a refused request is answered at once, ahead of earlier results, and holds no place", async () => {
-  await withServer(
+  await withTestServer(
     { burst: { maxInFlight: 1, slotCallbackMs: SLOT_CALLBACK_MS } },
     async (server) => {
       const compilation = await compileAdd(server, 2);
@@ -156,7 +143,7 @@ async function fillAndOvershoot(
 }
 
 Deno.test("burst: refusals that outrun accepted requests by four windows close the socket with 1008", async () => {
-  await withServer(
+  await withTestServer(
     { burst: { maxInFlight: WINDOW, slotCallbackMs: SLOT_CALLBACK_MS } },
     async (server) => {
       const compilation = await compileAdd(server, 2);
@@ -203,7 +190,7 @@ function within<T>(promise: Promise<T>, ms: number, onTimeout: () => void): Prom
 }
 
 Deno.test("burst: a client that keeps sending far past the window gets close 1008 and is released", async () => {
-  await withServer(
+  await withTestServer(
     { burst: { maxInFlight: WINDOW, slotCallbackMs: SLOT_CALLBACK_MS } },
     async (server) => {
       const compilation = await compileAdd(server, 2);
@@ -242,7 +229,7 @@ Deno.test("burst: a client that stops reading makes the server hold results back
   const frames = 5;
   // The window holds every frame, so none is refused however fast results go out; the raw
   // peer never answers pings, so the idle timeout is far longer than the test.
-  await withServer(
+  await withTestServer(
     {
       burst: { maxInFlight: frames, maxBufferedBytes: 64 * 1024 },
       burstIdleTimeoutSeconds: 600,
@@ -309,7 +296,7 @@ Deno.test("burst: a client that stops reading makes the server hold results back
 });
 
 Deno.test("burst: a peer that vanishes without a close frame is found by ping and released", async () => {
-  await withServer({ burstIdleTimeoutSeconds: 1 }, async (server) => {
+  await withTestServer({ burstIdleTimeoutSeconds: 1 }, async (server) => {
     const { model, compilation } = await compileAddModel(server, 2);
     const memory = await createMemory(server, f32(1, 2));
     // A live burst of the SDK, whose WebSocket answers pings, alongside.

@@ -4,7 +4,7 @@
  * succeeds, and a memory that an execution still holds stays counted after its delete.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { type TestServer, withTestServer } from "./server_fixture.ts";
+import { maxPoolModel, type TestServer, withTestServer } from "./server_fixture.ts";
 
 const KIB = 1024;
 
@@ -70,39 +70,11 @@ Deno.test("of three concurrent deletes of one memory exactly one succeeds", asyn
   });
 });
 
-/** A MAX_POOL_2D heavy enough to run for a while in an executor worker. */
-function slowPoolModel(side: number, filter: number) {
-  const int32 = (value: number) => ({
-    type: "INT32",
-    dimensions: [],
-    scale: 0,
-    zeroPoint: 0,
-    lifetime: "CONSTANT_COPY",
-    value: [value],
-  });
-  const tensor = { type: "TENSOR_FLOAT32", dimensions: [1, side, side, 1], scale: 0, zeroPoint: 0 };
-  return {
-    operands: [
-      { ...tensor, lifetime: "MODEL_INPUT" },
-      int32(1), // SAME padding
-      int32(1),
-      int32(1),
-      int32(filter),
-      int32(filter),
-      int32(0),
-      { ...tensor, lifetime: "MODEL_OUTPUT" },
-    ],
-    operations: [{ type: "MAX_POOL_2D", inputs: [0, 1, 2, 3, 4, 5, 6], outputs: [7] }],
-    inputIndexes: [0],
-    outputIndexes: [7],
-  };
-}
-
 Deno.test("a memory an execution holds stays counted after its delete until the execution ends", async () => {
   const side = 360;
   const bytes = side * side * 4;
   await withServer(Math.floor(bytes * 1.5), async (server) => {
-    const model = await server.request("POST", "/v1/models", slowPoolModel(side, 60));
+    const model = await server.request("POST", "/v1/models", maxPoolModel(side, 60));
     strictEqual(model.status, 201, JSON.stringify(model.body));
     const compilation = await server.request("POST", "/v1/compilations", {
       model: model.body.id,

@@ -1,36 +1,5 @@
 import { ok, strictEqual } from "node:assert/strict";
-import { startTestServer, type TestServer } from "./server_fixture.ts";
-
-const i32 = (v: number) => ({
-  type: "INT32",
-  dimensions: [],
-  lifetime: "CONSTANT_COPY",
-  value: [v],
-});
-
-/**
- * MAX_POOL_2D over a 1x180x180x1 float32 input with a 180x180 window, stride 1, SAME
- * padding (implicit form): a billion taps, seconds on the reference kernel, though its
- * tensors are small.
- */
-function wideMaxPoolModel(n = 180) {
-  const image = { type: "TENSOR_FLOAT32", dimensions: [1, n, n, 1] };
-  return {
-    operands: [
-      { ...image, lifetime: "MODEL_INPUT" },
-      i32(1), // SAME
-      i32(1),
-      i32(1),
-      i32(n),
-      i32(n),
-      i32(0),
-      { ...image, lifetime: "MODEL_OUTPUT" },
-    ],
-    operations: [{ type: "MAX_POOL_2D", inputs: [0, 1, 2, 3, 4, 5, 6], outputs: [7] }],
-    inputIndexes: [0],
-    outputIndexes: [7],
-  };
-}
+import { int32Scalar, maxPoolModel, startTestServer, type TestServer } from "./server_fixture.ts";
 
 /**
  * `ops` FULLY_CONNECTED layers of `units` x `units` sharing one constant weight matrix:
@@ -49,7 +18,7 @@ function sharedWeightsModel(units = 1024, ops = 16) {
     tensor([1, units], "MODEL_INPUT"),
     { ...tensor([units, units], "CONSTANT_REFERENCE"), value: { base64: bytes(weights) } },
     { ...tensor([units], "CONSTANT_REFERENCE"), value: { base64: bytes(new Float32Array(units)) } },
-    i32(0),
+    int32Scalar(0),
   ];
   const operations = [];
   let previous = 0;
@@ -95,7 +64,7 @@ async function liveCompilations(server: TestServer): Promise<number> {
 Deno.test("a heavy execution with a deadline answers 504 on time and /healthz never stalls", async () => {
   const server = await startTestServer({ workers: 1 });
   try {
-    const model = await server.request("POST", "/v1/models", wideMaxPoolModel());
+    const model = await server.request("POST", "/v1/models", maxPoolModel(180, 180));
     strictEqual(model.status, 201);
     const compilation = await server.request("POST", "/v1/compilations", { model: model.body.id });
     strictEqual(compilation.status, 201);

@@ -78,3 +78,74 @@ export function addModel(n: number) {
     outputIndexes: [3],
   };
 }
+
+/** An INT32 scalar constant operand. */
+export function int32Scalar(value: number) {
+  return {
+    type: "INT32",
+    dimensions: [],
+    scale: 0,
+    zeroPoint: 0,
+    lifetime: "CONSTANT_COPY",
+    value: [value],
+  };
+}
+
+/**
+ * MAX_POOL_2D over a 1 x side x side x 1 float32 input with a filter x filter window, stride
+ * 1, SAME padding (implicit form): side² x filter² taps, so a small model can run for seconds
+ * on the reference kernel.
+ */
+export function maxPoolModel(side: number, filter: number) {
+  const image = { type: "TENSOR_FLOAT32", dimensions: [1, side, side, 1], scale: 0, zeroPoint: 0 };
+  return {
+    operands: [
+      { ...image, lifetime: "MODEL_INPUT" },
+      int32Scalar(1), // SAME
+      int32Scalar(1),
+      int32Scalar(1),
+      int32Scalar(filter),
+      int32Scalar(filter),
+      int32Scalar(0),
+      { ...image, lifetime: "MODEL_OUTPUT" },
+    ],
+    operations: [{ type: "MAX_POOL_2D", inputs: [0, 1, 2, 3, 4, 5, 6], outputs: [7] }],
+    inputIndexes: [0],
+    outputIndexes: [7],
+  };
+}
+
+/** `deno run -A main.ts` on a data directory, loopback and a free port, output piped. */
+export function mainProcess(dataDir: string, env: Record<string, string> = {}): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "main.ts"],
+    cwd: new URL("../", import.meta.url),
+    env: {
+      NNSERVE_DATA_DIR: dataDir,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      NNSERVE_WORKERS: "1",
+      NO_COLOR: "1",
+      ...env,
+    },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+/** The exit status and output of a child, or undefined (and the child killed) past `ms`. */
+export async function finishWithin(child: Deno.ChildProcess, ms: number) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), ms));
+  const output = child.output();
+  const first = await Promise.race([output, late]);
+  clearTimeout(timer);
+  if (first === "late") {
+    child.kill("SIGKILL");
+    await output;
+    return undefined;
+  }
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code: first.code, stdout: decode(first.stdout), stderr: decode(first.stderr) };
+}

@@ -7,45 +7,9 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { startServer } from "../server.ts";
 import { burstUrl, MessageSocket, pollUntil } from "./burst_fixture.ts";
-import { addModel, startTestServer } from "./server_fixture.ts";
+import { addModel, finishWithin, mainProcess, startTestServer } from "./server_fixture.ts";
 
-const ROOT = new URL("../", import.meta.url);
 const encoder = new TextEncoder();
-
-/** `deno run -A main.ts` on a data directory, loopback and a free port. */
-function mainProcess(dataDir: string, env: Record<string, string> = {}): Deno.ChildProcess {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts"],
-    cwd: ROOT,
-    env: {
-      NNSERVE_DATA_DIR: dataDir,
-      PORT: "0",
-      HOST: "127.0.0.1",
-      NNSERVE_WORKERS: "1",
-      NO_COLOR: "1",
-      ...env,
-    },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-}
-
-/** The exit status and output of a child, or undefined (and the child killed) past `ms`. */
-async function finishWithin(child: Deno.ChildProcess, ms: number) {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), ms));
-  const output = child.output();
-  const first = await Promise.race([output, late]);
-  clearTimeout(timer);
-  if (first === "late") {
-    child.kill("SIGKILL");
-    await output;
-    return undefined;
-  }
-  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  return { code: first.code, stdout: decode(first.stdout), stderr: decode(first.stderr) };
-}
 
 /** Reads a child's stdout until `text` appears (bounded); the reader stays with the caller. */
 async function waitForOutput(
