@@ -3,7 +3,11 @@
  * (none skipped, none failed).
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { startServer } from "../server.ts";
+import {
+  DEFAULT_HEADER_TIMEOUT_SECONDS,
+  DEFAULT_IDLE_TIMEOUT_SECONDS,
+  startServer,
+} from "../server.ts";
 import { runConformance } from "./cts/runner.ts";
 import { ctsDirectory } from "./cts/vectors.ts";
 
@@ -15,7 +19,15 @@ Deno.test({
   async fn() {
     const directory = ctsDirectory(); // missing vectors fail here, naming where they belong
     const dataDir = await Deno.makeTempDir({ prefix: "nnserve-cts-test-" });
-    const server = await startServer({ hostname: "127.0.0.1", port: 0, dataDir, verbose: false });
+    // Through the connection guard, as `main.ts` serves: the production path under real traffic.
+    const server = await startServer({
+      hostname: "127.0.0.1",
+      port: 0,
+      dataDir,
+      verbose: false,
+      headerTimeoutSeconds: DEFAULT_HEADER_TIMEOUT_SECONDS,
+      idleTimeoutSeconds: DEFAULT_IDLE_TIMEOUT_SECONDS,
+    });
     try {
       const report = await runConformance({
         directory,

@@ -10,6 +10,7 @@ import { chromium } from "playwright-core";
 import * as driverProtocol from "../driver/burst_protocol.ts";
 import { DEMO_CLASSES, DEMO_INPUT_SIZE } from "../routes/demo.ts";
 import * as pageProtocol from "../web/burst_protocol.js";
+import { DEFAULT_HEADER_TIMEOUT_SECONDS, DEFAULT_IDLE_TIMEOUT_SECONDS } from "../server.ts";
 import { startTestServer, type TestServer } from "./server_fixture.ts";
 
 /** Debian's chromium (NNSERVE_CHROMIUM overrides the path). */
@@ -233,7 +234,12 @@ Deno.test({
   async fn() {
     requireChromium();
     const key = "demo-browser-test-key";
-    const server = await startTestServer({ apiKeys: new Map([[key, "demo"]]) });
+    // Through the connection guard, as `main.ts` serves a browser.
+    const server = await startTestServer({
+      apiKeys: new Map([[key, "demo"]]),
+      headerTimeoutSeconds: DEFAULT_HEADER_TIMEOUT_SECONDS,
+      idleTimeoutSeconds: DEFAULT_IDLE_TIMEOUT_SECONDS,
+    });
     const profile = await Deno.makeTempDir({ prefix: "nnserve-chromium-" });
     const context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
