@@ -74,8 +74,8 @@ export class StartupError extends Error {
   override name = "StartupError";
 }
 
-/** Header-read timeout of `main.ts` (seconds): ample for any client, short for slowloris. */
-export const DEFAULT_HEADER_TIMEOUT_SECONDS = 10;
+/** Header-read timeout of `main.ts` (seconds): a real client sends its head in milliseconds. */
+export const DEFAULT_HEADER_TIMEOUT_SECONDS = 5;
 /** Idle keep-alive timeout of `main.ts` (seconds). */
 export const DEFAULT_IDLE_TIMEOUT_SECONDS = 30;
 

@@ -5,7 +5,7 @@
  * lower body limit for JSON than for raw bytes.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { startServer } from "../server.ts";
+import { configFromEnv, startServer } from "../server.ts";
 import { burstUrl, MessageSocket, pollUntil } from "./burst_fixture.ts";
 import { addModel, finishWithin, mainProcess, startTestServer } from "./server_fixture.ts";
 
@@ -182,6 +182,32 @@ Deno.test("connections that never finish their request head are closed after the
     for (const conn of conns) conn.close();
     await server.close();
     await Deno.remove(server.dataDir, { recursive: true });
+  }
+});
+
+Deno.test("with the shipped defaults, slowloris sockets are cut within 8 s", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "nnserve-test-" });
+  // The configuration main.ts builds from an environment that sets no timeouts.
+  const server = await startServer({
+    ...configFromEnv(),
+    hostname: "127.0.0.1",
+    port: 0,
+    dataDir,
+    verbose: false,
+  });
+  const conns: Deno.Conn[] = [];
+  try {
+    for (let i = 0; i < 20; i++) {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+      await conn.write(encoder.encode("GET /healthz HTTP/1.1\r\nHost: x\r\n"));
+      conns.push(conn);
+    }
+    const closedAfter = await Promise.all(conns.map((conn) => closedWithin(conn, 8_000)));
+    ok(closedAfter.every((ms) => ms !== undefined), `all closed within 8 s: ${closedAfter}`);
+  } finally {
+    for (const conn of conns) conn.close();
+    await server.close();
+    await Deno.remove(dataDir, { recursive: true });
   }
 });
 
