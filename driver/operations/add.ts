@@ -4,7 +4,7 @@ import { binaryOperation } from "./common/binary.ts";
 import type { OperationDefinition } from "./operation.ts";
 
 /** ADD; quant8 rescales both inputs to twice the larger input scale with a left shift of 20. */
-export const add: OperationDefinition = binaryOperation({
+export const add: OperationDefinition<"ADD"> = binaryOperation({
   type: "ADD",
   float: addFloat32,
   quantParams: (input1, input2, output) =>

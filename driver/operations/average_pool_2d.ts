@@ -9,7 +9,10 @@ import { poolOperation } from "./common/pooling.ts";
 import type { OperationDefinition } from "./operation.ts";
 
 /** AVERAGE_POOL_2D definition. */
-export const averagePool2d: OperationDefinition = poolOperation("AVERAGE_POOL_2D", {
-  inputTypes: ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"],
-  kernel: (type) => type === "TENSOR_QUANT8_ASYMM" ? averagePoolQuantized : averagePoolFloat,
-});
+export const averagePool2d: OperationDefinition<"AVERAGE_POOL_2D"> = poolOperation(
+  "AVERAGE_POOL_2D",
+  {
+    inputTypes: ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"],
+    kernel: (type) => type === "TENSOR_QUANT8_ASYMM" ? averagePoolQuantized : averagePoolFloat,
+  },
+);

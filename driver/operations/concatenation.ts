@@ -12,7 +12,7 @@ import type { OperationDefinition } from "./operation.ts";
 import { check, checkTypes, scalarOf, scalarValue } from "./operation.ts";
 
 /** CONCATENATION (HAL 1.0; float16 or quant8 with differing quantization need HAL 1.2). */
-export const concatenation: OperationDefinition = {
+export const concatenation: OperationDefinition<"CONCATENATION"> = {
   type: "CONCATENATION",
 
   validate(signature) {

@@ -37,7 +37,7 @@ const reference: Kernel = (inputs, outputs) => {
 };
 
 /** CONV_2D definition. */
-export const conv2d: OperationDefinition = {
+export const conv2d: OperationDefinition<"CONV_2D"> = {
   type: "CONV_2D",
   validate: (signature) => validateConvolution(signature, "CONV_2D"),
   prepare(inputs) {

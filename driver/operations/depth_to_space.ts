@@ -15,7 +15,7 @@ import {
 import { check, type OperationDefinition } from "./operation.ts";
 
 /** DEPTH_TO_SPACE (HAL 1.0; the NCHW flag or float16 need HAL 1.2). */
-export const depthToSpace: OperationDefinition = {
+export const depthToSpace: OperationDefinition<"DEPTH_TO_SPACE"> = {
   type: "DEPTH_TO_SPACE",
 
   validate: validateBlockRearrangement,

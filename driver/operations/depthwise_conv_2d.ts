@@ -38,7 +38,7 @@ const reference: Kernel = (inputs, outputs) => {
 };
 
 /** DEPTHWISE_CONV_2D definition. */
-export const depthwiseConv2d: OperationDefinition = {
+export const depthwiseConv2d: OperationDefinition<"DEPTHWISE_CONV_2D"> = {
   type: "DEPTHWISE_CONV_2D",
   validate: (signature) => validateConvolution(signature, "DEPTHWISE_CONV_2D"),
   prepare(inputs) {

@@ -25,7 +25,7 @@ const QUANTIZED_INPUTS: readonly OperandType[] = [
 ];
 
 /** DEQUANTIZE, elementwise; the output has the input's shape. */
-export const dequantize: OperationDefinition = {
+export const dequantize: OperationDefinition<"DEQUANTIZE"> = {
   type: "DEQUANTIZE",
   validate(signature) {
     checkArity(signature, [1], 1);

@@ -22,7 +22,7 @@ const VALUE_TYPES: readonly OperandType[] = [
 ];
 
 /** EMBEDDING_LOOKUP (HAL 1.0). */
-export const embeddingLookup: OperationDefinition = {
+export const embeddingLookup: OperationDefinition<"EMBEDDING_LOOKUP"> = {
   type: "EMBEDDING_LOOKUP",
 
   validate(signature) {

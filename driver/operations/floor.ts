@@ -4,4 +4,7 @@ import { unaryOperation } from "./common/unary.ts";
 import type { OperationDefinition } from "./operation.ts";
 
 /** FLOOR, elementwise on float tensors of rank at most 4. */
-export const floor: OperationDefinition = unaryOperation({ type: "FLOOR", float: floorFloat32 });
+export const floor: OperationDefinition<"FLOOR"> = unaryOperation({
+  type: "FLOOR",
+  float: floorFloat32,
+});

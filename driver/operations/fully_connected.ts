@@ -178,7 +178,7 @@ function selectKernel(
 }
 
 /** FULLY_CONNECTED definition. */
-export const fullyConnected: OperationDefinition = {
+export const fullyConnected: OperationDefinition<"FULLY_CONNECTED"> = {
   type: "FULLY_CONNECTED",
   validate,
   prepare,

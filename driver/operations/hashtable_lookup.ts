@@ -24,7 +24,7 @@ const VALUE_TYPES: readonly OperandType[] = [
 ];
 
 /** HASHTABLE_LOOKUP (HAL 1.0). */
-export const hashtableLookup: OperationDefinition = {
+export const hashtableLookup: OperationDefinition<"HASHTABLE_LOOKUP"> = {
   type: "HASHTABLE_LOOKUP",
 
   validate(signature) {

@@ -20,7 +20,7 @@ import { checkArity, type OperationDefinition } from "./operation.ts";
 const AXIS = 1;
 
 /** L2_NORMALIZATION; quant8 (V1_2) output has scale 1/128 and zero point 128. */
-export const l2Normalization: OperationDefinition = {
+export const l2Normalization: OperationDefinition<"L2_NORMALIZATION"> = {
   type: "L2_NORMALIZATION",
   validate(signature) {
     checkArity(signature, [1, 2], 1);

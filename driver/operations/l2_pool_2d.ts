@@ -9,7 +9,7 @@ import { poolOperation } from "./common/pooling.ts";
 import type { OperationDefinition } from "./operation.ts";
 
 /** L2_POOL_2D definition. */
-export const l2Pool2d: OperationDefinition = poolOperation("L2_POOL_2D", {
+export const l2Pool2d: OperationDefinition<"L2_POOL_2D"> = poolOperation("L2_POOL_2D", {
   inputTypes: ["TENSOR_FLOAT32", "TENSOR_FLOAT16"],
   kernel: () => l2PoolFloat,
 });

@@ -18,7 +18,7 @@ import { checkArity, type OperationDefinition, scalarOf } from "./operation.ts";
 const AXIS = 5;
 
 /** LOCAL_RESPONSE_NORMALIZATION on float tensors (float16 since V1_2). */
-export const localResponseNormalization: OperationDefinition = {
+export const localResponseNormalization: OperationDefinition<"LOCAL_RESPONSE_NORMALIZATION"> = {
   type: "LOCAL_RESPONSE_NORMALIZATION",
   validate(signature) {
     checkArity(signature, [5, 6], 1);

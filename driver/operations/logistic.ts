@@ -4,7 +4,7 @@ import { sigmoidQuant8Form, unaryOperation } from "./common/unary.ts";
 import type { OperationDefinition } from "./operation.ts";
 
 /** LOGISTIC; quant8 output has scale 1/256 and zero point 0. */
-export const logistic: OperationDefinition = unaryOperation({
+export const logistic: OperationDefinition<"LOGISTIC"> = unaryOperation({
   type: "LOGISTIC",
   float: logisticFloat32,
   quant8: sigmoidQuant8Form({

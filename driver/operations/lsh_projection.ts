@@ -39,7 +39,7 @@ function presence(input: PrepareInput): boolean | undefined {
 }
 
 /** LSH_PROJECTION (HAL 1.0; float16 seeds/weights or the SPARSE type need HAL 1.2). */
-export const lshProjection: OperationDefinition = {
+export const lshProjection: OperationDefinition<"LSH_PROJECTION"> = {
   type: "LSH_PROJECTION",
   optionalInputs: [2],
 

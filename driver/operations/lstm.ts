@@ -135,7 +135,7 @@ function checkShape(inputs: readonly PrepareInput[], index: number, expected: nu
 }
 
 /** The LSTM operation. */
-export const lstm: OperationDefinition = {
+export const lstm: OperationDefinition<"LSTM"> = {
   type: "LSTM",
   optionalInputs: OPTIONAL,
 

@@ -9,7 +9,7 @@ import { poolOperation } from "./common/pooling.ts";
 import type { OperationDefinition } from "./operation.ts";
 
 /** MAX_POOL_2D definition. */
-export const maxPool2d: OperationDefinition = poolOperation("MAX_POOL_2D", {
+export const maxPool2d: OperationDefinition<"MAX_POOL_2D"> = poolOperation("MAX_POOL_2D", {
   inputTypes: ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"],
   kernel: () => maxPool,
 });

@@ -4,7 +4,7 @@ import { binaryOperation } from "./common/binary.ts";
 import type { OperationDefinition } from "./operation.ts";
 
 /** MUL; quant8 needs output_scale > input1_scale * input2_scale (one multiplier below 1). */
-export const mul: OperationDefinition = binaryOperation({
+export const mul: OperationDefinition<"MUL"> = binaryOperation({
   type: "MUL",
   float: mulFloat32,
   quantParams(input1, input2, output) {

@@ -48,9 +48,12 @@ export interface PrepareInput extends TensorInfo {
 /** A kernel: reads the input tensors, writes the output tensors (already shaped). */
 export type Kernel = (inputs: readonly Tensor[], outputs: readonly Tensor[]) => void;
 
-/** One NNAPI operation: everything the driver needs to validate, plan and run it. */
-export interface OperationDefinition {
-  readonly type: OperationType;
+/**
+ * One NNAPI operation: everything the driver needs to validate, plan and run it. `T` ties a
+ * definition to its operation type, so the registry cannot file it under another one.
+ */
+export interface OperationDefinition<T extends OperationType = OperationType> {
+  readonly type: T;
   /** Input positions that may have no value (NO_VALUE operands, omitted model inputs). */
   readonly optionalInputs?: readonly number[];
   /**

@@ -34,6 +34,9 @@ import { spaceToDepth } from "./space_to_depth.ts";
 import { svdf } from "./svdf.ts";
 import { tanh } from "./tanh.ts";
 
+/** Each operation type maps to a definition of that very type (checked by the compiler). */
+export type OperationTable = { readonly [T in OperationType]?: OperationDefinition<T> };
+
 const OPERATIONS = {
   ADD: add,
   AVERAGE_POOL_2D: averagePool2d,
@@ -64,11 +67,11 @@ const OPERATIONS = {
   SPACE_TO_DEPTH: spaceToDepth,
   SVDF: svdf,
   TANH: tanh,
-} satisfies Partial<Record<OperationType, OperationDefinition>>;
+} satisfies OperationTable;
 
 /** The definition of an operation type, or undefined when no device implements it. */
 export function operationDefinition(type: OperationType): OperationDefinition | undefined {
-  return (OPERATIONS as Partial<Record<OperationType, OperationDefinition>>)[type];
+  return (OPERATIONS as OperationTable)[type];
 }
 
 /** Operation types the reference CPU device implements. */

@@ -4,7 +4,7 @@ import { clampQuant8Form, unaryOperation } from "./common/unary.ts";
 import type { OperationDefinition } from "./operation.ts";
 
 /** RELU: max(0, x) (NNAPI clamps to the largest float, so +inf becomes FLT_MAX). */
-export const relu: OperationDefinition = unaryOperation({
+export const relu: OperationDefinition<"RELU"> = unaryOperation({
   type: "RELU",
   float: (input, output) => clampFloat32(input, output, 0, FLOAT32_MAX),
   quant8: clampQuant8Form(1),

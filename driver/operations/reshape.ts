@@ -50,7 +50,7 @@ function targetDims(inputElements: number, target: ArrayLike<number>): number[] 
 }
 
 /** RESHAPE (HAL 1.0; float16 needs HAL 1.2). */
-export const reshape: OperationDefinition = {
+export const reshape: OperationDefinition<"RESHAPE"> = {
   type: "RESHAPE",
 
   validate(signature) {

@@ -25,7 +25,7 @@ function outputExtent(type: OperandType, value: number, inSize: number): number 
 }
 
 /** RESIZE_BILINEAR (HAL 1.0 for float32 with INT32 sizes; other forms HAL 1.2). */
-export const resizeBilinear: OperationDefinition = {
+export const resizeBilinear: OperationDefinition<"RESIZE_BILINEAR"> = {
   type: "RESIZE_BILINEAR",
 
   validate(signature) {

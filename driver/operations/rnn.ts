@@ -29,7 +29,7 @@ function dims(inputs: readonly PrepareInput[], index: number): readonly number[]
 }
 
 /** The RNN operation. */
-export const rnn: OperationDefinition = {
+export const rnn: OperationDefinition<"RNN"> = {
   type: "RNN",
 
   validate(signature) {

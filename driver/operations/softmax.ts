@@ -65,7 +65,7 @@ function run(
 }
 
 /** SOFTMAX; quant8 output has scale 1/256 and zero point 0. */
-export const softmax: OperationDefinition = {
+export const softmax: OperationDefinition<"SOFTMAX"> = {
   type: "SOFTMAX",
   validate(signature) {
     checkArity(signature, [2, 3], 1);

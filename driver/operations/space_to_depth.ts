@@ -15,7 +15,7 @@ import {
 import { check, type OperationDefinition } from "./operation.ts";
 
 /** SPACE_TO_DEPTH (HAL 1.0; the NCHW flag or float16 need HAL 1.2). */
-export const spaceToDepth: OperationDefinition = {
+export const spaceToDepth: OperationDefinition<"SPACE_TO_DEPTH"> = {
   type: "SPACE_TO_DEPTH",
 
   validate: validateBlockRearrangement,

@@ -42,7 +42,7 @@ function dims(inputs: readonly PrepareInput[], index: number): readonly number[]
 }
 
 /** The SVDF operation. */
-export const svdf: OperationDefinition = {
+export const svdf: OperationDefinition<"SVDF"> = {
   type: "SVDF",
   optionalInputs: [BIAS],
 

@@ -4,7 +4,7 @@ import { sigmoidQuant8Form, unaryOperation } from "./common/unary.ts";
 import type { OperationDefinition } from "./operation.ts";
 
 /** TANH; quant8 output has scale 1/128 and zero point 128. */
-export const tanh: OperationDefinition = unaryOperation({
+export const tanh: OperationDefinition<"TANH"> = unaryOperation({
   type: "TANH",
   float: tanhFloat32,
   quant8: sigmoidQuant8Form({

@@ -29,8 +29,8 @@ import { checkFusedActivation, knownScalar } from "./scalars.ts";
 export type BinaryFloatKernel = typeof addFloat32;
 
 /** What distinguishes ADD from MUL. */
-export interface BinarySpec<P> {
-  type: OperationType;
+export interface BinarySpec<P, T extends OperationType = OperationType> {
+  type: T;
   float: BinaryFloatKernel;
   /** Fixed-point parameters from the scales, or a message saying why there are none. */
   quantParams(input1: Quantization, input2: Quantization, output: Quantization): P | string;
@@ -48,7 +48,9 @@ export interface BinarySpec<P> {
 }
 
 /** Builds the definition of a broadcasting binary arithmetic operation. */
-export function binaryOperation<P>(spec: BinarySpec<P>): OperationDefinition {
+export function binaryOperation<P, T extends OperationType>(
+  spec: BinarySpec<P, T>,
+): OperationDefinition<T> {
   /** Runs the operation; `quantParams` gives the quant8 parameters when they are needed. */
   function run(inputs: readonly Tensor[], outputs: readonly Tensor[], quantParams: () => P): void {
     const [a, b, activationInput] = inputs;

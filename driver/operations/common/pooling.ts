@@ -215,13 +215,13 @@ function executePool(
  * Builds the definition of a pooling operation: `inputTypes` lists the supported input
  * types (float16 needs HAL 1.2), `kernel` picks the NHWC kernel for an input type.
  */
-export function poolOperation(
-  type: OperationType,
+export function poolOperation<T extends OperationType>(
+  type: T,
   options: {
     inputTypes: readonly OperandType[];
     kernel: (inputType: OperandType) => PoolKernel;
   },
-): OperationDefinition {
+): OperationDefinition<T> {
   return {
     type,
     validate: (signature) => validatePool(signature, options.inputTypes),

@@ -48,8 +48,8 @@ export interface UnaryQuant8Form {
 }
 
 /** What distinguishes one unary elementwise operation from another. */
-export interface UnarySpec {
-  type: OperationType;
+export interface UnarySpec<T extends OperationType = OperationType> {
+  type: T;
   /** The float kernel; float16 tensors run it on float32 copies, as NNAPI does. */
   float(input: Float32Array, output: Float32Array): void;
   quant8?: UnaryQuant8Form;
@@ -63,7 +63,9 @@ export function prepareElementwise(inputs: readonly PrepareInput[]): number[][] 
 }
 
 /** Builds the definition of a one-input, one-output elementwise operation. */
-export function unaryOperation(spec: UnarySpec): OperationDefinition {
+export function unaryOperation<T extends OperationType>(
+  spec: UnarySpec<T>,
+): OperationDefinition<T> {
   const versions: Partial<Record<OperandType, HalVersion>> = {
     TENSOR_FLOAT32: "V1_0",
     TENSOR_FLOAT16: "V1_2",
