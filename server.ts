@@ -5,7 +5,7 @@
  */
 import { CompilationCache, DEFAULT_CACHE_BUDGET } from "./cache/compilation_cache.ts";
 import { type ConnectionGuard, guardConnections } from "./connection_guard.ts";
-import { DRIVER_VERSION } from "./driver/devices.ts";
+import { DRIVER_VERSION } from "./driver/devices/registry.ts";
 import type { BurstOptions } from "./driver/burst.ts";
 import { Driver } from "./driver/driver.ts";
 import { DEFAULT_MEMORY_LIMITS, type MemoryLimits } from "./memory/pools.ts";

@@ -6,7 +6,8 @@
  */
 import type { CompilationCache } from "../cache/compilation_cache.ts";
 import type { CompilationRecord } from "../store/compilation_store.ts";
-import type { Device } from "./devices.ts";
+import type { Device } from "./devices/device.ts";
+import { checkSupported, supportingDevices } from "./partitioner/placement.ts";
 import { invalid } from "../nnapi/errors.ts";
 import type { Metrics } from "./metrics.ts";
 import type { Model } from "./model.ts";
@@ -36,8 +37,11 @@ function prepared(plan: PreparedModel, cache: "miss" | "none"): Compiled {
   return { plan, complete: () => plan, cache };
 }
 
-/** Partitioning scheme, part of the cache key (one device runs the whole model today). */
-const PARTITIONING = "whole-model-on-first-supporting-device";
+/**
+ * Partitioning scheme, part of the cache key: with it, the model, the devices' names and
+ * versions determine the plan's partition.
+ */
+const PARTITIONING = "first-supporting-device-per-operation";
 
 /** Prepares plans on the driver's devices, through the compilation cache when asked. */
 export class Compiler {
@@ -51,14 +55,27 @@ export class Compiler {
     this.#metrics = metrics;
   }
 
-  /** The named devices (all when none are named); unknown names are invalid. */
+  /**
+   * The named devices in the service's preference order (all when none are named); unknown
+   * names are invalid.
+   */
   selectDevices(names: readonly string[] | undefined): Device[] {
     if (!names || names.length === 0) return [...this.devices];
-    return names.map((name, i) => {
-      const device = this.devices.find((d) => d.info.name === name);
-      if (!device) throw invalid(`unknown device "${name}"`, { path: ["devices", i] });
-      return device;
+    names.forEach((name, i) => {
+      if (!this.devices.some((d) => d.info.name === name)) {
+        throw invalid(`unknown device "${name}"`, { path: ["devices", i] });
+      }
     });
+    return this.devices.filter((d) => names.includes(d.info.name));
+  }
+
+  /**
+   * A stored record's device names that this build still has; none left (a record from
+   * before the device seam named the one device of its day) means every device.
+   */
+  knownDeviceNames(names: readonly string[]): string[] {
+    const known = names.filter((name) => this.devices.some((d) => d.info.name === name));
+    return known.length > 0 ? known : this.devices.map((d) => d.info.name);
   }
 
   /** The cache key of a compilation request (client, token, model, options, devices). */
@@ -81,21 +98,13 @@ export class Compiler {
    */
   prepare(model: Model, record: CompilationRecord, deadline?: number): Promise<PreparedModel> {
     const devices = this.selectDevices(record.devices);
-    const support = devices.map((d) => d.supportedOperations(model));
-    model.operations.forEach((op, k) => {
-      if (!support.some((s) => s[k])) {
-        throw invalid(
-          `operation ${k} (${op.type}) is not supported by ${
-            devices.map((d) => d.info.name).join(", ")
-          }`,
-          { path: ["operations", k] },
-        );
-      }
-    });
+    const supporting = supportingDevices(model, devices);
+    checkSupported(model, supporting, devices);
+    const placement = model.runOrder.map((k) => supporting[k][0].info.name);
     return prepareModelAsync(
       model,
       { preference: record.preference, priority: record.priority },
-      { deadline },
+      { deadline, placement },
     );
   }
 

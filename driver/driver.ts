@@ -18,7 +18,8 @@ import {
   CLOSE_COMPILATION_DELETED,
 } from "./burst.ts";
 import { type Compiled, Compiler } from "./compiler.ts";
-import { createCpuDevice, type DeviceInfo } from "./devices.ts";
+import type { DeviceInfo } from "./devices/device.ts";
+import { HOST_DEVICES } from "./devices/registry.ts";
 import { DriverError, notFound } from "../nnapi/errors.ts";
 import {
   checkOutputArguments,
@@ -112,7 +113,7 @@ export class Driver {
   constructor(config: DriverConfig) {
     this.#memories = new MemoryPools(config.kv, config.dataDir, config.memoryLimits);
     this.#models = new ModelRegistry(new ModelStore(config.kv, config.dataDir), this.#memories);
-    this.#compiler = new Compiler([createCpuDevice()], config.cache, this.metrics);
+    this.#compiler = new Compiler(HOST_DEVICES, config.cache, this.metrics);
     this.#compilationStore = new CompilationStore(config.kv);
     this.#pool = new ExecutorPool(config.workers);
     this.#inlineWork = config.inlineWork ?? DEFAULT_INLINE_WORK;
@@ -260,8 +261,9 @@ export class Driver {
       if (live.record.owner !== owner) throw notFound(`no compilation ${id}`);
       return live;
     }
-    const record = await this.#compilationStore.get(owner, id);
-    if (!record) throw notFound(`no compilation ${id}`);
+    const stored = await this.#compilationStore.get(owner, id);
+    if (!stored) throw notFound(`no compilation ${id}`);
+    const record = { ...stored, devices: this.#compiler.knownDeviceNames(stored.devices) };
     const modelRecord = await this.#models.record(owner, record.model, true);
     const compiled = await this.#compiler.compile(
       record,

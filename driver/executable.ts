@@ -15,7 +15,8 @@ import {
 } from "./operations/operation.ts";
 import { operationDefinition } from "./operations/registry.ts";
 import type { OperationDefinition } from "./operations/operation.ts";
-import { constantView, type PreparedModel } from "./prepared_model.ts";
+import type { StepImplementation } from "./devices/device.ts";
+import { constantView, type PreparedModel, stepImplementation } from "./prepared_model.ts";
 import {
   allocate,
   elementCount,
@@ -38,6 +39,8 @@ export interface RunOutput {
 
 interface BoundStep {
   definition: OperationDefinition;
+  /** How its device runs it (undefined: a device this build lacks; the reference runs it). */
+  implementation: StepImplementation | undefined;
   kernel: Kernel;
   /** Weights its operation packed at preparation. */
   packed: TensorData[];
@@ -64,9 +67,20 @@ export class Executable {
       }
       const info = (i: number) => ({ ...prepared.operands[i], value: this.#constants[i] });
       const packed = (step.packed ?? []).map((ref) => constantView(prepared, ref));
+      const implementation = stepImplementation(step);
+      // The device's kernel for the planned shapes; the reference kernel otherwise.
       const selected = prepared.arena !== undefined &&
-        definition.selectKernel?.(step.inputs.map(info), step.outputs.map(info), packed);
-      const bound = { ...step, definition, kernel: selected || definition.execute, packed };
+        implementation?.bind(
+          { inputs: step.inputs.map(info), outputs: step.outputs.map(info) },
+          packed,
+        );
+      const bound = {
+        ...step,
+        definition,
+        implementation,
+        kernel: selected || definition.execute,
+        packed,
+      };
       if (!selected) this.#unpack(bound);
       return bound;
     });
@@ -80,8 +94,9 @@ export class Executable {
     const { operands } = this.prepared;
     const replaced = step.inputs.filter((i) => operands[i].packedIn !== undefined);
     if (replaced.every((i) => this.#constants[i] !== undefined)) return;
-    const positions = step.definition.packReplaces ?? [];
-    const raw = step.definition.unpack?.(step.inputs.map((i) => operands[i]), step.packed) ?? [];
+    const positions = step.implementation?.packReplaces ?? [];
+    const raw = step.implementation?.unpack?.(step.inputs.map((i) => operands[i]), step.packed) ??
+      [];
     positions.forEach((j, k) => {
       const i = step.inputs[j];
       if (operands[i].packedIn !== undefined) this.#constants[i] = raw[k];

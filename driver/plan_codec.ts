@@ -10,7 +10,7 @@
 import type { PreparedModel } from "./prepared_model.ts";
 
 /** Format of the model cache; part of the driver version. */
-export const PLAN_FORMAT = 2;
+export const PLAN_FORMAT = 3;
 
 interface PlanHeader {
   format: number;

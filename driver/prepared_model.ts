@@ -6,8 +6,12 @@
  * cache stores it as a JSON model cache plus the constant buffer as data cache.
  */
 import { DriverError } from "../nnapi/errors.ts";
+import type { StepImplementation } from "./devices/device.ts";
+import { stepOperands } from "./devices/host_device.ts";
+import { deviceNamed, HOST_DEVICES } from "./devices/registry.ts";
 import type { Model } from "./model.ts";
-import { operationWork, type PrepareInput } from "./operations/operation.ts";
+import { placeByPreference } from "./partitioner/placement.ts";
+import { operationWork } from "./operations/operation.ts";
 import { operationDefinition } from "./operations/registry.ts";
 import {
   byteSize,
@@ -55,9 +59,11 @@ export interface PreparedStep {
   /** Index of the operation in the model (for messages). */
   operation: number;
   type: OperationType;
+  /** The device that runs it (its name). */
+  device: string;
   inputs: number[];
   outputs: number[];
-  /** Weights its operation packed at preparation, in the constant buffer. */
+  /** Weights its device packed at preparation, in the constant buffer. */
   packed?: TensorRef[];
 }
 
@@ -181,40 +187,44 @@ function layoutArena(model: Model, steps: PreparedStep[]): ArenaLayout | undefin
 }
 
 /**
- * Runs each operation's `pack` hook on its constant weights (static plans only), pausing
+ * Lets each step's device pack the step's constant weights (static plans only), pausing
  * after each operation.
  */
 function* packWeights(
   model: Model,
+  steps: readonly PreparedStep[],
   staticPlan: boolean,
 ): Generator<string, (TensorData[] | undefined)[]> {
   const packed: (TensorData[] | undefined)[] = [];
-  for (const k of model.runOrder) {
-    const op = model.operations[k];
-    const definition = operationDefinition(op.type);
-    if (!staticPlan || !definition?.pack) {
+  for (const step of steps) {
+    const op = model.operations[step.operation];
+    const implementation = stepImplementation(step);
+    if (!staticPlan || !implementation?.pack) {
       packed.push(undefined);
-      yield `after operation ${k} (${op.type})`;
+      yield `after operation ${step.operation} (${op.type})`;
       continue;
     }
-    const inputs: PrepareInput[] = op.inputs.map((i) => ({
-      ...model.operands[i],
-      shape: model.operands[i].dimensions,
-      value: model.operands[i].lifetime === "NO_VALUE" ? null : model.operands[i].value,
-    }));
-    const outputs = op.outputs.map((i) => ({
-      ...model.operands[i],
-      shape: model.operands[i].dimensions,
-    }));
-    packed.push(definition.pack(inputs, outputs));
-    yield `after packing the weights of operation ${k} (${op.type})`;
+    packed.push(implementation.pack(stepOperands(model, op)));
+    yield `after packing the weights of operation ${step.operation} (${op.type})`;
   }
   return packed;
 }
 
-/** Builds the plan of a validated model whose operations are all supported. */
-export function prepareModel(model: Model, options: PrepareOptions): PreparedModel {
-  const steps = preparationSteps(model, options);
+/** A step's implementation on its device. */
+export function stepImplementation(step: PreparedStep): StepImplementation | undefined {
+  return deviceNamed(step.device)?.implementation(step.type);
+}
+
+/**
+ * Builds the plan of a validated model; `placement` names the device of each step of the
+ * run order (by default the first host device supporting it).
+ */
+export function prepareModel(
+  model: Model,
+  options: PrepareOptions,
+  placement: readonly string[] = placeByPreference(model, HOST_DEVICES),
+): PreparedModel {
+  const steps = preparationSteps(model, options, placement);
   let step = steps.next();
   while (!step.done) step = steps.next();
   return step.value;
@@ -232,9 +242,9 @@ const PREPARATION_SLICE_MS = 10;
 export async function prepareModelAsync(
   model: Model,
   options: PrepareOptions,
-  control: { deadline?: number } = {},
+  control: { deadline?: number; placement: readonly string[] },
 ): Promise<PreparedModel> {
-  const steps = preparationSteps(model, options);
+  const steps = preparationSteps(model, options, control.placement);
   let sliceStart = performance.now();
   let step = steps.next();
   while (!step.done) {
@@ -271,17 +281,19 @@ export function checkPreparationDeadline(deadline: number | undefined, stage: st
 function* preparationSteps(
   model: Model,
   options: PrepareOptions,
+  placement: readonly string[],
 ): Generator<string, PreparedModel> {
-  const steps: PreparedStep[] = model.runOrder.map((k) => ({
+  const steps: PreparedStep[] = model.runOrder.map((k, s) => ({
     operation: k,
     type: model.operations[k].type,
+    device: placement[s],
     inputs: model.operations[k].inputs,
     outputs: model.operations[k].outputs,
   }));
   const arena = layoutArena(model, steps);
   yield "after laying out the arena";
-  const packed = yield* packWeights(model, arena !== undefined);
-  const packedIn = replacedByPacking(model, packed);
+  const packed = yield* packWeights(model, steps, arena !== undefined);
+  const packedIn = replacedByPacking(model, steps, packed);
   const small: { type: OperandType; data: TensorData }[] = [];
   const large: { type: OperandType; data: TensorData }[] = [];
   const constantSlot = model.operands.map((o, i) => {
@@ -343,6 +355,7 @@ function* preparationSteps(
  */
 function replacedByPacking(
   model: Model,
+  steps: readonly PreparedStep[],
   packed: (TensorData[] | undefined)[],
 ): Map<number, number> {
   const readers = new Map<number, number>();
@@ -350,11 +363,11 @@ function replacedByPacking(
     for (const i of new Set(op.inputs)) readers.set(i, (readers.get(i) ?? 0) + 1);
   }
   const replaced = new Map<number, number>();
-  model.runOrder.forEach((k, s) => {
-    const op = model.operations[k];
-    const definition = operationDefinition(op.type);
-    if (!packed[s] || !definition?.unpack) return;
-    for (const j of definition.packReplaces ?? []) {
+  steps.forEach((step, s) => {
+    const op = model.operations[step.operation];
+    const implementation = stepImplementation(step);
+    if (!packed[s] || !implementation?.unpack) return;
+    for (const j of implementation.packReplaces ?? []) {
       const i = op.inputs[j];
       const operand = model.operands[i];
       if (operand.lifetime === "CONSTANT_REFERENCE" && readers.get(i) === 1) replaced.set(i, s);

@@ -92,6 +92,11 @@ export function isFloatType(type: OperandType): boolean {
     type === "TENSOR_FLOAT16";
 }
 
+/** Whether two shapes are equal, extent by extent. */
+export function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
 /** Number of elements of a fully known shape (1 for scalars). */
 export function elementCount(shape: readonly number[]): number {
   let n = 1;

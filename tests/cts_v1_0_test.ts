@@ -46,3 +46,36 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "the CTS V1_0 cases pass on each device alone, for the operations it supports",
+  async fn() {
+    const directory = ctsDirectory();
+    const dataDir = await Deno.makeTempDir({ prefix: "nnserve-cts-devices-test-" });
+    const server = await startServer({ hostname: "127.0.0.1", port: 0, dataDir, verbose: false });
+    try {
+      const reference = await runConformance({
+        directory,
+        baseUrl: server.url,
+        versions: ["V1_0"],
+        devices: ["cpu-reference"],
+      });
+      deepStrictEqual([reference.passed, reference.failures], [V1_0_CASES, []], "cpu-reference");
+      const simd = await runConformance({
+        directory,
+        baseUrl: server.url,
+        versions: ["V1_0"],
+        devices: ["cpu-simd"],
+      });
+      deepStrictEqual(simd.failures, [], "cpu-simd failures");
+      strictEqual(simd.passed + simd.skipped, V1_0_CASES);
+      // The SIMD device covers the float32 convolutions and matrix products with constant
+      // weights; every other case is skipped, naming what it lacks.
+      strictEqual(simd.passed > 20, true, `cpu-simd passed ${simd.passed}`);
+      strictEqual(simd.skips.every((s) => s.reason.startsWith("unsupported: ")), true);
+    } finally {
+      await server.close();
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  },
+});

@@ -20,11 +20,6 @@ import {
   executeConvolution,
   validateConvolution,
 } from "./common/convolution.ts";
-import {
-  packConvolution,
-  selectConvolutionKernel,
-  unpackConvolution,
-} from "./common/convolution_packed.ts";
 import { nhwcDims } from "./common/layout.ts";
 import { check, type Kernel, type OperationDefinition, scalarValue } from "./operation.ts";
 
@@ -62,11 +57,4 @@ export const conv2d: OperationDefinition<"CONV_2D"> = {
   },
   cost: (inputs, outputs) => convolutionCost(inputs, outputs, "CONV_2D"),
   execute: reference,
-  /** Float32 with a constant filter: the filter in the GEMM layout of the optimized kernels. */
-  pack: (inputs) => packConvolution(inputs, "CONV_2D"),
-  packReplaces: [1, 2],
-  unpack: (inputs, packed) => unpackConvolution(inputs, packed, "CONV_2D"),
-  /** Float32 with packed weights: 1x1 stride-1 as a GEMM, others as a direct convolution. */
-  selectKernel: (inputs, outputs, packed) =>
-    selectConvolutionKernel(inputs, outputs, packed, { type: "CONV_2D", reference }),
 };

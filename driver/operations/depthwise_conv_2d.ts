@@ -21,11 +21,6 @@ import {
   executeConvolution,
   validateConvolution,
 } from "./common/convolution.ts";
-import {
-  packConvolution,
-  selectConvolutionKernel,
-  unpackConvolution,
-} from "./common/convolution_packed.ts";
 import { nhwcDims } from "./common/layout.ts";
 import { check, type Kernel, type OperationDefinition, scalarValue } from "./operation.ts";
 
@@ -69,11 +64,4 @@ export const depthwiseConv2d: OperationDefinition<"DEPTHWISE_CONV_2D"> = {
   },
   cost: (inputs, outputs) => convolutionCost(inputs, outputs, "DEPTHWISE_CONV_2D"),
   execute: reference,
-  /** Float32 with a constant filter: a bias row then the filter's natural tap rows. */
-  pack: (inputs) => packConvolution(inputs, "DEPTHWISE_CONV_2D"),
-  packReplaces: [1, 2],
-  unpack: (inputs, packed) => unpackConvolution(inputs, packed, "DEPTHWISE_CONV_2D"),
-  /** Float32 with packed weights: the depthwise kernel of the manifest. */
-  selectKernel: (inputs, outputs, packed) =>
-    selectConvolutionKernel(inputs, outputs, packed, { type: "DEPTHWISE_CONV_2D", reference }),
 };

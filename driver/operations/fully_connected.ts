@@ -10,10 +10,8 @@ import {
   type FullyConnectedGeometry,
   fullyConnectedQuantized,
 } from "../../kernels/fc_fully_connected.ts";
-import { packedGemmLength, packGemmWeights, unpackGemmWeights } from "../../kernels/f32_packing.ts";
 import { activationRangeFloat } from "../../kernels/fixed_point.ts";
-import { createF32FullyConnected } from "../../kernels/manifest.ts";
-import { elementCount, type Tensor, type TensorData, type TensorInfo } from "../../nnapi/tensor.ts";
+import { elementCount, type Tensor, type TensorInfo } from "../../nnapi/tensor.ts";
 import type { HalVersion, OperandType } from "../../nnapi/types.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import { checkBiasScale, convolutionOutputStage } from "./common/quantization.ts";
@@ -23,9 +21,7 @@ import {
   checkArity,
   checkRank,
   checkTypes,
-  type Kernel,
   type OperationDefinition,
-  OperationError,
   type OperationSignature,
   type PrepareInput,
   scalarOf,
@@ -59,7 +55,7 @@ function validate(signature: OperationSignature): HalVersion {
 }
 
 /** Batches, input size and units of a FULLY_CONNECTED call, checked as NNAPI does. */
-function geometryOf(
+export function geometryOf(
   inputShape: readonly number[],
   weightsShape: readonly number[],
   biasShape: readonly number[],
@@ -115,68 +111,6 @@ function execute(inputs: readonly Tensor[], outputs: readonly Tensor[]): void {
   }
 }
 
-/**
- * Preparation-time packing for the optimized float32 kernels: constant float32 weights and
- * bias in the GEMM layout ([units / 8][8 biases, inputSize rows of 8 weights]).
- */
-function pack(inputs: readonly PrepareInput[]): TensorData[] | undefined {
-  const [input, weights, bias] = inputs;
-  if (input.type !== "TENSOR_FLOAT32" || weights.shape.length !== 2) return undefined;
-  if (!(weights.value instanceof Float32Array) || !(bias.value instanceof Float32Array)) {
-    return undefined;
-  }
-  const [units, inputSize] = weights.shape;
-  return [packGemmWeights(weights.value, bias.value, { channels: units, depth: inputSize })];
-}
-
-function sameShape(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((d, i) => d === b[i]);
-}
-
-/**
- * Binds the manifest's GEMM kernel to weights packed at preparation when the activation is
- * a constant; other shapes than the planned ones run the reference kernel.
- */
-function selectKernel(
-  inputs: readonly PrepareInput[],
-  _outputs: readonly TensorInfo[],
-  packed: readonly TensorData[],
-): Kernel | undefined {
-  const [input, weights, bias, activation] = inputs;
-  const packedWeights = packed[0];
-  if (input.type !== "TENSOR_FLOAT32" || packed.length !== 1) return undefined;
-  if (!(packedWeights instanceof Float32Array) || activation.value == null) return undefined;
-  let g: FullyConnectedGeometry;
-  const code = Number(activation.value[0]);
-  try {
-    g = geometryOf(input.shape, weights.shape, bias.shape);
-    checkFusedActivation(code, "input 3 (activation)");
-  } catch (error) {
-    if (error instanceof OperationError) return undefined; // the reference kernel reports it
-    throw error;
-  }
-  if (g.batches === 0 || packedWeights.length !== packedGemmLength(g.units, g.inputSize)) {
-    return undefined;
-  }
-  const run = createF32FullyConnected(
-    { rows: g.batches, depth: g.inputSize, channels: g.units },
-    packedWeights,
-    { activation: activationRangeFloat(code) },
-  );
-  const inputShape = input.shape;
-  return (inputs, outputs) => {
-    const x = inputs[0].data;
-    const y = outputs[0].data;
-    if (
-      !sameShape(inputs[0].shape, inputShape) || !(x instanceof Float32Array) ||
-      !(y instanceof Float32Array)
-    ) {
-      return execute(inputs, outputs);
-    }
-    run(x, y);
-  };
-}
-
 /** FULLY_CONNECTED definition. */
 export const fullyConnected: OperationDefinition<"FULLY_CONNECTED"> = {
   type: "FULLY_CONNECTED",
@@ -184,12 +118,4 @@ export const fullyConnected: OperationDefinition<"FULLY_CONNECTED"> = {
   prepare,
   cost,
   execute,
-  pack,
-  packReplaces: [1, 2],
-  unpack: (inputs, packed) => {
-    const [units, inputSize] = inputs[1].shape;
-    const { weights, bias } = unpackGemmWeights(packed[0], { channels: units, depth: inputSize });
-    return [weights, bias];
-  },
-  selectKernel,
 };

@@ -71,30 +71,13 @@ export interface OperationDefinition<T extends OperationType = OperationType> {
   /** The reference kernel: plain typed-array loops, the executable specification. */
   execute: Kernel;
   /**
-   * Optional weight pre-transformation at preparation (re-layout or packing of constant
-   * inputs for an optimized kernel), for plans with static shapes. Runs once per
-   * compilation; the result is part of the prepared model (and its data cache) and is given
-   * to `selectKernel` as `packed`. Returning undefined packs nothing.
+   * The reference kernel with its constant parameters computed once for these (fully
+   * shaped) operands — quantized multipliers, lookup tables — bit-identical to `execute`;
+   * undefined when there is nothing to precompute.
    */
-  pack?(inputs: readonly PrepareInput[], outputs: readonly TensorInfo[]): TensorData[] | undefined;
-  /**
-   * Input positions whose raw values the packed weights make redundant: when such an input
-   * is a large constant read by this operation alone, the plan (and its data cache) keeps
-   * only the packed form, and `unpack` rebuilds the raw values if a worker ever needs the
-   * reference kernel.
-   */
-  readonly packReplaces?: readonly number[];
-  /** The raw values of the `packReplaces` inputs, in that order, from the packed weights. */
-  unpack?(inputs: readonly TensorInfo[], packed: readonly TensorData[]): TensorData[];
-  /**
-   * Optional hook choosing an optimized kernel for these (fully shaped) operands when a
-   * plan is bound; constant inputs carry their `value`, and `packed` is what `pack`
-   * returned. Returning undefined keeps the reference kernel.
-   */
-  selectKernel?(
+  bindReference?(
     inputs: readonly PrepareInput[],
     outputs: readonly TensorInfo[],
-    packed: readonly TensorData[],
   ): Kernel | undefined;
   /**
    * Estimated work of one run on these (fully shaped) operands, in multiply-adds or

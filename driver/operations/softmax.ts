@@ -109,7 +109,7 @@ export const softmax: OperationDefinition<"SOFTMAX"> = {
   execute(inputs, outputs) {
     run(inputs, outputs, (beta) => quant8Params(beta, inputs[0].scale));
   },
-  selectKernel(inputs) {
+  bindReference(inputs) {
     if (inputs[0].type !== "TENSOR_QUANT8_ASYMM") return undefined;
     const inputScale = inputs[0].scale;
     // Beta is almost always a constant: keep the parameters of the last one seen.

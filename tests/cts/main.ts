@@ -2,7 +2,7 @@
  * `deno task cts`: the NNAPI CTS conformance suite through the HTTP API, against a server
  * started in-process on a free port (or an already running one with `--url`).
  * Usage: deno task cts [--filter RE] [--versions V1_0,V1_1,V1_2] [--concurrency N]
- *                      [--memory] [--verbose] [--url URL [--api-key KEY]]
+ *                      [--memory] [--devices a,b] [--verbose] [--url URL [--api-key KEY]]
  * `--memory` passes every CONSTANT_REFERENCE constant, input and output through shared
  * memories (`POST /v1/memories`) instead of inline JSON.
  * Prints each failure with its reason, a per-operation table and last the line
@@ -40,6 +40,7 @@ async function main(): Promise<number> {
       concurrency: { type: "string", default: "4" },
       verbose: { type: "boolean", default: false },
       memory: { type: "boolean", default: false },
+      devices: { type: "string" },
       url: { type: "string" },
       "api-key": { type: "string" },
     },
@@ -74,6 +75,7 @@ async function main(): Promise<number> {
       concurrency,
       directory,
       memory: values.memory,
+      devices: values.devices?.split(",").map((d) => d.trim()).filter(Boolean),
       onCase: values.verbose
         ? (r) =>
           console.log(

@@ -48,6 +48,11 @@ export interface ConformanceOptions {
    * module documentation). Default false.
    */
   memory?: boolean;
+  /**
+   * Compile for these devices only (NNAPI `createForDevices`); cases with operations none of
+   * them supports are skipped, naming the operations. Default: every device.
+   */
+  devices?: readonly string[];
 }
 
 /** The outcome of one case; skipped and failed cases say why. */
@@ -428,11 +433,15 @@ async function executeThroughMemories(
 }
 
 /** Runs one case inline or through memories, then deletes the memories it created. */
-async function runCase(transport: Transport, c: CtsCase, memory: boolean): Promise<void> {
+async function runCase(
+  transport: Transport,
+  c: CtsCase,
+  options: { memory: boolean; devices?: readonly string[] },
+): Promise<void> {
   const memories: Memories = [];
   let verdict: unknown;
   try {
-    await runCaseSteps(transport, c, memory ? memories : undefined);
+    await runCaseSteps(transport, c, options.memory ? memories : undefined, options.devices);
   } catch (error) {
     verdict = error;
   }
@@ -454,6 +463,7 @@ async function runCaseSteps(
   transport: Transport,
   c: CtsCase,
   memories: Memories | undefined,
+  devices: readonly string[] | undefined,
 ): Promise<void> {
   const json = memories ? await poolConstants(transport, c, memories) : c.model;
   const model = await step(
@@ -468,7 +478,7 @@ async function runCaseSteps(
         transport.json<{ devices: DeviceSupport[] }>(
           "POST",
           `/v1/models/${segment(model.id)}/supported-operations`,
-          {},
+          devices ? { devices } : {},
         ),
     );
     const unsupported = c.model.operations
@@ -479,7 +489,11 @@ async function runCaseSteps(
     }
     const compilation = await step(
       "compile",
-      () => transport.json<{ id: string }>("POST", "/v1/compilations", { model: model.id }),
+      () =>
+        transport.json<{ id: string }>("POST", "/v1/compilations", {
+          model: model.id,
+          ...(devices ? { devices } : {}),
+        }),
     );
     try {
       for (const [e, example] of (c.examples as Example[]).entries()) {
@@ -532,7 +546,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       let outcome: CaseResult["outcome"] = "passed";
       let reason: string | undefined;
       try {
-        await runCase(transport, c, options.memory ?? false);
+        await runCase(transport, c, { memory: options.memory ?? false, devices: options.devices });
       } catch (error) {
         outcome = error instanceof Verdict ? error.outcome : "failed";
         reason = describe(error);

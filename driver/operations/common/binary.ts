@@ -2,7 +2,7 @@
  * The definition shared by the broadcasting binary arithmetic operations (ADD, MUL): NNAPI
  * `broadcast::validate` / `prepare` (float32 and quant8 since V1_0, float16 since V1_2,
  * ranks at most 4, a fused activation). Quant8 parameters depend only on the scales, so a
- * compilation with static shapes computes them once (`selectKernel`).
+ * compilation with static shapes computes them once (`bindReference`).
  */
 import {
   type addFloat32,
@@ -133,7 +133,7 @@ export function binaryOperation<P, T extends OperationType>(
         return params;
       });
     },
-    selectKernel(inputs, outputs) {
+    bindReference(inputs, outputs) {
       if (inputs[0].type !== "TENSOR_QUANT8_ASYMM") return undefined;
       const params = spec.quantParams(inputs[0], inputs[1], outputs[0]);
       if (typeof params === "string") return undefined; // the reference kernel reports it

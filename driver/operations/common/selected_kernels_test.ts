@@ -48,10 +48,9 @@ function both(
   inputs: Tensor[],
   output: Tensor,
 ): [number[], number[]] {
-  const kernel = definition.selectKernel?.(
+  const kernel = definition.bindReference?.(
     inputs.map((t) => ({ ...t, value: t.data })),
     [output],
-    [],
   );
   ok(kernel, `${definition.type} selects a kernel for quant8`);
   const reference = { ...output, data: new Uint8Array(output.data!.length) };
@@ -93,10 +92,9 @@ Deno.test("logistic(), tanh() and relu6() selected quant8 kernels match the refe
 Deno.test("softmax() selected quant8 kernel matches the reference as beta changes", () => {
   const input = q8([3, 20], 0.05, 128, bytes(60, 4));
   const output = q8([3, 20], 1 / 256, 0, new Uint8Array(60));
-  const kernel = softmax.selectKernel!(
+  const kernel = softmax.bindReference!(
     [input, float32(1)].map((t) => ({ ...t, value: t.data })),
     [output],
-    [],
   );
   ok(kernel);
   for (const beta of [1, 0.5, 0.5, 2]) {
@@ -117,7 +115,7 @@ Deno.test("float operations keep the reference kernel", () => {
     data: new Float32Array(shape[0]),
   });
   const known = (tensors: Tensor[]) => tensors.map((x) => ({ ...x, value: x.data }));
-  strictEqual(add.selectKernel!(known([t([2]), t([2]), int32(0)]), [t([2])], []), undefined);
-  strictEqual(logistic.selectKernel!(known([t([2])]), [t([2])], []), undefined);
-  strictEqual(softmax.selectKernel!(known([t([2]), float32(1)]), [t([2])], []), undefined);
+  strictEqual(add.bindReference!(known([t([2]), t([2]), int32(0)]), [t([2])]), undefined);
+  strictEqual(logistic.bindReference!(known([t([2])]), [t([2])]), undefined);
+  strictEqual(softmax.bindReference!(known([t([2]), float32(1)]), [t([2])]), undefined);
 });

@@ -95,7 +95,7 @@ export function unaryOperation<T extends OperationType>(
         spec.float(toFloat32(input.data as FloatData), out);
       });
     },
-    selectKernel(inputs, outputs) {
+    bindReference(inputs, outputs) {
       if (inputs[0].type !== "TENSOR_QUANT8_ASYMM" || !spec.quant8) return undefined;
       let kernel: Quant8UnaryKernel;
       try {

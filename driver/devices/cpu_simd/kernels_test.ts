@@ -11,10 +11,13 @@ import { ModelSchema } from "../../model_schema.ts";
 import { prepareModel } from "../../prepared_model.ts";
 import type { Tensor, TensorData } from "../../../nnapi/tensor.ts";
 import type { OperandType } from "../../../nnapi/types.ts";
-import { conv2d } from "../conv_2d.ts";
-import { depthwiseConv2d } from "../depthwise_conv_2d.ts";
-import { fullyConnected } from "../fully_connected.ts";
-import type { OperationDefinition, PrepareInput } from "../operation.ts";
+import { conv2d } from "../../operations/conv_2d.ts";
+import { depthwiseConv2d } from "../../operations/depthwise_conv_2d.ts";
+import { fullyConnected } from "../../operations/fully_connected.ts";
+import type { OperationDefinition, PrepareInput } from "../../operations/operation.ts";
+import type { StepImplementation } from "../device.ts";
+import { conv2dSimd, depthwiseConv2dSimd } from "./convolution.ts";
+import { fullyConnectedSimd } from "./fully_connected.ts";
 
 /** Seeded floats in [-1, 1) (a linear congruential generator). */
 function randomFloats(length: number, seed: number): Float32Array {
@@ -34,19 +37,26 @@ function operand(type: OperandType, shape: number[], data: TensorData | null): T
 const int32 = (v: number) => operand("INT32", [], Int32Array.of(v));
 const bool = (v: boolean) => operand("BOOL", [], Uint8Array.of(v ? 1 : 0));
 
-/** What `pack`/`selectKernel` see: constants (all but input 0) carry their value. */
+/** What `pack`/`bind` see: constants (all but input 0) carry their value. */
 function planned(inputs: Tensor[]): PrepareInput[] {
   return inputs.map((t, i) => ({ ...t, value: i === 0 ? undefined : t.data }));
 }
 
 /** Packs, binds and runs the optimized kernel and the reference on the same tensors. */
-function compare(definition: OperationDefinition, inputs: Tensor[], outputShape: number[]) {
+function compare(
+  definition: OperationDefinition,
+  implementation: StepImplementation,
+  inputs: Tensor[],
+  outputShape: number[],
+) {
   const outputInfo = operand("TENSOR_FLOAT32", outputShape, null);
   const [inferred] = definition.prepare(planned(inputs), [outputInfo]);
   strictEqual(inferred.join(), outputShape.join(), `${definition.type} output shape`);
-  const packed = definition.pack!(planned(inputs), [outputInfo]);
+  const step = { inputs: planned(inputs), outputs: [outputInfo] };
+  ok(implementation.supports(step), `cpu-simd supports this ${definition.type}`);
+  const packed = implementation.pack!(step);
   ok(packed && packed.length === 1, `${definition.type} packs its weights`);
-  const kernel = definition.selectKernel!(planned(inputs), [outputInfo], packed);
+  const kernel = implementation.bind(step, packed);
   ok(kernel, `${definition.type} binds an optimized kernel`);
   const length = outputShape.reduce((a, b) => a * b, 1);
   const want = operand("TENSOR_FLOAT32", outputShape, new Float32Array(length));
@@ -69,7 +79,7 @@ Deno.test("conv2d binds packed kernels that match the reference in NHWC and NCHW
   const nhwc = randomFloats(2 * 7 * 6 * 5, 3);
   for (const activation of [0, 1, 2, 3]) {
     // Implicit SAME, stride 2: [2, 7, 6, 5] -> [2, 4, 3, 9].
-    compare(conv2d, [
+    compare(conv2d, conv2dSimd, [
       operand("TENSOR_FLOAT32", [2, 7, 6, 5], nhwc),
       filter,
       bias,
@@ -78,7 +88,7 @@ Deno.test("conv2d binds packed kernels that match the reference in NHWC and NCHW
   }
   // Explicit padding (left 1, right 0, top 2, bottom 1), stride 1, NCHW, dilation 2.
   const nchw = randomFloats(1 * 5 * 8 * 9, 4);
-  compare(conv2d, [
+  compare(conv2d, conv2dSimd, [
     operand("TENSOR_FLOAT32", [1, 5, 8, 9], nchw),
     filter,
     bias,
@@ -88,7 +98,7 @@ Deno.test("conv2d binds packed kernels that match the reference in NHWC and NCHW
     int32(2),
   ], [1, 9, 7, 6]);
   // 1x1 stride 1: the pointwise GEMM path.
-  compare(conv2d, [
+  compare(conv2d, conv2dSimd, [
     operand("TENSOR_FLOAT32", [1, 4, 5, 6], randomFloats(120, 5)),
     operand("TENSOR_FLOAT32", [10, 1, 1, 6], randomFloats(60, 6)),
     operand("TENSOR_FLOAT32", [10], randomFloats(10, 7)),
@@ -101,7 +111,7 @@ Deno.test("depthwiseConv2d binds packed kernels that match the reference", () =>
   const bias = operand("TENSOR_FLOAT32", [12], randomFloats(12, 11));
   for (const activation of [0, 1, 2, 3]) {
     // Implicit SAME, stride 1, depth multiplier 3: [1, 5, 6, 4] -> [1, 5, 6, 12].
-    compare(depthwiseConv2d, [
+    compare(depthwiseConv2d, depthwiseConv2dSimd, [
       operand("TENSOR_FLOAT32", [1, 5, 6, 4], randomFloats(120, 12 + activation)),
       filter,
       bias,
@@ -109,7 +119,7 @@ Deno.test("depthwiseConv2d binds packed kernels that match the reference", () =>
     ], [1, 5, 6, 12]);
   }
   // NCHW, explicit padding, stride 2, multiplier 1.
-  compare(depthwiseConv2d, [
+  compare(depthwiseConv2d, depthwiseConv2dSimd, [
     operand("TENSOR_FLOAT32", [2, 12, 7, 7], randomFloats(2 * 12 * 49, 20)),
     filter,
     bias,
@@ -120,7 +130,7 @@ Deno.test("depthwiseConv2d binds packed kernels that match the reference", () =>
 
 Deno.test("fullyConnected binds a packed GEMM that matches the reference", () => {
   for (const activation of [0, 1, 2, 3]) {
-    compare(fullyConnected, [
+    compare(fullyConnected, fullyConnectedSimd, [
       operand("TENSOR_FLOAT32", [3, 2, 10], randomFloats(60, 30 + activation)),
       operand("TENSOR_FLOAT32", [13, 20], randomFloats(260, 31)),
       operand("TENSOR_FLOAT32", [13], randomFloats(13, 32)),
@@ -136,7 +146,7 @@ Deno.test("a packed kernel runs the reference for shapes it was not planned for"
     operand("TENSOR_FLOAT32", [5], randomFloats(5, 42)),
     int32(0),
   ];
-  const kernel = compare(fullyConnected, inputs, [2, 5]);
+  const kernel = compare(fullyConnected, fullyConnectedSimd, inputs, [2, 5]);
   const wider = [operand("TENSOR_FLOAT32", [3, 8], randomFloats(24, 43)), ...inputs.slice(1)];
   const want = operand("TENSOR_FLOAT32", [3, 5], new Float32Array(15));
   const got = operand("TENSOR_FLOAT32", [3, 5], new Float32Array(15));
@@ -155,11 +165,13 @@ Deno.test("non-constant filters and quantized operands keep the reference kernel
   const out = [operand("TENSOR_FLOAT32", [1, 3, 3, 3], null)];
   const variable = planned(conv);
   variable[1] = { ...variable[1], value: undefined };
-  strictEqual(conv2d.pack!(variable, out), undefined);
-  strictEqual(conv2d.selectKernel!(variable, out, []), undefined);
+  strictEqual(conv2dSimd.supports({ inputs: variable, outputs: out }), false);
+  strictEqual(conv2dSimd.pack!({ inputs: variable, outputs: out }), undefined);
+  strictEqual(conv2dSimd.bind({ inputs: variable, outputs: out }, []), undefined);
   const stridesAtExecution = planned(conv);
   stridesAtExecution[4] = { ...stridesAtExecution[4], value: undefined };
-  strictEqual(conv2d.pack!(stridesAtExecution, out), undefined);
+  strictEqual(conv2dSimd.supports({ inputs: stridesAtExecution, outputs: out }), false);
+  strictEqual(conv2dSimd.pack!({ inputs: stridesAtExecution, outputs: out }), undefined);
   const q8 = (shape: number[]): PrepareInput => ({
     type: "TENSOR_QUANT8_ASYMM",
     shape,
@@ -173,8 +185,9 @@ Deno.test("non-constant filters and quantized operands keep the reference kernel
     { type: "TENSOR_INT32", shape: [3], scale: 0.25, zeroPoint: 0, value: new Int32Array(3) },
     ...planned(conv).slice(3),
   ];
-  strictEqual(conv2d.pack!(quantized, out), undefined);
-  strictEqual(conv2d.selectKernel!(quantized, out, []), undefined);
+  strictEqual(conv2dSimd.supports({ inputs: quantized, outputs: out }), false);
+  strictEqual(conv2dSimd.pack!({ inputs: quantized, outputs: out }), undefined);
+  strictEqual(conv2dSimd.bind({ inputs: quantized, outputs: out }, []), undefined);
 });
 
 Deno.test("a prepared model packs its weights once and runs them like the reference", () => {
@@ -223,6 +236,7 @@ Deno.test("a prepared model packs its weights once and runs them like the refere
     outputIndexes: [18],
   }));
   const prepared = prepareModel(model, { preference: "FAST_SINGLE_ANSWER", priority: "MEDIUM" });
+  ok(prepared.steps.every((step) => step.device === "cpu-simd"), "cpu-simd runs every step");
   ok(prepared.steps.every((step) => step.packed?.length === 1), "every step packed its weights");
   const unpacked = { ...prepared, steps: prepared.steps.map(({ packed: _, ...step }) => step) };
   const input = [{ data: randomFloats(243, 68), shape: [1, 9, 9, 3] }];

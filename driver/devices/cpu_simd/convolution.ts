@@ -1,8 +1,8 @@
 /**
- * The optimized float32 path of CONV_2D and DEPTHWISE_CONV_2D: weights packed once at
- * preparation (`kernels/f32_packing.ts`), the generated SIMD (or plain-JS) kernel bound to
- * them when a worker binds the plan, and the raw weights rebuilt from the packed ones when
- * the reference kernel is needed after all.
+ * CONV_2D and DEPTHWISE_CONV_2D on `cpu-simd`: float32 with a constant filter and bias,
+ * weights packed once at preparation (`kernels/f32_packing.ts`), the generated SIMD (or
+ * plain-JS) kernel bound to them when an executor binds the plan, and the raw weights
+ * rebuilt from the packed ones when the reference kernel is needed after all.
  */
 import {
   packDepthwiseWeights,
@@ -18,23 +18,31 @@ import {
   createF32DepthwiseConv2d,
   type F32Runner,
 } from "../../../kernels/manifest.ts";
-import { elementCount, type TensorData, type TensorInfo } from "../../../nnapi/tensor.ts";
+import {
+  elementCount,
+  isFullySpecified,
+  sameShape,
+  type TensorData,
+  type TensorInfo,
+} from "../../../nnapi/tensor.ts";
 import {
   type Kernel,
   OperationError,
   type PrepareInput,
   scalarValue,
   ValueNotYetKnown,
-} from "../operation.ts";
-import { nhwcData, writeNhwc } from "./layout.ts";
+} from "../../operations/operation.ts";
+import { nhwcData, writeNhwc } from "../../operations/common/layout.ts";
 
-/** The two operations this module serves. */
 import {
   convolutionGeometry,
   type ConvolutionParams,
   convolutionParams,
   type ConvolutionType,
-} from "./convolution.ts";
+} from "../../operations/common/convolution.ts";
+import { conv2d } from "../../operations/conv_2d.ts";
+import { depthwiseConv2d } from "../../operations/depthwise_conv_2d.ts";
+import type { StepImplementation, StepOperands } from "../device.ts";
 
 /** The parameters of a call whose scalars are all constants, or undefined. */
 function constantParams(
@@ -57,7 +65,7 @@ function constantParams(
  * of 8]) and DEPTHWISE_CONV_2D in the depthwise layout (a bias row, then the filter's
  * [filterHeight][filterWidth] rows of channels). Anything else packs nothing.
  */
-export function packConvolution(
+function packConvolution(
   inputs: readonly PrepareInput[],
   type: ConvolutionType,
 ): TensorData[] | undefined {
@@ -77,7 +85,7 @@ export function packConvolution(
 }
 
 /** Filter and bias (inputs 1 and 2) rebuilt from the packed weights of {@link packConvolution}. */
-export function unpackConvolution(
+function unpackConvolution(
   inputs: readonly TensorInfo[],
   packed: readonly TensorData[],
   type: ConvolutionType,
@@ -92,16 +100,12 @@ export function unpackConvolution(
   return [weights, bias];
 }
 
-function sameShape(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((d, i) => d === b[i]);
-}
-
 /**
  * Binds the optimized float32 kernel of a call whose weights were packed at preparation
  * (see {@link packConvolution}); undefined keeps the reference kernel. The bound kernel
  * runs only on the shapes it was planned for and hands any other call to `reference`.
  */
-export function selectConvolutionKernel(
+function selectConvolutionKernel(
   inputs: readonly PrepareInput[],
   outputs: readonly TensorInfo[],
   packed: readonly TensorData[],
@@ -142,3 +146,40 @@ export function selectConvolutionKernel(
     });
   };
 }
+
+/** Float32 with a constant filter, bias and parameters, on static shapes. */
+function supportsConvolution({ inputs, outputs }: StepOperands, type: ConvolutionType): boolean {
+  const [input, filter, bias] = inputs;
+  return input.type === "TENSOR_FLOAT32" && filter.shape.length === 4 &&
+    filter.value instanceof Float32Array && bias.value instanceof Float32Array &&
+    constantParams(inputs, type) !== undefined && isFullySpecified(input.shape) &&
+    isFullySpecified(outputs[0].shape);
+}
+
+/** CONV_2D on the SIMD CPU: 1x1 stride-1 as a GEMM, others as a direct convolution. */
+export const conv2dSimd: StepImplementation<"CONV_2D"> = {
+  type: "CONV_2D",
+  supports: (step) => supportsConvolution(step, "CONV_2D"),
+  pack: ({ inputs }) => packConvolution(inputs, "CONV_2D"),
+  packReplaces: [1, 2],
+  unpack: (inputs, packed) => unpackConvolution(inputs, packed, "CONV_2D"),
+  bind: ({ inputs, outputs }, packed) =>
+    selectConvolutionKernel(inputs, outputs, packed, {
+      type: "CONV_2D",
+      reference: conv2d.execute,
+    }),
+};
+
+/** DEPTHWISE_CONV_2D on the SIMD CPU: the manifest's depthwise kernel. */
+export const depthwiseConv2dSimd: StepImplementation<"DEPTHWISE_CONV_2D"> = {
+  type: "DEPTHWISE_CONV_2D",
+  supports: (step) => supportsConvolution(step, "DEPTHWISE_CONV_2D"),
+  pack: ({ inputs }) => packConvolution(inputs, "DEPTHWISE_CONV_2D"),
+  packReplaces: [1, 2],
+  unpack: (inputs, packed) => unpackConvolution(inputs, packed, "DEPTHWISE_CONV_2D"),
+  bind: ({ inputs, outputs }, packed) =>
+    selectConvolutionKernel(inputs, outputs, packed, {
+      type: "DEPTHWISE_CONV_2D",
+      reference: depthwiseConv2d.execute,
+    }),
+};

@@ -1,0 +1,81 @@
+/**
+ * The device seam (NNAPI `IDevice`, ONNX Runtime's execution providers): the compiler,
+ * partitioner, prepared model and executors see a device only through this interface. A
+ * device says what it can run (`supportedOperations`), does its part of preparation for the
+ * steps assigned to it (`prepareStep`: weights in its own layout, kept in the plan and the
+ * data cache) and, in an executor, binds those steps to its kernels (`bindStep`, the
+ * execution entry). What an operation *means* — validation, shapes, the reference kernel —
+ * lives once, in `driver/operations/`; a device only says how it runs it.
+ */
+import type { Model } from "../model.ts";
+import type { Kernel, PrepareInput } from "../operations/operation.ts";
+import type { TensorData, TensorInfo } from "../../nnapi/tensor.ts";
+import type { HalVersion, OperationType } from "../../nnapi/types.ts";
+
+/** NNAPI `PerformanceInfo`: relative to the reference CPU (lower is better). */
+export interface PerformanceInfo {
+  execTime: number;
+  powerUsage: number;
+}
+
+/** What `GET /v1/devices` reports per device. */
+export interface DeviceInfo {
+  name: string;
+  type: "CPU" | "GPU" | "ACCELERATOR" | "OTHER";
+  version: string;
+  featureLevel: number;
+  halVersion: HalVersion;
+  capabilities: {
+    relaxedFloat32toFloat16PerformanceScalar: PerformanceInfo;
+    relaxedFloat32toFloat16PerformanceTensor: PerformanceInfo;
+    operandPerformance: Record<string, PerformanceInfo>;
+  };
+  supportedOperations: OperationType[];
+  numberOfCacheFilesNeeded: { modelCache: number; dataCache: number };
+}
+
+/** One operation as a device's preparation and binding see it. */
+export interface StepOperands {
+  /** Inputs with their values when constant (null: an omitted optional input). */
+  inputs: readonly PrepareInput[];
+  outputs: readonly TensorInfo[];
+}
+
+/** How a device runs one operation type: what it takes, what it prepares, how it binds. */
+export interface StepImplementation<T extends OperationType = OperationType> {
+  readonly type: T;
+  /** Whether this form of the operation (types, constant weights, shapes) runs here. */
+  supports(step: StepOperands): boolean;
+  /**
+   * Weights re-laid out once at preparation for this device's kernel (static plans only);
+   * undefined packs nothing. The result is part of the plan and its data cache.
+   */
+  pack?(step: StepOperands): TensorData[] | undefined;
+  /**
+   * Input positions the packed weights make redundant: when such an input is a large
+   * constant read by this step alone, the plan keeps only the packed form, and `unpack`
+   * rebuilds the raw values if the reference kernel is ever needed.
+   */
+  readonly packReplaces?: readonly number[];
+  /** The raw values of the `packReplaces` inputs, in that order, from the packed weights. */
+  unpack?(inputs: readonly TensorInfo[], packed: readonly TensorData[]): TensorData[];
+  /**
+   * The kernel for these fully shaped operands in an executor (`packed` is what `pack`
+   * returned); undefined falls back to the reference kernel.
+   */
+  bind(step: StepOperands, packed: readonly TensorData[]): Kernel | undefined;
+}
+
+/** A device's implementations, each filed under its own operation type (compiler-checked). */
+export type StepTable = { readonly [T in OperationType]?: StepImplementation<T> };
+
+/** A device as the driver sees it. */
+export interface Device {
+  readonly info: DeviceInfo;
+  /** Where it keeps tensors: devices of one memory space hand tensors over without copies. */
+  readonly memorySpace: string;
+  /** Per operation of the model (model order), whether this device can run it. */
+  supportedOperations(model: Model): boolean[];
+  /** Its implementation of an operation type, if it has one. */
+  implementation(type: OperationType): StepImplementation | undefined;
+}

@@ -1,0 +1,25 @@
+/**
+ * The device list: adding a device is a folder beside this file and one line here. Executors
+ * look devices up by the name a plan's step carries, so every device an executor can bind
+ * is constructed here, synchronously.
+ */
+import { PLAN_FORMAT } from "../plan_codec.ts";
+import { cpuReference } from "./cpu_reference/device.ts";
+import { cpuSimd } from "./cpu_simd/device.ts";
+import type { Device } from "./device.ts";
+
+/** The host devices, in preference order (ties in cost go to the earlier one). */
+export const HOST_DEVICES: readonly Device[] = [cpuSimd, cpuReference];
+
+/** The device a plan's step names, if this build has it. */
+export function deviceNamed(name: string): Device | undefined {
+  return HOST_DEVICES.find((device) => device.info.name === name);
+}
+
+/**
+ * The driver version the compilation cache is bound to: a change of plan format or of a
+ * device's version resets the cache map, so caches written by another build are never used.
+ */
+export const DRIVER_VERSION = `nnserve/plan-${PLAN_FORMAT}/${
+  HOST_DEVICES.map((d) => `${d.info.name}@${d.info.version}`).join("+")
+}`;
