@@ -1,5 +1,11 @@
 import { ok, strictEqual } from "node:assert/strict";
-import { int32Scalar, maxPoolModel, startTestServer, type TestServer } from "./server_fixture.ts";
+import {
+  int32Scalar,
+  maxPoolModel,
+  startTestServer,
+  type TestServer,
+  withTestServer,
+} from "./server_fixture.ts";
 
 /**
  * `ops` FULLY_CONNECTED layers of `units` x `units` sharing one constant weight matrix:
@@ -62,32 +68,36 @@ async function liveCompilations(server: TestServer): Promise<number> {
 }
 
 Deno.test("a heavy execution with a deadline answers 504 on time and /healthz never stalls", async () => {
-  const server = await startTestServer({ workers: 1 });
-  try {
+  await withTestServer({ workers: 1 }, async (server) => {
     const model = await server.request("POST", "/v1/models", maxPoolModel(180, 180));
     strictEqual(model.status, 201);
     const compilation = await server.request("POST", "/v1/compilations", { model: model.body.id });
     strictEqual(compilation.status, 201);
     const input = new Uint8Array(new Float32Array(180 * 180).fill(1).buffer).toBase64();
     await (await fetch(`${server.url}/healthz`)).body?.cancel();
-    const started = performance.now();
-    const execution = server.request(
-      "POST",
-      `/v1/compilations/${compilation.body.id}/executions`,
-      { inputs: [{ base64: input }], deadlineMs: 100 },
-    );
-    const answered = execution.then(() => performance.now() - started);
-    const { slowest, polls } = await pollHealth(server, execution);
-    const result = await execution;
-    const elapsed = await answered;
-    strictEqual(result.status, 504, `answered ${result.status} after ${elapsed.toFixed(0)} ms`);
-    strictEqual(result.body.status, "MISSED_DEADLINE_TRANSIENT");
-    ok(elapsed < 600, `the deadline was 100 ms, the answer came after ${elapsed.toFixed(0)} ms`);
-    ok(polls >= 3, `only ${polls} health polls`);
-    ok(slowest < 50, `a /healthz poll took ${slowest.toFixed(0)} ms`);
-  } finally {
-    await server.close();
-  }
+    // A stall of the server's thread shows in every attempt; a loaded machine's scheduling
+    // noise (the test suite runs files in parallel on two cores) rarely in three in a row.
+    const slowestPolls: number[] = [];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const started = performance.now();
+      const execution = server.request(
+        "POST",
+        `/v1/compilations/${compilation.body.id}/executions`,
+        { inputs: [{ base64: input }], deadlineMs: 100 },
+      );
+      const answered = execution.then(() => performance.now() - started);
+      const { slowest, polls } = await pollHealth(server, execution);
+      const result = await execution;
+      const elapsed = await answered;
+      strictEqual(result.status, 504, `answered ${result.status} after ${elapsed.toFixed(0)} ms`);
+      strictEqual(result.body.status, "MISSED_DEADLINE_TRANSIENT");
+      ok(elapsed < 600, `the deadline was 100 ms, the answer came after ${elapsed.toFixed(0)} ms`);
+      ok(polls >= 3, `only ${polls} health polls`);
+      slowestPolls.push(slowest);
+      if (slowest < 50) return;
+    }
+    ok(false, `the slowest /healthz poll took ${slowestPolls.map((t) => t.toFixed(0))} ms`);
+  });
 });
 
 Deno.test("a compilation deadline stops preparation early and leaves no compilation", async () => {
@@ -128,21 +138,20 @@ Deno.test("a compilation deadline stops preparation early and leaves no compilat
 });
 
 Deno.test("a long preparation lets other requests through", async () => {
-  const server = await startTestServer({ workers: 1 });
-  try {
+  await withTestServer({ workers: 1 }, async (server) => {
     const model = await server.request("POST", "/v1/models", sharedWeightsModel());
     strictEqual(model.status, 201);
-    const started = performance.now();
-    const compiled = server.request("POST", "/v1/compilations", { model: model.body.id });
-    const { slowest, polls } = await pollHealth(server, compiled);
-    const elapsed = performance.now() - started;
-    strictEqual((await compiled).status, 201);
-    ok(polls >= 3, `only ${polls} health polls in ${elapsed.toFixed(0)} ms of preparation`);
-    ok(
-      slowest < elapsed / 3,
-      `a /healthz poll took ${slowest.toFixed(0)} ms of the ${elapsed.toFixed(0)} ms preparation`,
-    );
-  } finally {
-    await server.close();
-  }
+    // As above: a thread that never yields fails every attempt, machine noise rarely three.
+    const faults: string[] = [];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const started = performance.now();
+      const compiled = server.request("POST", "/v1/compilations", { model: model.body.id });
+      const { slowest, polls } = await pollHealth(server, compiled);
+      const elapsed = performance.now() - started;
+      strictEqual((await compiled).status, 201);
+      if (polls >= 3 && slowest < elapsed / 3) return;
+      faults.push(`${polls} polls, the slowest ${slowest.toFixed(0)} of ${elapsed.toFixed(0)} ms`);
+    }
+    ok(false, `preparation held the server's thread: ${faults.join("; ")}`);
+  });
 });
