@@ -1,0 +1,137 @@
+/**
+ * What the gpu device's tests share: the one adapter of the test process (a missing one is
+ * a failure naming the Debian packages that provide llvmpipe, never a skip), seeded
+ * operands, and a comparison of one step's GPU output with the reference kernel's.
+ */
+import { seededFloats } from "../../../bench/mobilenet.ts";
+import { allocate, elementCount, type Tensor, type TensorData } from "../../../nnapi/tensor.ts";
+import type { OperandType, OperationType } from "../../../nnapi/types.ts";
+import type { PrepareInput } from "../../operations/operation.ts";
+import { operationDefinition } from "../../operations/registry.ts";
+import { type GpuContext, openGpu } from "./context.ts";
+import { type GpuOperand, gpuSupportReason, prepareGpuSubgraph } from "./subgraph.ts";
+
+/** Why a test cannot run: said in full, since CI must have an adapter. */
+export const NO_ADAPTER = "navigator.gpu found no adapter: install Mesa's llvmpipe software " +
+  "rasterizer, Debian packages libegl-mesa0 and libgl1-mesa-dri (.ci/run does)";
+
+let opened: Promise<GpuContext | null> | undefined;
+
+/** The test process's GPU context (opened once); throws {@link NO_ADAPTER} without one. */
+export async function testGpu(): Promise<GpuContext> {
+  opened ??= openGpu();
+  const gpu = await opened;
+  if (!gpu) throw new Error(NO_ADAPTER);
+  return gpu;
+}
+
+/** An operand of a test step and the data the reference (and, if not constant, the GPU) gets. */
+export interface TestInput {
+  operand: GpuOperand;
+  data: TensorData;
+}
+
+function operand(type: OperandType, shape: readonly number[], value?: TensorData): GpuOperand {
+  return { type, shape, scale: 0, zeroPoint: 0, ...(value ? { value } : {}) };
+}
+
+/** A float32 tensor known only at execution: seeded values in [-scale/2, scale/2). */
+export function runtime(shape: readonly number[], seed: number, scale = 2): TestInput {
+  return {
+    operand: operand("TENSOR_FLOAT32", shape),
+    data: seededFloats(count(shape), seed, scale),
+  };
+}
+
+/** A constant float32 tensor of seeded values in [-scale/2, scale/2). */
+export function constant(shape: readonly number[], seed: number, scale = 2): TestInput {
+  const data = seededFloats(count(shape), seed, scale);
+  return { operand: operand("TENSOR_FLOAT32", shape, data), data };
+}
+
+/** Weights as trained layers have them: values in [-1, 1) / sqrt(fan-in). */
+export function weights(shape: readonly number[], fanIn: number, seed: number): TestInput {
+  return constant(shape, seed, 2 / Math.sqrt(fanIn));
+}
+
+/** A constant scalar parameter. */
+export function scalar(type: "INT32" | "FLOAT32" | "BOOL", value: number): TestInput {
+  const data = allocate(type, 1);
+  data[0] = value;
+  return { operand: operand(type, [], data), data };
+}
+
+/** INT32 scalar parameters. */
+export function ints(...values: number[]): TestInput[] {
+  return values.map((v) => scalar("INT32", v));
+}
+
+/** A constant TENSOR_INT32 (RESHAPE's target shape). */
+export function int32Tensor(values: readonly number[]): TestInput {
+  const data = Int32Array.from(values);
+  return { operand: operand("TENSOR_INT32", [values.length], data), data };
+}
+
+function count(shape: readonly number[]): number {
+  return elementCount(shape);
+}
+
+/** The output shape the operation's own shape inference gives. */
+export function outputShape(type: OperationType, inputs: readonly TestInput[]): number[] {
+  const prepareInputs: PrepareInput[] = inputs.map((i) => ({ ...i.operand, value: i.data }));
+  const output = { type: "TENSOR_FLOAT32" as const, shape: [], scale: 0, zeroPoint: 0 };
+  return operationDefinition(type)!.prepare(prepareInputs, [output])[0];
+}
+
+/** Runs the reference kernel of one operation on the test inputs. */
+export function reference(type: OperationType, inputs: readonly TestInput[]): Float32Array {
+  const shape = outputShape(type, inputs);
+  const tensors: Tensor[] = inputs.map((i) => ({ ...i.operand, data: i.data }));
+  const out = new Float32Array(count(shape));
+  const output: Tensor = { type: "TENSOR_FLOAT32", shape, scale: 0, zeroPoint: 0, data: out };
+  operationDefinition(type)!.execute(tensors, [output]);
+  return out;
+}
+
+/**
+ * Fails unless every element is within 1e-5 absolute + 1e-5 relative of the reference (as
+ * the CPU kernel tests: float32 sums in another order), NaN matching NaN.
+ */
+export function assertClose(got: TensorData, want: TensorData, what: string): void {
+  if (got.length !== want.length) {
+    throw new Error(`${what}: ${got.length} elements, reference has ${want.length}`);
+  }
+  for (let i = 0; i < want.length; i++) {
+    const g = Number(got[i]), w = Number(want[i]);
+    if (g === w || (Number.isNaN(w) && Number.isNaN(g))) continue;
+    if (!(Math.abs(g - w) <= 1e-5 + 1e-5 * Math.abs(w))) {
+      throw new Error(`${what}: element ${i} is ${g}, reference ${w}`);
+    }
+  }
+}
+
+/**
+ * Runs one operation as a one-step subgraph on the GPU and compares its output with the
+ * reference kernel's; `what` names the case in a failure.
+ */
+export async function checkAgainstReference(
+  type: OperationType,
+  inputs: readonly TestInput[],
+  what: string,
+): Promise<void> {
+  const gpu = await testGpu();
+  const shape = outputShape(type, inputs);
+  const operands = [...inputs.map((i) => i.operand), operand("TENSOR_FLOAT32", shape)];
+  const out = inputs.length;
+  const step = { type, inputs: inputs.map((_, i) => i), outputs: [out] };
+  const reason = gpuSupportReason(step, operands);
+  if (reason) throw new Error(`${what}: not supported on the gpu: ${reason}`);
+  const subgraph = await prepareGpuSubgraph(gpu, [step], { operands, needed: new Set([out]) });
+  try {
+    const data = new Map(subgraph.inputs.map((i) => [i, inputs[i].data]));
+    const result = await subgraph.run(data);
+    assertClose(result.get(out)!, reference(type, inputs), `${type} ${what}`);
+  } finally {
+    subgraph.destroy();
+  }
+}
