@@ -5,6 +5,9 @@
  */
 import type { NnClient } from "../client/mod.ts";
 import type { Model } from "../client/mod.ts";
+import { seededFloats } from "../kernels/seeded_random.ts";
+
+export { seededFloats };
 
 /** Pointwise output channels and depthwise strides of MobileNet v1 (width 1.0). */
 export const MOBILENET_BLOCKS: readonly [number, number][] = [
@@ -22,17 +25,6 @@ export const MOBILENET_BLOCKS: readonly [number, number][] = [
   [1024, 2],
   [1024, 1],
 ];
-
-/** Seeded floats in [-scale/2, scale/2) (a linear congruential generator). */
-export function seededFloats(n: number, seed: number, scale: number): Float32Array {
-  const out = new Float32Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = ((s >>> 8) / 2 ** 24 - 0.5) * scale;
-  }
-  return out;
-}
 
 /** Builds (but does not finish) the model; `classes` sets the classifier width. */
 export function buildMobileNet(

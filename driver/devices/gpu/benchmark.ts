@@ -6,7 +6,7 @@
  * is printed too. The CPU times are the reference kernel and the manifest's best kernel
  * (what `cpu-simd` binds), medians of several runs.
  */
-import { seededFloats } from "../../../bench/mobilenet.ts";
+import { seededFloats } from "../../../kernels/seeded_random.ts";
 import { conv2dFloat } from "../../../kernels/conv_2d.ts";
 import { packGemmWeights } from "../../../kernels/f32_packing.ts";
 import { activationRangeFloat } from "../../../kernels/fixed_point.ts";

@@ -3,7 +3,7 @@
  * a failure naming the Debian packages that provide llvmpipe, never a skip), seeded
  * operands, and a comparison of one step's GPU output with the reference kernel's.
  */
-import { seededFloats } from "../../../bench/mobilenet.ts";
+import { seededFloats } from "../../../kernels/seeded_random.ts";
 import { allocate, elementCount, type Tensor, type TensorData } from "../../../nnapi/tensor.ts";
 import type { OperandType, OperationType } from "../../../nnapi/types.ts";
 import type { PrepareInput } from "../../operations/operation.ts";
