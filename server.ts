@@ -7,6 +7,7 @@ import { CompilationCache, DEFAULT_CACHE_BUDGET } from "./cache/compilation_cach
 import { type ConnectionGuard, guardConnections } from "./connection_guard.ts";
 import { DRIVER_VERSION } from "./driver/devices/registry.ts";
 import type { BurstOptions } from "./driver/burst.ts";
+import type { DeviceCosts } from "./driver/devices/device.ts";
 import { Driver } from "./driver/driver.ts";
 import { DEFAULT_MEMORY_LIMITS, type MemoryLimits } from "./memory/pools.ts";
 import { buildApp } from "./routes/app.ts";
@@ -53,6 +54,8 @@ export interface ServerConfig {
    * (NNSERVE_IDLE_TIMEOUT).
    */
   idleTimeoutSeconds?: number;
+  /** Device costs that replace the measured ones (tests that force a partition). */
+  deviceCosts?: Record<string, DeviceCosts>;
   /** Logs requests and start-up notes when true. */
   verbose?: boolean;
 }
@@ -182,6 +185,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       workers: config.workers ?? Math.max(1, navigator.hardwareConcurrency),
       memoryLimits: config.memoryLimits,
       inlineWork: config.inlineWork,
+      deviceCosts: config.deviceCosts,
     });
     opened.push(() => driver.close());
     const apiKeys = config.apiKeys ?? new Map();

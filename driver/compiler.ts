@@ -6,8 +6,8 @@
  */
 import type { CompilationCache } from "../cache/compilation_cache.ts";
 import type { CompilationRecord } from "../store/compilation_store.ts";
-import type { Device } from "./devices/device.ts";
-import { checkSupported, supportingDevices } from "./partitioner/placement.ts";
+import type { Device, DeviceCosts } from "./devices/device.ts";
+import { objectiveOf, partitionModel } from "./partitioner/model_partition.ts";
 import { invalid } from "../nnapi/errors.ts";
 import type { Metrics } from "./metrics.ts";
 import type { Model } from "./model.ts";
@@ -38,21 +38,29 @@ function prepared(plan: PreparedModel, cache: "miss" | "none"): Compiled {
 }
 
 /**
- * Partitioning scheme, part of the cache key: with it, the model, the devices' names and
- * versions determine the plan's partition.
+ * Partitioning scheme, part of the cache key. With it, the model, the preference and each
+ * allowed device's name, version and measured speed determine the plan's partition, so the
+ * key stands for the partition without preparing the model to compute it (a hit stays cheap).
+ * The speed enters as a power-of-two bucket: calibration noise does not change keys, a
+ * different machine does.
  */
-const PARTITIONING = "first-supporting-device-per-operation";
+const PARTITIONING = "static-cost";
 
 /** Prepares plans on the driver's devices, through the compilation cache when asked. */
 export class Compiler {
   readonly devices: readonly Device[];
+  readonly #costs: ReadonlyMap<string, DeviceCosts>;
   readonly #cache: CompilationCache;
   readonly #metrics: Metrics;
 
-  constructor(devices: readonly Device[], cache: CompilationCache, metrics: Metrics) {
+  constructor(
+    devices: readonly Device[],
+    options: { costs: ReadonlyMap<string, DeviceCosts>; cache: CompilationCache; metrics: Metrics },
+  ) {
     this.devices = devices;
-    this.#cache = cache;
-    this.#metrics = metrics;
+    this.#costs = options.costs;
+    this.#cache = options.cache;
+    this.#metrics = options.metrics;
   }
 
   /**
@@ -86,7 +94,11 @@ export class Compiler {
       model: modelChecksum,
       preference: record.preference,
       priority: record.priority,
-      devices: this.selectDevices(record.devices).map((d) => `${d.info.name}@${d.info.version}`),
+      devices: this.selectDevices(record.devices).map((d) => {
+        const speed = this.#costs.get(d.info.name)?.microsPerWork;
+        const bucket = speed === undefined ? "unmeasured" : Math.round(Math.log2(speed));
+        return `${d.info.name}@${d.info.version}/speed-2^${bucket}`;
+      }),
       partitioning: PARTITIONING,
     });
   }
@@ -96,16 +108,23 @@ export class Compiler {
    * other requests run meanwhile and failing with MISSED_DEADLINE_PERSISTENT once `deadline`
    * (epoch ms) has passed.
    */
-  prepare(model: Model, record: CompilationRecord, deadline?: number): Promise<PreparedModel> {
+  async prepare(
+    model: Model,
+    record: CompilationRecord,
+    deadline?: number,
+  ): Promise<PreparedModel> {
     const devices = this.selectDevices(record.devices);
-    const supporting = supportingDevices(model, devices);
-    checkSupported(model, supporting, devices);
-    const placement = model.runOrder.map((k) => supporting[k][0].info.name);
-    return prepareModelAsync(
+    const { placement, plan } = partitionModel(model, devices, {
+      costs: this.#costs,
+      objective: objectiveOf(record.preference),
+    });
+    const prepared = await prepareModelAsync(
       model,
       { preference: record.preference, priority: record.priority },
       { deadline, placement },
     );
+    prepared.partition = plan;
+    return prepared;
   }
 
   /**

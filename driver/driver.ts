@@ -18,8 +18,8 @@ import {
   CLOSE_COMPILATION_DELETED,
 } from "./burst.ts";
 import { type Compiled, Compiler } from "./compiler.ts";
-import type { DeviceInfo } from "./devices/device.ts";
-import { HOST_DEVICES } from "./devices/registry.ts";
+import type { DeviceCosts, DeviceInfo } from "./devices/device.ts";
+import { HOST_DEVICES, hostDeviceCosts } from "./devices/registry.ts";
 import { DriverError, notFound } from "../nnapi/errors.ts";
 import {
   checkOutputArguments,
@@ -41,6 +41,7 @@ import type { ModelJson } from "./model_schema.ts";
 import { type ModelInfo, ModelRegistry, publicModel } from "./model_registry.ts";
 import type { ModelRecord } from "../store/model_store.ts";
 import { estimateWork, type PreparedModel } from "./prepared_model.ts";
+import type { PlanSummary } from "./partitioner/model_partition.ts";
 
 /** Where the driver keeps state and how much parallelism it uses. */
 export interface DriverConfig {
@@ -58,6 +59,8 @@ export interface DriverConfig {
    * the SIMD kernels, about half a millisecond with the reference quantized ones).
    */
   inlineWork?: number;
+  /** Device costs that replace the measured ones (tests that force a partition). */
+  deviceCosts?: Record<string, DeviceCosts>;
 }
 
 /** Default of {@link DriverConfig.inlineWork}. */
@@ -85,6 +88,19 @@ export interface CompilationInfo {
   /** Set when a cached entry was unusable (tampered, truncated, ...) and was replaced. */
   cacheRejected?: string;
   prepareMs: number;
+  /** Which device runs which operations, with estimated costs. */
+  plan?: PlanSummary;
+}
+
+/** What `GET /v1/compilations/{id}` reports. */
+export interface CompilationDescription {
+  id: string;
+  model: string;
+  preference: CompilationRecord["preference"];
+  priority: CompilationRecord["priority"];
+  devices: string[];
+  createdAt: string;
+  plan?: PlanSummary;
 }
 
 interface LiveCompilation {
@@ -113,7 +129,11 @@ export class Driver {
   constructor(config: DriverConfig) {
     this.#memories = new MemoryPools(config.kv, config.dataDir, config.memoryLimits);
     this.#models = new ModelRegistry(new ModelStore(config.kv, config.dataDir), this.#memories);
-    this.#compiler = new Compiler(HOST_DEVICES, config.cache, this.metrics);
+    this.#compiler = new Compiler(HOST_DEVICES, {
+      costs: new Map([...hostDeviceCosts(), ...Object.entries(config.deviceCosts ?? {})]),
+      cache: config.cache,
+      metrics: this.metrics,
+    });
     this.#compilationStore = new CompilationStore(config.kv);
     this.#pool = new ExecutorPool(config.workers);
     this.#inlineWork = config.inlineWork ?? DEFAULT_INLINE_WORK;
@@ -237,7 +257,16 @@ export class Driver {
       cache: compiled.cache,
       ...(compiled.rejected ? { cacheRejected: compiled.rejected } : {}),
       prepareMs,
+      ...(compiled.plan.partition ? { plan: compiled.plan.partition } : {}),
     };
+  }
+
+  /** A compilation of this client with its plan (prepared again after a restart). */
+  async describeCompilation(owner: string, id: string): Promise<CompilationDescription> {
+    const { record, compiled } = await this.#compilation(owner, id);
+    const { preference, priority, devices, createdAt, model } = record;
+    const plan = compiled.plan.partition;
+    return { id, model, preference, priority, devices, createdAt, ...(plan ? { plan } : {}) };
   }
 
   /**

@@ -10,6 +10,7 @@ import type { StepImplementation } from "./devices/device.ts";
 import { stepOperands } from "./devices/host_device.ts";
 import { deviceNamed, HOST_DEVICES } from "./devices/registry.ts";
 import type { Model } from "./model.ts";
+import type { PlanSummary } from "./partitioner/model_partition.ts";
 import { placeByPreference } from "./partitioner/placement.ts";
 import { operationWork } from "./operations/operation.ts";
 import { operationDefinition } from "./operations/registry.ts";
@@ -92,6 +93,8 @@ export interface PreparedModel {
   halVersion: HalVersion;
   /** Present when every intermediate shape is known at preparation. */
   arena?: ArenaLayout;
+  /** Which device runs which operations, and what that was estimated to cost. */
+  partition?: PlanSummary;
   options: PrepareOptions;
   /** CONSTANT_COPY values; shared with workers, never written after preparation. */
   smallConstants: SharedArrayBuffer;

@@ -1,9 +1,10 @@
-/** Compilation routes: prepare and delete (NNAPI prepareModel). */
+/** Compilation routes: prepare, describe (with the plan) and delete (NNAPI prepareModel). */
 import { createRoute } from "@hono/zod-openapi";
 import type { Driver } from "../driver/driver.ts";
 import { newRouter } from "./router.ts";
 import {
   CompilationBody,
+  CompilationDescriptionBody,
   CompilationRequest,
   errorResponses,
   IdParams,
@@ -19,6 +20,17 @@ const createCompilation = createRoute({
   responses: {
     201: jsonResponse(CompilationBody, "The prepared compilation"),
     ...errorResponses(400, 401, 404, 504),
+  },
+});
+
+const describeCompilation = createRoute({
+  method: "get",
+  path: "/v1/compilations/{id}",
+  summary: "A compilation and its plan: which device runs which operations",
+  request: { params: IdParams },
+  responses: {
+    200: jsonResponse(CompilationDescriptionBody, "The compilation"),
+    ...errorResponses(401, 404),
   },
 });
 
@@ -39,6 +51,12 @@ export function compilationRoutes(driver: Driver) {
       return c.json(
         await driver.createCompilation(c.get("client"), { ...request, cacheToken }),
         201,
+      );
+    })
+    .openapi(describeCompilation, async (c) => {
+      return c.json(
+        await driver.describeCompilation(c.get("client"), c.req.valid("param").id),
+        200,
       );
     })
     .openapi(deleteCompilation, async (c) => {

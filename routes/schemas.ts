@@ -66,6 +66,27 @@ export const CompilationRequest = z.object({
   cache: z.object({ token: base64Of32Bytes }).strict().optional(),
 }).strict().openapi("CompilationRequest");
 
+/** The plan of a compilation: which device runs which operations, and the estimated cost. */
+export const PlanBody = z.object({
+  objective: z.enum(["latency", "throughput"]),
+  estimatedCost: z.number().openapi({ description: "µs, by the devices' measured speeds" }),
+  switches: z.number().int(),
+  optimal: z.boolean(),
+  steps: z.array(z.object({
+    device: z.string(),
+    operations: z.array(z.number().int()),
+    inputs: z.array(z.number().int()),
+    outputs: z.array(z.number().int()),
+    transfers: z.array(z.object({
+      operand: z.number().int(),
+      from: z.string(),
+      to: z.string(),
+      bytes: z.number().int(),
+    })),
+    estimatedCost: z.number(),
+  })),
+}).openapi("Plan");
+
 export const CompilationBody = z.object({
   id: z.string(),
   model: z.string(),
@@ -77,7 +98,18 @@ export const CompilationBody = z.object({
     description: "Why a cached entry was unusable (tampered, truncated, ...) and was replaced",
   }),
   prepareMs: z.number(),
+  plan: PlanBody.optional(),
 }).openapi("Compilation");
+
+export const CompilationDescriptionBody = z.object({
+  id: z.string(),
+  model: z.string(),
+  preference: z.string(),
+  priority: z.string(),
+  devices: z.array(z.string()),
+  createdAt: z.string(),
+  plan: PlanBody.optional(),
+}).openapi("CompilationDescription");
 
 /** The keys of an argument that give it a value; at most one may appear. */
 const VALUE_KEYS = ["data", "base64", "memory", "buffer", "omitted"] as const;

@@ -102,3 +102,147 @@ Deno.test("supported-operations answers per device, and compilations keep to the
     got.forEach((v, i) => ok(Math.abs(v - want[i]) <= 1e-6, `output ${i}: ${v} vs ${want[i]}`));
   });
 });
+
+/**
+ * CONV_2D -> RELU -> FULLY_CONNECTED -> SOFTMAX: the convolution and the matrix product run
+ * on cpu-simd, the activations only on cpu-reference, so the plan alternates.
+ */
+function alternatingModel() {
+  const tensor = (dimensions: number[], lifetime: string, value?: number[]) => ({
+    type: "TENSOR_FLOAT32",
+    dimensions,
+    scale: 0,
+    zeroPoint: 0,
+    lifetime,
+    ...(value ? { value } : {}),
+  });
+  const ramp = (n: number, scale: number) =>
+    Array.from({ length: n }, (_, i) => ((i % 7) - 3) * scale);
+  return {
+    operands: [
+      tensor([1, 4, 4, 2], "MODEL_INPUT"), // 0
+      tensor([3, 3, 3, 2], "CONSTANT_COPY", ramp(54, 0.1)),
+      tensor([3], "CONSTANT_COPY", [0.1, 0, -0.1]),
+      int32Scalar(1), // 3: SAME
+      int32Scalar(1), // 4: stride 1
+      int32Scalar(0), // 5: no activation
+      tensor([1, 4, 4, 3], "TEMPORARY_VARIABLE"), // 6
+      tensor([1, 4, 4, 3], "TEMPORARY_VARIABLE"), // 7
+      tensor([5, 48], "CONSTANT_COPY", ramp(240, 0.05)),
+      tensor([5], "CONSTANT_COPY", [0, 0.1, 0.2, 0.3, 0.4]),
+      tensor([1, 5], "TEMPORARY_VARIABLE"), // 10
+      {
+        type: "FLOAT32",
+        dimensions: [],
+        scale: 0,
+        zeroPoint: 0,
+        lifetime: "CONSTANT_COPY",
+        value: [1],
+      },
+      tensor([1, 5], "MODEL_OUTPUT"), // 12
+    ],
+    operations: [
+      { type: "CONV_2D", inputs: [0, 1, 2, 3, 4, 4, 5], outputs: [6] },
+      { type: "RELU", inputs: [6], outputs: [7] },
+      { type: "FULLY_CONNECTED", inputs: [7, 8, 9, 5], outputs: [10] },
+      { type: "SOFTMAX", inputs: [10, 11], outputs: [12] },
+    ],
+    inputIndexes: [0],
+    outputIndexes: [12],
+  };
+}
+
+const INPUT = Array.from({ length: 32 }, (_, i) => Math.sin(i));
+
+async function outputsOf(server: TestServer, compilation: string): Promise<number[]> {
+  const result = await server.request("POST", `/v1/compilations/${compilation}/executions`, {
+    inputs: [{ data: INPUT }],
+  });
+  strictEqual(result.status, 200, JSON.stringify(result.body));
+  return (result.body.outputs as { data: number[] }[])[0].data;
+}
+
+interface PlanJson {
+  objective: string;
+  estimatedCost: number;
+  switches: number;
+  steps: { device: string; operations: number[]; estimatedCost: number }[];
+}
+
+Deno.test("the plan is visible: it alternates devices where each is cheaper, with the same results", async () => {
+  await withTestServer({}, async (server) => {
+    const model = await server.request("POST", "/v1/models", alternatingModel());
+    strictEqual(model.status, 201, JSON.stringify(model.body));
+    const created = await server.request("POST", "/v1/compilations", { model: model.body.id });
+    strictEqual(created.status, 201, JSON.stringify(created.body));
+    const plan = created.body.plan as PlanJson;
+    deepStrictEqual(plan.steps.map((s) => [s.device, s.operations]), [
+      ["cpu-simd", [0]],
+      ["cpu-reference", [1]],
+      ["cpu-simd", [2]],
+      ["cpu-reference", [3]],
+    ]);
+    strictEqual(plan.switches, 3);
+    strictEqual(plan.objective, "latency");
+    ok(plan.steps.every((s) => s.estimatedCost > 0));
+    const sum = plan.steps.reduce((n, s) => n + s.estimatedCost, 0);
+    ok(Math.abs(plan.estimatedCost - sum) <= 1e-9 * sum, "latency is the sum of the steps");
+    const described = await server.request("GET", `/v1/compilations/${created.body.id}`);
+    strictEqual(described.status, 200);
+    deepStrictEqual(described.body.plan, plan);
+    deepStrictEqual(described.body.devices, ["cpu-simd", "cpu-reference"]);
+
+    const reference = await server.request("POST", "/v1/compilations", {
+      model: model.body.id,
+      devices: ["cpu-reference"],
+    });
+    deepStrictEqual(
+      (reference.body.plan as PlanJson).steps.map((s) => [s.device, s.operations]),
+      [["cpu-reference", [0, 1, 2, 3]]],
+    );
+    const want = await outputsOf(server, reference.body.id as string);
+    const got = await outputsOf(server, created.body.id as string);
+    got.forEach((v, i) => ok(Math.abs(v - want[i]) <= 1e-5, `output ${i}: ${v} vs ${want[i]}`));
+
+    const sustained = await server.request("POST", "/v1/compilations", {
+      model: model.body.id,
+      preference: "SUSTAINED_SPEED",
+    });
+    strictEqual((sustained.body.plan as PlanJson).objective, "throughput");
+    strictEqual(
+      (await server.request("GET", "/v1/compilations/no-such-compilation")).status,
+      404,
+    );
+  });
+});
+
+Deno.test("device costs decide the plan: a reference CPU made cheaper takes every operation", async () => {
+  const deviceCosts = {
+    "cpu-reference": { microsPerWork: 1e-6 },
+    "cpu-simd": { microsPerWork: 1 },
+  };
+  await withTestServer({ deviceCosts }, async (server) => {
+    const model = await server.request("POST", "/v1/models", alternatingModel());
+    const created = await server.request("POST", "/v1/compilations", { model: model.body.id });
+    const plan = created.body.plan as PlanJson;
+    deepStrictEqual(plan.steps.map((s) => [s.device, s.operations]), [
+      ["cpu-reference", [0, 1, 2, 3]],
+    ]);
+    strictEqual(plan.switches, 0);
+  });
+});
+
+Deno.test("devices report measured capabilities relative to the reference CPU", async () => {
+  await withTestServer({}, async (server) => {
+    const { body } = await server.request("GET", "/v1/devices");
+    const devices = body.devices as {
+      name: string;
+      capabilities: { operandPerformance: Record<string, { execTime: number }> };
+    }[];
+    const float32 = (name: string) =>
+      devices.find((d) => d.name === name)!.capabilities.operandPerformance.TENSOR_FLOAT32;
+    strictEqual(float32("cpu-reference").execTime, 1);
+    const simd = float32("cpu-simd").execTime;
+    ok(simd > 0 && simd < 1, `cpu-simd measured at ${simd} of the reference's time`);
+  });
+});

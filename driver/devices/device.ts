@@ -34,6 +34,14 @@ export interface DeviceInfo {
   numberOfCacheFilesNeeded: { modelCache: number; dataCache: number };
 }
 
+/** What calibration measured of a device, for costing plans on it. */
+export interface DeviceCosts {
+  /** µs per unit of operation work (`operationWork`: multiply-adds, taps, elements). */
+  microsPerWork: number;
+  /** Moving a tensor to or from its memory space, when that is not the host's. */
+  transfer?: { fixedMicros: number; microsPerByte: number };
+}
+
 /** One operation as a device's preparation and binding see it. */
 export interface StepOperands {
   /** Inputs with their values when constant (null: an omitted optional input). */

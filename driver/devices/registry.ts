@@ -6,7 +6,8 @@
 import { PLAN_FORMAT } from "../plan_codec.ts";
 import { cpuReference } from "./cpu_reference/device.ts";
 import { cpuSimd } from "./cpu_simd/device.ts";
-import type { Device } from "./device.ts";
+import { calibrateHostDevice, measuredPerformance } from "./calibration.ts";
+import type { Device, DeviceCosts } from "./device.ts";
 
 /** The host devices, in preference order (ties in cost go to the earlier one). */
 export const HOST_DEVICES: readonly Device[] = [cpuSimd, cpuReference];
@@ -23,3 +24,29 @@ export function deviceNamed(name: string): Device | undefined {
 export const DRIVER_VERSION = `nnserve/plan-${PLAN_FORMAT}/${
   HOST_DEVICES.map((d) => `${d.info.name}@${d.info.version}`).join("+")
 }`;
+
+let measured: Map<string, DeviceCosts> | undefined;
+
+/**
+ * The host devices' costs, measured once per process (a few milliseconds at the first
+ * server start), and their NNAPI capabilities set from them, relative to `cpu-reference`.
+ */
+export function hostDeviceCosts(): ReadonlyMap<string, DeviceCosts> {
+  if (measured) return measured;
+  measured = new Map();
+  for (const device of HOST_DEVICES) {
+    const costs = calibrateHostDevice(device);
+    if (costs) measured.set(device.info.name, costs);
+  }
+  const reference = measured.get(cpuReference.info.name)!;
+  for (const device of HOST_DEVICES) {
+    const costs = measured.get(device.info.name);
+    if (!costs) continue;
+    const performance = measuredPerformance(costs, reference);
+    const { capabilities } = device.info;
+    capabilities.relaxedFloat32toFloat16PerformanceScalar = performance;
+    capabilities.relaxedFloat32toFloat16PerformanceTensor = performance;
+    capabilities.operandPerformance = { TENSOR_FLOAT32: performance };
+  }
+  return measured;
+}
