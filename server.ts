@@ -5,7 +5,7 @@
  */
 import { CompilationCache, DEFAULT_CACHE_BUDGET } from "./cache/compilation_cache.ts";
 import { type ConnectionGuard, guardConnections } from "./connection_guard.ts";
-import { DRIVER_VERSION } from "./driver/devices/registry.ts";
+import { discoverDevices, DRIVER_VERSION } from "./driver/devices/registry.ts";
 import type { BurstOptions } from "./driver/burst.ts";
 import type { DeviceCosts } from "./driver/devices/device.ts";
 import { Driver } from "./driver/driver.ts";
@@ -54,6 +54,11 @@ export interface ServerConfig {
    * (NNSERVE_IDLE_TIMEOUT).
    */
   idleTimeoutSeconds?: number;
+  /**
+   * Whether to look for a WebGPU adapter and offer the gpu device (NNSERVE_GPU, default
+   * true; opening and calibrating it takes about a second once per process).
+   */
+  gpu?: boolean;
   /** Device costs that replace the measured ones (tests that force a partition). */
   deviceCosts?: Record<string, DeviceCosts>;
   /** Logs requests and start-up notes when true. */
@@ -101,6 +106,14 @@ export function configFromEnv(): ServerConfig {
     return value;
   };
   const bytes = (name: string) => number(name, { integer: true, min: 1 });
+  /** A yes/no variable (1/0, true/false, yes/no), or undefined when unset. */
+  const flag = (name: string) => {
+    const text = env(name)?.toLowerCase();
+    if (text === undefined) return undefined;
+    if (["1", "true", "yes"].includes(text)) return true;
+    if (["0", "false", "no"].includes(text)) return false;
+    throw new StartupError(`${name} must be 1 or 0 (true/false, yes/no), not "${env(name)}"`);
+  };
   return {
     hostname: env("HOST") ?? "0.0.0.0",
     port: number("PORT", { integer: true, min: 0, max: 65535 }) ?? 8080,
@@ -116,6 +129,7 @@ export function configFromEnv(): ServerConfig {
       DEFAULT_IDLE_TIMEOUT_SECONDS,
     cacheBytes: number("NNSERVE_CACHE_BYTES", { integer: true, min: 0 }),
     inlineWork: number("NNSERVE_INLINE_WORK", { min: 0 }),
+    gpu: flag("NNSERVE_GPU"),
     burstIdleTimeoutSeconds: number("NNSERVE_BURST_IDLE_TIMEOUT", { min: 0 }),
     memoryLimits: {
       maxMemoryBytes: bytes("NNSERVE_MAX_MEMORY_BYTES") ?? DEFAULT_MEMORY_LIMITS.maxMemoryBytes,
@@ -185,6 +199,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       workers: config.workers ?? Math.max(1, navigator.hardwareConcurrency),
       memoryLimits: config.memoryLimits,
       inlineWork: config.inlineWork,
+      devices: await discoverDevices({ gpu: config.gpu ?? true }),
       deviceCosts: config.deviceCosts,
     });
     opened.push(() => driver.close());

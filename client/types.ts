@@ -115,6 +115,8 @@ export interface DeviceSupport {
 export interface Timing {
   onDeviceUs: number;
   inDriverUs: number;
+  /** Time of each plan step (a run of operations on one device), on the device that ran it. */
+  steps?: { device: string; operations: number[]; onDeviceUs: number }[];
 }
 
 /** One execution argument on the wire (API.md "ARG"). */

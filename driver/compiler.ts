@@ -7,8 +7,9 @@
 import type { CompilationCache } from "../cache/compilation_cache.ts";
 import type { CompilationRecord } from "../store/compilation_store.ts";
 import type { Device, DeviceCosts } from "./devices/device.ts";
-import { objectiveOf, partitionModel } from "./partitioner/model_partition.ts";
-import { invalid } from "../nnapi/errors.ts";
+import { FALLBACK_DEVICE } from "./devices/registry.ts";
+import { type ModelPartition, objectiveOf, partitionModel } from "./partitioner/model_partition.ts";
+import { DriverError, invalid } from "../nnapi/errors.ts";
 import type { Metrics } from "./metrics.ts";
 import type { Model } from "./model.ts";
 import { attachWeights, decodePlan, encodePlan } from "./plan_codec.ts";
@@ -114,10 +115,15 @@ export class Compiler {
     deadline?: number,
   ): Promise<PreparedModel> {
     const devices = this.selectDevices(record.devices);
-    const { placement, plan } = partitionModel(model, devices, {
-      costs: this.#costs,
-      objective: objectiveOf(record.preference),
-    });
+    const partitioned = await this.#checkSubgraphs(
+      model,
+      devices,
+      partitionModel(model, devices, {
+        costs: this.#costs,
+        objective: objectiveOf(record.preference),
+      }),
+    );
+    const { placement, plan } = partitioned;
     const prepared = await prepareModelAsync(
       model,
       { preference: record.preference, priority: record.priority },
@@ -125,6 +131,50 @@ export class Compiler {
     );
     prepared.partition = plan;
     return prepared;
+  }
+
+  /**
+   * Prepares each step placed on a device with memory of its own once, as its executors
+   * will; a step that fails moves to the reference CPU (NNAPI's CPU fallback), and the plan
+   * says so.
+   */
+  async #checkSubgraphs(
+    model: Model,
+    devices: readonly Device[],
+    partitioned: ModelPartition,
+  ): Promise<ModelPartition> {
+    const fallback = FALLBACK_DEVICE.info.name;
+    for (const [s, step] of partitioned.plan.steps.entries()) {
+      const runtime = devices.find((d) => d.info.name === step.device)?.subgraphs;
+      if (!runtime) continue;
+      try {
+        const ops = step.operations.map((k) => model.operations[k]);
+        const produced = new Set(ops.flatMap((op) => op.outputs));
+        const subgraph = await runtime.prepare(ops, {
+          operands: model.operands.map((o) => ({
+            type: o.type,
+            shape: o.dimensions,
+            scale: o.scale,
+            zeroPoint: o.zeroPoint,
+            value: o.lifetime === "NO_VALUE" ? null : o.value,
+          })),
+          needed: new Set(step.outputs.filter((i) => produced.has(i))),
+        });
+        subgraph.destroy();
+      } catch (error) {
+        const reason = `${step.device} failed to prepare it (${(error as Error).message})`;
+        if (!devices.some((d) => d.info.name === fallback)) {
+          throw new DriverError("DEVICE_UNAVAILABLE", `${reason}; no other allowed device`);
+        }
+        console.warn(`nnserve: ${reason}; ${fallback} runs it instead`);
+        return await this.#checkSubgraphs(
+          model,
+          devices,
+          partitioned.fallBack(s, fallback, reason),
+        );
+      }
+    }
+    return partitioned;
   }
 
   /**

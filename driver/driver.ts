@@ -19,7 +19,7 @@ import {
 } from "./burst.ts";
 import { type Compiled, Compiler } from "./compiler.ts";
 import type { DeviceCosts, DeviceInfo } from "./devices/device.ts";
-import { HOST_DEVICES, hostDeviceCosts } from "./devices/registry.ts";
+import { type DeviceSet, HOST_DEVICES, hostDeviceCosts } from "./devices/registry.ts";
 import { DriverError, notFound } from "../nnapi/errors.ts";
 import {
   checkOutputArguments,
@@ -40,7 +40,7 @@ import { Metrics } from "./metrics.ts";
 import type { ModelJson } from "./model_schema.ts";
 import { type ModelInfo, ModelRegistry, publicModel } from "./model_registry.ts";
 import type { ModelRecord } from "../store/model_store.ts";
-import { estimateWork, type PreparedModel } from "./prepared_model.ts";
+import { estimateWork, type PreparedModel, runsOnHost } from "./prepared_model.ts";
 import type { PlanSummary } from "./partitioner/model_partition.ts";
 
 /** Where the driver keeps state and how much parallelism it uses. */
@@ -59,6 +59,8 @@ export interface DriverConfig {
    * the SIMD kernels, about half a millisecond with the reference quantized ones).
    */
   inlineWork?: number;
+  /** The devices and their measured costs (default: the host devices). */
+  devices?: DeviceSet;
   /** Device costs that replace the measured ones (tests that force a partition). */
   deviceCosts?: Record<string, DeviceCosts>;
 }
@@ -129,8 +131,10 @@ export class Driver {
   constructor(config: DriverConfig) {
     this.#memories = new MemoryPools(config.kv, config.dataDir, config.memoryLimits);
     this.#models = new ModelRegistry(new ModelStore(config.kv, config.dataDir), this.#memories);
-    this.#compiler = new Compiler(HOST_DEVICES, {
-      costs: new Map([...hostDeviceCosts(), ...Object.entries(config.deviceCosts ?? {})]),
+    const { devices, costs } = config.devices ??
+      { devices: HOST_DEVICES, costs: hostDeviceCosts() };
+    this.#compiler = new Compiler(devices, {
+      costs: new Map([...costs, ...Object.entries(config.deviceCosts ?? {})]),
       cache: config.cache,
       metrics: this.metrics,
     });
@@ -427,8 +431,8 @@ export class Driver {
       }
       // Only plans of known, small work run on this thread, where nothing could stop them.
       const work = estimateWork(prepared);
-      const inline = work !== undefined && work <= this.#inlineWork;
-      const { outputs, onDeviceUs } = inline
+      const inline = work !== undefined && work <= this.#inlineWork && runsOnHost(prepared);
+      const { outputs, onDeviceUs, steps } = inline
         ? runMeasured(live.executable ??= new Executable(prepared), inputs)
         : await this.#pool.run(id, prepared, inputs, { priority: record.priority, deadline });
       const outputShapes = checkOutputShapes(outputs, bound.capacities);
@@ -437,7 +441,7 @@ export class Driver {
       return {
         outputs: delivered,
         outputShapes,
-        timing: request.measureTiming ? { onDeviceUs, inDriverUs } : undefined,
+        timing: request.measureTiming ? { onDeviceUs, inDriverUs, steps } : undefined,
       };
     } finally {
       bound.release();

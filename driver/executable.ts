@@ -15,8 +15,14 @@ import {
 } from "./operations/operation.ts";
 import { operationDefinition } from "./operations/registry.ts";
 import type { OperationDefinition } from "./operations/operation.ts";
-import type { StepImplementation } from "./devices/device.ts";
-import { constantView, type PreparedModel, stepImplementation } from "./prepared_model.ts";
+import type { RunnableSubgraph, StepImplementation, SubgraphRuntime } from "./devices/device.ts";
+import { FALLBACK_DEVICE, subgraphRuntime } from "./devices/registry.ts";
+import {
+  constantView,
+  type PreparedModel,
+  type PreparedStep,
+  stepImplementation,
+} from "./prepared_model.ts";
 import {
   allocate,
   elementCount,
@@ -49,11 +55,39 @@ interface BoundStep {
   outputs: number[];
 }
 
+/** Time spent in one step of the plan (a run of operations on one device). */
+export interface StepTiming {
+  /** The device that ran it (the fallback device when its own could not). */
+  device: string;
+  /** Model operation indexes, in run order. */
+  operations: number[];
+  onDeviceUs: number;
+}
+
+/** A measured run: outputs, the whole time and the time of each plan step. */
+export interface MeasuredRun {
+  outputs: RunOutput[];
+  onDeviceUs: number;
+  steps: StepTiming[];
+}
+
+/** Consecutive steps [start, end) on a device with memory of its own, run as one unit. */
+interface DeviceUnit {
+  device: string;
+  runtime: SubgraphRuntime;
+  start: number;
+  end: number;
+  /** Prepared in this thread on first use; null when it could not be. */
+  runnable?: Promise<RunnableSubgraph | null>;
+}
+
 /** A plan bound to kernels, ready to run many times. */
 export class Executable {
   readonly prepared: PreparedModel;
   readonly #steps: BoundStep[];
   readonly #constants: (TensorData | undefined)[];
+  /** Device units by their first step. */
+  readonly #units = new Map<number, DeviceUnit>();
 
   constructor(prepared: PreparedModel) {
     this.prepared = prepared;
@@ -84,6 +118,14 @@ export class Executable {
       if (!selected) this.#unpack(bound);
       return bound;
     });
+    prepared.steps.forEach((step, s) => {
+      const runtime = subgraphRuntime(step.device);
+      if (!runtime) return;
+      const previous = s > 0 ? prepared.steps[s - 1].device : undefined;
+      if (previous === step.device) {
+        for (const unit of this.#units.values()) if (unit.end === s) unit.end = s + 1;
+      } else this.#units.set(s, { device: step.device, runtime, start: s, end: s + 1 });
+    });
   }
 
   /**
@@ -103,8 +145,84 @@ export class Executable {
     });
   }
 
-  /** Runs the plan on the given inputs (already checked against the model). */
-  run(inputs: readonly RunInput[]): RunOutput[] {
+  /**
+   * Whether some steps run on a device with memory of its own: then `runAsync` runs them
+   * there (`run` runs them on their reference kernels).
+   */
+  get hasDeviceUnits(): boolean {
+    return this.#units.size > 0;
+  }
+
+  /**
+   * Runs the plan on the given inputs (already checked against the model), on host kernels;
+   * with `timing`, adds each plan step's time to it.
+   */
+  run(inputs: readonly RunInput[], timing?: StepTiming[]): RunOutput[] {
+    const { tensors, staticShapes } = this.#begin(inputs);
+    const clock = new StepClock(this.prepared.steps, timing);
+    this.#steps.forEach((step, s) => {
+      clock.start(s);
+      this.#runStep(step, tensors, staticShapes);
+      clock.stop(s, 1);
+    });
+    return this.#outputs(tensors);
+  }
+
+  /**
+   * Runs the plan, each run of steps on a device with memory of its own as one unit there
+   * (inputs uploaded, only what is needed outside downloaded). A unit that cannot be
+   * prepared in this thread runs on the reference kernels instead.
+   */
+  async runAsync(inputs: readonly RunInput[], timing?: StepTiming[]): Promise<RunOutput[]> {
+    const { tensors, staticShapes } = this.#begin(inputs);
+    const clock = new StepClock(this.prepared.steps, timing);
+    for (let s = 0; s < this.#steps.length;) {
+      const unit = staticShapes ? this.#units.get(s) : undefined;
+      const runnable = unit ? await (unit.runnable ??= this.#prepareUnit(unit)) : null;
+      clock.start(s);
+      if (unit && runnable) {
+        const uploads = new Map(runnable.inputs.map((i) => [i, tensors[i]!.data!]));
+        const results = await runnable.run(uploads);
+        for (const [i, data] of results) (tensors[i]!.data as TensorData).set(data as never);
+        clock.stop(s, unit.end - s);
+        s = unit.end;
+        continue;
+      }
+      this.#runStep(this.#steps[s], tensors, staticShapes);
+      clock.stop(s, 1, unit ? FALLBACK_DEVICE.info.name : undefined);
+      s++;
+    }
+    return this.#outputs(tensors);
+  }
+
+  /** Prepares a device unit in this thread; null (reference kernels) when it cannot. */
+  async #prepareUnit(unit: DeviceUnit): Promise<RunnableSubgraph | null> {
+    const { operands, outputIndexes } = this.prepared;
+    const steps = this.prepared.steps.slice(unit.start, unit.end);
+    const produced = new Set(steps.flatMap((step) => step.outputs));
+    const readOutside = new Set([
+      ...outputIndexes,
+      ...this.#steps.filter((_, s) => s < unit.start || s >= unit.end).flatMap((t) => t.inputs),
+    ]);
+    try {
+      return await unit.runtime.prepare(steps, {
+        operands: operands.map((o, i) => ({
+          ...o,
+          value: o.lifetime === "NO_VALUE" ? null : this.#constants[i],
+        })),
+        needed: new Set([...produced].filter((i) => readOutside.has(i))),
+      });
+    } catch (error) {
+      console.warn(
+        `nnserve: ${unit.device} could not prepare steps ${unit.start}-${unit.end - 1} ` +
+          `(${(error as Error).message}); running them on the reference kernels`,
+      );
+      return null;
+    }
+  }
+
+  /** Per-execution tensors: constants, inputs, and the arena for planned shapes. */
+  #begin(inputs: readonly RunInput[]): { tensors: (Tensor | undefined)[]; staticShapes: boolean } {
     const { operands, arena, inputIndexes } = this.prepared;
     const staticShapes = arena !== undefined &&
       inputs.every((input, k) =>
@@ -132,19 +250,24 @@ export class Executable {
         };
       });
     }
-    for (const step of this.#steps) {
-      const stepInputs = step.inputs.map((i) => tensors[i]!);
-      if (!staticShapes) this.#shapeOutputs(step, stepInputs, tensors);
-      const stepOutputs = step.outputs.map((i) => tensors[i]!);
-      try {
-        step.kernel(stepInputs, stepOutputs);
-      } catch (error) {
-        if (error instanceof OperationError) {
-          throw operationFault(step.operation, step.definition.type, error.message);
-        }
-        throw error;
+    return { tensors, staticShapes };
+  }
+
+  #runStep(step: BoundStep, tensors: (Tensor | undefined)[], staticShapes: boolean): void {
+    const stepInputs = step.inputs.map((i) => tensors[i]!);
+    if (!staticShapes) this.#shapeOutputs(step, stepInputs, tensors);
+    const stepOutputs = step.outputs.map((i) => tensors[i]!);
+    try {
+      step.kernel(stepInputs, stepOutputs);
+    } catch (error) {
+      if (error instanceof OperationError) {
+        throw operationFault(step.operation, step.definition.type, error.message);
       }
+      throw error;
     }
+  }
+
+  #outputs(tensors: (Tensor | undefined)[]): RunOutput[] {
     return this.prepared.outputIndexes.map((i) => {
       const t = tensors[i]!;
       return { shape: [...t.shape], data: t.data! };
@@ -183,26 +306,87 @@ export class Executable {
 }
 
 /**
- * Runs and times one execution, turning every failure into a DriverError (an allocation
- * that cannot be had is RESOURCE_EXHAUSTED_PERSISTENT). Used by executor workers and by the
- * driver for plans small enough to run on its own thread.
+ * Adds up the time of each plan step (consecutive operations on one device), only when a
+ * caller asked for timing.
  */
-export function runMeasured(
+class StepClock {
+  readonly #steps: readonly PreparedStep[];
+  readonly #timing: StepTiming[] | undefined;
+  #started = 0;
+
+  constructor(steps: readonly PreparedStep[], timing: StepTiming[] | undefined) {
+    this.#steps = steps;
+    this.#timing = timing;
+  }
+
+  start(_step: number): void {
+    if (this.#timing) this.#started = performance.now();
+  }
+
+  /** Charges the time since `start` to steps [step, step + count) on `device`. */
+  stop(step: number, count: number, device = this.#steps[step].device): void {
+    const timing = this.#timing;
+    if (!timing) return;
+    const us = (performance.now() - this.#started) * 1000;
+    const operations = this.#steps.slice(step, step + count).map((s) => s.operation);
+    const last = timing[timing.length - 1];
+    const sameRun = last && last.device === device && step > 0 &&
+      this.#steps[step - 1].device === this.#steps[step].device;
+    if (sameRun) {
+      last.operations.push(...operations);
+      last.onDeviceUs += us;
+    } else timing.push({ device, operations, onDeviceUs: us });
+  }
+}
+
+/**
+ * Runs and times one execution, turning every failure into a DriverError (an allocation
+ * that cannot be had is RESOURCE_EXHAUSTED_PERSISTENT). Used by executor workers (which run
+ * device units through `runAsync`) and by the driver for plans small enough to run on its
+ * own thread (host steps only).
+ */
+export function runMeasured(executable: Executable, inputs: readonly RunInput[]): MeasuredRun {
+  const started = performance.now();
+  const steps: StepTiming[] = [];
+  try {
+    const outputs = executable.run(inputs, steps);
+    return { outputs, onDeviceUs: elapsedUs(started), steps: rounded(steps) };
+  } catch (error) {
+    throw asDriverError(error);
+  }
+}
+
+/** {@link runMeasured} for executors: device units run on their devices. */
+export async function runMeasuredAsync(
   executable: Executable,
   inputs: readonly RunInput[],
-): { outputs: RunOutput[]; onDeviceUs: number } {
+): Promise<MeasuredRun> {
+  if (!executable.hasDeviceUnits) return runMeasured(executable, inputs);
+  const started = performance.now();
+  const steps: StepTiming[] = [];
   try {
-    const started = performance.now();
-    const outputs = executable.run(inputs);
-    return { outputs, onDeviceUs: Math.round((performance.now() - started) * 1000) };
+    const outputs = await executable.runAsync(inputs, steps);
+    return { outputs, onDeviceUs: elapsedUs(started), steps: rounded(steps) };
   } catch (error) {
-    if (error instanceof DriverError) throw error;
-    if (error instanceof RangeError) {
-      throw new DriverError(
-        "RESOURCE_EXHAUSTED_PERSISTENT",
-        `the execution needs more memory than is available (${error.message})`,
-      );
-    }
-    throw new DriverError("GENERAL_FAILURE", String(error));
+    throw asDriverError(error);
   }
+}
+
+function elapsedUs(started: number): number {
+  return Math.round((performance.now() - started) * 1000);
+}
+
+function rounded(steps: StepTiming[]): StepTiming[] {
+  return steps.map((t) => ({ ...t, onDeviceUs: Math.round(t.onDeviceUs) }));
+}
+
+function asDriverError(error: unknown): DriverError {
+  if (error instanceof DriverError) return error;
+  if (error instanceof RangeError) {
+    return new DriverError(
+      "RESOURCE_EXHAUSTED_PERSISTENT",
+      `the execution needs more memory than is available (${error.message})`,
+    );
+  }
+  return new DriverError("GENERAL_FAILURE", String(error));
 }

@@ -5,7 +5,7 @@
  */
 import { DriverError, invalid, type OutputShape } from "../nnapi/errors.ts";
 import type { Pool } from "../memory/pools.ts";
-import type { RunInput, RunOutput } from "./executable.ts";
+import type { RunInput, RunOutput, StepTiming } from "./executable.ts";
 import type { Plan } from "./prepared_model.ts";
 import {
   byteSize,
@@ -65,10 +65,11 @@ export interface ExecutionRequest {
   deadlineMs?: number;
 }
 
-/** Timing in microseconds, as NNAPI `Timing`. */
+/** Timing in microseconds, as NNAPI `Timing`, with the time of each plan step. */
 export interface Timing {
   onDeviceUs: number;
   inDriverUs: number;
+  steps?: StepTiming[];
 }
 
 /** An output after execution; `data` is absent when it was written to a memory or buffer. */

@@ -12,7 +12,7 @@
  * spare; every executor talks to the pool over a MessagePort of its own.
  */
 import { DriverError, type DriverErrorDetails, type ErrorStatus } from "../nnapi/errors.ts";
-import type { RunInput, RunOutput } from "./executable.ts";
+import type { RunInput, RunOutput, StepTiming } from "./executable.ts";
 import type { PreparedModel } from "./prepared_model.ts";
 import { toBytes } from "../nnapi/tensor.ts";
 
@@ -29,7 +29,7 @@ export type WorkerRequest =
 
 /** Messages from a worker. */
 export type WorkerResponse =
-  | { kind: "result"; id: number; outputs: RunOutput[]; onDeviceUs: number }
+  | { kind: "result"; id: number; outputs: RunOutput[]; onDeviceUs: number; steps: StepTiming[] }
   | {
     kind: "error";
     id: number;
@@ -57,6 +57,8 @@ export type SpawnerResponse =
 export interface PoolResult {
   outputs: RunOutput[];
   onDeviceUs: number;
+  /** Time of each plan step. */
+  steps: StepTiming[];
 }
 
 /** Scheduling priority of NNAPI `Priority`: higher runs first when workers are busy. */
@@ -302,7 +304,8 @@ export class ExecutorPool {
     clearTimeout(job.timer);
     slot.job = undefined;
     if (response.kind === "result") {
-      job.resolve({ outputs: response.outputs, onDeviceUs: response.onDeviceUs });
+      const { outputs, onDeviceUs, steps } = response;
+      job.resolve({ outputs, onDeviceUs, steps });
     } else {
       job.reject(new DriverError(response.status, response.message, response.details));
     }

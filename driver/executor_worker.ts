@@ -5,7 +5,7 @@
  */
 /// <reference lib="deno.worker" />
 import { DriverError } from "../nnapi/errors.ts";
-import { Executable, runMeasured } from "./executable.ts";
+import { Executable, runMeasuredAsync } from "./executable.ts";
 import type { ExecutorConnect, WorkerRequest, WorkerResponse } from "./executor_pool.ts";
 import { toBytes } from "../nnapi/tensor.ts";
 
@@ -19,10 +19,10 @@ self.onmessage = (event: MessageEvent<ExecutorConnect>) => {
   };
 };
 
-function serve(
+async function serve(
   request: WorkerRequest,
   respond: (message: WorkerResponse, transfer?: Transferable[]) => void,
-): void {
+): Promise<void> {
   if (request.kind === "unload") {
     executables.delete(request.compilation);
     return;
@@ -36,11 +36,11 @@ function serve(
       executable = new Executable(request.prepared);
       executables.set(request.compilation, executable);
     }
-    const { outputs, onDeviceUs } = runMeasured(executable, request.inputs);
+    const { outputs, onDeviceUs, steps } = await runMeasuredAsync(executable, request.inputs);
     // Copy each output out of the arena so only its own bytes cross the thread boundary.
     const copies = outputs.map((o) => ({ shape: o.shape, data: o.data.slice() }));
     respond(
-      { kind: "result", id: request.id, outputs: copies, onDeviceUs },
+      { kind: "result", id: request.id, outputs: copies, onDeviceUs, steps },
       copies.map((o) => toBytes(o.data).buffer as ArrayBuffer),
     );
   } catch (error) {

@@ -8,7 +8,7 @@
 import { DriverError } from "../nnapi/errors.ts";
 import type { StepImplementation } from "./devices/device.ts";
 import { stepOperands } from "./devices/host_device.ts";
-import { deviceNamed, HOST_DEVICES } from "./devices/registry.ts";
+import { deviceNamed, HOST_DEVICES, subgraphRuntime } from "./devices/registry.ts";
 import type { Model } from "./model.ts";
 import type { PlanSummary } from "./partitioner/model_partition.ts";
 import { placeByPreference } from "./partitioner/placement.ts";
@@ -211,6 +211,11 @@ function* packWeights(
     yield `after packing the weights of operation ${step.operation} (${op.type})`;
   }
   return packed;
+}
+
+/** Whether every step runs on a host device (so the plan may run on any thread, at once). */
+export function runsOnHost(plan: Plan): boolean {
+  return plan.steps.every((step) => subgraphRuntime(step.device) === undefined);
 }
 
 /** A step's implementation on its device. */

@@ -182,7 +182,15 @@ export const ExecutionBody = z.object({
     base64: z.string().optional(),
   })),
   outputShapes: z.array(z.object({ dimensions, isSufficient: z.boolean() })),
-  timing: z.object({ onDeviceUs: z.number(), inDriverUs: z.number() }).optional(),
+  timing: z.object({
+    onDeviceUs: z.number(),
+    inDriverUs: z.number(),
+    steps: z.array(z.object({
+      device: z.string(),
+      operations: z.array(z.number().int()),
+      onDeviceUs: z.number(),
+    })).optional().openapi({ description: "Time of each plan step, on the device that ran it" }),
+  }).optional(),
 }).openapi("ExecutionResult");
 
 /** Error responses every route may give, for the OpenAPI document. */

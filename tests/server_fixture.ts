@@ -24,6 +24,9 @@ export async function startTestServer(
     port: 0,
     verbose: false,
     workers: 2,
+    // The gpu device costs a second of start-up per test process (context and calibration);
+    // tests of the gpu device ask for it.
+    gpu: false,
     ...options,
     dataDir,
   });

@@ -10,7 +10,7 @@
 import type { Model } from "../model.ts";
 import type { Kernel, PrepareInput } from "../operations/operation.ts";
 import type { TensorData, TensorInfo } from "../../nnapi/tensor.ts";
-import type { HalVersion, OperationType } from "../../nnapi/types.ts";
+import type { HalVersion, OperandType, OperationType } from "../../nnapi/types.ts";
 
 /** NNAPI `PerformanceInfo`: relative to the reference CPU (lower is better). */
 export interface PerformanceInfo {
@@ -77,6 +77,42 @@ export interface StepImplementation<T extends OperationType = OperationType> {
 /** A device's implementations, each filed under its own operation type (compiler-checked). */
 export type StepTable = { readonly [T in OperationType]?: StepImplementation<T> };
 
+/** One step of a subgraph a subgraph device runs (operand indexes as in the model). */
+export interface SubgraphStep {
+  type: OperationType;
+  inputs: readonly number[];
+  outputs: readonly number[];
+}
+
+/** An operand as a subgraph device sees it: `value` for constants, null when omitted. */
+export interface SubgraphOperand {
+  type: OperandType;
+  shape: readonly number[];
+  scale: number;
+  zeroPoint: number;
+  value?: TensorData | null;
+}
+
+/** A prepared run of steps, executed as one unit in the device's own memory. */
+export interface RunnableSubgraph {
+  /** Operands uploaded at each run and downloaded after it. */
+  readonly inputs: readonly number[];
+  readonly outputs: readonly number[];
+  run(inputs: ReadonlyMap<number, TensorData>): Promise<Map<number, TensorData>>;
+  destroy(): void;
+}
+
+/**
+ * The execution entry of a device with memory of its own (a GPU): it prepares and runs
+ * whole subgraphs, uploading their inputs and downloading only what is needed outside.
+ */
+export interface SubgraphRuntime {
+  prepare(
+    steps: readonly SubgraphStep[],
+    options: { operands: readonly SubgraphOperand[]; needed: ReadonlySet<number> },
+  ): Promise<RunnableSubgraph>;
+}
+
 /** A device as the driver sees it. */
 export interface Device {
   readonly info: DeviceInfo;
@@ -84,6 +120,11 @@ export interface Device {
   readonly memorySpace: string;
   /** Per operation of the model (model order), whether this device can run it. */
   supportedOperations(model: Model): boolean[];
-  /** Its implementation of an operation type, if it has one. */
+  /** Its implementation of an operation type, for host devices that bind steps one by one. */
   implementation(type: OperationType): StepImplementation | undefined;
+  /**
+   * For devices with memory of their own: their subgraph runtime on the driver's thread,
+   * used to check at preparation that a subgraph really prepares (else the plan falls back).
+   */
+  readonly subgraphs?: SubgraphRuntime;
 }

@@ -7,10 +7,14 @@ import { PLAN_FORMAT } from "../plan_codec.ts";
 import { cpuReference } from "./cpu_reference/device.ts";
 import { cpuSimd } from "./cpu_simd/device.ts";
 import { calibrateHostDevice, measuredPerformance } from "./calibration.ts";
-import type { Device, DeviceCosts } from "./device.ts";
+import type { Device, DeviceCosts, SubgraphRuntime } from "./device.ts";
+import { discoverGpu, GPU_DEVICE_NAME, gpuRuntime } from "./gpu/device.ts";
 
 /** The host devices, in preference order (ties in cost go to the earlier one). */
 export const HOST_DEVICES: readonly Device[] = [cpuSimd, cpuReference];
+
+/** The device that takes over a step another device fails to prepare (NNAPI's CPU fallback). */
+export const FALLBACK_DEVICE: Device = cpuReference;
 
 /** The device a plan's step names, if this build has it. */
 export function deviceNamed(name: string): Device | undefined {
@@ -49,4 +53,32 @@ export function hostDeviceCosts(): ReadonlyMap<string, DeviceCosts> {
     capabilities.operandPerformance = { TENSOR_FLOAT32: performance };
   }
   return measured;
+}
+
+/** The execution entry of a device with memory of its own, by name (for executors). */
+export function subgraphRuntime(name: string): SubgraphRuntime | undefined {
+  return name === GPU_DEVICE_NAME ? gpuRuntime : undefined;
+}
+
+/** The devices of this machine, in preference order, with their measured costs. */
+export interface DeviceSet {
+  devices: readonly Device[];
+  costs: ReadonlyMap<string, DeviceCosts>;
+}
+
+/**
+ * The host devices and, unless `gpu` is false, the gpu device where an adapter is found;
+ * each measured once per process.
+ */
+export async function discoverDevices(options: { gpu: boolean }): Promise<DeviceSet> {
+  const costs = new Map(hostDeviceCosts());
+  const devices = [...HOST_DEVICES];
+  const gpu = options.gpu
+    ? await discoverGpu(costs.get(cpuReference.info.name)!.microsPerWork)
+    : undefined;
+  if (gpu) {
+    devices.push(gpu.device);
+    costs.set(gpu.device.info.name, gpu.costs);
+  }
+  return { devices, costs };
 }

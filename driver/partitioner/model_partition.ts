@@ -10,7 +10,13 @@ import type { Model } from "../model.ts";
 import { operationWork } from "../operations/operation.ts";
 import { operationDefinition } from "../operations/registry.ts";
 import { byteSize } from "../../nnapi/tensor.ts";
-import { type Objective, partition, type PartitionProblem } from "./partitioner.ts";
+import {
+  type Objective,
+  type Partition,
+  partition,
+  type PartitionProblem,
+  reassign,
+} from "./partitioner.ts";
 import { checkSupported, supportingDevices } from "./placement.ts";
 
 /** One step of a visible plan: a run of operations on one device. */
@@ -25,6 +31,8 @@ export interface PlanStepSummary {
   transfers: { operand: number; from: string; to: string; bytes: number }[];
   /** Its compute plus its transfers, in µs (or the objective's units). */
   estimatedCost: number;
+  /** Set when the chosen device failed to prepare it and this device took over. */
+  fallback?: string;
 }
 
 /** The plan a compilation reports (`GET /v1/compilations/{id}`). */
@@ -63,7 +71,7 @@ export function partitionModel(
   model: Model,
   devices: readonly Device[],
   options: { costs: ReadonlyMap<string, DeviceCosts>; objective: Objective },
-): { placement: string[]; plan: PlanSummary } {
+): ModelPartition {
   const supporting = supportingDevices(model, devices);
   checkSupported(model, supporting, devices);
   const costsOf = (device: Device) => options.costs.get(device.info.name) ?? { microsPerWork: 1 };
@@ -92,7 +100,23 @@ export function partitionModel(
       return transfer ? transfer.fixedMicros + bytes * transfer.microsPerByte : 0;
     },
   };
-  const result = partition(problem, { objective: options.objective });
+  return modelPartition(model, problem, partition(problem, { objective: options.objective }));
+}
+
+/** A model's partition: placement, visible plan, and the fallback of a failed step. */
+export interface ModelPartition {
+  placement: string[];
+  plan: PlanSummary;
+  /** The same partition with step `step` moved to `device` (NNAPI's CPU fallback). */
+  fallBack(step: number, device: string, reason: string): ModelPartition;
+}
+
+function modelPartition(
+  model: Model,
+  problem: PartitionProblem,
+  result: Partition,
+  fallbacks: ReadonlyMap<number, string> = new Map(),
+): ModelPartition {
   const deviceOf = new Map<number, string>();
   for (const subgraph of result.subgraphs) {
     for (const k of subgraph.operations) deviceOf.set(k, subgraph.device);
@@ -104,19 +128,29 @@ export function partitionModel(
       estimatedCost: result.cost,
       switches: result.switches,
       optimal: result.optimal,
-      steps: result.subgraphs.map((g) => ({
-        device: g.device,
-        operations: g.operations,
-        inputs: g.inputs,
-        outputs: g.outputs,
-        transfers: g.transfers.map(({ operand, from, to, bytes }) => ({
-          operand,
-          from,
-          to,
-          bytes,
-        })),
-        estimatedCost: g.cost,
-      })),
+      steps: result.subgraphs.map((g) => {
+        const fallback = g.operations.map((k) => fallbacks.get(k)).find(Boolean);
+        return {
+          device: g.device,
+          operations: g.operations,
+          inputs: g.inputs,
+          outputs: g.outputs,
+          transfers: g.transfers.map(({ operand, from, to, bytes }) => ({
+            operand,
+            from,
+            to,
+            bytes,
+          })),
+          estimatedCost: g.cost,
+          ...(fallback ? { fallback } : {}),
+        };
+      }),
+    },
+    fallBack(step, device, reason) {
+      const moved = reassign(problem, { partition: result, subgraph: step, device });
+      const notes = new Map(fallbacks);
+      for (const k of result.subgraphs[step].operations) notes.set(k, reason);
+      return modelPartition(model, problem, moved, notes);
     },
   };
 }

@@ -1,0 +1,167 @@
+/**
+ * The gpu device through the service (WebGPU; Mesa's llvmpipe adapter here, installed by
+ * .ci/run): listed with measured capabilities, partitioned against the host devices by cost
+ * (forced onto it with test costs, since its measured costs rightly keep it out of plans on
+ * this machine), run on it for real (timing names the device that ran each step), and kept
+ * out where moving tensors to it would cost more than it saves.
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { int32Scalar, type TestServer, withTestServer } from "./server_fixture.ts";
+
+/** CONV_2D -> FLOOR -> CONV_2D -> FLOOR: the convolutions run on the gpu, FLOOR does not. */
+function convFloorModel() {
+  const tensor = (dimensions: number[], lifetime: string, value?: number[]) => ({
+    type: "TENSOR_FLOAT32",
+    dimensions,
+    scale: 0,
+    zeroPoint: 0,
+    lifetime,
+    ...(value ? { value } : {}),
+  });
+  const ramp = (n: number, scale: number) =>
+    Array.from({ length: n }, (_, i) => ((i % 5) - 2) * scale);
+  const operands = [
+    tensor([1, 6, 6, 2], "MODEL_INPUT"), // 0
+    tensor([2, 3, 3, 2], "CONSTANT_COPY", ramp(36, 0.25)), // 1
+    tensor([2], "CONSTANT_COPY", [0.5, -0.5]), // 2
+    int32Scalar(1), // 3: SAME
+    int32Scalar(1), // 4: stride 1
+    int32Scalar(0), // 5: no activation
+    tensor([1, 6, 6, 2], "TEMPORARY_VARIABLE"), // 6
+    tensor([1, 6, 6, 2], "TEMPORARY_VARIABLE"), // 7
+    tensor([1, 6, 6, 2], "TEMPORARY_VARIABLE"), // 8
+    tensor([1, 6, 6, 2], "MODEL_OUTPUT"), // 9
+  ];
+  return {
+    operands,
+    operations: [
+      { type: "CONV_2D", inputs: [0, 1, 2, 3, 4, 4, 5], outputs: [6] },
+      { type: "FLOOR", inputs: [6], outputs: [7] },
+      { type: "CONV_2D", inputs: [7, 1, 2, 3, 4, 4, 5], outputs: [8] },
+      { type: "FLOOR", inputs: [8], outputs: [9] },
+    ],
+    inputIndexes: [0],
+    outputIndexes: [9],
+  };
+}
+
+const INPUT = Array.from({ length: 72 }, (_, i) => Math.cos(i) * 3);
+
+interface PlanJson {
+  estimatedCost: number;
+  switches: number;
+  steps: { device: string; operations: number[]; transfers: unknown[]; estimatedCost: number }[];
+}
+
+async function execute(server: TestServer, compilation: string) {
+  const result = await server.request("POST", `/v1/compilations/${compilation}/executions`, {
+    inputs: [{ data: INPUT }],
+    measureTiming: true,
+  });
+  strictEqual(result.status, 200, JSON.stringify(result.body));
+  const outputs = result.body.outputs as { data: number[] }[];
+  const timing = result.body.timing as { steps: { device: string; operations: number[] }[] };
+  return { data: outputs[0].data, steps: timing.steps };
+}
+
+/** Costs that make the gpu the cheapest device for what it runs, and transfers free. */
+const GPU_FIRST = {
+  gpu: { microsPerWork: 1e-9, transfer: { fixedMicros: 0, microsPerByte: 0 } },
+};
+
+Deno.test("GET /v1/devices lists the gpu beside the CPUs, with measured capabilities", async () => {
+  await withTestServer({ gpu: true }, async (server) => {
+    const { body } = await server.request("GET", "/v1/devices");
+    const devices = body.devices as {
+      name: string;
+      type: string;
+      capabilities: { operandPerformance: Record<string, { execTime: number }> };
+      supportedOperations: string[];
+    }[];
+    const gpu = devices.find((d) => d.name === "gpu");
+    ok(
+      gpu,
+      `no gpu device in ${devices.map((d) => d.name)}: WebGPU found no adapter ` +
+        "(Debian's libegl-mesa0 and libgl1-mesa-dri provide llvmpipe; .ci/run installs them)",
+    );
+    deepStrictEqual(devices.map((d) => d.name), ["cpu-simd", "cpu-reference", "gpu"]);
+    strictEqual(gpu.type, "GPU");
+    ok(gpu.capabilities.operandPerformance.TENSOR_FLOAT32.execTime > 0);
+    ok(gpu.supportedOperations.includes("CONV_2D"));
+  });
+});
+
+Deno.test("operations alternate between the gpu and a CPU and give the reference's results", async () => {
+  await withTestServer({ gpu: true, deviceCosts: GPU_FIRST }, async (server) => {
+    const model = await server.request("POST", "/v1/models", convFloorModel());
+    strictEqual(model.status, 201, JSON.stringify(model.body));
+    const mixed = await server.request("POST", "/v1/compilations", { model: model.body.id });
+    strictEqual(mixed.status, 201, JSON.stringify(mixed.body));
+    const plan = mixed.body.plan as PlanJson;
+    deepStrictEqual(plan.steps.map((s) => [s.device, s.operations]), [
+      ["gpu", [0]],
+      ["cpu-reference", [1]],
+      ["gpu", [2]],
+      ["cpu-reference", [3]],
+    ]);
+    const reference = await server.request("POST", "/v1/compilations", {
+      model: model.body.id,
+      devices: ["cpu-reference"],
+    });
+    const want = await execute(server, reference.body.id as string);
+    for (let run = 0; run < 2; run++) {
+      const got = await execute(server, mixed.body.id as string);
+      // The steps ran where the plan put them: the gpu did not fall back.
+      deepStrictEqual(got.steps.map((s) => [s.device, s.operations]), [
+        ["gpu", [0]],
+        ["cpu-reference", [1]],
+        ["gpu", [2]],
+        ["cpu-reference", [3]],
+      ]);
+      got.data.forEach((v, i) =>
+        ok(Math.abs(v - want.data[i]) <= 1e-4, `output ${i}: ${v} vs ${want.data[i]}`)
+      );
+    }
+  });
+});
+
+Deno.test("the partitioner keeps islands off the gpu when moving tensors costs more than it saves", async () => {
+  const devices = ["gpu", "cpu-reference"];
+  // Free transfers: every convolution goes to the gpu, as a per-operation choice would.
+  let naive: PlanJson | undefined;
+  await withTestServer({ gpu: true, deviceCosts: GPU_FIRST }, async (server) => {
+    const model = await server.request("POST", "/v1/models", convFloorModel());
+    const compiled = await server.request("POST", "/v1/compilations", {
+      model: model.body.id,
+      devices,
+    });
+    naive = compiled.body.plan as PlanJson;
+  });
+  strictEqual(naive!.switches, 3);
+  const moves = naive!.steps.reduce((n, s) => n + s.transfers.length, 0);
+  ok(moves >= 4, `${moves} transfers`);
+  // Moves of 1 ms each: the gpu islands would cost more than they save.
+  const fixedMicros = 1_000;
+  const transfer = { fixedMicros, microsPerByte: 0 };
+  await withTestServer(
+    { gpu: true, deviceCosts: { gpu: { microsPerWork: 1e-9, transfer } } },
+    async (server) => {
+      const model = await server.request("POST", "/v1/models", convFloorModel());
+      const compiled = await server.request("POST", "/v1/compilations", {
+        model: model.body.id,
+        devices,
+      });
+      strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
+      const plan = compiled.body.plan as PlanJson;
+      deepStrictEqual(plan.steps.map((s) => [s.device, s.operations]), [
+        ["cpu-reference", [0, 1, 2, 3]],
+      ]);
+      strictEqual(plan.switches, 0);
+      const naiveCost = naive!.estimatedCost + moves * fixedMicros;
+      ok(
+        plan.estimatedCost < naiveCost,
+        `the partitioned plan costs ${plan.estimatedCost} µs, the per-operation one ${naiveCost}`,
+      );
+    },
+  );
+});
