@@ -73,6 +73,16 @@ Deno.test({
       // weights; every other case is skipped, naming what it lacks.
       strictEqual(simd.passed > 20, true, `cpu-simd passed ${simd.passed}`);
       strictEqual(simd.skips.every((s) => s.reason.startsWith("unsupported: ")), true);
+      // The gpu (WebGPU; llvmpipe here) runs the float32 NHWC forms of its operations.
+      const gpu = await runConformance({
+        directory,
+        baseUrl: server.url,
+        versions: ["V1_0"],
+        devices: ["gpu"],
+      });
+      deepStrictEqual(gpu.failures, [], "gpu failures");
+      strictEqual(gpu.passed + gpu.skipped, V1_0_CASES);
+      strictEqual(gpu.passed > 20, true, `gpu passed ${gpu.passed}`);
     } finally {
       await server.close();
       await Deno.remove(dataDir, { recursive: true });
