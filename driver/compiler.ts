@@ -9,6 +9,7 @@ import type { CompilationRecord } from "../store/compilation_store.ts";
 import type { Device, DeviceCosts } from "./devices/device.ts";
 import { FALLBACK_DEVICE } from "./devices/registry.ts";
 import { type ModelPartition, objectiveOf, partitionModel } from "./partitioner/model_partition.ts";
+import { type PlanProfiler, profileModel } from "./partitioner/profile.ts";
 import { DriverError, invalid } from "../nnapi/errors.ts";
 import type { Metrics } from "./metrics.ts";
 import type { Model } from "./model.ts";
@@ -54,12 +55,21 @@ export class Compiler {
   readonly #cache: CompilationCache;
   readonly #metrics: Metrics;
 
+  readonly #profiler: PlanProfiler | undefined;
+
   constructor(
     devices: readonly Device[],
-    options: { costs: ReadonlyMap<string, DeviceCosts>; cache: CompilationCache; metrics: Metrics },
+    options: {
+      costs: ReadonlyMap<string, DeviceCosts>;
+      cache: CompilationCache;
+      metrics: Metrics;
+      /** Runs probe plans in an executor, for profile-guided partitioning. */
+      profiler?: PlanProfiler;
+    },
   ) {
     this.devices = devices;
     this.#costs = options.costs;
+    this.#profiler = options.profiler;
     this.#cache = options.cache;
     this.#metrics = options.metrics;
   }
@@ -100,7 +110,7 @@ export class Compiler {
         const bucket = speed === undefined ? "unmeasured" : Math.round(Math.log2(speed));
         return `${d.info.name}@${d.info.version}/speed-2^${bucket}`;
       }),
-      partitioning: PARTITIONING,
+      partitioning: record.partitioning === "profile" ? "profile" : PARTITIONING,
     });
   }
 
@@ -115,20 +125,27 @@ export class Compiler {
     deadline?: number,
   ): Promise<PreparedModel> {
     const devices = this.selectDevices(record.devices);
+    const options = { preference: record.preference, priority: record.priority };
+    const prepareFor = (placement: string[]) =>
+      prepareModelAsync(model, options, { deadline, placement });
+    const measured = record.partitioning === "profile" && this.#profiler
+      ? await profileModel(model, devices, {
+        costs: this.#costs,
+        prepare: prepareFor,
+        profiler: this.#profiler,
+      })
+      : undefined;
     const partitioned = await this.#checkSubgraphs(
       model,
       devices,
       partitionModel(model, devices, {
         costs: this.#costs,
         objective: objectiveOf(record.preference),
+        measured,
       }),
     );
     const { placement, plan } = partitioned;
-    const prepared = await prepareModelAsync(
-      model,
-      { preference: record.preference, priority: record.priority },
-      { deadline, placement },
-    );
+    const prepared = await prepareFor(placement);
     prepared.partition = plan;
     return prepared;
   }

@@ -77,6 +77,8 @@ export interface CompilationRequest {
   deadlineMs?: number;
   /** The 32-byte cache token, when the client wants compilation caching. */
   cacheToken?: Uint8Array;
+  /** "profile" times the model on each device at preparation to choose the plan. */
+  partitioning?: "static" | "profile";
 }
 
 /** What a created compilation reports. */
@@ -135,6 +137,18 @@ export class Driver {
       { devices: HOST_DEVICES, costs: hostDeviceCosts() };
     this.#compiler = new Compiler(devices, {
       costs: new Map([...costs, ...Object.entries(config.deviceCosts ?? {})]),
+      profiler: async (plan, inputs) => {
+        const id = `profile-${crypto.randomUUID()}`;
+        try {
+          const run = await this.#pool.run(id, plan, inputs, {
+            priority: "LOW",
+            perOperation: true,
+          });
+          return run.steps;
+        } finally {
+          this.#pool.unload(id);
+        }
+      },
       cache: config.cache,
       metrics: this.metrics,
     });
@@ -222,6 +236,7 @@ export class Driver {
       preference: request.preference ?? "FAST_SINGLE_ANSWER",
       priority: request.priority ?? "MEDIUM",
       devices: request.devices ?? this.#compiler.devices.map((d) => d.info.name),
+      ...(request.partitioning === "profile" ? { partitioning: "profile" as const } : {}),
       createdAt: new Date().toISOString(),
     };
     if (request.cacheToken) {

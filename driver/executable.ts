@@ -157,9 +157,9 @@ export class Executable {
    * Runs the plan on the given inputs (already checked against the model), on host kernels;
    * with `timing`, adds each plan step's time to it.
    */
-  run(inputs: readonly RunInput[], timing?: StepTiming[]): RunOutput[] {
+  run(inputs: readonly RunInput[], timing?: StepTiming[], perOperation = false): RunOutput[] {
     const { tensors, staticShapes } = this.#begin(inputs);
-    const clock = new StepClock(this.prepared.steps, timing);
+    const clock = new StepClock(this.prepared.steps, timing, perOperation);
     this.#steps.forEach((step, s) => {
       clock.start(s);
       this.#runStep(step, tensors, staticShapes);
@@ -173,9 +173,13 @@ export class Executable {
    * (inputs uploaded, only what is needed outside downloaded). A unit that cannot be
    * prepared in this thread runs on the reference kernels instead.
    */
-  async runAsync(inputs: readonly RunInput[], timing?: StepTiming[]): Promise<RunOutput[]> {
+  async runAsync(
+    inputs: readonly RunInput[],
+    timing?: StepTiming[],
+    perOperation = false,
+  ): Promise<RunOutput[]> {
     const { tensors, staticShapes } = this.#begin(inputs);
-    const clock = new StepClock(this.prepared.steps, timing);
+    const clock = new StepClock(this.prepared.steps, timing, perOperation);
     for (let s = 0; s < this.#steps.length;) {
       const unit = staticShapes ? this.#units.get(s) : undefined;
       const runnable = unit ? await (unit.runnable ??= this.#prepareUnit(unit)) : null;
@@ -312,11 +316,18 @@ export class Executable {
 class StepClock {
   readonly #steps: readonly PreparedStep[];
   readonly #timing: StepTiming[] | undefined;
+  /** Keep each host operation's time apart (profiling) instead of adding up plan steps. */
+  readonly #perOperation: boolean;
   #started = 0;
 
-  constructor(steps: readonly PreparedStep[], timing: StepTiming[] | undefined) {
+  constructor(
+    steps: readonly PreparedStep[],
+    timing: StepTiming[] | undefined,
+    perOperation: boolean,
+  ) {
     this.#steps = steps;
     this.#timing = timing;
+    this.#perOperation = perOperation;
   }
 
   start(_step: number): void {
@@ -330,7 +341,7 @@ class StepClock {
     const us = (performance.now() - this.#started) * 1000;
     const operations = this.#steps.slice(step, step + count).map((s) => s.operation);
     const last = timing[timing.length - 1];
-    const sameRun = last && last.device === device && step > 0 &&
+    const sameRun = !this.#perOperation && last && last.device === device && step > 0 &&
       this.#steps[step - 1].device === this.#steps[step].device;
     if (sameRun) {
       last.operations.push(...operations);
@@ -345,11 +356,15 @@ class StepClock {
  * device units through `runAsync`) and by the driver for plans small enough to run on its
  * own thread (host steps only).
  */
-export function runMeasured(executable: Executable, inputs: readonly RunInput[]): MeasuredRun {
+export function runMeasured(
+  executable: Executable,
+  inputs: readonly RunInput[],
+  options: { perOperation?: boolean } = {},
+): MeasuredRun {
   const started = performance.now();
   const steps: StepTiming[] = [];
   try {
-    const outputs = executable.run(inputs, steps);
+    const outputs = executable.run(inputs, steps, options.perOperation);
     return { outputs, onDeviceUs: elapsedUs(started), steps: rounded(steps) };
   } catch (error) {
     throw asDriverError(error);
@@ -360,12 +375,13 @@ export function runMeasured(executable: Executable, inputs: readonly RunInput[])
 export async function runMeasuredAsync(
   executable: Executable,
   inputs: readonly RunInput[],
+  options: { perOperation?: boolean } = {},
 ): Promise<MeasuredRun> {
-  if (!executable.hasDeviceUnits) return runMeasured(executable, inputs);
+  if (!executable.hasDeviceUnits) return runMeasured(executable, inputs, options);
   const started = performance.now();
   const steps: StepTiming[] = [];
   try {
-    const outputs = await executable.runAsync(inputs, steps);
+    const outputs = await executable.runAsync(inputs, steps, options.perOperation);
     return { outputs, onDeviceUs: elapsedUs(started), steps: rounded(steps) };
   } catch (error) {
     throw asDriverError(error);

@@ -24,6 +24,8 @@ export type WorkerRequest =
     compilation: string;
     prepared?: PreparedModel;
     inputs: RunInput[];
+    /** Time every host operation apart (profiling), not each plan step. */
+    perOperation?: boolean;
   }
   | { kind: "unload"; compilation: string };
 
@@ -77,6 +79,7 @@ interface Job {
   timer?: ReturnType<typeof setTimeout>;
   resolve(result: PoolResult): void;
   reject(error: Error): void;
+  perOperation?: boolean;
 }
 
 interface Slot {
@@ -120,7 +123,7 @@ export class ExecutorPool {
     compilation: string,
     prepared: PreparedModel,
     inputs: RunInput[],
-    options: { priority: Priority; deadline?: number },
+    options: { priority: Priority; deadline?: number; perOperation?: boolean },
   ): Promise<PoolResult> {
     if (this.#closed) {
       return Promise.reject(new DriverError("DEVICE_UNAVAILABLE", "the executor is shut down"));
@@ -136,6 +139,7 @@ export class ExecutorPool {
         inputs,
         priority: options.priority,
         deadline: options.deadline,
+        perOperation: options.perOperation,
         resolve,
         reject,
       };
@@ -292,6 +296,7 @@ export class ExecutorPool {
           compilation: job.compilation,
           prepared: needsPlan ? job.prepared : undefined,
           inputs: job.inputs,
+          perOperation: job.perOperation,
         } satisfies WorkerRequest,
         [...new Set(transfer)],
       );

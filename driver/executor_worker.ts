@@ -36,7 +36,9 @@ async function serve(
       executable = new Executable(request.prepared);
       executables.set(request.compilation, executable);
     }
-    const { outputs, onDeviceUs, steps } = await runMeasuredAsync(executable, request.inputs);
+    const { outputs, onDeviceUs, steps } = await runMeasuredAsync(executable, request.inputs, {
+      perOperation: request.perOperation,
+    });
     // Copy each output out of the arena so only its own bytes cross the thread boundary.
     const copies = outputs.map((o) => ({ shape: o.shape, data: o.data.slice() }));
     respond(

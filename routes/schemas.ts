@@ -64,11 +64,17 @@ export const CompilationRequest = z.object({
   devices: z.array(z.string()).min(1).optional(),
   deadlineMs: z.number().positive().optional(),
   cache: z.object({ token: base64Of32Bytes }).strict().optional(),
+  partitioning: z.enum(["static", "profile"]).optional().openapi({
+    description: "static (default): costs estimated from each device's measured speed; " +
+      "profile: the model is timed on each device at preparation (slower to prepare; the " +
+      "profiled plan is cached with the compilation)",
+  }),
 }).strict().openapi("CompilationRequest");
 
 /** The plan of a compilation: which device runs which operations, and the estimated cost. */
 export const PlanBody = z.object({
   objective: z.enum(["latency", "throughput"]),
+  costs: z.enum(["static", "profile"]),
   estimatedCost: z.number().openapi({ description: "µs, by the devices' measured speeds" }),
   switches: z.number().int(),
   optimal: z.boolean(),
@@ -84,6 +90,7 @@ export const PlanBody = z.object({
       bytes: z.number().int(),
     })),
     estimatedCost: z.number(),
+    fallback: z.string().optional(),
   })),
 }).openapi("Plan");
 

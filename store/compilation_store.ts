@@ -17,6 +17,8 @@ export interface CompilationRecord {
   createdAt: string;
   /** Compilation cache key, when it was created with a cache token. */
   cacheKey?: string;
+  /** How the plan's costs were obtained: static estimates (default) or profiling. */
+  partitioning?: "static" | "profile";
 }
 
 /** Compilation records of all clients. */

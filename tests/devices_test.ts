@@ -246,3 +246,41 @@ Deno.test("devices report measured capabilities relative to the reference CPU", 
     ok(simd > 0 && simd < 1, `cpu-simd measured at ${simd} of the reference's time`);
   });
 });
+
+Deno.test("profile-guided partitioning times the model on each device; the profiled plan is cached", async () => {
+  await withTestServer({}, async (server) => {
+    const model = await server.request("POST", "/v1/models", alternatingModel());
+    const token = new Uint8Array(32).fill(7).toBase64();
+    const request = { model: model.body.id, partitioning: "profile", cache: { token } };
+    const profiled = await server.request("POST", "/v1/compilations", request);
+    strictEqual(profiled.status, 201, JSON.stringify(profiled.body));
+    strictEqual(profiled.body.cache, "miss");
+    const plan = profiled.body.plan as PlanJson & { costs: string };
+    strictEqual(plan.costs, "profile");
+    deepStrictEqual(plan.steps.flatMap((s) => s.operations).sort(), [0, 1, 2, 3]);
+    ok(plan.steps.every((s) => s.estimatedCost > 0), JSON.stringify(plan.steps));
+    // Only cpu-reference runs RELU and SOFTMAX, whatever the measurements say.
+    deepStrictEqual(
+      plan.steps.filter((s) => s.operations.some((k) => k === 1 || k === 3)).map((s) => s.device),
+      ["cpu-reference", "cpu-reference"],
+    );
+    const reference = await server.request("POST", "/v1/compilations", {
+      model: model.body.id,
+      devices: ["cpu-reference"],
+    });
+    const want = await outputsOf(server, reference.body.id as string);
+    const got = await outputsOf(server, profiled.body.id as string);
+    got.forEach((v, i) => ok(Math.abs(v - want[i]) <= 1e-5, `output ${i}: ${v} vs ${want[i]}`));
+    // The same request again: the profiled plan comes from the cache, unchanged.
+    const cached = await server.request("POST", "/v1/compilations", request);
+    strictEqual(cached.body.cache, "hit");
+    deepStrictEqual(cached.body.plan, plan);
+    // Static partitioning is another cache entry.
+    const estimated = await server.request("POST", "/v1/compilations", {
+      ...request,
+      partitioning: "static",
+    });
+    strictEqual(estimated.body.cache, "miss");
+    strictEqual((estimated.body.plan as { costs: string }).costs, "static");
+  });
+});

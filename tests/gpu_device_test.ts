@@ -165,3 +165,26 @@ Deno.test("the partitioner keeps islands off the gpu when moving tensors costs m
     },
   );
 });
+
+Deno.test("profile-guided partitioning times the gpu too, and its plan computes the same", async () => {
+  await withTestServer({ gpu: true }, async (server) => {
+    const model = await server.request("POST", "/v1/models", convFloorModel());
+    const profiled = await server.request("POST", "/v1/compilations", {
+      model: model.body.id,
+      partitioning: "profile",
+    });
+    strictEqual(profiled.status, 201, JSON.stringify(profiled.body));
+    const plan = profiled.body.plan as PlanJson & { costs: string };
+    strictEqual(plan.costs, "profile");
+    deepStrictEqual(plan.steps.flatMap((s) => s.operations).sort(), [0, 1, 2, 3]);
+    const reference = await server.request("POST", "/v1/compilations", {
+      model: model.body.id,
+      devices: ["cpu-reference"],
+    });
+    const want = await execute(server, reference.body.id as string);
+    const got = await execute(server, profiled.body.id as string);
+    got.data.forEach((v, i) =>
+      ok(Math.abs(v - want.data[i]) <= 1e-4, `output ${i}: ${v} vs ${want.data[i]}`)
+    );
+  });
+});

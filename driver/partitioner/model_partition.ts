@@ -38,6 +38,8 @@ export interface PlanStepSummary {
 /** The plan a compilation reports (`GET /v1/compilations/{id}`). */
 export interface PlanSummary {
   objective: Objective;
+  /** Where the costs come from: estimates (work x measured speed) or profiling this model. */
+  costs: "static" | "profile";
   /** The objective's value over the whole plan. */
   estimatedCost: number;
   /** Device changes along the run order. */
@@ -56,6 +58,14 @@ export function objectiveOf(
   return preference === "SUSTAINED_SPEED" ? "throughput" : "latency";
 }
 
+/** Measured costs where profiling measured the operation on some device, else estimates. */
+function measuredOrEstimated(
+  measured: Record<string, number> | undefined,
+  estimate: () => Record<string, number>,
+): Record<string, number> {
+  return measured && Object.keys(measured).length > 0 ? measured : estimate();
+}
+
 /** A byte size for costing: unknown extents count as 1. */
 function estimatedBytes(model: Model, operand: number): number {
   const { type, dimensions } = model.operands[operand];
@@ -70,7 +80,15 @@ function estimatedBytes(model: Model, operand: number): number {
 export function partitionModel(
   model: Model,
   devices: readonly Device[],
-  options: { costs: ReadonlyMap<string, DeviceCosts>; objective: Objective },
+  options: {
+    costs: ReadonlyMap<string, DeviceCosts>;
+    objective: Objective;
+    /**
+     * Measured µs per operation (model index) and device, from profiling; they replace the
+     * static estimates, and a device missing for an operation is not used for it.
+     */
+    measured?: ReadonlyMap<number, Record<string, number>>;
+  },
 ): ModelPartition {
   const supporting = supportingDevices(model, devices);
   checkSupported(model, supporting, devices);
@@ -86,9 +104,10 @@ export function partitionModel(
         index: k,
         inputs: op.inputs,
         outputs: op.outputs,
-        costs: Object.fromEntries(
-          supporting[k].map((d) => [d.info.name, work * costsOf(d).microsPerWork]),
-        ),
+        costs: measuredOrEstimated(options.measured?.get(k), () =>
+          Object.fromEntries(
+            supporting[k].map((d) => [d.info.name, work * costsOf(d).microsPerWork]),
+          )),
       };
     }),
     operandBytes: model.operands.map((_, i) => estimatedBytes(model, i)),
@@ -100,7 +119,11 @@ export function partitionModel(
       return transfer ? transfer.fixedMicros + bytes * transfer.microsPerByte : 0;
     },
   };
-  return modelPartition(model, problem, partition(problem, { objective: options.objective }));
+  const costSource = options.measured ? "profile" : "static";
+  return modelPartition(
+    { model, problem, costSource },
+    partition(problem, { objective: options.objective }),
+  );
 }
 
 /** A model's partition: placement, visible plan, and the fallback of a failed step. */
@@ -112,11 +135,11 @@ export interface ModelPartition {
 }
 
 function modelPartition(
-  model: Model,
-  problem: PartitionProblem,
+  context: { model: Model; problem: PartitionProblem; costSource: "static" | "profile" },
   result: Partition,
   fallbacks: ReadonlyMap<number, string> = new Map(),
 ): ModelPartition {
+  const { model, problem } = context;
   const deviceOf = new Map<number, string>();
   for (const subgraph of result.subgraphs) {
     for (const k of subgraph.operations) deviceOf.set(k, subgraph.device);
@@ -125,6 +148,7 @@ function modelPartition(
     placement: model.runOrder.map((k) => deviceOf.get(k)!),
     plan: {
       objective: result.objective,
+      costs: context.costSource,
       estimatedCost: result.cost,
       switches: result.switches,
       optimal: result.optimal,
@@ -150,7 +174,7 @@ function modelPartition(
       const moved = reassign(problem, { partition: result, subgraph: step, device });
       const notes = new Map(fallbacks);
       for (const k of result.subgraphs[step].operations) notes.set(k, reason);
-      return modelPartition(model, problem, moved, notes);
+      return modelPartition(context, moved, notes);
     },
   };
 }
