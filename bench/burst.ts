@@ -17,22 +17,13 @@ import {
   type ExecutionResult,
   NnClient,
 } from "../client/mod.ts";
+import { seededFloats } from "../kernels/seeded_random.ts";
 import { spawnServer } from "./server_process.ts";
 
 const SECONDS = 3;
 const WARMUP_SECONDS = 0.5;
 /** Distinct input frames cycled through. */
 const FRAMES = 8;
-
-function pseudoRandom(n: number, seed: number, scale: number): Float32Array {
-  const out = new Float32Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = ((s >>> 8) / 2 ** 24 - 0.5) * scale;
-  }
-  return out;
-}
 
 /** out = conv3x3(in) + bias, SAME padding, stride 1: [1,32,32,3] → [1,32,32,8] float32. */
 async function smallModel(client: NnClient): Promise<Compilation> {
@@ -46,8 +37,8 @@ async function smallModel(client: NnClient): Promise<Compilation> {
   const filter = m.addOperand({ type: "TENSOR_FLOAT32", dimensions: [8, 3, 3, 3] });
   const bias = m.addOperand({ type: "TENSOR_FLOAT32", dimensions: [8] });
   const output = m.addOperand({ type: "TENSOR_FLOAT32", dimensions: [1, 32, 32, 8] });
-  m.setOperandValue(filter, pseudoRandom(8 * 3 * 3 * 3, 1, 1));
-  m.setOperandValue(bias, pseudoRandom(8, 2, 0.1));
+  m.setOperandValue(filter, seededFloats(8 * 3 * 3 * 3, 1, 1));
+  m.setOperandValue(bias, seededFloats(8, 2, 0.1));
   const [same, one, none] = [scalar(1), scalar(1), scalar(0)];
   m.addOperation("CONV_2D", [input, filter, bias, same, one, one, none], [output]);
   m.identifyInputsAndOutputs([input], [output]);
@@ -68,8 +59,8 @@ async function cameraModel(client: NnClient): Promise<Compilation> {
   const filter = q8([8, 3, 3, 3], 1 / 64, 127);
   const bias = m.addOperand({ type: "TENSOR_INT32", dimensions: [8], scale: 1 / 8192 });
   const output = q8([1, 112, 112, 8], 1 / 16, 0);
-  m.setOperandValue(filter, Uint8Array.from(pseudoRandom(8 * 27, 3, 255), (v) => 127 + v));
-  m.setOperandValue(bias, Int32Array.from(pseudoRandom(8, 4, 2000), Math.round));
+  m.setOperandValue(filter, Uint8Array.from(seededFloats(8 * 27, 3, 255), (v) => 127 + v));
+  m.setOperandValue(bias, Int32Array.from(seededFloats(8, 4, 2000), Math.round));
   const [same, two, relu] = [scalar(1), scalar(2), scalar(1)];
   m.addOperation("CONV_2D", [input, filter, bias, same, two, two, relu], [output]);
   m.identifyInputsAndOutputs([input], [output]);
@@ -193,7 +184,7 @@ export async function burst(): Promise<void> {
     const small = await smallModel(client);
     const smallFrames = Array.from(
       { length: FRAMES },
-      (_, i) => [pseudoRandom(32 * 32 * 3, 10 + i, 2)],
+      (_, i) => [seededFloats(32 * 32 * 3, 10 + i, 2)],
     );
     await compare(
       "3x3 CONV_2D, 1x32x32x3 float32 → 1x32x32x8:",
@@ -203,7 +194,7 @@ export async function burst(): Promise<void> {
     );
     const camera = await cameraModel(client);
     const cameraFrames = Array.from({ length: FRAMES }, (_, i) => [
-      Uint8Array.from(pseudoRandom(224 * 224 * 3, 20 + i, 255), (v) => 128 + v),
+      Uint8Array.from(seededFloats(224 * 224 * 3, 20 + i, 255), (v) => 128 + v),
     ]);
     await compare("3x3/2 CONV_2D, 1x224x224x3 quant8 → 1x112x112x8:", camera, cameraFrames);
   } finally {

@@ -55,7 +55,7 @@ interface PoolParams {
  * Reads the scalar parameters of a pooling operation (Android 10 `PoolingParam`): 10/11
  * inputs = explicit padding, 7/8 = implicit scheme; the last of 8/11 is the NCHW flag.
  */
-function poolParams(
+export function poolParams(
   count: number,
   scalar: (index: number) => number,
   inputShape: readonly number[],

@@ -6,13 +6,7 @@
  * layout flag) and everything else goes through the shared padding helpers.
  */
 import { elementCount, type TensorInfo } from "../../../../nnapi/tensor.ts";
-import {
-  checkPaddingCode,
-  checkWindow,
-  explicitPadding2d,
-  type Padding2d,
-} from "../../../operations/common/padding.ts";
-import { checkFusedActivation } from "../../../operations/common/scalars.ts";
+import { poolParams } from "../../../operations/common/pooling.ts";
 import { check, type PrepareInput } from "../../../operations/operation.ts";
 import {
   activationFields,
@@ -82,30 +76,9 @@ ${FLAT_INDEX}
 function poolWindow(inputs: readonly PrepareInput[]) {
   const count = inputs.length;
   check([7, 8, 10, 11].includes(count), `expected 7, 8, 10 or 11 inputs, got ${count}`);
-  const scalar = (i: number) => constantScalar(inputs[i]);
-  check(!((count === 8 || count === 11) && scalar(count - 1) !== 0), "NCHW is not taken here");
-  const [, inHeight, inWidth] = inputs[0].shape;
-  const first = count >= 10 ? 5 : 2;
-  const [strideWidth, strideHeight, filterWidth, filterHeight, activation] = [0, 1, 2, 3, 4]
-    .map((k) => scalar(first + k));
-  let padding: Padding2d;
-  if (count >= 10) {
-    padding = { left: scalar(1), right: scalar(2), top: scalar(3), bottom: scalar(4) };
-  } else {
-    checkPaddingCode(scalar(1), "input 1 (padding scheme)");
-    padding = explicitPadding2d(
-      scalar(1),
-      inWidth,
-      inHeight,
-      strideWidth,
-      strideHeight,
-      filterWidth,
-      filterHeight,
-    );
-  }
-  checkFusedActivation(activation, `input ${first + 4}`);
-  checkWindow(padding, strideWidth, strideHeight, filterWidth, filterHeight);
-  return { padding, strideWidth, strideHeight, filterWidth, filterHeight, activation };
+  const p = poolParams(count, (i) => constantScalar(inputs[i]), inputs[0].shape);
+  check(!p.nchw, "NCHW is not taken here");
+  return p;
 }
 
 /** The builder of a pooling operation. */
