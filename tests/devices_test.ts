@@ -4,18 +4,11 @@
  * devices run split across them with the same results as the reference device alone.
  */
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
-import { int32Scalar, type TestServer, withTestServer } from "./server_fixture.ts";
+import { float32Tensor, int32Scalar, type TestServer, withTestServer } from "./server_fixture.ts";
 
 /** FULLY_CONNECTED (constant weights) -> SOFTMAX: only the first runs on cpu-simd. */
 function fullyConnectedSoftmax() {
-  const tensor = (dimensions: number[], lifetime: string, value?: number[]) => ({
-    type: "TENSOR_FLOAT32",
-    dimensions,
-    scale: 0,
-    zeroPoint: 0,
-    lifetime,
-    ...(value ? { value } : {}),
-  });
+  const tensor = float32Tensor;
   return {
     operands: [
       tensor([2, 3], "MODEL_INPUT"),
@@ -108,14 +101,7 @@ Deno.test("supported-operations answers per device, and compilations keep to the
  * on cpu-simd, the activations only on cpu-reference, so the plan alternates.
  */
 function alternatingModel() {
-  const tensor = (dimensions: number[], lifetime: string, value?: number[]) => ({
-    type: "TENSOR_FLOAT32",
-    dimensions,
-    scale: 0,
-    zeroPoint: 0,
-    lifetime,
-    ...(value ? { value } : {}),
-  });
+  const tensor = float32Tensor;
   const ramp = (n: number, scale: number) =>
     Array.from({ length: n }, (_, i) => ((i % 7) - 3) * scale);
   return {

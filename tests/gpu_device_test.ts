@@ -6,18 +6,11 @@
  * out where moving tensors to it would cost more than it saves.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { int32Scalar, type TestServer, withTestServer } from "./server_fixture.ts";
+import { float32Tensor, int32Scalar, type TestServer, withTestServer } from "./server_fixture.ts";
 
 /** CONV_2D -> FLOOR -> CONV_2D -> FLOOR: the convolutions run on the gpu, FLOOR does not. */
 function convFloorModel() {
-  const tensor = (dimensions: number[], lifetime: string, value?: number[]) => ({
-    type: "TENSOR_FLOAT32",
-    dimensions,
-    scale: 0,
-    zeroPoint: 0,
-    lifetime,
-    ...(value ? { value } : {}),
-  });
+  const tensor = float32Tensor;
   const ramp = (n: number, scale: number) =>
     Array.from({ length: n }, (_, i) => ((i % 5) - 2) * scale);
   const operands = [

@@ -82,6 +82,18 @@ export function addModel(n: number) {
   };
 }
 
+/** A float32 tensor operand; constants carry their values. */
+export function float32Tensor(dimensions: number[], lifetime: string, value?: number[]) {
+  return {
+    type: "TENSOR_FLOAT32",
+    dimensions,
+    scale: 0,
+    zeroPoint: 0,
+    lifetime,
+    ...(value ? { value } : {}),
+  };
+}
+
 /** An INT32 scalar constant operand. */
 export function int32Scalar(value: number) {
   return {
