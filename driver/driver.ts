@@ -7,7 +7,6 @@
 import type { CompilationCache } from "../cache/compilation_cache.ts";
 import { BufferRegistry } from "../memory/buffers.ts";
 import { checkRegion, type MemoryInfo, type MemoryLimits, MemoryPools } from "../memory/pools.ts";
-import type { CompilationRecord } from "../store/compilation_store.ts";
 import { CompilationStore } from "../store/compilation_store.ts";
 import { ModelStore } from "../store/model_store.ts";
 import { bindArguments, type BindingContext, deliverOutputs } from "./arguments.ts";
@@ -17,10 +16,16 @@ import {
   type BurstTransport,
   CLOSE_COMPILATION_DELETED,
 } from "./burst.ts";
-import { type Compiled, Compiler } from "./compiler.ts";
+import {
+  type CompilationDescription,
+  type CompilationInfo,
+  type CompilationRequest,
+  Compilations,
+} from "./compilations.ts";
+import { Compiler } from "./compiler.ts";
 import type { DeviceCosts, DeviceInfo } from "./devices/device.ts";
 import { type DeviceSet, HOST_DEVICES, hostDeviceCosts } from "./devices/registry.ts";
-import { DriverError, notFound } from "../nnapi/errors.ts";
+import { DriverError } from "../nnapi/errors.ts";
 import {
   checkOutputArguments,
   checkOutputShapes,
@@ -39,9 +44,7 @@ import {
 import { Metrics } from "./metrics.ts";
 import type { ModelJson } from "./model_schema.ts";
 import { type ModelInfo, ModelRegistry, publicModel } from "./model_registry.ts";
-import type { ModelRecord } from "../store/model_store.ts";
-import { estimateWork, type PreparedModel, runsOnHost } from "./prepared_model.ts";
-import type { PlanSummary } from "./partitioner/model_partition.ts";
+import { estimateWork, runsOnHost } from "./prepared_model.ts";
 
 /** Where the driver keeps state and how much parallelism it uses. */
 export interface DriverConfig {
@@ -68,65 +71,16 @@ export interface DriverConfig {
 /** Default of {@link DriverConfig.inlineWork}. */
 export const DEFAULT_INLINE_WORK = 250_000;
 
-/** A compilation request after boundary validation. */
-export interface CompilationRequest {
-  model: string;
-  preference?: CompilationRecord["preference"];
-  priority?: CompilationRecord["priority"];
-  devices?: string[];
-  deadlineMs?: number;
-  /** The 32-byte cache token, when the client wants compilation caching. */
-  cacheToken?: Uint8Array;
-  /** "profile" times the model on each device at preparation to choose the plan. */
-  partitioning?: "static" | "profile";
-}
-
-/** What a created compilation reports. */
-export interface CompilationInfo {
-  id: string;
-  model: string;
-  preference: CompilationRecord["preference"];
-  priority: CompilationRecord["priority"];
-  devices: string[];
-  cache: "hit" | "miss" | "none";
-  /** Set when a cached entry was unusable (tampered, truncated, ...) and was replaced. */
-  cacheRejected?: string;
-  prepareMs: number;
-  /** Which device runs which operations, with estimated costs. */
-  plan?: PlanSummary;
-}
-
-/** What `GET /v1/compilations/{id}` reports. */
-export interface CompilationDescription {
-  id: string;
-  model: string;
-  preference: CompilationRecord["preference"];
-  priority: CompilationRecord["priority"];
-  devices: string[];
-  createdAt: string;
-  plan?: PlanSummary;
-}
-
-interface LiveCompilation {
-  record: CompilationRecord;
-  compiled: Compiled;
-  /** The complete plan, once its weights are at hand. */
-  prepared?: PreparedModel;
-  /** The plan bound on the driver's thread, for plans small enough to run inline. */
-  executable?: Executable;
-}
-
 /** The driver: one per server process. */
 export class Driver {
   /** Counters of what the driver did, for `GET /metrics`. */
   readonly metrics = new Metrics();
   readonly #models: ModelRegistry;
   readonly #compiler: Compiler;
-  readonly #compilationStore: CompilationStore;
   readonly #pool: ExecutorPool;
   readonly #memories: MemoryPools;
   readonly #buffers = new BufferRegistry();
-  readonly #compilations = new Map<string, LiveCompilation>();
+  readonly #compilations: Compilations;
   readonly #bursts = new Set<BurstSession>();
   readonly #inlineWork: number;
 
@@ -152,7 +106,11 @@ export class Driver {
       cache: config.cache,
       metrics: this.metrics,
     });
-    this.#compilationStore = new CompilationStore(config.kv);
+    this.#compilations = new Compilations({
+      compiler: this.#compiler,
+      store: new CompilationStore(config.kv),
+      models: this.#models,
+    });
     this.#pool = new ExecutorPool(config.workers);
     this.#inlineWork = config.inlineWork ?? DEFAULT_INLINE_WORK;
     const gauges: [string, string, () => number][] = [
@@ -211,7 +169,7 @@ export class Driver {
 
   /** Deletes a model; its document stays while compilations of it exist. */
   deleteModel(owner: string, id: string): Promise<void> {
-    return this.#models.delete(owner, id, () => this.#compilationStore.modelInUse(owner, id));
+    return this.#compilations.deleteModel(owner, id);
   }
 
   /** Per device, whether it supports each operation of the model (model order). */
@@ -226,128 +184,13 @@ export class Driver {
   }
 
   /** Prepares a model for execution (NNAPI `prepareModel`), through the cache with a token. */
-  async createCompilation(owner: string, request: CompilationRequest): Promise<CompilationInfo> {
-    const started = performance.now();
-    const modelRecord = await this.#models.record(owner, request.model);
-    const record: CompilationRecord = {
-      id: crypto.randomUUID(),
-      owner,
-      model: request.model,
-      preference: request.preference ?? "FAST_SINGLE_ANSWER",
-      priority: request.priority ?? "MEDIUM",
-      devices: request.devices ?? this.#compiler.devices.map((d) => d.info.name),
-      ...(request.partitioning === "profile" ? { partitioning: "profile" as const } : {}),
-      createdAt: new Date().toISOString(),
-    };
-    if (request.cacheToken) {
-      record.cacheKey = await this.#compiler.cacheKey(
-        record,
-        modelRecord.checksum,
-        request.cacheToken,
-      );
-    }
-    const compiled = await this.#compiler.compile(
-      record,
-      () => this.#models.load(modelRecord),
-      record.cacheKey,
-      {
-        // Epoch ms, counted from the request's start: preparation stops once it passes.
-        deadline: request.deadlineMs === undefined
-          ? undefined
-          : Date.now() - (performance.now() - started) + request.deadlineMs,
-      },
-    );
-    const prepareMs = performance.now() - started;
-    if (request.deadlineMs !== undefined && prepareMs > request.deadlineMs) {
-      throw new DriverError(
-        "MISSED_DEADLINE_PERSISTENT",
-        `preparation took ${prepareMs.toFixed(1)} ms, over the ${request.deadlineMs} ms deadline`,
-      );
-    }
-    await this.#saveCompilation(record);
-    this.#compilations.set(record.id, { record, compiled });
-    const { id, preference, priority, devices } = record;
-    return {
-      id,
-      model: record.model,
-      preference,
-      priority,
-      devices,
-      cache: compiled.cache,
-      ...(compiled.rejected ? { cacheRejected: compiled.rejected } : {}),
-      prepareMs,
-      ...(compiled.plan.partition ? { plan: compiled.plan.partition } : {}),
-    };
+  createCompilation(owner: string, request: CompilationRequest): Promise<CompilationInfo> {
+    return this.#compilations.create(owner, request);
   }
 
   /** A compilation of this client with its plan (prepared again after a restart). */
-  async describeCompilation(owner: string, id: string): Promise<CompilationDescription> {
-    const { record, compiled } = await this.#compilation(owner, id);
-    const { preference, priority, devices, createdAt, model } = record;
-    const plan = compiled.plan.partition;
-    return { id, model, preference, priority, devices, createdAt, ...(plan ? { plan } : {}) };
-  }
-
-  /**
-   * Saves a compilation record only if its model still exists, in one atomic step: a model
-   * deleted while it was being prepared makes the compilation NOT_FOUND, never an orphan.
-   */
-  async #saveCompilation(record: CompilationRecord): Promise<void> {
-    for (;;) {
-      const model = await this.#models.entry(record.owner, record.model);
-      if (!model.value || model.value.deleted) {
-        throw notFound(`no model ${record.model}: it was deleted while being prepared`);
-      }
-      if (await this.#compilationStore.save(record, model as Deno.KvEntry<ModelRecord>)) return;
-    }
-  }
-
-  /** A live compilation of this client, prepared again (or taken from cache) after a restart. */
-  async #compilation(owner: string, id: string): Promise<LiveCompilation> {
-    const live = this.#compilations.get(id);
-    if (live) {
-      if (live.record.owner !== owner) throw notFound(`no compilation ${id}`);
-      return live;
-    }
-    const stored = await this.#compilationStore.get(owner, id);
-    if (!stored) throw notFound(`no compilation ${id}`);
-    const record = { ...stored, devices: this.#compiler.knownDeviceNames(stored.devices) };
-    const modelRecord = await this.#models.record(owner, record.model, true);
-    const compiled = await this.#compiler.compile(
-      record,
-      () => this.#models.load(modelRecord),
-      record.cacheKey,
-    );
-    // A delete that landed while this was preparing must not be undone by keeping it live.
-    if (!(await this.#compilationStore.get(owner, id))) throw notFound(`no compilation ${id}`);
-    const revived = this.#compilations.get(id) ?? { record, compiled };
-    this.#compilations.set(id, revived);
-    return revived;
-  }
-
-  /**
-   * The complete plan of a live compilation: after a cache hit its weights are read on first
-   * need; a data cache that no longer matches by then is counted as rejected and the
-   * compilation prepared again (which rewrites the cache entry).
-   */
-  async #complete(live: LiveCompilation): Promise<PreparedModel> {
-    if (live.prepared) return live.prepared;
-    const complete = live.compiled.complete();
-    if (complete) {
-      live.prepared = complete;
-      return complete;
-    }
-    console.warn(`nnserve: data cache of compilation ${live.record.id} changed; preparing anew`);
-    this.#compiler.countRejected();
-    const modelRecord = await this.#models.record(live.record.owner, live.record.model, true);
-    const loadModel = () => this.#models.load(modelRecord);
-    // A hit again would read the same broken file: drop the entry, then prepare and save.
-    live.compiled = await this.#compiler.compile(live.record, loadModel, live.record.cacheKey, {
-      dropCached: true,
-    });
-    live.prepared ??= live.compiled.complete() ?? undefined;
-    if (!live.prepared) throw new DriverError("GENERAL_FAILURE", "the plan could not be rebuilt");
-    return live.prepared;
+  describeCompilation(owner: string, id: string): Promise<CompilationDescription> {
+    return this.#compilations.describe(owner, id);
   }
 
   /**
@@ -355,11 +198,7 @@ export class Driver {
    * needs only the record, never the model, so a compilation can always be deleted.
    */
   async deleteCompilation(owner: string, id: string): Promise<void> {
-    const live = this.#compilations.get(id);
-    if (live && live.record.owner !== owner) throw notFound(`no compilation ${id}`);
-    const record = await this.#compilationStore.remove(owner, id);
-    if (!record) throw notFound(`no compilation ${id}`);
-    this.#compilations.delete(id);
+    const record = await this.#compilations.remove(owner, id);
     for (const burst of this.#bursts) {
       if (burst.compilation !== id) continue;
       burst.close(CLOSE_COMPILATION_DELETED, "the compilation was deleted");
@@ -367,16 +206,12 @@ export class Driver {
     }
     this.#pool.unload(id);
     this.#buffers.deleteForCompilation(id);
-    await this.#models.collect(
-      owner,
-      record.model,
-      () => this.#compilationStore.modelInUse(owner, record.model),
-    );
+    await this.#compilations.collectModel(owner, record.model);
   }
 
   /** Checks that the client has this compilation (before a burst starts on it). */
   async checkCompilation(owner: string, id: string): Promise<void> {
-    await this.#compilation(owner, id);
+    await this.#compilations.live(owner, id);
   }
 
   /** Starts a burst on a compilation; `endBurst` when its channel closes. */
@@ -420,9 +255,9 @@ export class Driver {
 
   async #execute(owner: string, id: string, request: ExecutionRequest): Promise<ExecutionResult> {
     const started = performance.now();
-    const live = await this.#compilation(owner, id);
+    const live = await this.#compilations.live(owner, id);
     const { record } = live;
-    const prepared = await this.#complete(live);
+    const prepared = await this.#compilations.complete(live);
     checkOutputArguments(prepared, request);
     const context: BindingContext = {
       owner,
@@ -497,7 +332,7 @@ export class Driver {
     compilation: string,
     request: BufferRequest,
   ): Promise<{ token: string; dimensions: number[] }> {
-    const { compiled } = await this.#compilation(owner, compilation);
+    const { compiled } = await this.#compilations.live(owner, compilation);
     const buffer = this.#buffers.allocate(
       owner,
       compilation,
