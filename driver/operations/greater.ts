@@ -1,0 +1,6 @@
+/** GREATER: elementwise comparison with numpy-style broadcasting, a TENSOR_BOOL8 output (V1_2). */
+import { comparisonOperation } from "./common/comparison.ts";
+import type { OperationDefinition } from "./operation.ts";
+
+/** GREATER; quant8 inputs are compared as real values. */
+export const greater: OperationDefinition<"GREATER"> = comparisonOperation("GREATER", "gt");

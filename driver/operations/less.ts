@@ -1,0 +1,6 @@
+/** LESS: elementwise comparison with numpy-style broadcasting, a TENSOR_BOOL8 output (V1_2). */
+import { comparisonOperation } from "./common/comparison.ts";
+import type { OperationDefinition } from "./operation.ts";
+
+/** LESS; quant8 inputs are compared as real values. */
+export const less: OperationDefinition<"LESS"> = comparisonOperation("LESS", "lt");

@@ -1,0 +1,6 @@
+/** MAXIMUM: the elementwise maximum of two tensors with numpy-style broadcasting (V1_2). */
+import { minMaxOperation } from "./common/min_max.ts";
+import type { OperationDefinition } from "./operation.ts";
+
+/** MAXIMUM; quant8 inputs are requantized to the output's quantization first. */
+export const maximum: OperationDefinition<"MAXIMUM"> = minMaxOperation("MAXIMUM", false);

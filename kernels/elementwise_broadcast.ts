@@ -1,0 +1,274 @@
+/**
+ * More broadcasting binary elementwise kernels on typed arrays (SUB, DIV, POW, MINIMUM,
+ * MAXIMUM, PRELU and the comparisons), with the exact quantized arithmetic of the NNAPI CPU
+ * reference: SUB reuses quantized ADD with a negated second multiplier, MINIMUM/MAXIMUM
+ * requantize both inputs to the output's quantization, PRELU has one multiplier for
+ * positive inputs and one for negative ones, comparisons dequantize to float32.
+ */
+import {
+  type AddQuant8Params,
+  addQuant8Params,
+  forEachBroadcastRow,
+  type Quantization,
+} from "./elementwise_binary.ts";
+import {
+  multiplyByQuantizedMultiplier,
+  multiplyByQuantizedMultiplierSmallerThanOne,
+  quantizeMultiplier,
+  roundHalfAwayFromZero,
+} from "./fixed_point.ts";
+import type { Numbers, ReadonlyNumbers } from "./typed_arrays.ts";
+
+/** Float SUB with broadcasting, clamped to [min, max] (the fused activation). */
+export function subFloat32(
+  a: Float32Array,
+  aShape: readonly number[],
+  b: Float32Array,
+  bShape: readonly number[],
+  out: Float32Array,
+  outShape: readonly number[],
+  min: number,
+  max: number,
+): void {
+  forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
+    for (let i = 0; i < n; i++, ia += sa, ib += sb) {
+      const v = Math.fround(a[ia] - b[ib]);
+      out[o + i] = v < min ? min : v > max ? max : v;
+    }
+  });
+}
+
+/** Float DIV with broadcasting, clamped to [min, max] (the fused activation). */
+export function divFloat32(
+  a: Float32Array,
+  aShape: readonly number[],
+  b: Float32Array,
+  bShape: readonly number[],
+  out: Float32Array,
+  outShape: readonly number[],
+  min: number,
+  max: number,
+): void {
+  forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
+    for (let i = 0; i < n; i++, ia += sa, ib += sb) {
+      const v = Math.fround(a[ia] / b[ib]);
+      out[o + i] = v < min ? min : v > max ? max : v;
+    }
+  });
+}
+
+/**
+ * The parameters of quantized SUB: those of quantized ADD with the second input's
+ * multiplier negated (NNAPI `subQuant8` runs TFLite's `BroadcastAdd` so); null when a
+ * multiplier is out of range.
+ */
+export function subQuant8Params(
+  input1: Quantization,
+  input2: Quantization,
+  output: Quantization,
+): AddQuant8Params | null {
+  const p = addQuant8Params(input1, input2, output);
+  if (!p) return null;
+  const multiplier = -p.input2Multiplier;
+  const table = new Int32Array(256);
+  const shifted = 2 ** p.leftShift;
+  for (let q = 0; q < 256; q++) {
+    table[q] = multiplyByQuantizedMultiplierSmallerThanOne(
+      ((p.input2Offset + q) * shifted) | 0,
+      multiplier,
+      p.input2Shift,
+    );
+  }
+  return { ...p, input2Multiplier: multiplier, input2Table: table };
+}
+
+/** Float POW with broadcasting (`std::pow` on float). */
+export function powFloat32(
+  base: Float32Array,
+  baseShape: readonly number[],
+  exponent: Float32Array,
+  exponentShape: readonly number[],
+  out: Float32Array,
+  outShape: readonly number[],
+): void {
+  forEachBroadcastRow(baseShape, exponentShape, outShape, (ia, sa, ib, sb, o, n) => {
+    for (let i = 0; i < n; i++, ia += sa, ib += sb) {
+      out[o + i] = Math.fround(Math.pow(base[ia], exponent[ib]));
+    }
+  });
+}
+
+/**
+ * MINIMUM or MAXIMUM with broadcasting on values of one type (float32, float16, int32):
+ * the result is one of the inputs, so no rounding happens.
+ */
+export function minMaxBroadcast(
+  a: ReadonlyNumbers,
+  aShape: readonly number[],
+  b: ReadonlyNumbers,
+  bShape: readonly number[],
+  out: Numbers,
+  outShape: readonly number[],
+  isMinimum: boolean,
+): void {
+  forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
+    for (let i = 0; i < n; i++, ia += sa, ib += sb) {
+      const x = a[ia];
+      const y = b[ib];
+      // std::min(x, y) = y < x ? y : x; std::max(x, y) = x < y ? y : x.
+      out[o + i] = isMinimum ? (y < x ? y : x) : (x < y ? y : x);
+    }
+  });
+}
+
+/**
+ * NNAPI `requantize` of every byte: dequantize (int times float scale, in float), divide
+ * by the new scale and add its zero point in double, clamp to [0, 255] and round.
+ */
+export function requantizeTable(from: Quantization, to: Quantization): Uint8Array {
+  const table = new Uint8Array(256);
+  for (let q = 0; q < 256; q++) {
+    const real = Math.fround((q - from.zeroPoint) * from.scale);
+    const v = real / to.scale + to.zeroPoint;
+    table[q] = v < 0 ? 0 : v > 255 ? 255 : roundHalfAwayFromZero(v);
+  }
+  return table;
+}
+
+/** Quantized MINIMUM or MAXIMUM: both inputs requantized to the output, then compared. */
+export function minMaxQuant8(
+  a: Uint8Array,
+  aShape: readonly number[],
+  b: Uint8Array,
+  bShape: readonly number[],
+  out: Uint8Array,
+  outShape: readonly number[],
+  tables: { a: Uint8Array; b: Uint8Array },
+  isMinimum: boolean,
+): void {
+  const { a: ta, b: tb } = tables;
+  forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
+    for (let i = 0; i < n; i++, ia += sa, ib += sb) {
+      const x = ta[a[ia]];
+      const y = tb[b[ib]];
+      out[o + i] = isMinimum ? (y < x ? y : x) : (x < y ? y : x);
+    }
+  });
+}
+
+/** Float PRELU with a broadcast alpha: x >= 0 ? x : x * alpha. */
+export function preluFloat32(
+  input: Float32Array,
+  inputShape: readonly number[],
+  alpha: Float32Array,
+  alphaShape: readonly number[],
+  out: Float32Array,
+  outShape: readonly number[],
+): void {
+  forEachBroadcastRow(inputShape, alphaShape, outShape, (ia, sa, ib, sb, o, n) => {
+    for (let i = 0; i < n; i++, ia += sa, ib += sb) {
+      const x = input[ia];
+      out[o + i] = x >= 0 ? x : Math.fround(x * alpha[ib]);
+    }
+  });
+}
+
+/** Fixed-point parameters of quantized PRELU (signed shifts, positive = left). */
+export interface PreluQuant8Params {
+  inputOffset: number;
+  alphaOffset: number;
+  outputOffset: number;
+  positiveMultiplier: number;
+  positiveShift: number;
+  negativeMultiplier: number;
+  negativeShift: number;
+}
+
+/**
+ * The parameters NNAPI PRELU derives from the scales: input_scale / output_scale for
+ * non-negative inputs, input_scale * alpha_scale (a float product) / output_scale for
+ * negative ones.
+ */
+export function preluQuant8Params(
+  input: Quantization,
+  alpha: Quantization,
+  output: Quantization,
+): PreluQuant8Params {
+  const positive = quantizeMultiplier(input.scale / output.scale);
+  const negative = quantizeMultiplier(Math.fround(input.scale * alpha.scale) / output.scale);
+  return {
+    inputOffset: -input.zeroPoint,
+    alphaOffset: -alpha.zeroPoint,
+    outputOffset: output.zeroPoint,
+    positiveMultiplier: positive.multiplier,
+    positiveShift: positive.shift,
+    negativeMultiplier: negative.multiplier,
+    negativeShift: negative.shift,
+  };
+}
+
+/** Quantized PRELU with a broadcast alpha, saturated to [0, 255]. */
+export function preluQuant8(
+  input: Uint8Array,
+  inputShape: readonly number[],
+  alpha: Uint8Array,
+  alphaShape: readonly number[],
+  out: Uint8Array,
+  outShape: readonly number[],
+  p: PreluQuant8Params,
+): void {
+  forEachBroadcastRow(inputShape, alphaShape, outShape, (ia, sa, ib, sb, o, n) => {
+    for (let i = 0; i < n; i++, ia += sa, ib += sb) {
+      const x = p.inputOffset + input[ia];
+      const v = x >= 0
+        ? p.outputOffset + multiplyByQuantizedMultiplier(x, p.positiveMultiplier, p.positiveShift)
+        : p.outputOffset +
+          multiplyByQuantizedMultiplier(
+            x * (p.alphaOffset + alpha[ib]),
+            p.negativeMultiplier,
+            p.negativeShift,
+          );
+      out[o + i] = v < 0 ? 0 : v > 255 ? 255 : v;
+    }
+  });
+}
+
+/** The six comparisons of NNAPI (EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL). */
+export type Comparison = "eq" | "ne" | "lt" | "le" | "gt" | "ge";
+
+/**
+ * Compares with broadcasting, writing 1/0 bytes (TENSOR_BOOL8). Values are compared as
+ * they are read; quantized inputs are dequantized first (see {@link dequantizeFloat32}).
+ */
+export function compareBroadcast(
+  a: ReadonlyNumbers,
+  aShape: readonly number[],
+  b: ReadonlyNumbers,
+  bShape: readonly number[],
+  out: Uint8Array,
+  outShape: readonly number[],
+  comparison: Comparison,
+): void {
+  const test = COMPARE[comparison];
+  forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
+    for (let i = 0; i < n; i++, ia += sa, ib += sb) out[o + i] = test(a[ia], b[ib]) ? 1 : 0;
+  });
+}
+
+const COMPARE: Record<Comparison, (x: number, y: number) => boolean> = {
+  eq: (x, y) => x === y,
+  ne: (x, y) => x !== y,
+  lt: (x, y) => x < y,
+  le: (x, y) => x <= y,
+  gt: (x, y) => x > y,
+  ge: (x, y) => x >= y,
+};
+
+/** Real values of quant8 data as NNAPI comparisons compute them: (q - zeroPoint) * scale in float. */
+export function dequantizeFloat32(data: Uint8Array, quantization: Quantization): Float32Array {
+  const table = new Float32Array(256);
+  for (let q = 0; q < 256; q++) table[q] = (q - quantization.zeroPoint) * quantization.scale;
+  const out = new Float32Array(data.length);
+  for (let i = 0; i < data.length; i++) out[i] = table[data[i]];
+  return out;
+}
