@@ -21,6 +21,7 @@ import { floor } from "./floor.ts";
 import { fullyConnected } from "./fully_connected.ts";
 import { greater } from "./greater.ts";
 import { greaterEqual } from "./greater_equal.ts";
+import { groupedConv2d } from "./grouped_conv_2d.ts";
 import { hashtableLookup } from "./hashtable_lookup.ts";
 import { l2Normalization } from "./l2_normalization.ts";
 import { l2Pool2d } from "./l2_pool_2d.ts";
@@ -48,6 +49,7 @@ import { relu1 } from "./relu1.ts";
 import { relu6 } from "./relu6.ts";
 import { reshape } from "./reshape.ts";
 import { resizeBilinear } from "./resize_bilinear.ts";
+import { resizeNearestNeighbor } from "./resize_nearest_neighbor.ts";
 import { rnn } from "./rnn.ts";
 import { rsqrt } from "./rsqrt.ts";
 import { select } from "./select.ts";
@@ -58,6 +60,7 @@ import { sqrt } from "./sqrt.ts";
 import { sub } from "./sub.ts";
 import { svdf } from "./svdf.ts";
 import { tanh } from "./tanh.ts";
+import { transposeConv2d } from "./transpose_conv_2d.ts";
 
 /** Each operation type maps to a definition of that very type (checked by the compiler). */
 export type OperationTable = { readonly [T in OperationType]?: OperationDefinition<T> };
@@ -80,6 +83,7 @@ const OPERATIONS = {
   FULLY_CONNECTED: fullyConnected,
   GREATER: greater,
   GREATER_EQUAL: greaterEqual,
+  GROUPED_CONV_2D: groupedConv2d,
   HASHTABLE_LOOKUP: hashtableLookup,
   L2_NORMALIZATION: l2Normalization,
   L2_POOL_2D: l2Pool2d,
@@ -107,6 +111,7 @@ const OPERATIONS = {
   RELU6: relu6,
   RESHAPE: reshape,
   RESIZE_BILINEAR: resizeBilinear,
+  RESIZE_NEAREST_NEIGHBOR: resizeNearestNeighbor,
   RNN: rnn,
   RSQRT: rsqrt,
   SELECT: select,
@@ -117,6 +122,7 @@ const OPERATIONS = {
   SUB: sub,
   SVDF: svdf,
   TANH: tanh,
+  TRANSPOSE_CONV_2D: transposeConv2d,
 } satisfies OperationTable;
 
 /** The definition of an operation type, or undefined when no device implements it. */
