@@ -6,8 +6,12 @@ import type { OperationType } from "../../nnapi/types.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { abs } from "./abs.ts";
 import { add } from "./add.ts";
+import { argmax } from "./argmax.ts";
+import { argmin } from "./argmin.ts";
 import { averagePool2d } from "./average_pool_2d.ts";
+import { batchToSpaceNd } from "./batch_to_space_nd.ts";
 import { cast } from "./cast.ts";
+import { channelShuffle } from "./channel_shuffle.ts";
 import { concatenation } from "./concatenation.ts";
 import { conv2d } from "./conv_2d.ts";
 import { depthwiseConv2d } from "./depthwise_conv_2d.ts";
@@ -17,18 +21,22 @@ import { div } from "./div.ts";
 import { embeddingLookup } from "./embedding_lookup.ts";
 import { equal } from "./equal.ts";
 import { exp } from "./exp.ts";
+import { expandDims } from "./expand_dims.ts";
 import { floor } from "./floor.ts";
 import { fullyConnected } from "./fully_connected.ts";
+import { gather } from "./gather.ts";
 import { greater } from "./greater.ts";
 import { greaterEqual } from "./greater_equal.ts";
 import { groupedConv2d } from "./grouped_conv_2d.ts";
 import { hashtableLookup } from "./hashtable_lookup.ts";
+import { instanceNormalization } from "./instance_normalization.ts";
 import { l2Normalization } from "./l2_normalization.ts";
 import { l2Pool2d } from "./l2_pool_2d.ts";
 import { less } from "./less.ts";
 import { lessEqual } from "./less_equal.ts";
 import { localResponseNormalization } from "./local_response_normalization.ts";
 import { log } from "./log.ts";
+import { logSoftmax } from "./log_softmax.ts";
 import { logicalAnd } from "./logical_and.ts";
 import { logicalNot } from "./logical_not.ts";
 import { logicalOr } from "./logical_or.ts";
@@ -37,13 +45,22 @@ import { lshProjection } from "./lsh_projection.ts";
 import { lstm } from "./lstm.ts";
 import { maxPool2d } from "./max_pool_2d.ts";
 import { maximum } from "./maximum.ts";
+import { mean } from "./mean.ts";
 import { minimum } from "./minimum.ts";
 import { mul } from "./mul.ts";
 import { neg } from "./neg.ts";
 import { notEqual } from "./not_equal.ts";
+import { pad } from "./pad.ts";
+import { padV2 } from "./pad_v2.ts";
 import { pow } from "./pow.ts";
 import { prelu } from "./prelu.ts";
 import { quantize } from "./quantize.ts";
+import { reduceAll } from "./reduce_all.ts";
+import { reduceAny } from "./reduce_any.ts";
+import { reduceMax } from "./reduce_max.ts";
+import { reduceMin } from "./reduce_min.ts";
+import { reduceProd } from "./reduce_prod.ts";
+import { reduceSum } from "./reduce_sum.ts";
 import { relu } from "./relu.ts";
 import { relu1 } from "./relu1.ts";
 import { relu6 } from "./relu6.ts";
@@ -54,12 +71,20 @@ import { rnn } from "./rnn.ts";
 import { rsqrt } from "./rsqrt.ts";
 import { select } from "./select.ts";
 import { sin } from "./sin.ts";
+import { slice } from "./slice.ts";
 import { softmax } from "./softmax.ts";
+import { spaceToBatchNd } from "./space_to_batch_nd.ts";
 import { spaceToDepth } from "./space_to_depth.ts";
+import { split } from "./split.ts";
 import { sqrt } from "./sqrt.ts";
+import { squeeze } from "./squeeze.ts";
+import { stridedSlice } from "./strided_slice.ts";
 import { sub } from "./sub.ts";
 import { svdf } from "./svdf.ts";
 import { tanh } from "./tanh.ts";
+import { tile } from "./tile.ts";
+import { topkV2 } from "./topk_v2.ts";
+import { transpose } from "./transpose.ts";
 import { transposeConv2d } from "./transpose_conv_2d.ts";
 
 /** Each operation type maps to a definition of that very type (checked by the compiler). */
@@ -68,8 +93,12 @@ export type OperationTable = { readonly [T in OperationType]?: OperationDefiniti
 const OPERATIONS = {
   ABS: abs,
   ADD: add,
+  ARGMAX: argmax,
+  ARGMIN: argmin,
   AVERAGE_POOL_2D: averagePool2d,
+  BATCH_TO_SPACE_ND: batchToSpaceNd,
   CAST: cast,
+  CHANNEL_SHUFFLE: channelShuffle,
   CONCATENATION: concatenation,
   CONV_2D: conv2d,
   DEPTHWISE_CONV_2D: depthwiseConv2d,
@@ -79,12 +108,15 @@ const OPERATIONS = {
   EMBEDDING_LOOKUP: embeddingLookup,
   EQUAL: equal,
   EXP: exp,
+  EXPAND_DIMS: expandDims,
   FLOOR: floor,
   FULLY_CONNECTED: fullyConnected,
+  GATHER: gather,
   GREATER: greater,
   GREATER_EQUAL: greaterEqual,
   GROUPED_CONV_2D: groupedConv2d,
   HASHTABLE_LOOKUP: hashtableLookup,
+  INSTANCE_NORMALIZATION: instanceNormalization,
   L2_NORMALIZATION: l2Normalization,
   L2_POOL_2D: l2Pool2d,
   LESS: less,
@@ -95,17 +127,27 @@ const OPERATIONS = {
   LOGICAL_NOT: logicalNot,
   LOGICAL_OR: logicalOr,
   LOGISTIC: logistic,
+  LOG_SOFTMAX: logSoftmax,
   LSH_PROJECTION: lshProjection,
   LSTM: lstm,
   MAXIMUM: maximum,
   MAX_POOL_2D: maxPool2d,
+  MEAN: mean,
   MINIMUM: minimum,
   MUL: mul,
   NEG: neg,
   NOT_EQUAL: notEqual,
+  PAD: pad,
+  PAD_V2: padV2,
   POW: pow,
   PRELU: prelu,
   QUANTIZE: quantize,
+  REDUCE_ALL: reduceAll,
+  REDUCE_ANY: reduceAny,
+  REDUCE_MAX: reduceMax,
+  REDUCE_MIN: reduceMin,
+  REDUCE_PROD: reduceProd,
+  REDUCE_SUM: reduceSum,
   RELU: relu,
   RELU1: relu1,
   RELU6: relu6,
@@ -116,12 +158,20 @@ const OPERATIONS = {
   RSQRT: rsqrt,
   SELECT: select,
   SIN: sin,
+  SLICE: slice,
   SOFTMAX: softmax,
+  SPACE_TO_BATCH_ND: spaceToBatchNd,
   SPACE_TO_DEPTH: spaceToDepth,
+  SPLIT: split,
   SQRT: sqrt,
+  SQUEEZE: squeeze,
+  STRIDED_SLICE: stridedSlice,
   SUB: sub,
   SVDF: svdf,
   TANH: tanh,
+  TILE: tile,
+  TOPK_V2: topkV2,
+  TRANSPOSE: transpose,
   TRANSPOSE_CONV_2D: transposeConv2d,
 } satisfies OperationTable;
 

@@ -1,0 +1,6 @@
+/** ARGMIN: the index of the smallest value along an axis. */
+import { argMinMaxOperation } from "./common/arg_min_max.ts";
+import type { OperationDefinition } from "./operation.ts";
+
+/** ARGMIN (HAL 1.2). */
+export const argmin: OperationDefinition<"ARGMIN"> = argMinMaxOperation("ARGMIN", false);

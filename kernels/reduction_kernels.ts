@@ -1,0 +1,123 @@
+/**
+ * Reductions over a set of axes (MEAN, REDUCE_*) and along one axis (ARGMAX, ARGMIN), in the
+ * element order of TFLite's `reference_ops::ReduceGeneric`/`Mean` as the NNAPI CPU
+ * reference runs them: the input is walked in row-major order and each element is folded
+ * into its output element, so float results round exactly as there when the accumulator
+ * has the element type (float16 accumulates in a Float16Array, as Android's `_Float16`).
+ */
+import type { AxisSplit } from "./axis_split.ts";
+import type { Numbers, ReadonlyNumbers } from "./typed_arrays.ts";
+
+/** A shape and which of its axes are reduced (already resolved, duplicates merged). */
+export interface ReductionPlan {
+  shape: readonly number[];
+  reduced: readonly boolean[];
+}
+
+/**
+ * For each input element in row-major order, the index of the output element it folds
+ * into (the output keeps the non-reduced axes in order).
+ */
+function outputIndices(plan: ReductionPlan): Int32Array {
+  const { shape, reduced } = plan;
+  const rank = shape.length;
+  let total = 1;
+  for (const d of shape) total *= d;
+  const strides = new Array<number>(rank).fill(0);
+  let stride = 1;
+  for (let d = rank - 1; d >= 0; d--) {
+    if (reduced[d]) continue;
+    strides[d] = stride;
+    stride *= shape[d];
+  }
+  const indices = new Int32Array(total);
+  const position = new Array<number>(rank).fill(0);
+  let out = 0;
+  for (let i = 0; i < total; i++) {
+    indices[i] = out;
+    for (let d = rank - 1; d >= 0; d--) {
+      position[d]++;
+      out += strides[d];
+      if (position[d] < shape[d]) break;
+      out -= strides[d] * position[d];
+      position[d] = 0;
+    }
+  }
+  return indices;
+}
+
+/** Number of input elements folded into each output element. */
+export function reducedCount(plan: ReductionPlan): number {
+  let count = 1;
+  plan.shape.forEach((d, i) => {
+    if (plan.reduced[i]) count *= d;
+  });
+  return count;
+}
+
+/**
+ * Folds the input into `out` (already sized to the output): every output element starts at
+ * `init` and takes `combine(acc, x)` for each of its input elements, stored back into `out`
+ * (so it rounds to `out`'s element type at each step).
+ */
+export function reduceGeneric(
+  input: ReadonlyNumbers,
+  plan: ReductionPlan,
+  out: Numbers,
+  fold: { init: number; combine: (acc: number, x: number) => number },
+): void {
+  const indices = outputIndices(plan);
+  for (let o = 0; o < out.length; o++) out[o] = fold.init;
+  for (let i = 0; i < indices.length; i++) {
+    const o = indices[i];
+    out[o] = fold.combine(out[o], input[i]);
+  }
+}
+
+/** Float MEAN: float32 sums divided by the count of reduced elements. */
+export function meanFloat32(input: Float32Array, plan: ReductionPlan, out: Float32Array): void {
+  reduceGeneric(input, plan, out, { init: 0, combine: (a, x) => a + x });
+  const count = Math.fround(reducedCount(plan));
+  if (count === 0) return;
+  for (let o = 0; o < out.length; o++) out[o] = out[o] / count;
+}
+
+/**
+ * uint8 MEAN as NNAPI runs it: int32 sums of the raw values, truncating integer division
+ * (input and output share their quantization).
+ */
+export function meanQuant8(input: Uint8Array, plan: ReductionPlan, out: Uint8Array): void {
+  const sums = new Int32Array(out.length);
+  reduceGeneric(input, plan, sums, { init: 0, combine: (a, x) => a + x });
+  const count = reducedCount(plan);
+  if (count === 0) return;
+  for (let o = 0; o < out.length; o++) out[o] = Math.trunc(sums[o] / count);
+}
+
+/**
+ * ARGMAX (`greater`) or ARGMIN (`less`) along the split's axis: the first index of the
+ * extreme value of each `outer * inner` vector.
+ */
+export function argMinMax(
+  input: ReadonlyNumbers,
+  split: AxisSplit,
+  isMax: boolean,
+  out: Int32Array,
+): void {
+  const { outer, axis, inner } = split;
+  for (let o = 0; o < outer; o++) {
+    for (let i = 0; i < inner; i++) {
+      const base = o * axis * inner + i;
+      let best = input[base];
+      let bestIndex = 0;
+      for (let a = 1; a < axis; a++) {
+        const value = input[base + a * inner];
+        if (isMax ? value > best : value < best) {
+          best = value;
+          bestIndex = a;
+        }
+      }
+      out[o * inner + i] = bestIndex;
+    }
+  }
+}
