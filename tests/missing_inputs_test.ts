@@ -19,7 +19,12 @@ async function runTests(files: string[], env: Record<string, string>) {
 
 Deno.test("the conformance tests fail, naming the path, when the CTS vectors are missing", async () => {
   const missing = "/nonexistent/nnapi-cts";
-  const files = ["tests/cts_v1_0_test.ts", "tests/cts_memory_test.ts", "tests/burst_cts_test.ts"];
+  const files = [
+    "tests/cts_v1_0_test.ts",
+    "tests/cts_all_test.ts",
+    "tests/cts_memory_test.ts",
+    "tests/burst_cts_test.ts",
+  ];
   const { code, text } = await runTests(files, { NNSERVE_CTS_DIR: missing });
   notStrictEqual(code, 0, text);
   // Every conformance test fails, each saying where the vectors were expected.
