@@ -9,7 +9,9 @@ import { add } from "./add.ts";
 import { argmax } from "./argmax.ts";
 import { argmin } from "./argmin.ts";
 import { averagePool2d } from "./average_pool_2d.ts";
+import { axisAlignedBboxTransform } from "./axis_aligned_bbox_transform.ts";
 import { batchToSpaceNd } from "./batch_to_space_nd.ts";
+import { boxWithNmsLimit } from "./box_with_nms_limit.ts";
 import { cast } from "./cast.ts";
 import { channelShuffle } from "./channel_shuffle.ts";
 import { concatenation } from "./concatenation.ts";
@@ -17,6 +19,7 @@ import { conv2d } from "./conv_2d.ts";
 import { depthwiseConv2d } from "./depthwise_conv_2d.ts";
 import { depthToSpace } from "./depth_to_space.ts";
 import { dequantize } from "./dequantize.ts";
+import { detectionPostprocessing } from "./detection_postprocessing.ts";
 import { div } from "./div.ts";
 import { embeddingLookup } from "./embedding_lookup.ts";
 import { equal } from "./equal.ts";
@@ -25,10 +28,12 @@ import { expandDims } from "./expand_dims.ts";
 import { floor } from "./floor.ts";
 import { fullyConnected } from "./fully_connected.ts";
 import { gather } from "./gather.ts";
+import { generateProposals } from "./generate_proposals.ts";
 import { greater } from "./greater.ts";
 import { greaterEqual } from "./greater_equal.ts";
 import { groupedConv2d } from "./grouped_conv_2d.ts";
 import { hashtableLookup } from "./hashtable_lookup.ts";
+import { heatmapMaxKeypoint } from "./heatmap_max_keypoint.ts";
 import { instanceNormalization } from "./instance_normalization.ts";
 import { l2Normalization } from "./l2_normalization.ts";
 import { l2Pool2d } from "./l2_pool_2d.ts";
@@ -55,6 +60,7 @@ import { padV2 } from "./pad_v2.ts";
 import { pow } from "./pow.ts";
 import { prelu } from "./prelu.ts";
 import { quantize } from "./quantize.ts";
+import { randomMultinomial } from "./random_multinomial.ts";
 import { reduceAll } from "./reduce_all.ts";
 import { reduceAny } from "./reduce_any.ts";
 import { reduceMax } from "./reduce_max.ts";
@@ -68,6 +74,8 @@ import { reshape } from "./reshape.ts";
 import { resizeBilinear } from "./resize_bilinear.ts";
 import { resizeNearestNeighbor } from "./resize_nearest_neighbor.ts";
 import { rnn } from "./rnn.ts";
+import { roiAlign } from "./roi_align.ts";
+import { roiPooling } from "./roi_pooling.ts";
 import { rsqrt } from "./rsqrt.ts";
 import { select } from "./select.ts";
 import { sin } from "./sin.ts";
@@ -96,7 +104,9 @@ const OPERATIONS = {
   ARGMAX: argmax,
   ARGMIN: argmin,
   AVERAGE_POOL_2D: averagePool2d,
+  AXIS_ALIGNED_BBOX_TRANSFORM: axisAlignedBboxTransform,
   BATCH_TO_SPACE_ND: batchToSpaceNd,
+  BOX_WITH_NMS_LIMIT: boxWithNmsLimit,
   CAST: cast,
   CHANNEL_SHUFFLE: channelShuffle,
   CONCATENATION: concatenation,
@@ -104,6 +114,7 @@ const OPERATIONS = {
   DEPTHWISE_CONV_2D: depthwiseConv2d,
   DEPTH_TO_SPACE: depthToSpace,
   DEQUANTIZE: dequantize,
+  DETECTION_POSTPROCESSING: detectionPostprocessing,
   DIV: div,
   EMBEDDING_LOOKUP: embeddingLookup,
   EQUAL: equal,
@@ -112,10 +123,12 @@ const OPERATIONS = {
   FLOOR: floor,
   FULLY_CONNECTED: fullyConnected,
   GATHER: gather,
+  GENERATE_PROPOSALS: generateProposals,
   GREATER: greater,
   GREATER_EQUAL: greaterEqual,
   GROUPED_CONV_2D: groupedConv2d,
   HASHTABLE_LOOKUP: hashtableLookup,
+  HEATMAP_MAX_KEYPOINT: heatmapMaxKeypoint,
   INSTANCE_NORMALIZATION: instanceNormalization,
   L2_NORMALIZATION: l2Normalization,
   L2_POOL_2D: l2Pool2d,
@@ -142,6 +155,7 @@ const OPERATIONS = {
   POW: pow,
   PRELU: prelu,
   QUANTIZE: quantize,
+  RANDOM_MULTINOMIAL: randomMultinomial,
   REDUCE_ALL: reduceAll,
   REDUCE_ANY: reduceAny,
   REDUCE_MAX: reduceMax,
@@ -155,6 +169,8 @@ const OPERATIONS = {
   RESIZE_BILINEAR: resizeBilinear,
   RESIZE_NEAREST_NEIGHBOR: resizeNearestNeighbor,
   RNN: rnn,
+  ROI_ALIGN: roiAlign,
+  ROI_POOLING: roiPooling,
   RSQRT: rsqrt,
   SELECT: select,
   SIN: sin,
