@@ -48,7 +48,7 @@ Deno.test({
         )
       );
       deepStrictEqual(early, [], "skipped for an implemented operation");
-      ok(report.passed >= 5496 - 310, `${report.passed} passed`);
+      ok(report.passed >= 6162 - 310, `${report.passed} passed`);
     } finally {
       await server.close();
       await Deno.remove(dataDir, { recursive: true });
