@@ -11,6 +11,8 @@ import { argmin } from "./argmin.ts";
 import { averagePool2d } from "./average_pool_2d.ts";
 import { axisAlignedBboxTransform } from "./axis_aligned_bbox_transform.ts";
 import { batchToSpaceNd } from "./batch_to_space_nd.ts";
+import { bidirectionalSequenceLstm } from "./bidirectional_sequence_lstm.ts";
+import { bidirectionalSequenceRnn } from "./bidirectional_sequence_rnn.ts";
 import { boxWithNmsLimit } from "./box_with_nms_limit.ts";
 import { cast } from "./cast.ts";
 import { channelShuffle } from "./channel_shuffle.ts";
@@ -60,6 +62,7 @@ import { padV2 } from "./pad_v2.ts";
 import { pow } from "./pow.ts";
 import { prelu } from "./prelu.ts";
 import { quantize } from "./quantize.ts";
+import { quantized16bitLstm } from "./quantized_16bit_lstm.ts";
 import { randomMultinomial } from "./random_multinomial.ts";
 import { reduceAll } from "./reduce_all.ts";
 import { reduceAny } from "./reduce_any.ts";
@@ -94,6 +97,8 @@ import { tile } from "./tile.ts";
 import { topkV2 } from "./topk_v2.ts";
 import { transpose } from "./transpose.ts";
 import { transposeConv2d } from "./transpose_conv_2d.ts";
+import { unidirectionalSequenceLstm } from "./unidirectional_sequence_lstm.ts";
+import { unidirectionalSequenceRnn } from "./unidirectional_sequence_rnn.ts";
 
 /** Each operation type maps to a definition of that very type (checked by the compiler). */
 export type OperationTable = { readonly [T in OperationType]?: OperationDefinition<T> };
@@ -106,6 +111,8 @@ const OPERATIONS = {
   AVERAGE_POOL_2D: averagePool2d,
   AXIS_ALIGNED_BBOX_TRANSFORM: axisAlignedBboxTransform,
   BATCH_TO_SPACE_ND: batchToSpaceNd,
+  BIDIRECTIONAL_SEQUENCE_LSTM: bidirectionalSequenceLstm,
+  BIDIRECTIONAL_SEQUENCE_RNN: bidirectionalSequenceRnn,
   BOX_WITH_NMS_LIMIT: boxWithNmsLimit,
   CAST: cast,
   CHANNEL_SHUFFLE: channelShuffle,
@@ -155,6 +162,7 @@ const OPERATIONS = {
   POW: pow,
   PRELU: prelu,
   QUANTIZE: quantize,
+  QUANTIZED_16BIT_LSTM: quantized16bitLstm,
   RANDOM_MULTINOMIAL: randomMultinomial,
   REDUCE_ALL: reduceAll,
   REDUCE_ANY: reduceAny,
@@ -189,6 +197,8 @@ const OPERATIONS = {
   TOPK_V2: topkV2,
   TRANSPOSE: transpose,
   TRANSPOSE_CONV_2D: transposeConv2d,
+  UNIDIRECTIONAL_SEQUENCE_LSTM: unidirectionalSequenceLstm,
+  UNIDIRECTIONAL_SEQUENCE_RNN: unidirectionalSequenceRnn,
 } satisfies OperationTable;
 
 /** The definition of an operation type, or undefined when no device implements it. */
