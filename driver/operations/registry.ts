@@ -23,10 +23,12 @@ import { depthToSpace } from "./depth_to_space.ts";
 import { dequantize } from "./dequantize.ts";
 import { detectionPostprocessing } from "./detection_postprocessing.ts";
 import { div } from "./div.ts";
+import { elu } from "./elu.ts";
 import { embeddingLookup } from "./embedding_lookup.ts";
 import { equal } from "./equal.ts";
 import { exp } from "./exp.ts";
 import { expandDims } from "./expand_dims.ts";
+import { fill } from "./fill.ts";
 import { floor } from "./floor.ts";
 import { fullyConnected } from "./fully_connected.ts";
 import { gather } from "./gather.ts";
@@ -34,6 +36,7 @@ import { generateProposals } from "./generate_proposals.ts";
 import { greater } from "./greater.ts";
 import { greaterEqual } from "./greater_equal.ts";
 import { groupedConv2d } from "./grouped_conv_2d.ts";
+import { hardSwish } from "./hard_swish.ts";
 import { hashtableLookup } from "./hashtable_lookup.ts";
 import { heatmapMaxKeypoint } from "./heatmap_max_keypoint.ts";
 import { instanceNormalization } from "./instance_normalization.ts";
@@ -64,6 +67,7 @@ import { prelu } from "./prelu.ts";
 import { quantize } from "./quantize.ts";
 import { quantized16bitLstm } from "./quantized_16bit_lstm.ts";
 import { randomMultinomial } from "./random_multinomial.ts";
+import { rank } from "./rank.ts";
 import { reduceAll } from "./reduce_all.ts";
 import { reduceAny } from "./reduce_any.ts";
 import { reduceMax } from "./reduce_max.ts";
@@ -123,10 +127,12 @@ const OPERATIONS = {
   DEQUANTIZE: dequantize,
   DETECTION_POSTPROCESSING: detectionPostprocessing,
   DIV: div,
+  ELU: elu,
   EMBEDDING_LOOKUP: embeddingLookup,
   EQUAL: equal,
   EXP: exp,
   EXPAND_DIMS: expandDims,
+  FILL: fill,
   FLOOR: floor,
   FULLY_CONNECTED: fullyConnected,
   GATHER: gather,
@@ -134,6 +140,7 @@ const OPERATIONS = {
   GREATER: greater,
   GREATER_EQUAL: greaterEqual,
   GROUPED_CONV_2D: groupedConv2d,
+  HARD_SWISH: hardSwish,
   HASHTABLE_LOOKUP: hashtableLookup,
   HEATMAP_MAX_KEYPOINT: heatmapMaxKeypoint,
   INSTANCE_NORMALIZATION: instanceNormalization,
@@ -164,6 +171,7 @@ const OPERATIONS = {
   QUANTIZE: quantize,
   QUANTIZED_16BIT_LSTM: quantized16bitLstm,
   RANDOM_MULTINOMIAL: randomMultinomial,
+  RANK: rank,
   REDUCE_ALL: reduceAll,
   REDUCE_ANY: reduceAny,
   REDUCE_MAX: reduceMax,

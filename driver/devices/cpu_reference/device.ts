@@ -31,6 +31,6 @@ const STEPS = Object.fromEntries(
 export const cpuReference = hostDevice({
   name: "cpu-reference",
   version: CPU_REFERENCE_VERSION,
-  halVersion: "V1_2",
+  halVersion: "V1_3",
   steps: STEPS,
 });
