@@ -88,8 +88,8 @@ function broadcastStrides(shape: readonly number[], rank: number): number[] {
   return strides;
 }
 
-/** Float ADD with broadcasting, clamped to [min, max] (the fused activation). */
-export function addFloat32(
+/** A float32 kernel with broadcasting and a fused activation range [min, max]. */
+export type ClampedFloat32Kernel = (
   a: Float32Array,
   aShape: readonly number[],
   b: Float32Array,
@@ -98,33 +98,28 @@ export function addFloat32(
   outShape: readonly number[],
   min: number,
   max: number,
-): void {
-  forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
-    for (let i = 0; i < n; i++, ia += sa, ib += sb) {
-      const v = Math.fround(a[ia] + b[ib]);
-      out[o + i] = v < min ? min : v > max ? max : v;
-    }
-  });
+) => void;
+
+/**
+ * The float kernel of an arithmetic operation: `op` on each broadcast pair, rounded to
+ * float32 and clamped to [min, max]. ADD, SUB, MUL and DIV differ only in `op`.
+ */
+export function clampedFloat32Kernel(op: (x: number, y: number) => number): ClampedFloat32Kernel {
+  return (a, aShape, b, bShape, out, outShape, min, max) => {
+    forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
+      for (let i = 0; i < n; i++, ia += sa, ib += sb) {
+        const v = Math.fround(op(a[ia], b[ib]));
+        out[o + i] = v < min ? min : v > max ? max : v;
+      }
+    });
+  };
 }
 
+/** Float ADD with broadcasting, clamped to [min, max] (the fused activation). */
+export const addFloat32: ClampedFloat32Kernel = clampedFloat32Kernel((x, y) => x + y);
+
 /** Float MUL with broadcasting, clamped to [min, max] (the fused activation). */
-export function mulFloat32(
-  a: Float32Array,
-  aShape: readonly number[],
-  b: Float32Array,
-  bShape: readonly number[],
-  out: Float32Array,
-  outShape: readonly number[],
-  min: number,
-  max: number,
-): void {
-  forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
-    for (let i = 0; i < n; i++, ia += sa, ib += sb) {
-      const v = Math.fround(a[ia] * b[ib]);
-      out[o + i] = v < min ? min : v > max ? max : v;
-    }
-  });
-}
+export const mulFloat32: ClampedFloat32Kernel = clampedFloat32Kernel((x, y) => x * y);
 
 /** Scale and zero point of a quantized tensor. */
 export interface Quantization {

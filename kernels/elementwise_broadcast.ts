@@ -8,6 +8,8 @@
 import {
   type AddQuant8Params,
   addQuant8Params,
+  type ClampedFloat32Kernel,
+  clampedFloat32Kernel,
   forEachBroadcastRow,
   type Quantization,
 } from "./elementwise_binary.ts";
@@ -20,42 +22,10 @@ import {
 import type { Numbers, ReadonlyNumbers } from "./typed_arrays.ts";
 
 /** Float SUB with broadcasting, clamped to [min, max] (the fused activation). */
-export function subFloat32(
-  a: Float32Array,
-  aShape: readonly number[],
-  b: Float32Array,
-  bShape: readonly number[],
-  out: Float32Array,
-  outShape: readonly number[],
-  min: number,
-  max: number,
-): void {
-  forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
-    for (let i = 0; i < n; i++, ia += sa, ib += sb) {
-      const v = Math.fround(a[ia] - b[ib]);
-      out[o + i] = v < min ? min : v > max ? max : v;
-    }
-  });
-}
+export const subFloat32: ClampedFloat32Kernel = clampedFloat32Kernel((x, y) => x - y);
 
 /** Float DIV with broadcasting, clamped to [min, max] (the fused activation). */
-export function divFloat32(
-  a: Float32Array,
-  aShape: readonly number[],
-  b: Float32Array,
-  bShape: readonly number[],
-  out: Float32Array,
-  outShape: readonly number[],
-  min: number,
-  max: number,
-): void {
-  forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
-    for (let i = 0; i < n; i++, ia += sa, ib += sb) {
-      const v = Math.fround(a[ia] / b[ib]);
-      out[o + i] = v < min ? min : v > max ? max : v;
-    }
-  });
-}
+export const divFloat32: ClampedFloat32Kernel = clampedFloat32Kernel((x, y) => x / y);
 
 /**
  * The parameters of quantized SUB: those of quantized ADD with the second input's

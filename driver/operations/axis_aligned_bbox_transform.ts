@@ -9,34 +9,20 @@
  * Output [numRois, numClasses * 4] of the rois' type (quant16: scale 0.125, zero point 0).
  * Zero rois are allowed.
  */
-import { bboxTransform, type BoxData, floatValues, storeValues } from "../../kernels/bbox.ts";
-import type { Tensor } from "../../nnapi/tensor.ts";
+import { bboxTransform, type BoxData, storeValues } from "../../kernels/bbox.ts";
 import type { OperandType } from "../../nnapi/types.ts";
+import { boxFloats, checkBoxQuantization } from "./common/boxes.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import {
   check,
   checkArity,
   checkRank,
   checkTypes,
-  type DeclaredOperand,
   type OperationDefinition,
   OperationError,
 } from "./operation.ts";
 
 const BBOX = { rois: 0, deltas: 1, batches: 2, imageInfo: 3 } as const;
-
-/** NNAPI's fixed quantization of quant16 boxes: scale 0.125, zero point 0. */
-export function checkBoxQuantization(operand: DeclaredOperand, what: string): void {
-  check(
-    operand.scale === 0.125 && operand.zeroPoint === 0,
-    `${what} (operand ${operand.index}) has scale ${operand.scale} and zero point ` +
-      `${operand.zeroPoint}, expected 0.125 and 0`,
-  );
-}
-
-function floats(tensor: Tensor): Float32Array {
-  return floatValues(tensor.data as BoxData, tensor.scale, tensor.zeroPoint);
-}
 
 /** AXIS_ALIGNED_BBOX_TRANSFORM: one output, the decoded and clipped boxes. */
 export const axisAlignedBboxTransform: OperationDefinition<"AXIS_ALIGNED_BBOX_TRANSFORM"> = {
@@ -86,10 +72,10 @@ export const axisAlignedBboxTransform: OperationDefinition<"AXIS_ALIGNED_BBOX_TR
     const result = new Float32Array(numRois * width);
     const fault = bboxTransform(
       {
-        rois: floats(inputs[BBOX.rois]),
-        deltas: floats(inputs[BBOX.deltas]),
+        rois: boxFloats(inputs[BBOX.rois]),
+        deltas: boxFloats(inputs[BBOX.deltas]),
         batches: inputs[BBOX.batches].data as Int32Array,
-        imageInfo: floats(inputs[BBOX.imageInfo]),
+        imageInfo: boxFloats(inputs[BBOX.imageInfo]),
       },
       { numRois, numClasses: width / 4, numBatches: inputs[BBOX.imageInfo].shape[0] },
       result,

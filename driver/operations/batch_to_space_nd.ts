@@ -6,33 +6,15 @@
  */
 import { batchToSpace } from "../../kernels/shape_transform.ts";
 import type { ImageDims } from "../../kernels/image_layout.ts";
-import { imageDims, imageShape, nhwcData, writeNhwc } from "./common/layout.ts";
-import {
-  checkMovedOperand,
-  checkShapeRank,
-  int32Vector,
-  knownInputs,
-  MOVED_TYPES,
-} from "./common/shape_ops.ts";
-import {
-  check,
-  checkArity,
-  checkRank,
-  checkTypes,
-  type OperationDefinition,
-  type PrepareInput,
-  scalarValue,
-} from "./operation.ts";
+import { imageShape, nhwcData, writeNhwc } from "./common/layout.ts";
+import { blockGeometry, knownInputs, MOVED_TYPES, validateMoved } from "./common/shape_ops.ts";
+import { check, checkArity, type OperationDefinition, type PrepareInput } from "./operation.ts";
 
 /** The block and NHWC extents of a call. */
 function geometry(
   inputs: readonly PrepareInput[],
 ): { nchw: boolean; input: ImageDims; block: [number, number]; output: ImageDims } {
-  checkShapeRank(inputs[0].shape, "input 0", 4, 4);
-  const nchw = inputs.length === 3 && scalarValue(inputs[2], "layout (input 2)") !== 0;
-  const input = imageDims(inputs[0].shape, nchw);
-  const [bh, bw] = int32Vector(inputs[1], "block shape (input 1)", 2);
-  check(bh >= 1 && bw >= 1, `block shape (input 1) is [${bh},${bw}], expected entries >= 1`);
+  const { nchw, input, block: [bh, bw] } = blockGeometry(inputs, 2);
   check(
     input.batches % (bh * bw) === 0,
     `input batches ${input.batches} are not a multiple of the block size ${bh}x${bw}`,
@@ -56,15 +38,12 @@ export const batchToSpaceNd: OperationDefinition<"BATCH_TO_SPACE_ND"> = {
 
   validate(signature) {
     checkArity(signature, [2, 3], 1);
-    const input = checkMovedOperand(signature, MOVED_TYPES);
     const withLayout = signature.inputs.length === 3;
-    checkTypes(
-      signature,
-      [input.type, "TENSOR_INT32", ...(withLayout ? ["BOOL" as const] : [])],
-      [input.type],
-    );
-    checkRank(input, "input 0", (r) => r === 4, "4");
-    checkRank(signature.inputs[1], "block shape (input 1)", (r) => r === 1, "1");
+    const input = validateMoved(signature, {
+      supported: MOVED_TYPES,
+      params: ["TENSOR_INT32", ...(withLayout ? ["BOOL" as const] : [])],
+      ranks: [[0, "input 0", 4], [1, "block shape (input 1)", 1]],
+    });
     return withLayout || input.type === "TENSOR_FLOAT16" ? "V1_2" : "V1_1";
   },
 

@@ -10,11 +10,7 @@
  * linking"). Outputs: the forward and backward outputs, or one output holding both side by
  * side when merge_outputs is set. Checks follow Android `BidirectionalSequenceLSTM.cpp`.
  */
-import {
-  type LstmAuxWeights,
-  lstmSequence,
-  transposeFirstTwoDims,
-} from "../../kernels/recurrent_sequence.ts";
+import { type LstmAuxWeights, lstmSequence } from "../../kernels/recurrent_sequence.ts";
 import type { OperandType } from "../../nnapi/types.ts";
 import { elementCount, type Tensor } from "../../nnapi/tensor.ts";
 import { floatScalarType } from "./common/operand_types.ts";
@@ -27,13 +23,18 @@ import {
   optionalFloat32Of,
   rankedShape,
   recurrentTensorType,
-  withFloat32OutputTensors,
+  sequenceLayout,
+  sequenceShape,
+  toTimeMajor as timeMajorOf,
+  withTimeMajorOutputs,
 } from "./common/recurrent.ts";
-import { knownScalar } from "./common/scalars.ts";
 import {
+  CELL_NAMES,
+  cellAt,
+  cellSizesOf,
   cellStepMacs,
+  checkKnownClips,
   checkLstmCell,
-  type LstmCellOperands,
   lstmWeightsOf,
   optionalPositions,
   requiredRanks,
@@ -59,64 +60,12 @@ const IN = {
   timeMajor: 52,
 } as const;
 
-/** The positions of a cell whose first 17 operands start at `first`. */
-function cellAt(
-  first: number,
-  states: number,
-  layerNorm: number,
-): LstmCellOperands {
-  return {
-    inputToInput: first,
-    inputToForget: first + 1,
-    inputToCell: first + 2,
-    inputToOutput: first + 3,
-    recurrentToInput: first + 4,
-    recurrentToForget: first + 5,
-    recurrentToCell: first + 6,
-    recurrentToOutput: first + 7,
-    cellToInput: first + 8,
-    cellToForget: first + 9,
-    cellToOutput: first + 10,
-    inputGateBias: first + 11,
-    forgetGateBias: first + 12,
-    cellBias: first + 13,
-    outputGateBias: first + 14,
-    projectionWeights: first + 15,
-    projectionBias: first + 16,
-    outputStateIn: states,
-    cellStateIn: states + 1,
-    inputLayerNorm: layerNorm,
-    forgetLayerNorm: layerNorm + 1,
-    cellLayerNorm: layerNorm + 2,
-    outputLayerNorm: layerNorm + 3,
-  };
-}
-
 const FW = cellAt(1, 35, 53);
 const BW = cellAt(18, 37, 57);
 /** Auxiliary weights (input, forget, cell, output gates) of each cell. */
 const FW_AUX = [40, 41, 42, 43];
 const BW_AUX = [44, 45, 46, 47];
 
-const CELL_NAMES = [
-  "input_to_input_weights",
-  "input_to_forget_weights",
-  "input_to_cell_weights",
-  "input_to_output_weights",
-  "recurrent_to_input_weights",
-  "recurrent_to_forget_weights",
-  "recurrent_to_cell_weights",
-  "recurrent_to_output_weights",
-  "cell_to_input_weights",
-  "cell_to_forget_weights",
-  "cell_to_output_weights",
-  "input_gate_bias",
-  "forget_gate_bias",
-  "cell_bias",
-  "output_gate_bias",
-  "projection_weights",
-  "projection_bias",
-];
 const GATES = ["input", "forget", "cell", "output"];
 const NAMES = [
   "input",
@@ -211,12 +160,7 @@ export const bidirectionalSequenceLstm: OperationDefinition<"BIDIRECTIONAL_SEQUE
 
   prepare(inputs, outputs) {
     checkKnownActivation(inputs, IN.activation);
-    for (const index of [IN.cellClip, IN.projClip]) {
-      const clip = knownScalar(inputs[index]);
-      if (clip !== undefined) {
-        check(clip >= 0, `${NAMES[index]} (input ${index}) is negative: ${clip}`);
-      }
-    }
+    checkKnownClips(inputs, [IN.cellClip, IN.projClip], NAMES);
     const timeMajor = scalarValue(inputs[IN.timeMajor], "time_major (input 52)") !== 0;
     const merge = scalarValue(inputs[IN.mergeOutputs], "merge_outputs (input 51)") !== 0;
     check(
@@ -224,7 +168,8 @@ export const bidirectionalSequenceLstm: OperationDefinition<"BIDIRECTIONAL_SEQUE
       `expected ${merge ? 1 : 2} outputs with merge_outputs ${merge}, got ${outputs.length}`,
     );
     const input = rankedShape(inputs, IN.input, { name: "input", rank: 3 });
-    const [maxTime, nBatch] = timeMajor ? [input[0], input[1]] : [input[1], input[0]];
+    const layout = sequenceLayout(input, timeMajor);
+    const nBatch = layout.batch;
     const fw = checkLstmCell(inputs, FW, { names: NAMES, nBatch, nInput: input[2] });
 
     let nAuxInput: number | undefined;
@@ -248,8 +193,7 @@ export const bidirectionalSequenceLstm: OperationDefinition<"BIDIRECTIONAL_SEQUE
       hasFwAux === hasBwAux,
       "forward and backward auxiliary weights must be both present or both omitted",
     );
-    const shape = (units: number) =>
-      timeMajor ? [maxTime, nBatch, units] : [nBatch, maxTime, units];
+    const shape = (units: number) => sequenceShape(layout, units);
     return merge ? [shape(fw.nOutput + bw.nOutput)] : [shape(fw.nOutput), shape(bw.nOutput)];
   },
 
@@ -265,28 +209,19 @@ export const bidirectionalSequenceLstm: OperationDefinition<"BIDIRECTIONAL_SEQUE
 
   execute(inputs, outputs) {
     const activation = activationOf(inputs, IN.activation);
-    const timeMajor = scalarOf(inputs[IN.timeMajor]) !== 0;
     const merge = scalarOf(inputs[IN.mergeOutputs]) !== 0;
-    const [d0, d1, nInput] = inputs[IN.input].shape;
-    const [maxTime, nBatch] = timeMajor ? [d0, d1] : [d1, d0];
-    const toTimeMajor = (data: Float32Array, inner: number) => {
-      if (timeMajor) return data;
-      const transposed = new Float32Array(data.length);
-      transposeFirstTwoDims(data, [nBatch, maxTime, inner], transposed);
-      return transposed;
-    };
+    const layout = sequenceLayout(inputs[IN.input].shape, scalarOf(inputs[IN.timeMajor]) !== 0);
+    const { maxTime, batch: nBatch } = layout;
+    const nInput = inputs[IN.input].shape[2];
+    const toTimeMajor = (data: Float32Array, inner: number) => timeMajorOf(data, layout, inner);
     const input = toTimeMajor(float32Of(inputs[IN.input]), nInput);
     const auxRaw = optionalFloat32Of(inputs[IN.auxInput]);
     const nAuxInput = auxRaw === null ? 0 : inputs[IN.auxInput].shape[2];
     const auxInput = auxRaw === null ? null : toTimeMajor(auxRaw, nAuxInput);
     const cross = auxInput !== null && optionalFloat32Of(inputs[FW_AUX[1]]) !== null;
     const parallel = auxInput !== null && !cross;
-    const sizes = (cell: LstmCellOperands) => ({
-      nCell: inputs[cell.inputToOutput].shape[0],
-      nOutput: inputs[cell.recurrentToOutput].shape[1],
-    });
-    const fw = sizes(FW);
-    const bw = sizes(BW);
+    const fw = cellSizesOf(inputs, FW);
+    const bw = cellSizesOf(inputs, BW);
     const common = {
       activation,
       cellClip: scalarOf(inputs[IN.cellClip]),
@@ -294,9 +229,9 @@ export const bidirectionalSequenceLstm: OperationDefinition<"BIDIRECTIONAL_SEQUE
       nBatch,
     };
 
-    withFloat32OutputTensors(outputs, (staged) => {
-      const timeMajorOutputs = staged.map((o) => timeMajor ? o : new Float32Array(o.length));
-      const stride = fw.nOutput + bw.nOutput;
+    const stride = fw.nOutput + bw.nOutput;
+    const units = merge ? [stride] : [fw.nOutput, bw.nOutput];
+    withTimeMajorOutputs(outputs, { layout, units }, (timeMajorOutputs) => {
       lstmSequence({
         weights: lstmWeightsOf(inputs, FW),
         config: { ...common, ...fw, nInput },
@@ -327,12 +262,6 @@ export const bidirectionalSequenceLstm: OperationDefinition<"BIDIRECTIONAL_SEQUE
         outputStride: merge ? stride : bw.nOutput,
         outputOffset: merge ? fw.nOutput : 0,
       });
-      if (!timeMajor) {
-        timeMajorOutputs.forEach((o, i) => {
-          const units = merge ? stride : i === 0 ? fw.nOutput : bw.nOutput;
-          transposeFirstTwoDims(o, [maxTime, nBatch, units], staged[i]);
-        });
-      }
     });
   },
 };

@@ -7,19 +7,23 @@
  * the forward and backward outputs, or one output holding both side by side when
  * merge_outputs is set. Checks follow Android 10 `BidirectionalSequenceRNN.cpp`.
  */
-import { rnnSequence, transposeFirstTwoDims } from "../../kernels/recurrent_sequence.ts";
+import { rnnSequence } from "../../kernels/recurrent_sequence.ts";
 import { elementCount } from "../../nnapi/tensor.ts";
 import type { OperandType } from "../../nnapi/types.ts";
 import {
   activationOf,
   checkInputRanks,
   checkKnownActivation,
+  checkRnnCell,
   float32Of,
   isPresent,
   optionalFloat32Of,
   rankedShape,
   recurrentTensorType,
-  withFloat32OutputTensors,
+  sequenceLayout,
+  sequenceShape,
+  toTimeMajor,
+  withTimeMajorOutputs,
 } from "./common/recurrent.ts";
 import {
   check,
@@ -85,41 +89,6 @@ function dims(inputs: readonly PrepareInput[], index: number, rank: number): rea
   return rankedShape(inputs, index, { name: NAMES[index], rank });
 }
 
-function checkCell(
-  inputs: readonly PrepareInput[],
-  first: number,
-  sizes: { batch: number; inputSize: number },
-): number {
-  const [weights, recurrent, bias, hidden] = [first, first + 1, first + 2, first + 3];
-  const [numUnits, weightsInputSize] = dims(inputs, weights, 2);
-  const recurrentShape = dims(inputs, recurrent, 2);
-  const [biasSize] = dims(inputs, bias, 1);
-  const hiddenShape = dims(inputs, hidden, 2);
-  check(
-    weightsInputSize === sizes.inputSize,
-    `${
-      NAMES[weights]
-    } (input ${weights}) has input size ${weightsInputSize}, expected ${sizes.inputSize}`,
-  );
-  check(
-    biasSize === numUnits,
-    `${NAMES[bias]} (input ${bias}) has size ${biasSize}, expected ${numUnits}`,
-  );
-  check(
-    recurrentShape[0] === numUnits && recurrentShape[1] === numUnits,
-    `${NAMES[recurrent]} (input ${recurrent}) is [${
-      recurrentShape.join(",")
-    }], expected [${numUnits},${numUnits}]`,
-  );
-  check(
-    hiddenShape[0] === sizes.batch && hiddenShape[1] === numUnits,
-    `${NAMES[hidden]} (input ${hidden}) is [${
-      hiddenShape.join(",")
-    }], expected [${sizes.batch},${numUnits}]`,
-  );
-  return numUnits;
-}
-
 /** The BIDIRECTIONAL_SEQUENCE_RNN operation. */
 export const bidirectionalSequenceRnn: OperationDefinition<"BIDIRECTIONAL_SEQUENCE_RNN"> = {
   type: "BIDIRECTIONAL_SEQUENCE_RNN",
@@ -146,10 +115,10 @@ export const bidirectionalSequenceRnn: OperationDefinition<"BIDIRECTIONAL_SEQUEN
       `expected ${merge ? 1 : 2} outputs with merge_outputs ${merge}, got ${outputs.length}`,
     );
     const input = dims(inputs, IN.input, 3);
-    const [maxTime, batch] = timeMajor ? [input[0], input[1]] : [input[1], input[0]];
-    const inputSize = input[2];
-    const fwUnits = checkCell(inputs, IN.fwWeights, { batch, inputSize });
-    const bwUnits = checkCell(inputs, IN.bwWeights, { batch, inputSize });
+    const layout = sequenceLayout(input, timeMajor);
+    const cell = { names: NAMES, batch: layout.batch, inputSize: input[2] };
+    const fwUnits = checkRnnCell(inputs, IN.fwWeights, cell);
+    const bwUnits = checkRnnCell(inputs, IN.bwWeights, cell);
 
     const present = AUX.map((i) => isPresent(inputs[i]));
     check(
@@ -173,7 +142,7 @@ export const bidirectionalSequenceRnn: OperationDefinition<"BIDIRECTIONAL_SEQUEN
         `bw_aux_weights (input 11) are [${bwAux.join(",")}], expected [${bwUnits},${aux[2]}]`,
       );
     }
-    const shape = (units: number) => timeMajor ? [maxTime, batch, units] : [batch, maxTime, units];
+    const shape = (units: number) => sequenceShape(layout, units);
     return merge ? [shape(fwUnits + bwUnits)] : [shape(fwUnits), shape(bwUnits)];
   },
 
@@ -196,28 +165,22 @@ export const bidirectionalSequenceRnn: OperationDefinition<"BIDIRECTIONAL_SEQUEN
 
   execute(inputs, outputs) {
     const activation = activationOf(inputs, IN.activation);
-    const timeMajor = scalarOf(inputs[IN.timeMajor]) !== 0;
     const merge = scalarOf(inputs[IN.mergeOutputs]) !== 0;
-    const [d0, d1, inputSize] = inputs[IN.input].shape;
-    const [maxTime, batch] = timeMajor ? [d0, d1] : [d1, d0];
-    const toTimeMajor = (data: Float32Array, inner: number) => {
-      if (timeMajor) return data;
-      const transposed = new Float32Array(data.length);
-      transposeFirstTwoDims(data, [batch, maxTime, inner], transposed);
-      return transposed;
-    };
-    const input = toTimeMajor(float32Of(inputs[IN.input]), inputSize);
+    const layout = sequenceLayout(inputs[IN.input].shape, scalarOf(inputs[IN.timeMajor]) !== 0);
+    const { maxTime, batch } = layout;
+    const inputSize = inputs[IN.input].shape[2];
+    const input = toTimeMajor(float32Of(inputs[IN.input]), layout, inputSize);
     const auxRaw = optionalFloat32Of(inputs[IN.auxInput]);
     const auxInputSize = auxRaw === null ? 0 : inputs[IN.auxInput].shape[2];
-    const auxInput = auxRaw === null ? null : toTimeMajor(auxRaw, auxInputSize);
+    const auxInput = auxRaw === null ? null : toTimeMajor(auxRaw, layout, auxInputSize);
     const fwUnits = inputs[IN.fwWeights].shape[0];
     const bwUnits = inputs[IN.bwWeights].shape[0];
+    const stride = merge ? fwUnits + bwUnits : 0;
+    const units = merge ? [stride] : [fwUnits, bwUnits];
 
-    withFloat32OutputTensors(outputs, (staged) => {
-      const timeMajorOutputs = staged.map((o) => timeMajor ? o : new Float32Array(o.length));
+    withTimeMajorOutputs(outputs, { layout, units }, (timeMajorOutputs) => {
       const fwOutput = timeMajorOutputs[0];
       const bwOutput = merge ? fwOutput : timeMajorOutputs[1];
-      const stride = merge ? fwUnits + bwUnits : 0;
       const common = { input, auxInput, activation, maxTime, batch, inputSize, auxInputSize };
       rnnSequence({
         ...common,
@@ -245,12 +208,6 @@ export const bidirectionalSequenceRnn: OperationDefinition<"BIDIRECTIONAL_SEQUEN
         outputStride: merge ? stride : bwUnits,
         outputOffset: merge ? fwUnits : 0,
       });
-      if (!timeMajor) {
-        timeMajorOutputs.forEach((o, i) => {
-          const units = merge ? stride : i === 0 ? fwUnits : bwUnits;
-          transposeFirstTwoDims(o, [maxTime, batch, units], staged[i]);
-        });
-      }
     });
   },
 };

@@ -10,15 +10,14 @@
  * [n, 4], 2 their classes, 3 their batch indices (TENSOR_INT32). The output count n depends
  * on the data, so the outputs are shaped only once every input value is known.
  */
-import { type BoxData, floatValues } from "../../kernels/bbox.ts";
 import { batchGroups, boxNms, type BoxNmsParams, type NmsKernel } from "../../kernels/box_nms.ts";
 import { roundHalfAwayFromZero } from "../../kernels/fixed_point.ts";
 import type { Tensor, TensorData } from "../../nnapi/tensor.ts";
 import type { OperandType } from "../../nnapi/types.ts";
+import { boxFloats, checkBoxQuantization } from "./common/boxes.ts";
 import { checkInputType, floatScalarType } from "./common/operand_types.ts";
 import type { OperationDefinition, PrepareInput } from "./operation.ts";
 import { check, checkArity, checkRank, checkTypes, scalarValue, tensorValue } from "./operation.ts";
-import { BOX_SCALE } from "./roi_align.ts";
 
 const SCORES = 0;
 const BOXES = 1;
@@ -41,11 +40,6 @@ interface NmsInput {
   data: TensorData;
 }
 
-/** Values as float32: dequantized for quant8/quant16, widened for float16. */
-function realValues(input: NmsInput): Float32Array {
-  return floatValues(input.data as BoxData, input.scale, input.zeroPoint);
-}
-
 /** Runs the NMS on the inputs; throws on malformed boxes or an unknown kernel. */
 function runNms(tensors: readonly NmsInput[], scalar: (position: number) => number) {
   const [scores, boxes, batches] = tensors;
@@ -64,7 +58,7 @@ function runNms(tensors: readonly NmsInput[], scalar: (position: number) => numb
     sigma: scalar(SIGMA),
     nmsScoreThreshold: scalar(NMS_SCORE_THRESHOLD),
   };
-  const boxValues = realValues(boxes);
+  const boxValues = boxFloats(boxes);
   const batchIds = batches.data;
   // The reference checks the first `boxes` boxes of each batch's block (as it does).
   let offset = 0;
@@ -78,7 +72,7 @@ function runNms(tensors: readonly NmsInput[], scalar: (position: number) => numb
     }
     offset += group.boxes * numClasses * 4;
   }
-  return boxNms(realValues(scores), boxValues, batchIds, numClasses, params);
+  return boxNms(boxFloats(scores), boxValues, batchIds, numClasses, params);
 }
 
 function checkShapes(inputs: readonly { shape: readonly number[] }[]): void {
@@ -131,13 +125,8 @@ export const boxWithNmsLimit: OperationDefinition<"BOX_WITH_NMS_LIMIT"> = {
       checkRank(output, `output ${i}`, (r) => r === (i === 1 ? 2 : 1), i === 1 ? "2" : "1")
     );
     if (quant) {
-      for (const operand of [signature.inputs[BOXES], signature.outputs[1]]) {
-        check(
-          operand.scale === BOX_SCALE && operand.zeroPoint === 0,
-          `operand ${operand.index} has scale ${operand.scale} and zero point ` +
-            `${operand.zeroPoint}, expected 0.125 and 0 for quant16 boxes`,
-        );
-      }
+      checkBoxQuantization(signature.inputs[BOXES], `input ${BOXES}`);
+      checkBoxQuantization(signature.outputs[1], "output 1");
     }
     return "V1_2";
   },

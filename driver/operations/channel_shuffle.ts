@@ -8,12 +8,10 @@
 import { splitAtAxis } from "../../kernels/axis_split.ts";
 import { channelShuffle as channelShuffleKernel } from "../../kernels/shape_transform.ts";
 import { resolveAxis } from "./common/axis.ts";
-import { checkMovedOperand, checkShapeRank, knownInputs, MOVED_TYPES } from "./common/shape_ops.ts";
+import { checkShapeRank, knownInputs, MOVED_TYPES, validateMoved } from "./common/shape_ops.ts";
 import {
   check,
   checkArity,
-  checkRank,
-  checkTypes,
   type OperationDefinition,
   type PrepareInput,
   scalarValue,
@@ -42,9 +40,11 @@ export const channelShuffle: OperationDefinition<"CHANNEL_SHUFFLE"> = {
 
   validate(signature) {
     checkArity(signature, [3], 1);
-    const input = checkMovedOperand(signature, MOVED_TYPES);
-    checkTypes(signature, [input.type, "INT32", "INT32"], [input.type]);
-    checkRank(input, "input 0", (r) => r <= 4, "at most 4");
+    validateMoved(signature, {
+      supported: MOVED_TYPES,
+      params: ["INT32", "INT32"],
+      ranks: [[0, "input 0", "at most 4"]],
+    });
     return "V1_2";
   },
 

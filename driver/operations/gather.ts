@@ -8,12 +8,10 @@
 import { splitAtAxis } from "../../kernels/axis_split.ts";
 import { gather as gatherKernel } from "../../kernels/shape_transform.ts";
 import { resolveAxis } from "./common/axis.ts";
-import { checkMovedOperand, MOVED_TYPES_WITH_INT32 } from "./common/shape_ops.ts";
+import { MOVED_TYPES_WITH_INT32, validateMoved } from "./common/shape_ops.ts";
 import {
   check,
   checkArity,
-  checkRank,
-  checkTypes,
   type OperationDefinition,
   type PrepareInput,
   scalarOf,
@@ -40,9 +38,11 @@ export const gather: OperationDefinition<"GATHER"> = {
 
   validate(signature) {
     checkArity(signature, [3], 1);
-    const input = checkMovedOperand(signature, MOVED_TYPES_WITH_INT32);
-    checkTypes(signature, [input.type, "INT32", "TENSOR_INT32"], [input.type]);
-    checkRank(input, "input 0", (r) => r >= 1, "at least 1");
+    validateMoved(signature, {
+      supported: MOVED_TYPES_WITH_INT32,
+      params: ["INT32", "TENSOR_INT32"],
+      ranks: [[0, "input 0", "at least 1"]],
+    });
     return "V1_2";
   },
 

@@ -23,7 +23,7 @@ import {
 import { nchwToNhwc } from "../../kernels/image_layout.ts";
 import type { TensorData } from "../../nnapi/tensor.ts";
 import type { OperandType } from "../../nnapi/types.ts";
-import { checkBoxQuantization } from "./axis_aligned_bbox_transform.ts";
+import { checkBoxQuantization } from "./common/boxes.ts";
 import { nhwcDims } from "./common/layout.ts";
 import { checkInputType, floatScalarType } from "./common/operand_types.ts";
 import {

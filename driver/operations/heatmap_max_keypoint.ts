@@ -7,11 +7,10 @@
  * Outputs: 0 the scores [numBoxes, numKeypoints] (the heatmap's type), 1 the keypoints
  * [numBoxes, numKeypoints, 2] as (x, y) (the boxes' type; quant16: scale 0.125, zero 0).
  */
-import { type BoxData, floatValues, storeValues } from "../../kernels/bbox.ts";
+import { type BoxData, storeValues } from "../../kernels/bbox.ts";
 import { heatmapMaxKeypoint as keypointKernel } from "../../kernels/heatmap_max_keypoint.ts";
-import type { Tensor } from "../../nnapi/tensor.ts";
 import type { OperandType } from "../../nnapi/types.ts";
-import { checkBoxQuantization } from "./axis_aligned_bbox_transform.ts";
+import { boxFloats, checkBoxQuantization } from "./common/boxes.ts";
 import { nhwcData, nhwcDims } from "./common/layout.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import {
@@ -26,10 +25,6 @@ import {
 } from "./operation.ts";
 
 const HEATMAP = { heatmap: 0, boxes: 1, layout: 2 } as const;
-
-function floats(tensor: Tensor): Float32Array {
-  return floatValues(tensor.data as BoxData, tensor.scale, tensor.zeroPoint);
-}
 
 /** HEATMAP_MAX_KEYPOINT: two outputs, the keypoint scores and positions. */
 export const heatmapMaxKeypoint: OperationDefinition<"HEATMAP_MAX_KEYPOINT"> = {
@@ -81,7 +76,7 @@ export const heatmapMaxKeypoint: OperationDefinition<"HEATMAP_MAX_KEYPOINT"> = {
     const positions = new Float32Array(boxes * keypoints * 2);
     const nhwc = { ...heatmap, data: nhwcData(heatmap, nchw) };
     const fault = keypointKernel(
-      { heatmap: floats(nhwc), boxes: floats(inputs[HEATMAP.boxes]) },
+      { heatmap: boxFloats(nhwc), boxes: boxFloats(inputs[HEATMAP.boxes]) },
       { boxes, size, keypoints, tolerance: heatmap.type === "TENSOR_FLOAT16" ? 1e-3 : 1e-5 },
       { scores, keypoints: positions },
     );

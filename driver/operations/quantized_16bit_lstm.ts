@@ -15,6 +15,7 @@ import type { Tensor } from "../../nnapi/tensor.ts";
 import { elementCount } from "../../nnapi/tensor.ts";
 import type { OperandType } from "../../nnapi/types.ts";
 import { checkInputRanks, rankedShape } from "./common/recurrent.ts";
+import { CELL_NAMES } from "./common/sequence_lstm.ts";
 import {
   check,
   checkArity,
@@ -43,14 +44,7 @@ const IN = {
 
 const NAMES = [
   "input",
-  "input_to_input_weights",
-  "input_to_forget_weights",
-  "input_to_cell_weights",
-  "input_to_output_weights",
-  "recurrent_to_input_weights",
-  "recurrent_to_forget_weights",
-  "recurrent_to_cell_weights",
-  "recurrent_to_output_weights",
+  ...CELL_NAMES.slice(0, 8), // the input and recurrent weights, as LSTM's
   "input_gate_bias",
   "forget_gate_bias",
   "cell_gate_bias",

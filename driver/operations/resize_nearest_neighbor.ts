@@ -6,22 +6,14 @@
  * NCHW flag (BOOL). Output [b, height, width, d] in the input's layout and quantization.
  */
 import { resizeNearestNeighbor as resizeKernel } from "../../kernels/resize_nearest_neighbor.ts";
-import type { OperandType } from "../../nnapi/types.ts";
-import { imageDims, imageShape } from "./common/layout.ts";
-import { checkInputType, floatScalarType } from "./common/operand_types.ts";
-import { checkSameQuantization } from "./common/quantization.ts";
-import type { OperationDefinition } from "./operation.ts";
-import { check, checkArity, checkRank, checkTypes, scalarOf, scalarValue } from "./operation.ts";
-
-const INPUT = 0;
-const WIDTH = 1;
-const HEIGHT = 2;
-const LAYOUT = 3;
-
-/** An output extent: the INT32 size itself, or floor(inSize * scale) in float32. */
-function outputExtent(type: OperandType, value: number, inSize: number): number {
-  return type === "INT32" ? value : Math.floor(Math.fround(inSize * Math.fround(value)));
-}
+import { imageDims } from "./common/layout.ts";
+import {
+  RESIZE_IN,
+  resizeIsNchw,
+  resizeOutputShape,
+  validateResizeOperands,
+} from "./common/resize.ts";
+import { checkArity, type OperationDefinition } from "./operation.ts";
 
 /** RESIZE_NEAREST_NEIGHBOR definition (every form is HAL 1.2). */
 export const resizeNearestNeighbor: OperationDefinition<"RESIZE_NEAREST_NEIGHBOR"> = {
@@ -29,51 +21,19 @@ export const resizeNearestNeighbor: OperationDefinition<"RESIZE_NEAREST_NEIGHBOR
 
   validate(signature) {
     checkArity(signature, [3, 4], 1);
-    const input = signature.inputs[INPUT];
-    checkInputType(input, INPUT, ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"]);
-    const scalarType = signature.inputs[HEIGHT].type;
-    if (scalarType !== "INT32") {
-      const scaleType = floatScalarType(input.type);
-      check(
-        scalarType === scaleType,
-        `input ${HEIGHT} (operand ${
-          signature.inputs[HEIGHT].index
-        }) has type ${scalarType}, expected INT32 or ${scaleType}`,
-      );
-    }
-    const expected: OperandType[] = [input.type, scalarType, scalarType];
-    if (signature.inputs.length === 4) expected.push("BOOL");
-    checkTypes(signature, expected, [input.type]);
-    checkRank(input, `input ${INPUT}`, (r) => r === 4, "4");
-    const output = signature.outputs[0];
-    checkRank(output, "output 0", (r) => r === 4, "4");
-    if (input.type === "TENSOR_QUANT8_ASYMM") checkSameQuantization(input, output, INPUT);
+    validateResizeOperands(signature);
     return "V1_2";
   },
 
-  prepare(inputs) {
-    const shape = inputs[INPUT].shape;
-    check(shape.length === 4, `input ${INPUT} has rank ${shape.length}, expected 4`);
-    const nchw = inputs.length > LAYOUT && scalarValue(inputs[LAYOUT], "layout (input 3)") !== 0;
-    const dims = imageDims(shape, nchw);
-    check(
-      dims.height > 0 && dims.width > 0 && dims.depth > 0,
-      `input ${INPUT} [${shape.join(",")}] has an empty height, width or depth`,
-    );
-    const type = inputs[HEIGHT].type;
-    const height = outputExtent(type, scalarValue(inputs[HEIGHT], "height (input 2)"), dims.height);
-    const width = outputExtent(type, scalarValue(inputs[WIDTH], "width (input 1)"), dims.width);
-    check(height > 0 && width > 0, `output height ${height} and width ${width} must be positive`);
-    return [imageShape({ ...dims, height, width }, nchw)];
-  },
+  prepare: (inputs) => [resizeOutputShape(inputs)],
 
   execute(inputs, outputs) {
-    const nchw = inputs.length > LAYOUT && scalarOf(inputs[LAYOUT]) !== 0;
+    const nchw = resizeIsNchw(inputs);
     const output = outputs[0];
     const out = imageDims(output.shape, nchw);
     resizeKernel(
-      inputs[INPUT].data!,
-      imageDims(inputs[INPUT].shape, nchw),
+      inputs[RESIZE_IN.input].data!,
+      imageDims(inputs[RESIZE_IN.input].shape, nchw),
       out.height,
       out.width,
       nchw,

@@ -10,6 +10,7 @@ import {
   activationOf,
   checkInputRanks,
   checkKnownActivation,
+  checkRnnCell,
   float32Of,
   rankedShape,
   recurrentStepCost,
@@ -17,16 +18,11 @@ import {
   recurrentVersion,
   withFloat32OutputTensors,
 } from "./common/recurrent.ts";
-import type { PrepareInput } from "./operation.ts";
-import { check, checkArity, checkTypes, type OperationDefinition } from "./operation.ts";
+import { checkArity, checkTypes, type OperationDefinition } from "./operation.ts";
 
 const NAMES = ["input", "weights", "recurrent_weights", "bias", "hidden_state_in", "activation"];
 const RANKS = [[0, 2], [1, 2], [2, 2], [3, 1], [4, 2]] as const;
 const ACTIVATION = 5;
-
-function dims(inputs: readonly PrepareInput[], index: number): readonly number[] {
-  return rankedShape(inputs, index, { name: NAMES[index], rank: RANKS[index][1] });
-}
 
 /** The RNN operation. */
 export const rnn: OperationDefinition<"RNN"> = {
@@ -42,24 +38,8 @@ export const rnn: OperationDefinition<"RNN"> = {
 
   prepare(inputs) {
     checkKnownActivation(inputs, ACTIVATION);
-    const [batch, inputSize] = dims(inputs, 0);
-    const [numUnits, weightsInputSize] = dims(inputs, 1);
-    const recurrent = dims(inputs, 2);
-    const [biasSize] = dims(inputs, 3);
-    const hidden = dims(inputs, 4);
-    check(
-      inputSize === weightsInputSize,
-      `input size ${inputSize} differs from the weights' input size ${weightsInputSize}`,
-    );
-    check(biasSize === numUnits, `bias size ${biasSize} differs from num_units ${numUnits}`);
-    check(
-      recurrent[0] === numUnits && recurrent[1] === numUnits,
-      `recurrent_weights are [${recurrent.join(",")}], expected [${numUnits},${numUnits}]`,
-    );
-    check(
-      hidden[0] === batch && hidden[1] === numUnits,
-      `hidden_state_in is [${hidden.join(",")}], expected [${batch},${numUnits}]`,
-    );
+    const [batch, inputSize] = rankedShape(inputs, 0, { name: NAMES[0], rank: 2 });
+    const numUnits = checkRnnCell(inputs, 1, { names: NAMES, batch, inputSize });
     return [[batch, numUnits], [batch, numUnits]];
   },
 

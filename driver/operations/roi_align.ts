@@ -12,32 +12,22 @@
 import { f32RoiAlignNhwc, type RoiAlignParams, u8RoiAlignNhwc } from "../../kernels/roi_align.ts";
 import { toFloat32, withFloat32Outputs } from "../../kernels/typed_arrays.ts";
 import { elementCount, type Tensor } from "../../nnapi/tensor.ts";
-import type { OperandType } from "../../nnapi/types.ts";
-import { imageDims, imageShape, nhwcData, writeNhwc } from "./common/layout.ts";
-import { checkInputType, floatScalarType } from "./common/operand_types.ts";
+import { checkRoisWellFormed, ROI_IN, roiOutputShape, validateRoiInputs } from "./common/boxes.ts";
+import { imageDims, nhwcData, writeNhwc } from "./common/layout.ts";
 import type { OperationDefinition } from "./operation.ts";
-import { check, checkArity, checkRank, checkTypes, scalarOf, scalarValue } from "./operation.ts";
+import { check, checkArity, scalarOf, scalarValue } from "./operation.ts";
 
-const INPUT = 0;
-const ROIS = 1;
-const BATCHES = 2;
-const OUT_HEIGHT = 3;
-const OUT_WIDTH = 4;
-const HEIGHT_STRIDE = 5;
-const WIDTH_STRIDE = 6;
+const { input: INPUT, rois: ROIS, batches: BATCHES } = ROI_IN;
 const HEIGHT_RATIO = 7;
 const WIDTH_RATIO = 8;
 const LAYOUT = 9;
 
-/** NNAPI's fixed quantization of TENSOR_QUANT16_ASYMM box coordinates. */
-export const BOX_SCALE = 0.125;
-
 function parameters(values: (position: number) => number): RoiAlignParams {
   return {
-    outHeight: values(OUT_HEIGHT),
-    outWidth: values(OUT_WIDTH),
-    heightStride: values(HEIGHT_STRIDE),
-    widthStride: values(WIDTH_STRIDE),
+    outHeight: values(ROI_IN.outHeight),
+    outWidth: values(ROI_IN.outWidth),
+    heightStride: values(ROI_IN.heightStride),
+    widthStride: values(ROI_IN.widthStride),
     heightSamplingRatio: values(HEIGHT_RATIO),
     widthSamplingRatio: values(WIDTH_RATIO),
   };
@@ -49,73 +39,19 @@ export const roiAlign: OperationDefinition<"ROI_ALIGN"> = {
 
   validate(signature) {
     checkArity(signature, [10], 1);
-    const input = signature.inputs[INPUT];
-    checkInputType(input, INPUT, ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"]);
-    const quant = input.type === "TENSOR_QUANT8_ASYMM";
-    const strideType = quant ? "FLOAT32" : floatScalarType(input.type);
-    const expected: OperandType[] = [
-      input.type,
-      quant ? "TENSOR_QUANT16_ASYMM" : input.type,
-      "TENSOR_INT32",
-      "INT32",
-      "INT32",
-      strideType,
-      strideType,
-      "INT32",
-      "INT32",
-      "BOOL",
-    ];
-    checkTypes(signature, expected, [input.type]);
-    checkRank(input, `input ${INPUT}`, (r) => r === 4, "4");
-    checkRank(signature.inputs[ROIS], `input ${ROIS}`, (r) => r === 2, "2");
-    checkRank(signature.inputs[BATCHES], `input ${BATCHES}`, (r) => r === 1, "1");
-    checkRank(signature.outputs[0], "output 0", (r) => r === 4, "4");
-    if (quant) {
-      const rois = signature.inputs[ROIS];
-      check(
-        rois.scale === BOX_SCALE && rois.zeroPoint === 0,
-        `input ${ROIS} (operand ${rois.index}) has scale ${rois.scale} and zero point ` +
-          `${rois.zeroPoint}, expected 0.125 and 0`,
-      );
-    }
+    validateRoiInputs(signature, ["INT32", "INT32", "BOOL"]);
     return "V1_2";
   },
 
   prepare(inputs) {
-    const shape = inputs[INPUT].shape;
-    const roiShape = inputs[ROIS].shape;
-    const batchShape = inputs[BATCHES].shape;
-    check(shape.length === 4, `input ${INPUT} has rank ${shape.length}, expected 4`);
-    check(roiShape.length === 2, `input ${ROIS} has rank ${roiShape.length}, expected 2`);
-    check(batchShape.length === 1, `input ${BATCHES} has rank ${batchShape.length}, expected 1`);
-    const nchw = scalarValue(inputs[LAYOUT], "layout (input 9)") !== 0;
-    const dims = imageDims(shape, nchw);
+    const shape = roiOutputShape(inputs, LAYOUT);
+    const heightRatio = scalarValue(inputs[HEIGHT_RATIO], `input ${HEIGHT_RATIO}`);
+    const widthRatio = scalarValue(inputs[WIDTH_RATIO], `input ${WIDTH_RATIO}`);
     check(
-      dims.batches > 0 && dims.height > 0 && dims.width > 0 && dims.depth > 0,
-      `input ${INPUT} [${shape.join(",")}] has an empty dimension`,
+      heightRatio >= 0 && widthRatio >= 0,
+      `sampling ratios ${heightRatio} and ${widthRatio} must not be negative`,
     );
-    const numRois = roiShape[0];
-    check(roiShape[1] === 4, `input ${ROIS} has ${roiShape[1]} values per ROI, expected 4`);
-    check(
-      batchShape[0] === numRois,
-      `input ${BATCHES} has ${batchShape[0]} batch indices for ${numRois} ROIs`,
-    );
-    const p = parameters((i) => scalarValue(inputs[i], `input ${i}`));
-    check(
-      p.outHeight > 0 && p.outWidth > 0,
-      `output height ${p.outHeight} and width ${p.outWidth} must be positive`,
-    );
-    check(
-      p.heightStride > 0 && p.widthStride > 0,
-      `height stride ${p.heightStride} and width stride ${p.widthStride} must be positive`,
-    );
-    check(
-      p.heightSamplingRatio >= 0 && p.widthSamplingRatio >= 0,
-      `sampling ratios ${p.heightSamplingRatio} and ${p.widthSamplingRatio} must not be negative`,
-    );
-    return [
-      imageShape({ ...dims, batches: numRois, height: p.outHeight, width: p.outWidth }, nchw),
-    ];
+    return [shape];
   },
 
   /** Four taps per sample; sampling ratios are at most the bin extent when adaptive. */
@@ -152,10 +88,6 @@ export const roiAlign: OperationDefinition<"ROI_ALIGN"> = {
         });
       });
     }
-    check(
-      bad < 0,
-      `ROI ${bad} (batch ${batchIds[bad]}) is malformed: it must have a valid batch index ` +
-        `and x1 <= x2, y1 <= y2 inside the image`,
-    );
+    checkRoisWellFormed(bad, batchIds);
   },
 };

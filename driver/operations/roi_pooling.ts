@@ -10,21 +10,13 @@
  */
 import { roiPoolingNhwc } from "../../kernels/roi_pooling.ts";
 import { elementCount, type Tensor } from "../../nnapi/tensor.ts";
-import type { OperandType } from "../../nnapi/types.ts";
-import { imageDims, imageShape, nhwcData, writeNhwc } from "./common/layout.ts";
-import { checkInputType, floatScalarType } from "./common/operand_types.ts";
+import { checkRoisWellFormed, ROI_IN, roiOutputShape, validateRoiInputs } from "./common/boxes.ts";
+import { imageDims, nhwcData, writeNhwc } from "./common/layout.ts";
 import { checkSameQuantization } from "./common/quantization.ts";
 import type { OperationDefinition } from "./operation.ts";
-import { check, checkArity, checkRank, checkTypes, scalarOf, scalarValue } from "./operation.ts";
-import { BOX_SCALE } from "./roi_align.ts";
+import { checkArity, scalarOf } from "./operation.ts";
 
-const INPUT = 0;
-const ROIS = 1;
-const BATCHES = 2;
-const OUT_HEIGHT = 3;
-const OUT_WIDTH = 4;
-const HEIGHT_STRIDE = 5;
-const WIDTH_STRIDE = 6;
+const { input: INPUT, rois: ROIS, batches: BATCHES } = ROI_IN;
 const LAYOUT = 7;
 
 /** ROI_POOLING (HAL 1.2). */
@@ -33,67 +25,12 @@ export const roiPooling: OperationDefinition<"ROI_POOLING"> = {
 
   validate(signature) {
     checkArity(signature, [8], 1);
-    const input = signature.inputs[INPUT];
-    checkInputType(input, INPUT, ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"]);
-    const quant = input.type === "TENSOR_QUANT8_ASYMM";
-    const strideType = quant ? "FLOAT32" : floatScalarType(input.type);
-    const expected: OperandType[] = [
-      input.type,
-      quant ? "TENSOR_QUANT16_ASYMM" : input.type,
-      "TENSOR_INT32",
-      "INT32",
-      "INT32",
-      strideType,
-      strideType,
-      "BOOL",
-    ];
-    checkTypes(signature, expected, [input.type]);
-    checkRank(input, `input ${INPUT}`, (r) => r === 4, "4");
-    checkRank(signature.inputs[ROIS], `input ${ROIS}`, (r) => r === 2, "2");
-    checkRank(signature.inputs[BATCHES], `input ${BATCHES}`, (r) => r === 1, "1");
-    checkRank(signature.outputs[0], "output 0", (r) => r === 4, "4");
-    if (quant) {
-      const rois = signature.inputs[ROIS];
-      check(
-        rois.scale === BOX_SCALE && rois.zeroPoint === 0,
-        `input ${ROIS} (operand ${rois.index}) has scale ${rois.scale} and zero point ` +
-          `${rois.zeroPoint}, expected 0.125 and 0`,
-      );
-      checkSameQuantization(input, signature.outputs[0]);
-    }
+    const quant = validateRoiInputs(signature, ["BOOL"]);
+    if (quant) checkSameQuantization(signature.inputs[INPUT], signature.outputs[0]);
     return "V1_2";
   },
 
-  prepare(inputs) {
-    const shape = inputs[INPUT].shape;
-    const roiShape = inputs[ROIS].shape;
-    const batchShape = inputs[BATCHES].shape;
-    check(shape.length === 4, `input ${INPUT} has rank ${shape.length}, expected 4`);
-    check(roiShape.length === 2, `input ${ROIS} has rank ${roiShape.length}, expected 2`);
-    check(batchShape.length === 1, `input ${BATCHES} has rank ${batchShape.length}, expected 1`);
-    const nchw = scalarValue(inputs[LAYOUT], "layout (input 7)") !== 0;
-    const dims = imageDims(shape, nchw);
-    check(
-      dims.batches > 0 && dims.height > 0 && dims.width > 0 && dims.depth > 0,
-      `input ${INPUT} [${shape.join(",")}] has an empty dimension`,
-    );
-    const numRois = roiShape[0];
-    check(roiShape[1] === 4, `input ${ROIS} has ${roiShape[1]} values per ROI, expected 4`);
-    check(
-      batchShape[0] === numRois,
-      `input ${BATCHES} has ${batchShape[0]} batch indices for ${numRois} ROIs`,
-    );
-    const height = scalarValue(inputs[OUT_HEIGHT], "output height (input 3)");
-    const width = scalarValue(inputs[OUT_WIDTH], "output width (input 4)");
-    const heightStride = scalarValue(inputs[HEIGHT_STRIDE], "height stride (input 5)");
-    const widthStride = scalarValue(inputs[WIDTH_STRIDE], "width stride (input 6)");
-    check(height > 0 && width > 0, `output height ${height} and width ${width} must be positive`);
-    check(
-      heightStride > 0 && widthStride > 0,
-      `height stride ${heightStride} and width stride ${widthStride} must be positive`,
-    );
-    return [imageShape({ ...dims, batches: numRois, height, width }, nchw)];
-  },
+  prepare: (inputs) => [roiOutputShape(inputs, LAYOUT)],
 
   /** Each input cell is read about once per ROI covering it; bounded by the ROI count. */
   cost: (inputs, outputs) => elementCount(outputs[0].shape) + elementCount(inputs[0].shape),
@@ -115,8 +52,8 @@ export const roiPooling: OperationDefinition<"ROI_POOLING"> = {
     const params = {
       outHeight: out.height,
       outWidth: out.width,
-      heightStride: scalarOf(inputs[HEIGHT_STRIDE]),
-      widthStride: scalarOf(inputs[WIDTH_STRIDE]),
+      heightStride: scalarOf(inputs[ROI_IN.heightStride]),
+      widthStride: scalarOf(inputs[ROI_IN.widthStride]),
       emptyValue: quant ? input.zeroPoint : 0,
     };
     const data = nhwcData(input, nchw);
@@ -125,10 +62,6 @@ export const roiPooling: OperationDefinition<"ROI_POOLING"> = {
     writeNhwc(output, nchw, (outData) => {
       bad = roiPoolingNhwc(data, dims, roiValues, batchIds, params, outData);
     });
-    check(
-      bad < 0,
-      `ROI ${bad} (batch ${batchIds[bad]}) is malformed: it must have a valid batch index ` +
-        `and x1 <= x2, y1 <= y2 inside the image`,
-    );
+    checkRoisWellFormed(bad, batchIds);
   },
 };

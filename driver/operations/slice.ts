@@ -6,19 +6,12 @@
  */
 import { stridedSlice } from "../../kernels/shape_transform.ts";
 import {
-  checkMovedOperand,
   int32Vector,
   knownInputs,
   MOVED_TYPES_WITH_INT32,
+  validateMoved,
 } from "./common/shape_ops.ts";
-import {
-  check,
-  checkArity,
-  checkRank,
-  checkTypes,
-  type OperationDefinition,
-  type PrepareInput,
-} from "./operation.ts";
+import { check, checkArity, type OperationDefinition, type PrepareInput } from "./operation.ts";
 
 /** The begin and extents of a call's window. */
 function window(inputs: readonly PrepareInput[]): { begin: number[]; counts: number[] } {
@@ -43,11 +36,11 @@ export const slice: OperationDefinition<"SLICE"> = {
 
   validate(signature) {
     checkArity(signature, [3], 1);
-    const input = checkMovedOperand(signature, MOVED_TYPES_WITH_INT32);
-    checkTypes(signature, [input.type, "TENSOR_INT32", "TENSOR_INT32"], [input.type]);
-    checkRank(input, "input 0", (r) => r >= 1, "at least 1");
-    checkRank(signature.inputs[1], "begin (input 1)", (r) => r === 1, "1");
-    checkRank(signature.inputs[2], "size (input 2)", (r) => r === 1, "1");
+    validateMoved(signature, {
+      supported: MOVED_TYPES_WITH_INT32,
+      params: ["TENSOR_INT32", "TENSOR_INT32"],
+      ranks: [[0, "input 0", "at least 1"], [1, "begin (input 1)", 1], [2, "size (input 2)", 1]],
+    });
     return "V1_2";
   },
 

@@ -8,22 +8,13 @@
  */
 import { spaceToBatch } from "../../kernels/shape_transform.ts";
 import type { ImageDims } from "../../kernels/image_layout.ts";
-import { imageDims, imageShape, nhwcData, writeNhwc } from "./common/layout.ts";
-import {
-  checkMovedOperand,
-  checkShapeRank,
-  int32Vector,
-  knownInputs,
-  MOVED_TYPES,
-} from "./common/shape_ops.ts";
+import { imageShape, nhwcData, writeNhwc } from "./common/layout.ts";
+import { blockGeometry, knownInputs, MOVED_TYPES, validateMoved } from "./common/shape_ops.ts";
 import {
   check,
   checkArity,
-  checkRank,
-  checkTypes,
   type OperationDefinition,
   type PrepareInput,
-  scalarValue,
   tensorValue,
 } from "./operation.ts";
 
@@ -37,11 +28,7 @@ interface SpaceToBatchGeometry {
 
 /** The block, paddings and NHWC extents of a call. */
 function geometry(inputs: readonly PrepareInput[]): SpaceToBatchGeometry {
-  checkShapeRank(inputs[0].shape, "input 0", 4, 4);
-  const nchw = inputs.length === 4 && scalarValue(inputs[3], "layout (input 3)") !== 0;
-  const input = imageDims(inputs[0].shape, nchw);
-  const [bh, bw] = int32Vector(inputs[1], "block shape (input 1)", 2);
-  check(bh >= 1 && bw >= 1, `block shape (input 1) is [${bh},${bw}], expected entries >= 1`);
+  const { nchw, input, block: [bh, bw] } = blockGeometry(inputs, 3);
   const pads = inputs[2];
   check(
     pads.shape.length === 2 && pads.shape[0] === 2 && pads.shape[1] === 2,
@@ -78,16 +65,12 @@ export const spaceToBatchNd: OperationDefinition<"SPACE_TO_BATCH_ND"> = {
 
   validate(signature) {
     checkArity(signature, [3, 4], 1);
-    const input = checkMovedOperand(signature, MOVED_TYPES);
     const withLayout = signature.inputs.length === 4;
-    checkTypes(
-      signature,
-      [input.type, "TENSOR_INT32", "TENSOR_INT32", ...(withLayout ? ["BOOL" as const] : [])],
-      [input.type],
-    );
-    checkRank(input, "input 0", (r) => r === 4, "4");
-    checkRank(signature.inputs[1], "block shape (input 1)", (r) => r === 1, "1");
-    checkRank(signature.inputs[2], "paddings (input 2)", (r) => r === 2, "2");
+    const input = validateMoved(signature, {
+      supported: MOVED_TYPES,
+      params: ["TENSOR_INT32", "TENSOR_INT32", ...(withLayout ? ["BOOL" as const] : [])],
+      ranks: [[0, "input 0", 4], [1, "block shape (input 1)", 1], [2, "paddings (input 2)", 2]],
+    });
     const quantOffset = input.type === "TENSOR_QUANT8_ASYMM" && input.zeroPoint !== 0;
     return withLayout || quantOffset || input.type === "TENSOR_FLOAT16" ? "V1_2" : "V1_1";
   },

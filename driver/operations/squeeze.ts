@@ -8,20 +8,13 @@
 import { copyElements } from "../../kernels/shape_transform.ts";
 import { resolveAxis } from "./common/axis.ts";
 import {
-  checkMovedOperand,
   checkShapeRank,
   int32Vector,
   MOVED_TYPES,
+  validateMoved,
   versionWithFloat16,
 } from "./common/shape_ops.ts";
-import {
-  check,
-  checkArity,
-  checkRank,
-  checkTypes,
-  type OperationDefinition,
-  type PrepareInput,
-} from "./operation.ts";
+import { check, checkArity, type OperationDefinition, type PrepareInput } from "./operation.ts";
 
 const DIMS = 1;
 
@@ -48,10 +41,11 @@ export const squeeze: OperationDefinition<"SQUEEZE"> = {
 
   validate(signature) {
     checkArity(signature, [2], 1);
-    const input = checkMovedOperand(signature, MOVED_TYPES);
-    checkTypes(signature, [input.type, "TENSOR_INT32"], [input.type]);
-    checkRank(input, "input 0", (r) => r <= 4, "at most 4");
-    checkRank(signature.inputs[DIMS], `squeeze dims (input ${DIMS})`, (r) => r === 1, "1");
+    const input = validateMoved(signature, {
+      supported: MOVED_TYPES,
+      params: ["TENSOR_INT32"],
+      ranks: [[0, "input 0", "at most 4"], [DIMS, `squeeze dims (input ${DIMS})`, 1]],
+    });
     return versionWithFloat16(input, "V1_1");
   },
 

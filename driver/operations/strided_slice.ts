@@ -8,18 +8,16 @@
  */
 import { stridedSlice as stridedSliceKernel } from "../../kernels/shape_transform.ts";
 import {
-  checkMovedOperand,
   checkShapeRank,
   int32Vector,
   knownInputs,
   MOVED_TYPES,
+  validateMoved,
   versionWithFloat16,
 } from "./common/shape_ops.ts";
 import {
   check,
   checkArity,
-  checkRank,
-  checkTypes,
   type OperationDefinition,
   type PrepareInput,
   scalarValue,
@@ -87,16 +85,11 @@ export const stridedSlice: OperationDefinition<"STRIDED_SLICE"> = {
 
   validate(signature) {
     checkArity(signature, [7], 1);
-    const input = checkMovedOperand(signature, MOVED_TYPES);
-    checkTypes(
-      signature,
-      [input.type, "TENSOR_INT32", "TENSOR_INT32", "TENSOR_INT32", "INT32", "INT32", "INT32"],
-      [input.type],
-    );
-    checkRank(input, "input 0", (r) => r <= 4, "at most 4");
-    for (const i of [1, 2, 3]) {
-      checkRank(signature.inputs[i], `input ${i}`, (r) => r === 1, "1");
-    }
+    const input = validateMoved(signature, {
+      supported: MOVED_TYPES,
+      params: ["TENSOR_INT32", "TENSOR_INT32", "TENSOR_INT32", "INT32", "INT32", "INT32"],
+      ranks: [[0, "input 0", "at most 4"], [1, "input 1", 1], [2, "input 2", 1], [3, "input 3", 1]],
+    });
     return versionWithFloat16(input, "V1_1");
   },
 

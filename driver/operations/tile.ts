@@ -6,19 +6,12 @@
  */
 import { tile as tileKernel } from "../../kernels/shape_transform.ts";
 import {
-  checkMovedOperand,
   int32Vector,
   knownInputs,
   MOVED_TYPES_WITH_INT32,
+  validateMoved,
 } from "./common/shape_ops.ts";
-import {
-  check,
-  checkArity,
-  checkRank,
-  checkTypes,
-  type OperationDefinition,
-  type PrepareInput,
-} from "./operation.ts";
+import { check, checkArity, type OperationDefinition, type PrepareInput } from "./operation.ts";
 
 /** The multiples of a call, checked against the input rank. */
 function multiples(inputs: readonly PrepareInput[]): number[] {
@@ -35,9 +28,11 @@ export const tile: OperationDefinition<"TILE"> = {
 
   validate(signature) {
     checkArity(signature, [2], 1);
-    const input = checkMovedOperand(signature, MOVED_TYPES_WITH_INT32);
-    checkTypes(signature, [input.type, "TENSOR_INT32"], [input.type]);
-    checkRank(signature.inputs[1], "multiples (input 1)", (r) => r === 1, "1");
+    validateMoved(signature, {
+      supported: MOVED_TYPES_WITH_INT32,
+      params: ["TENSOR_INT32"],
+      ranks: [[1, "multiples (input 1)", 1]],
+    });
     return "V1_2";
   },
 

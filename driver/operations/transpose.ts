@@ -6,21 +6,14 @@
  */
 import { transpose as transposeKernel } from "../../kernels/shape_transform.ts";
 import {
-  checkMovedOperand,
   checkShapeRank,
   int32Vector,
   knownInputs,
   MOVED_TYPES,
+  validateMoved,
   versionWithFloat16,
 } from "./common/shape_ops.ts";
-import {
-  check,
-  checkArity,
-  checkRank,
-  checkTypes,
-  type OperationDefinition,
-  type PrepareInput,
-} from "./operation.ts";
+import { check, checkArity, type OperationDefinition, type PrepareInput } from "./operation.ts";
 
 const PERM = 1;
 
@@ -48,10 +41,11 @@ export const transpose: OperationDefinition<"TRANSPOSE"> = {
 
   validate(signature) {
     checkArity(signature, [2], 1);
-    const input = checkMovedOperand(signature, MOVED_TYPES);
-    checkTypes(signature, [input.type, "TENSOR_INT32"], [input.type]);
-    checkRank(input, "input 0", (r) => r <= 4, "at most 4");
-    checkRank(signature.inputs[PERM], `permutation (input ${PERM})`, (r) => r === 1, "1");
+    const input = validateMoved(signature, {
+      supported: MOVED_TYPES,
+      params: ["TENSOR_INT32"],
+      ranks: [[0, "input 0", "at most 4"], [PERM, `permutation (input ${PERM})`, 1]],
+    });
     return versionWithFloat16(input, "V1_1");
   },
 

@@ -6,7 +6,7 @@
  * every step, in the input's layout. Checks follow Android 10
  * `UnidirectionalSequenceLSTM.cpp`.
  */
-import { lstmSequence, transposeFirstTwoDims } from "../../kernels/recurrent_sequence.ts";
+import { lstmSequence } from "../../kernels/recurrent_sequence.ts";
 import type { OperandType } from "../../nnapi/types.ts";
 import { elementCount } from "../../nnapi/tensor.ts";
 import { floatScalarType } from "./common/operand_types.ts";
@@ -17,19 +17,24 @@ import {
   float32Of,
   rankedShape,
   recurrentTensorType,
-  withFloat32OutputTensors,
+  sequenceLayout,
+  sequenceShape,
+  toTimeMajor,
+  withTimeMajorOutputs,
 } from "./common/recurrent.ts";
-import { knownScalar } from "./common/scalars.ts";
 import {
+  CELL_NAMES,
+  cellAt,
+  cellSizesOf,
   cellStepMacs,
+  checkKnownClips,
   checkLstmCell,
-  type LstmCellOperands,
+  LAYER_NORM_NAMES,
   lstmWeightsOf,
   optionalPositions,
   requiredRanks,
 } from "./common/sequence_lstm.ts";
 import {
-  check,
   checkArity,
   checkTypes,
   type OperationDefinition,
@@ -41,61 +46,18 @@ import {
 const IN = { input: 0, activation: 20, cellClip: 21, projClip: 22, timeMajor: 23 } as const;
 
 /** Positions of the cell's operands. */
-const CELL: LstmCellOperands = {
-  inputToInput: 1,
-  inputToForget: 2,
-  inputToCell: 3,
-  inputToOutput: 4,
-  recurrentToInput: 5,
-  recurrentToForget: 6,
-  recurrentToCell: 7,
-  recurrentToOutput: 8,
-  cellToInput: 9,
-  cellToForget: 10,
-  cellToOutput: 11,
-  inputGateBias: 12,
-  forgetGateBias: 13,
-  cellBias: 14,
-  outputGateBias: 15,
-  projectionWeights: 16,
-  projectionBias: 17,
-  outputStateIn: 18,
-  cellStateIn: 19,
-  inputLayerNorm: 24,
-  forgetLayerNorm: 25,
-  cellLayerNorm: 26,
-  outputLayerNorm: 27,
-};
+const CELL = cellAt(1, 18, 24);
 
 const NAMES = [
   "input",
-  "input_to_input_weights",
-  "input_to_forget_weights",
-  "input_to_cell_weights",
-  "input_to_output_weights",
-  "recurrent_to_input_weights",
-  "recurrent_to_forget_weights",
-  "recurrent_to_cell_weights",
-  "recurrent_to_output_weights",
-  "cell_to_input_weights",
-  "cell_to_forget_weights",
-  "cell_to_output_weights",
-  "input_gate_bias",
-  "forget_gate_bias",
-  "cell_bias",
-  "output_gate_bias",
-  "projection_weights",
-  "projection_bias",
+  ...CELL_NAMES,
   "output_state_in",
   "cell_state_in",
   "activation",
   "cell_clip",
   "proj_clip",
   "time_major",
-  "input_layer_norm_weights",
-  "forget_layer_norm_weights",
-  "cell_layer_norm_weights",
-  "output_layer_norm_weights",
+  ...LAYER_NORM_NAMES,
 ];
 
 /** The UNIDIRECTIONAL_SEQUENCE_LSTM operation. */
@@ -122,17 +84,16 @@ export const unidirectionalSequenceLstm: OperationDefinition<"UNIDIRECTIONAL_SEQ
 
   prepare(inputs) {
     checkKnownActivation(inputs, IN.activation);
-    for (const index of [IN.cellClip, IN.projClip]) {
-      const clip = knownScalar(inputs[index]);
-      if (clip !== undefined) {
-        check(clip >= 0, `${NAMES[index]} (input ${index}) is negative: ${clip}`);
-      }
-    }
+    checkKnownClips(inputs, [IN.cellClip, IN.projClip], NAMES);
     const timeMajor = scalarValue(inputs[IN.timeMajor], "time_major (input 23)") !== 0;
     const input = rankedShape(inputs, IN.input, { name: "input", rank: 3 });
-    const [maxTime, nBatch] = timeMajor ? [input[0], input[1]] : [input[1], input[0]];
-    const { nOutput } = checkLstmCell(inputs, CELL, { names: NAMES, nBatch, nInput: input[2] });
-    return [timeMajor ? [maxTime, nBatch, nOutput] : [nBatch, maxTime, nOutput]];
+    const layout = sequenceLayout(input, timeMajor);
+    const { nOutput } = checkLstmCell(inputs, CELL, {
+      names: NAMES,
+      nBatch: layout.batch,
+      nInput: input[2],
+    });
+    return [sequenceShape(layout, nOutput)];
   },
 
   /** Every step runs the cell's weight products for each batch row. */
@@ -143,23 +104,15 @@ export const unidirectionalSequenceLstm: OperationDefinition<"UNIDIRECTIONAL_SEQ
 
   execute(inputs, outputs) {
     const activation = activationOf(inputs, IN.activation);
-    const timeMajor = scalarOf(inputs[IN.timeMajor]) !== 0;
-    const [d0, d1, nInput] = inputs[IN.input].shape;
-    const [maxTime, nBatch] = timeMajor ? [d0, d1] : [d1, d0];
-    const nCell = inputs[CELL.inputToOutput].shape[0];
-    const nOutput = inputs[CELL.recurrentToOutput].shape[1];
-    let input = float32Of(inputs[IN.input]);
-    if (!timeMajor) {
-      const transposed = new Float32Array(input.length);
-      transposeFirstTwoDims(input, [nBatch, maxTime, nInput], transposed);
-      input = transposed;
-    }
-    withFloat32OutputTensors(outputs, ([output]) => {
-      const timeMajorOutput = timeMajor ? output : new Float32Array(output.length);
+    const layout = sequenceLayout(inputs[IN.input].shape, scalarOf(inputs[IN.timeMajor]) !== 0);
+    const nInput = inputs[IN.input].shape[2];
+    const { nCell, nOutput } = cellSizesOf(inputs, CELL);
+    const input = toTimeMajor(float32Of(inputs[IN.input]), layout, nInput);
+    withTimeMajorOutputs(outputs, { layout, units: [nOutput] }, ([output]) =>
       lstmSequence({
         weights: lstmWeightsOf(inputs, CELL),
         config: {
-          nBatch,
+          nBatch: layout.batch,
           nInput,
           nCell,
           nOutput,
@@ -173,13 +126,11 @@ export const unidirectionalSequenceLstm: OperationDefinition<"UNIDIRECTIONAL_SEQ
         nAuxInput: 0,
         outputStateIn: float32Of(inputs[CELL.outputStateIn]),
         cellStateIn: float32Of(inputs[CELL.cellStateIn]),
-        maxTime,
+        maxTime: layout.maxTime,
         reverse: false,
-        output: timeMajorOutput,
+        output,
         outputStride: nOutput,
         outputOffset: 0,
-      });
-      if (!timeMajor) transposeFirstTwoDims(timeMajorOutput, [maxTime, nBatch, nOutput], output);
-    });
+      }));
   },
 };

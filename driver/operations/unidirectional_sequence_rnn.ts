@@ -6,23 +6,25 @@
  * of every step, in the input's layout. Checks follow Android 10
  * `UnidirectionalSequenceRNN.cpp`.
  */
-import { rnnSequence, transposeFirstTwoDims } from "../../kernels/recurrent_sequence.ts";
+import { rnnSequence } from "../../kernels/recurrent_sequence.ts";
 import { elementCount } from "../../nnapi/tensor.ts";
 import {
   activationOf,
   checkInputRanks,
   checkKnownActivation,
+  checkRnnCell,
   float32Of,
   rankedShape,
   recurrentTensorType,
-  withFloat32OutputTensors,
+  sequenceLayout,
+  sequenceShape,
+  toTimeMajor,
+  withTimeMajorOutputs,
 } from "./common/recurrent.ts";
 import {
-  check,
   checkArity,
   checkTypes,
   type OperationDefinition,
-  type PrepareInput,
   scalarOf,
   scalarValue,
 } from "./operation.ts";
@@ -48,10 +50,6 @@ const NAMES = [
 ];
 const RANKS = [[0, 3], [1, 2], [2, 2], [3, 1], [4, 2]] as const;
 
-function dims(inputs: readonly PrepareInput[], index: number): readonly number[] {
-  return rankedShape(inputs, index, { name: NAMES[index], rank: RANKS[index][1] });
-}
-
 /** The UNIDIRECTIONAL_SEQUENCE_RNN operation. */
 export const unidirectionalSequenceRnn: OperationDefinition<"UNIDIRECTIONAL_SEQUENCE_RNN"> = {
   type: "UNIDIRECTIONAL_SEQUENCE_RNN",
@@ -67,26 +65,14 @@ export const unidirectionalSequenceRnn: OperationDefinition<"UNIDIRECTIONAL_SEQU
   prepare(inputs) {
     checkKnownActivation(inputs, IN.activation);
     const timeMajor = scalarValue(inputs[IN.timeMajor], "time_major (input 6)") !== 0;
-    const input = dims(inputs, IN.input);
-    const [numUnits, weightsInputSize] = dims(inputs, IN.weights);
-    const recurrent = dims(inputs, IN.recurrentWeights);
-    const [biasSize] = dims(inputs, IN.bias);
-    const hidden = dims(inputs, IN.hiddenState);
-    const [maxTime, batch] = timeMajor ? [input[0], input[1]] : [input[1], input[0]];
-    check(
-      input[2] === weightsInputSize,
-      `input size ${input[2]} differs from the weights' input size ${weightsInputSize}`,
-    );
-    check(biasSize === numUnits, `bias size ${biasSize} differs from num_units ${numUnits}`);
-    check(
-      recurrent[0] === numUnits && recurrent[1] === numUnits,
-      `recurrent_weights are [${recurrent.join(",")}], expected [${numUnits},${numUnits}]`,
-    );
-    check(
-      hidden[0] === batch && hidden[1] === numUnits,
-      `hidden_state is [${hidden.join(",")}], expected [${batch},${numUnits}]`,
-    );
-    return [timeMajor ? [maxTime, batch, numUnits] : [batch, maxTime, numUnits]];
+    const input = rankedShape(inputs, IN.input, { name: NAMES[IN.input], rank: 3 });
+    const layout = sequenceLayout(input, timeMajor);
+    const numUnits = checkRnnCell(inputs, IN.weights, {
+      names: NAMES,
+      batch: layout.batch,
+      inputSize: input[2],
+    });
+    return [sequenceShape(layout, numUnits)];
   },
 
   /** Every step multiplies each batch row by the input and recurrent weights. */
@@ -99,18 +85,11 @@ export const unidirectionalSequenceRnn: OperationDefinition<"UNIDIRECTIONAL_SEQU
 
   execute(inputs, outputs) {
     const activation = activationOf(inputs, IN.activation);
-    const timeMajor = scalarOf(inputs[IN.timeMajor]) !== 0;
-    const [d0, d1, inputSize] = inputs[IN.input].shape;
-    const [maxTime, batch] = timeMajor ? [d0, d1] : [d1, d0];
+    const layout = sequenceLayout(inputs[IN.input].shape, scalarOf(inputs[IN.timeMajor]) !== 0);
+    const inputSize = inputs[IN.input].shape[2];
     const numUnits = inputs[IN.weights].shape[0];
-    let input = float32Of(inputs[IN.input]);
-    if (!timeMajor) {
-      const transposed = new Float32Array(input.length);
-      transposeFirstTwoDims(input, [batch, maxTime, inputSize], transposed);
-      input = transposed;
-    }
-    withFloat32OutputTensors(outputs, ([output]) => {
-      const timeMajorOutput = timeMajor ? output : new Float32Array(output.length);
+    const input = toTimeMajor(float32Of(inputs[IN.input]), layout, inputSize);
+    withTimeMajorOutputs(outputs, { layout, units: [numUnits] }, ([output]) =>
       rnnSequence({
         input,
         auxInput: null,
@@ -120,17 +99,15 @@ export const unidirectionalSequenceRnn: OperationDefinition<"UNIDIRECTIONAL_SEQU
         bias: float32Of(inputs[IN.bias]),
         hiddenStateIn: float32Of(inputs[IN.hiddenState]),
         activation,
-        maxTime,
-        batch,
+        maxTime: layout.maxTime,
+        batch: layout.batch,
         inputSize,
         auxInputSize: 0,
         numUnits,
         reverse: false,
-        output: timeMajorOutput,
+        output,
         outputStride: numUnits,
         outputOffset: 0,
-      });
-      if (!timeMajor) transposeFirstTwoDims(timeMajorOutput, [maxTime, batch, numUnits], output);
-    });
+      }));
   },
 };

@@ -1,10 +1,11 @@
 /**
- * What the float recurrent operations share (RNN, SVDF, LSTM; Android 10 `RNN::Prepare`,
+ * What the float recurrent operations share (RNN, SVDF, LSTM and their sequence forms; Android 10 `RNN::Prepare`,
  * `SVDF::Prepare`, `LSTMCell::Prepare`): float32 tensors (float16 since HAL 1.2, run in
  * float32 as Android 10 does), fixed ranks, an activation the reference `ActivationFunctor`
  * implements, and optional operands that are absent when omitted or empty.
  */
 import { isSupportedActivation } from "../../../kernels/recurrent_common.ts";
+import { transposeFirstTwoDims } from "../../../kernels/recurrent_sequence.ts";
 import { type FloatData, toFloat32, withFloat32Outputs } from "../../../kernels/typed_arrays.ts";
 import { elementCount, type Tensor, type TensorInfo } from "../../../nnapi/tensor.ts";
 import type { HalVersion, OperandType } from "../../../nnapi/types.ts";
@@ -114,4 +115,90 @@ export function withFloat32OutputTensors(
   compute: (outputs: Float32Array[]) => void,
 ): void {
   withFloat32Outputs(outputs.map((o) => o.data as FloatData), compute);
+}
+
+/**
+ * Checks one basic RNN cell: weights [units, inputSize], recurrent_weights [units, units],
+ * bias [units] and hidden state [batch, units], at the four positions from `first`. Returns
+ * the number of units. RNN and both sequence RNNs share it.
+ */
+export function checkRnnCell(
+  inputs: readonly PrepareInput[],
+  first: number,
+  options: { names: readonly string[]; batch: number; inputSize: number },
+): number {
+  const { names, batch, inputSize } = options;
+  const [weights, recurrent, bias, hidden] = [first, first + 1, first + 2, first + 3];
+  const dims = (index: number, rank: number) =>
+    rankedShape(inputs, index, { name: names[index], rank });
+  const what = (index: number) => `${names[index]} (input ${index})`;
+  const [numUnits, weightsInputSize] = dims(weights, 2);
+  const recurrentShape = dims(recurrent, 2);
+  const [biasSize] = dims(bias, 1);
+  const hiddenShape = dims(hidden, 2);
+  check(
+    weightsInputSize === inputSize,
+    `${what(weights)} has input size ${weightsInputSize}, expected ${inputSize}`,
+  );
+  check(biasSize === numUnits, `${what(bias)} has size ${biasSize}, expected ${numUnits}`);
+  check(
+    recurrentShape[0] === numUnits && recurrentShape[1] === numUnits,
+    `${what(recurrent)} is [${recurrentShape.join(",")}], expected [${numUnits},${numUnits}]`,
+  );
+  check(
+    hiddenShape[0] === batch && hiddenShape[1] === numUnits,
+    `${what(hidden)} is [${hiddenShape.join(",")}], expected [${batch},${numUnits}]`,
+  );
+  return numUnits;
+}
+
+/** How a sequence operation lays out its [maxTime, batch, *] or [batch, maxTime, *] tensors. */
+export interface SequenceLayout {
+  timeMajor: boolean;
+  maxTime: number;
+  batch: number;
+}
+
+/** The layout of a sequence whose input has shape `shape`. */
+export function sequenceLayout(shape: readonly number[], timeMajor: boolean): SequenceLayout {
+  const [maxTime, batch] = timeMajor ? [shape[0], shape[1]] : [shape[1], shape[0]];
+  return { timeMajor, maxTime, batch };
+}
+
+/** The shape of a sequence output of `units` per step, in the input's layout. */
+export function sequenceShape(layout: SequenceLayout, units: number): number[] {
+  const { maxTime, batch } = layout;
+  return layout.timeMajor ? [maxTime, batch, units] : [batch, maxTime, units];
+}
+
+/** `data` ([*, *, inner] in `layout`) as time-major: the sequence kernels read only that. */
+export function toTimeMajor(
+  data: Float32Array,
+  layout: SequenceLayout,
+  inner: number,
+): Float32Array {
+  if (layout.timeMajor) return data;
+  const transposed = new Float32Array(data.length);
+  transposeFirstTwoDims(data, [layout.batch, layout.maxTime, inner], transposed);
+  return transposed;
+}
+
+/**
+ * Hands `run` time-major views of the staged float32 outputs (of `units[i]` per step) and
+ * transposes them back into a batch-major layout afterwards.
+ */
+export function withTimeMajorOutputs(
+  outputs: readonly Tensor[],
+  options: { layout: SequenceLayout; units: readonly number[] },
+  run: (timeMajorOutputs: Float32Array[]) => void,
+): void {
+  const { layout, units } = options;
+  withFloat32OutputTensors(outputs, (staged) => {
+    if (layout.timeMajor) return run(staged);
+    const timeMajorOutputs = staged.map((o) => new Float32Array(o.length));
+    run(timeMajorOutputs);
+    timeMajorOutputs.forEach((o, i) =>
+      transposeFirstTwoDims(o, [layout.maxTime, layout.batch, units[i]], staged[i])
+    );
+  });
 }

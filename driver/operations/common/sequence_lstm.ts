@@ -1,5 +1,5 @@
 /**
- * What UNIDIRECTIONAL_SEQUENCE_LSTM and BIDIRECTIONAL_SEQUENCE_LSTM share: the operand
+ * What LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM and BIDIRECTIONAL_SEQUENCE_LSTM share: the operand
  * positions of one LSTM cell (the bidirectional form has two, at different positions), the
  * cell's shape checks (Android 10 `LSTMCell::CheckInputTensorDimensions`), and reading its
  * weights for the float kernel. Optional operands are absent when omitted or empty.
@@ -8,11 +8,98 @@ import type { LstmWeights } from "../../../kernels/recurrent_lstm.ts";
 import { elementCount, type Tensor } from "../../../nnapi/tensor.ts";
 import { check, type PrepareInput } from "../operation.ts";
 import { float32Of, isPresent, optionalFloat32Of } from "./recurrent.ts";
+import { knownScalar } from "./scalars.ts";
 
 /** Positions of one cell's operands among the operation's inputs. */
 export type LstmCellOperands = Readonly<
   Record<keyof LstmWeights | "outputStateIn" | "cellStateIn", number>
 >;
+
+/**
+ * The positions of a cell whose 17 weights, biases and projection start at `first`, whose two
+ * states start at `states` and whose four layer-normalization weights start at `layerNorm`.
+ */
+export function cellAt(first: number, states: number, layerNorm: number): LstmCellOperands {
+  return {
+    inputToInput: first,
+    inputToForget: first + 1,
+    inputToCell: first + 2,
+    inputToOutput: first + 3,
+    recurrentToInput: first + 4,
+    recurrentToForget: first + 5,
+    recurrentToCell: first + 6,
+    recurrentToOutput: first + 7,
+    cellToInput: first + 8,
+    cellToForget: first + 9,
+    cellToOutput: first + 10,
+    inputGateBias: first + 11,
+    forgetGateBias: first + 12,
+    cellBias: first + 13,
+    outputGateBias: first + 14,
+    projectionWeights: first + 15,
+    projectionBias: first + 16,
+    outputStateIn: states,
+    cellStateIn: states + 1,
+    inputLayerNorm: layerNorm,
+    forgetLayerNorm: layerNorm + 1,
+    cellLayerNorm: layerNorm + 2,
+    outputLayerNorm: layerNorm + 3,
+  };
+}
+
+/** NNAPI's names of the 17 operands `cellAt` places from `first`, for messages. */
+export const CELL_NAMES = [
+  "input_to_input_weights",
+  "input_to_forget_weights",
+  "input_to_cell_weights",
+  "input_to_output_weights",
+  "recurrent_to_input_weights",
+  "recurrent_to_forget_weights",
+  "recurrent_to_cell_weights",
+  "recurrent_to_output_weights",
+  "cell_to_input_weights",
+  "cell_to_forget_weights",
+  "cell_to_output_weights",
+  "input_gate_bias",
+  "forget_gate_bias",
+  "cell_bias",
+  "output_gate_bias",
+  "projection_weights",
+  "projection_bias",
+] as const;
+
+/** NNAPI's names of the four layer-normalization weights, for messages. */
+export const LAYER_NORM_NAMES = [
+  "input_layer_norm_weights",
+  "forget_layer_norm_weights",
+  "cell_layer_norm_weights",
+  "output_layer_norm_weights",
+] as const;
+
+/** Checks cell_clip and proj_clip (at `positions`) are not negative, when known. */
+export function checkKnownClips(
+  inputs: readonly PrepareInput[],
+  positions: readonly number[],
+  names: readonly string[],
+): void {
+  for (const index of positions) {
+    const clip = knownScalar(inputs[index]);
+    if (clip !== undefined) {
+      check(clip >= 0, `${names[index]} (input ${index}) is negative: ${clip}`);
+    }
+  }
+}
+
+/** A cell's number of units and output size, read from its weights' shapes at execution. */
+export function cellSizesOf(
+  inputs: readonly Tensor[],
+  cell: LstmCellOperands,
+): { nCell: number; nOutput: number } {
+  return {
+    nCell: inputs[cell.inputToOutput].shape[0],
+    nOutput: inputs[cell.recurrentToOutput].shape[1],
+  };
+}
 
 /** The cell operands that may be omitted. */
 export const OPTIONAL_CELL_OPERANDS = [
@@ -73,7 +160,8 @@ export function checkLstmCell(
 ): LstmCellSizes {
   const { names, nBatch, nInput } = options;
   const what = (index: number) => `${names[index]} (input ${index})`;
-  const is = (index: number) => isPresent(inputs[index]);
+  // LSTM's 23-input form has no layer-normalization operands at all.
+  const is = (index: number) => index < inputs.length && isPresent(inputs[index]);
   const checkShape = (index: number, expected: readonly number[]) => {
     const shape = inputs[index].shape;
     check(
@@ -187,22 +275,25 @@ export function lstmWeightsOf(inputs: readonly Tensor[], cell: LstmCellOperands)
   };
 }
 
+/** The positions of a cell's weight matrices: what one step multiplies per batch row. */
+export function cellWeightPositions(cell: LstmCellOperands): number[] {
+  return [
+    cell.inputToInput,
+    cell.inputToForget,
+    cell.inputToCell,
+    cell.inputToOutput,
+    cell.recurrentToInput,
+    cell.recurrentToForget,
+    cell.recurrentToCell,
+    cell.recurrentToOutput,
+    cell.projectionWeights,
+  ];
+}
+
 /** Multiply-adds of one step of one cell per batch row: its present weight matrices. */
 export function cellStepMacs(inputs: readonly PrepareInput[], cell: LstmCellOperands): number {
   let macs = 0;
-  for (
-    const index of [
-      cell.inputToInput,
-      cell.inputToForget,
-      cell.inputToCell,
-      cell.inputToOutput,
-      cell.recurrentToInput,
-      cell.recurrentToForget,
-      cell.recurrentToCell,
-      cell.recurrentToOutput,
-      cell.projectionWeights,
-    ]
-  ) {
+  for (const index of cellWeightPositions(cell)) {
     if (inputs[index].value !== null) macs += elementCount(inputs[index].shape);
   }
   return macs;

@@ -4,15 +4,20 @@
  * they move elements without arithmetic, so every output has input 0's type and, when
  * quantized, its scale and zero point; their parameters are INT32 vectors.
  */
+import type { ImageDims } from "../../../kernels/image_layout.ts";
 import type { Tensor } from "../../../nnapi/tensor.ts";
 import type { HalVersion, OperandType } from "../../../nnapi/types.ts";
 import {
   check,
+  checkRank,
+  checkTypes,
   type DeclaredOperand,
   type OperationSignature,
   type PrepareInput,
+  scalarValue,
   tensorValue,
 } from "../operation.ts";
+import { imageDims } from "./layout.ts";
 import { checkInputType } from "./operand_types.ts";
 
 /** The data types the layout operations of HAL 1.1 move (float16 since HAL 1.2). */
@@ -47,6 +52,39 @@ export function checkMovedOperand(
         `${output.zeroPoint}, expected the input's ${input.scale} and ${input.zeroPoint}`,
     );
   });
+  return input;
+}
+
+/** A declared rank a shape operation requires of an input: [position, name, rank]. */
+export type RankRule = readonly [
+  number,
+  string,
+  number | `at most ${number}` | `at least ${number}`,
+];
+
+/**
+ * Validates a one-output shape operation: input 0 of a `supported` type moved unchanged to
+ * the output (see {@link checkMovedOperand}), `params` the types of inputs 1, 2, ..., and the
+ * declared `ranks`. Returns input 0.
+ */
+export function validateMoved(
+  signature: OperationSignature,
+  options: {
+    supported: readonly OperandType[];
+    params: readonly OperandType[];
+    ranks: readonly RankRule[];
+  },
+): DeclaredOperand {
+  const input = checkMovedOperand(signature, options.supported);
+  checkTypes(signature, [input.type, ...options.params], [input.type]);
+  for (const [position, what, rank] of options.ranks) {
+    const fits = typeof rank === "number"
+      ? (r: number) => r === rank
+      : rank.startsWith("at most")
+      ? (r: number) => r <= Number(rank.slice("at most ".length))
+      : (r: number) => r >= Number(rank.slice("at least ".length));
+    checkRank(signature.inputs[position], what, fits, String(rank));
+  }
   return input;
 }
 
@@ -118,4 +156,22 @@ export function padGeometry(
     out.push(shape[d] + head + tail);
   }
   return { shape: out, before };
+}
+
+/**
+ * What BATCH_TO_SPACE_ND and SPACE_TO_BATCH_ND read first: the 4-D input's NHWC extents
+ * (NCHW when the optional flag at `layout` is set) and the block shape at input 1, two
+ * entries >= 1.
+ */
+export function blockGeometry(
+  inputs: readonly PrepareInput[],
+  layout: number,
+): { nchw: boolean; input: ImageDims; block: [number, number] } {
+  checkShapeRank(inputs[0].shape, "input 0", 4, 4);
+  const nchw = inputs.length > layout &&
+    scalarValue(inputs[layout], `layout (input ${layout})`) !== 0;
+  const input = imageDims(inputs[0].shape, nchw);
+  const [bh, bw] = int32Vector(inputs[1], "block shape (input 1)", 2);
+  check(bh >= 1 && bw >= 1, `block shape (input 1) is [${bh},${bw}], expected entries >= 1`);
+  return { nchw, input, block: [bh, bw] };
 }
