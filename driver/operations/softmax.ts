@@ -22,6 +22,7 @@ import {
 import { floatScalarType, versionOfInputType } from "./common/operand_types.ts";
 import { checkFixedQuantization } from "./common/quantization.ts";
 import { knownScalar } from "./common/scalars.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 import {
   check,
   checkArity,
@@ -65,7 +66,7 @@ function run(
 }
 
 /** SOFTMAX; quant8 output has scale 1/256 and zero point 0. */
-export const softmax: OperationDefinition<"SOFTMAX"> = {
+const softmaxUnsigned: OperationDefinition<"SOFTMAX"> = {
   type: "SOFTMAX",
   validate(signature) {
     checkArity(signature, [2, 3], 1);
@@ -121,3 +122,6 @@ export const softmax: OperationDefinition<"SOFTMAX"> = {
       });
   },
 };
+
+/** SOFTMAX with the HAL 1.3 signed form (output zero point -128). */
+export const softmax: OperationDefinition<"SOFTMAX"> = withSignedQuant8(softmaxUnsigned);

@@ -4,15 +4,18 @@ import { subFloat32, subQuant8Params } from "../../kernels/elementwise_broadcast
 import { laterHal } from "../../nnapi/types.ts";
 import { binaryOperation } from "./common/binary.ts";
 import type { OperationDefinition } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
-const base = binaryOperation({
-  type: "SUB",
-  float: subFloat32,
-  quantParams: (input1, input2, output) =>
-    subQuant8Params(input1, input2, output) ??
-      `output scale ${output.scale} is too small for input scales ${input1.scale} and ${input2.scale}`,
-  quant: addQuant8,
-});
+const base = withSignedQuant8(
+  binaryOperation({
+    type: "SUB",
+    float: subFloat32,
+    quantParams: (input1, input2, output) =>
+      subQuant8Params(input1, input2, output) ??
+        `output scale ${output.scale} is too small for input scales ${input1.scale} and ${input2.scale}`,
+    quant: addQuant8,
+  }),
+);
 
 /**
  * SUB (since V1_1); quant8 (since V1_2) runs quantized ADD with the second input's

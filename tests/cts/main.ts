@@ -2,9 +2,11 @@
  * `deno task cts`: the NNAPI CTS conformance suite through the HTTP API, against a server
  * started in-process on a free port (or an already running one with `--url`).
  * Usage: deno task cts [--filter RE] [--versions V1_0,V1_1,V1_2] [--concurrency N]
- *                      [--memory] [--devices a,b] [--verbose] [--url URL [--api-key KEY]]
+ *                      [--memory] [--signed] [--devices a,b] [--verbose]
+ *                      [--url URL [--api-key KEY]]
  * `--memory` passes every CONSTANT_REFERENCE constant, input and output through shared
- * memories (`POST /v1/memories`) instead of inline JSON.
+ * memories (`POST /v1/memories`) instead of inline JSON. `--signed` runs the HAL 1.3
+ * TENSOR_QUANT8_ASYMM_SIGNED forms of the quant8 cases instead (tests/cts/signed.ts).
  * Prints each failure with its reason, a per-operation table and last the line
  * `cts: N passed, M failed, K skipped`; exits with 1 when a case failed.
  */
@@ -40,6 +42,7 @@ async function main(): Promise<number> {
       concurrency: { type: "string", default: "4" },
       verbose: { type: "boolean", default: false },
       memory: { type: "boolean", default: false },
+      signed: { type: "boolean", default: false },
       devices: { type: "string" },
       url: { type: "string" },
       "api-key": { type: "string" },
@@ -75,6 +78,7 @@ async function main(): Promise<number> {
       concurrency,
       directory,
       memory: values.memory,
+      signed: values.signed,
       devices: values.devices?.split(",").map((d) => d.trim()).filter(Boolean),
       onCase: values.verbose
         ? (r) =>
