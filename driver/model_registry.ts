@@ -5,7 +5,12 @@
  */
 import type { MemoryPools } from "../memory/pools.ts";
 import { checkRegion } from "../memory/pools.ts";
-import { type ModelRecord, type ModelStore, sha256Hex } from "../store/model_store.ts";
+import {
+  type ModelRecord,
+  type ModelStore,
+  sha256Hex,
+  type StoredModel,
+} from "../store/model_store.ts";
 import { DriverError, invalid, notFound } from "../nnapi/errors.ts";
 import { buildModel, type Model, type PoolResolver } from "./model.ts";
 import { canonicalDocument, WEIGHTS_POOL } from "./model_document.ts";
@@ -73,7 +78,17 @@ export class ModelRegistry {
 
   /** Reads, checks and validates a stored model. */
   async load(record: ModelRecord): Promise<Model> {
-    const { document, weights } = await this.#store.load(record);
+    let stored: StoredModel;
+    try {
+      stored = await this.#store.load(record);
+    } catch (error) {
+      // Its client deleted the model (and, with no compilation yet, its files) meanwhile.
+      if (!(await this.#store.get(record.owner, record.id))) {
+        throw notFound(`no model ${record.id}: it was deleted while being prepared`);
+      }
+      throw error;
+    }
+    const { document, weights } = stored;
     const json = ModelSchema.parse(JSON.parse(new TextDecoder().decode(document)));
     return buildModel(json, {
       resolvePool: (poolIndex, offset, length) => {
