@@ -20,7 +20,9 @@ import {
 import type { DepthwiseGeometry } from "../../kernels/conv_depthwise.ts";
 import type { OperandType } from "../../nnapi/types.ts";
 import {
+  checkConvolutionOperandRanks,
   checkConvolutionRanks,
+  checkFilterQuantization,
   convolutionCost,
   convolutionOutputShape,
   convolutionParams,
@@ -28,7 +30,6 @@ import {
 } from "./common/convolution.ts";
 import { nhwcDims } from "./common/layout.ts";
 import { checkInputType } from "./common/operand_types.ts";
-import { checkBiasScale } from "./common/quantization.ts";
 import {
   check,
   checkArity,
@@ -69,7 +70,7 @@ export const groupedConv2d: OperationDefinition<"GROUPED_CONV_2D"> = {
 
   validate(signature) {
     checkArity(signature, [IMPLICIT_INPUTS, EXPLICIT_INPUTS], 1);
-    const [input, filter, bias] = signature.inputs;
+    const [input, filter] = signature.inputs;
     checkInputType(input, 0, ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"]);
     const quantized = input.type === "TENSOR_QUANT8_ASYMM";
     const perChannel = quantized && filter.type === "TENSOR_QUANT8_SYMM_PER_CHANNEL";
@@ -82,25 +83,9 @@ export const groupedConv2d: OperationDefinition<"GROUPED_CONV_2D"> = {
       "BOOL",
     ];
     checkTypes(signature, expected, [input.type]);
-    checkRank(input, "input 0", (r) => r === 4, "4");
-    checkRank(filter, "input 1 (filter)", (r) => r === 4, "4");
-    checkRank(bias, "input 2 (bias)", (r) => r === 1, "1");
+    checkConvolutionOperandRanks(signature);
     checkRank(signature.outputs[0], "output 0", (r) => r === 4, "4");
-    if (perChannel) {
-      const cq = filter.channelQuant;
-      check(
-        cq !== undefined && cq.channelDim === 0,
-        `input 1 (operand ${filter.index}) must be quantized per channel along dimension 0`,
-      );
-      const outDepth = filter.dimensions[0];
-      check(
-        !outDepth || cq.scales.length === outDepth,
-        `input 1 (operand ${filter.index}) has ${cq.scales.length} channel scales for ` +
-          `${outDepth} output channels`,
-      );
-    } else if (quantized) {
-      checkBiasScale(signature, "filter");
-    }
+    checkFilterQuantization(signature, { quantized, perChannel, channelDim: 0 });
     return "V1_2";
   },
 

@@ -20,11 +20,15 @@ import {
 import { activationRangeFloat } from "../../kernels/fixed_point.ts";
 import { elementCount, type TensorData, type TensorInfo } from "../../nnapi/tensor.ts";
 import { type OperandType, PADDING_SAME } from "../../nnapi/types.ts";
-import { checkConvolutionRanks } from "./common/convolution.ts";
+import {
+  checkConvolutionOperandRanks,
+  checkConvolutionRanks,
+  checkFilterQuantization,
+} from "./common/convolution.ts";
 import { layoutShape, nhwcData, nhwcDims, writeNhwc } from "./common/layout.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import { checkPaddingCode, type Padding2d } from "./common/padding.ts";
-import { checkBiasScale, convolutionOutputStage } from "./common/quantization.ts";
+import { convolutionOutputStage } from "./common/quantization.ts";
 import { checkFusedActivation } from "./common/scalars.ts";
 import {
   check,
@@ -192,7 +196,7 @@ export const transposeConv2d: OperationDefinition<"TRANSPOSE_CONV_2D"> = {
 
   validate(signature) {
     checkArity(signature, [IMPLICIT_INPUTS, EXPLICIT_INPUTS], 1);
-    const [input, filter, bias] = signature.inputs;
+    const [input, filter] = signature.inputs;
     checkInputType(input, 0, ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"]);
     const quantized = input.type === "TENSOR_QUANT8_ASYMM";
     const perChannel = quantized && filter.type === "TENSOR_QUANT8_SYMM_PER_CHANNEL";
@@ -207,28 +211,12 @@ export const transposeConv2d: OperationDefinition<"TRANSPOSE_CONV_2D"> = {
       "BOOL",
     ];
     checkTypes(signature, expected, [input.type]);
-    checkRank(input, "input 0", (r) => r === 4, "4");
-    checkRank(filter, "input 1 (filter)", (r) => r === 4, "4");
-    checkRank(bias, "input 2 (bias)", (r) => r === 1, "1");
+    checkConvolutionOperandRanks(signature);
     if (!explicit) {
       checkRank(signature.inputs[OUTPUT_SHAPE], "input 3 (output shape)", (r) => r === 1, "1");
     }
     checkRank(signature.outputs[0], "output 0", (r) => r === 4, "4");
-    if (perChannel) {
-      const cq = filter.channelQuant;
-      check(
-        cq !== undefined && cq.channelDim === 0,
-        `input 1 (operand ${filter.index}) must be quantized per channel along dimension 0`,
-      );
-      const outDepth = filter.dimensions[0];
-      check(
-        !outDepth || cq.scales.length === outDepth,
-        `input 1 (operand ${filter.index}) has ${cq.scales.length} channel scales for ` +
-          `${outDepth} output channels`,
-      );
-    } else if (quantized) {
-      checkBiasScale(signature, "filter");
-    }
+    checkFilterQuantization(signature, { quantized, perChannel, channelDim: 0 });
     return "V1_2";
   },
 

@@ -182,7 +182,7 @@ export function validateConvolution(
 ): HalVersion {
   const base = baseCount(type);
   checkArity(signature, [0, 1, 3, 4, 6].map((extra) => base + extra), 1);
-  const [input, filter, bias] = signature.inputs;
+  const [input, filter] = signature.inputs;
   const form = convolutionForm(type, signature.inputs.map((o) => o.type));
   check(
     form !== undefined,
@@ -201,30 +201,51 @@ export function validateConvolution(
     expected.push(i === form.layout ? "BOOL" : "INT32");
   }
   checkTypes(signature, expected, [input.type]);
+  checkConvolutionOperandRanks(signature);
+  const meetsScaleConstraint = checkFilterQuantization(signature, {
+    quantized,
+    perChannel,
+    channelDim: type === "DEPTHWISE_CONV_2D" ? 3 : 0,
+  });
+  const needsV12 = input.type === "TENSOR_FLOAT16" || perChannel || form.layout >= 0 ||
+    form.dilation >= 0 || !meetsScaleConstraint;
+  return needsV12 ? "V1_2" : "V1_0";
+}
+
+/** Checks the declared ranks of the input (4), the filter (4) and the bias (1). */
+export function checkConvolutionOperandRanks(signature: OperationSignature): void {
+  const [input, filter, bias] = signature.inputs;
   checkRank(input, "input 0", (r) => r === 4, "4");
   checkRank(filter, "input 1 (filter)", (r) => r === 4, "4");
   checkRank(bias, "input 2 (bias)", (r) => r === 1, "1");
-  let meetsScaleConstraint = true;
-  if (perChannel) {
-    const channelDim = type === "DEPTHWISE_CONV_2D" ? 3 : 0;
+}
+
+/**
+ * Checks a quantized filter: a per-channel one is quantized along its output-channel
+ * dimension with one scale per channel; otherwise the bias scale rule applies. Returns
+ * whether the HAL 1.0 scale constraint holds (false means the form needs HAL 1.2).
+ */
+export function checkFilterQuantization(
+  signature: OperationSignature,
+  form: { quantized: boolean; perChannel: boolean; channelDim: number },
+): boolean {
+  const filter = signature.inputs[1];
+  if (form.perChannel) {
     const cq = filter.channelQuant;
     check(
-      cq !== undefined && cq.channelDim === channelDim,
+      cq !== undefined && cq.channelDim === form.channelDim,
       `input 1 (operand ${filter.index}) must be quantized per channel along dimension ` +
-        `${channelDim}`,
+        `${form.channelDim}`,
     );
-    const outDepth = filter.dimensions[channelDim];
+    const outDepth = filter.dimensions[form.channelDim];
     check(
       !outDepth || cq.scales.length === outDepth,
       `input 1 (operand ${filter.index}) has ${cq.scales.length} channel scales for ` +
         `${outDepth} output channels`,
     );
-  } else if (quantized) {
-    meetsScaleConstraint = checkBiasScale(signature, "filter");
+    return true;
   }
-  const needsV12 = input.type === "TENSOR_FLOAT16" || perChannel || form.layout >= 0 ||
-    form.dilation >= 0 || !meetsScaleConstraint;
-  return needsV12 ? "V1_2" : "V1_0";
+  return form.quantized ? checkBiasScale(signature, "filter") : true;
 }
 
 /** Checks the ranks of the input (4), the filter (4) and the bias (1) at preparation. */
