@@ -255,6 +255,10 @@ export function buildModel(json: ModelJson, options: { resolvePool?: PoolResolve
           inputs: op.inputs.map((i) => declared(operands, i)),
           outputs: op.outputs.map((i) => declared(operands, i)),
         });
+        // An operation needs at least the HAL version of every operand type it touches.
+        for (const i of [...op.inputs, ...op.outputs]) {
+          needs = laterHal(needs, operandVersion(operands[i].type));
+        }
         halVersion = laterHal(halVersion, needs);
         supported = true;
       } catch (error) {

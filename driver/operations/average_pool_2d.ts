@@ -7,12 +7,13 @@
 import { averagePoolFloat, averagePoolQuantized } from "../../kernels/pool_2d.ts";
 import { poolOperation } from "./common/pooling.ts";
 import type { OperationDefinition } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 /** AVERAGE_POOL_2D definition. */
-export const averagePool2d: OperationDefinition<"AVERAGE_POOL_2D"> = poolOperation(
+export const averagePool2d: OperationDefinition<"AVERAGE_POOL_2D"> = withSignedQuant8(poolOperation(
   "AVERAGE_POOL_2D",
   {
     inputTypes: ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"],
     kernel: (type) => type === "TENSOR_QUANT8_ASYMM" ? averagePoolQuantized : averagePoolFloat,
   },
-);
+));

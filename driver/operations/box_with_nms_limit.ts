@@ -18,6 +18,7 @@ import { boxFloats, checkBoxQuantization } from "./common/boxes.ts";
 import { checkInputType, floatScalarType } from "./common/operand_types.ts";
 import type { OperationDefinition, PrepareInput } from "./operation.ts";
 import { check, checkArity, checkRank, checkTypes, scalarValue, tensorValue } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 const SCORES = 0;
 const BOXES = 1;
@@ -93,7 +94,7 @@ function checkShapes(inputs: readonly { shape: readonly number[] }[]): void {
 }
 
 /** BOX_WITH_NMS_LIMIT (HAL 1.2); its output extents depend on the input values. */
-export const boxWithNmsLimit: OperationDefinition<"BOX_WITH_NMS_LIMIT"> = {
+export const boxWithNmsLimit: OperationDefinition<"BOX_WITH_NMS_LIMIT"> = withSignedQuant8({
   type: "BOX_WITH_NMS_LIMIT",
 
   validate(signature) {
@@ -169,4 +170,4 @@ export const boxWithNmsLimit: OperationDefinition<"BOX_WITH_NMS_LIMIT"> = {
       }
     }
   },
-};
+});

@@ -35,7 +35,7 @@ Deno.test("cast() rejects a wrong input count and unsupported types", () => {
   );
   throws(
     () => validate([operand(0, "TENSOR_BOOL8")], [operand(1, "TENSOR_INT32")]),
-    /input 0 \(operand 0\) has unsupported type TENSOR_BOOL8/,
+    /output 0 \(operand 1\) has type TENSOR_INT32; a TENSOR_BOOL8 input casts only to TENSOR_BOOL8/,
   );
   throws(
     () => validate([operand(0, "TENSOR_FLOAT32")], [operand(1, "TENSOR_QUANT16_ASYMM")]),
@@ -66,4 +66,18 @@ Deno.test("cast() truncates floats and saturates to quant8, ignoring quantizatio
     tensor("TENSOR_FLOAT32", f),
   ]);
   deepStrictEqual([...f], [0, 1, 128, 255]);
+});
+
+Deno.test("cast() copies the stored values of a HAL 1.3 identity cast", () => {
+  const input = new Int8Array([-128, -1, 0, 127]);
+  const output = new Int8Array(4);
+  const tensor = (data: Int8Array): Tensor => ({
+    type: "TENSOR_QUANT8_ASYMM_SIGNED",
+    shape: [4],
+    scale: 0.5,
+    zeroPoint: -3,
+    data,
+  });
+  cast.execute([tensor(input)], [tensor(output)]);
+  deepStrictEqual([...output], [-128, -1, 0, 127]);
 });

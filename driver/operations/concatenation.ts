@@ -10,9 +10,10 @@ import type { HalVersion, OperandType } from "../../nnapi/types.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { check, checkTypes, scalarOf, scalarValue } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 /** CONCATENATION (HAL 1.0; float16 or quant8 with differing quantization need HAL 1.2). */
-export const concatenation: OperationDefinition<"CONCATENATION"> = {
+export const concatenation: OperationDefinition<"CONCATENATION"> = withSignedQuant8({
   type: "CONCATENATION",
 
   validate(signature) {
@@ -88,4 +89,4 @@ export const concatenation: OperationDefinition<"CONCATENATION"> = {
       convert,
     );
   },
-};
+});

@@ -22,6 +22,7 @@ import {
 } from "./common/convolution.ts";
 import { nhwcDims } from "./common/layout.ts";
 import { check, type Kernel, type OperationDefinition, scalarValue } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 /** Reference kernel: NHWC direct convolution (float or Android 10 quantized arithmetic). */
 const reference: Kernel = (inputs, outputs) => {
@@ -32,7 +33,7 @@ const reference: Kernel = (inputs, outputs) => {
 };
 
 /** CONV_2D definition. */
-export const conv2d: OperationDefinition<"CONV_2D"> = {
+export const conv2d: OperationDefinition<"CONV_2D"> = withSignedQuant8({
   type: "CONV_2D",
   validate: (signature) => validateConvolution(signature, "CONV_2D"),
   prepare(inputs) {
@@ -57,4 +58,4 @@ export const conv2d: OperationDefinition<"CONV_2D"> = {
   },
   cost: (inputs, outputs) => convolutionCost(inputs, outputs, "CONV_2D"),
   execute: reference,
-};
+});

@@ -13,9 +13,10 @@ import {
   validateBlockRearrangement,
 } from "./common/space_depth.ts";
 import { check, type OperationDefinition } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 /** DEPTH_TO_SPACE (HAL 1.0; the NCHW flag or float16 need HAL 1.2). */
-export const depthToSpace: OperationDefinition<"DEPTH_TO_SPACE"> = {
+export const depthToSpace: OperationDefinition<"DEPTH_TO_SPACE"> = withSignedQuant8({
   type: "DEPTH_TO_SPACE",
 
   validate: validateBlockRearrangement,
@@ -40,4 +41,4 @@ export const depthToSpace: OperationDefinition<"DEPTH_TO_SPACE"> = {
   execute(inputs, outputs) {
     executeBlockRearrangement(inputs, outputs, depthToSpaceKernel);
   },
-};
+});

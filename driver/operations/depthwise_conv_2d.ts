@@ -23,6 +23,7 @@ import {
 } from "./common/convolution.ts";
 import { nhwcDims } from "./common/layout.ts";
 import { check, type Kernel, type OperationDefinition, scalarValue } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 /** Reference kernel: NHWC depthwise convolution (float or Android 10 quantized arithmetic). */
 const reference: Kernel = (inputs, outputs) => {
@@ -33,7 +34,7 @@ const reference: Kernel = (inputs, outputs) => {
 };
 
 /** DEPTHWISE_CONV_2D definition. */
-export const depthwiseConv2d: OperationDefinition<"DEPTHWISE_CONV_2D"> = {
+export const depthwiseConv2d: OperationDefinition<"DEPTHWISE_CONV_2D"> = withSignedQuant8({
   type: "DEPTHWISE_CONV_2D",
   validate: (signature) => validateConvolution(signature, "DEPTHWISE_CONV_2D"),
   prepare(inputs) {
@@ -64,4 +65,4 @@ export const depthwiseConv2d: OperationDefinition<"DEPTHWISE_CONV_2D"> = {
   },
   cost: (inputs, outputs) => convolutionCost(inputs, outputs, "DEPTHWISE_CONV_2D"),
   execute: reference,
-};
+});

@@ -17,6 +17,7 @@ import {
   type OperationDefinition,
   OperationError,
 } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 const QUANTIZED_INPUTS: readonly OperandType[] = [
   "TENSOR_QUANT8_ASYMM",
@@ -25,7 +26,7 @@ const QUANTIZED_INPUTS: readonly OperandType[] = [
 ];
 
 /** DEQUANTIZE, elementwise; the output has the input's shape. */
-export const dequantize: OperationDefinition<"DEQUANTIZE"> = {
+export const dequantize: OperationDefinition<"DEQUANTIZE"> = withSignedQuant8({
   type: "DEQUANTIZE",
   validate(signature) {
     checkArity(signature, [1], 1);
@@ -67,4 +68,4 @@ export const dequantize: OperationDefinition<"DEQUANTIZE"> = {
       }
     });
   },
-};
+});

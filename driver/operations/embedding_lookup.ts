@@ -11,6 +11,7 @@ import { checkInputType } from "./common/operand_types.ts";
 import { checkSameQuantization } from "./common/quantization.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { check, checkArity, checkRank, checkTypes, OperationError } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 const LOOKUPS = 0;
 const VALUES = 1;
@@ -22,7 +23,7 @@ const VALUE_TYPES: readonly OperandType[] = [
 ];
 
 /** EMBEDDING_LOOKUP (HAL 1.0). */
-export const embeddingLookup: OperationDefinition<"EMBEDDING_LOOKUP"> = {
+export const embeddingLookup: OperationDefinition<"EMBEDDING_LOOKUP"> = withSignedQuant8({
   type: "EMBEDDING_LOOKUP",
 
   validate(signature) {
@@ -72,4 +73,4 @@ export const embeddingLookup: OperationDefinition<"EMBEDDING_LOOKUP"> = {
       );
     }
   },
-};
+});

@@ -1,6 +1,9 @@
 /** EQUAL: elementwise comparison with numpy-style broadcasting, a TENSOR_BOOL8 output (V1_2). */
 import { comparisonOperation } from "./common/comparison.ts";
 import type { OperationDefinition } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 /** EQUAL; quant8 inputs are compared as real values. */
-export const equal: OperationDefinition<"EQUAL"> = comparisonOperation("EQUAL", "eq");
+export const equal: OperationDefinition<"EQUAL"> = withSignedQuant8(
+  comparisonOperation("EQUAL", "eq"),
+);

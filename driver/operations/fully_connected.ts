@@ -27,6 +27,7 @@ import {
   scalarOf,
   scalarValue,
 } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 const SUPPORTED_INPUTS: readonly OperandType[] = [
   "TENSOR_FLOAT32",
@@ -112,10 +113,10 @@ function execute(inputs: readonly Tensor[], outputs: readonly Tensor[]): void {
 }
 
 /** FULLY_CONNECTED definition. */
-export const fullyConnected: OperationDefinition<"FULLY_CONNECTED"> = {
+export const fullyConnected: OperationDefinition<"FULLY_CONNECTED"> = withSignedQuant8({
   type: "FULLY_CONNECTED",
   validate,
   prepare,
   cost,
   execute,
-};
+});

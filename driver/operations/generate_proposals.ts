@@ -37,6 +37,7 @@ import {
   scalarValue,
   tensorValue,
 } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 const PROPOSALS = {
   scores: 0,
@@ -116,7 +117,7 @@ function propose(inputs: readonly PrepareInput[]): Proposals {
 }
 
 /** GENERATE_PROPOSALS: three outputs, the proposals' scores, boxes and batches. */
-export const generateProposals: OperationDefinition<"GENERATE_PROPOSALS"> = {
+export const generateProposals: OperationDefinition<"GENERATE_PROPOSALS"> = withSignedQuant8({
   type: "GENERATE_PROPOSALS",
   validate(signature) {
     checkArity(signature, [11], 3);
@@ -159,4 +160,4 @@ export const generateProposals: OperationDefinition<"GENERATE_PROPOSALS"> = {
     storeValues(result.rois, boxes.data as BoxData, boxes);
     (batches.data as Int32Array).set(result.batches);
   },
-};
+});

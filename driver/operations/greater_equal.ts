@@ -1,9 +1,12 @@
 /** GREATER_EQUAL: elementwise comparison with numpy-style broadcasting, a TENSOR_BOOL8 output (V1_2). */
 import { comparisonOperation } from "./common/comparison.ts";
 import type { OperationDefinition } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 /** GREATER_EQUAL; quant8 inputs are compared as real values. */
-export const greaterEqual: OperationDefinition<"GREATER_EQUAL"> = comparisonOperation(
-  "GREATER_EQUAL",
-  "ge",
+export const greaterEqual: OperationDefinition<"GREATER_EQUAL"> = withSignedQuant8(
+  comparisonOperation(
+    "GREATER_EQUAL",
+    "ge",
+  ),
 );

@@ -39,6 +39,7 @@ import {
   type OperationDefinition,
   scalarValue,
 } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 const IMPLICIT_INPUTS = 9;
 const EXPLICIT_INPUTS = 12;
@@ -65,7 +66,7 @@ const reference: Kernel = (inputs, outputs) => {
 };
 
 /** GROUPED_CONV_2D definition. */
-export const groupedConv2d: OperationDefinition<"GROUPED_CONV_2D"> = {
+export const groupedConv2d: OperationDefinition<"GROUPED_CONV_2D"> = withSignedQuant8({
   type: "GROUPED_CONV_2D",
 
   validate(signature) {
@@ -125,4 +126,4 @@ export const groupedConv2d: OperationDefinition<"GROUPED_CONV_2D"> = {
   /** Each output reads filterHeight x filterWidth taps of its group's channels. */
   cost: (inputs, outputs) => convolutionCost(inputs, outputs, "CONV_2D"),
   execute: reference,
-};
+});

@@ -23,11 +23,12 @@ import {
   scalarOf,
   scalarValue,
 } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 const HEATMAP = { heatmap: 0, boxes: 1, layout: 2 } as const;
 
 /** HEATMAP_MAX_KEYPOINT: two outputs, the keypoint scores and positions. */
-export const heatmapMaxKeypoint: OperationDefinition<"HEATMAP_MAX_KEYPOINT"> = {
+export const heatmapMaxKeypoint: OperationDefinition<"HEATMAP_MAX_KEYPOINT"> = withSignedQuant8({
   type: "HEATMAP_MAX_KEYPOINT",
   validate(signature) {
     checkArity(signature, [3], 2);
@@ -84,4 +85,4 @@ export const heatmapMaxKeypoint: OperationDefinition<"HEATMAP_MAX_KEYPOINT"> = {
     storeValues(scores, scoreOut.data as BoxData, scoreOut);
     storeValues(positions, keypointOut.data as BoxData, keypointOut);
   },
-};
+});

@@ -16,11 +16,12 @@ import {
 import { versionOfInputType } from "./common/operand_types.ts";
 import { checkFixedQuantization } from "./common/quantization.ts";
 import { checkArity, type OperationDefinition } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 const AXIS = 1;
 
 /** L2_NORMALIZATION; quant8 (V1_2) output has scale 1/128 and zero point 128. */
-export const l2Normalization: OperationDefinition<"L2_NORMALIZATION"> = {
+export const l2Normalization: OperationDefinition<"L2_NORMALIZATION"> = withSignedQuant8({
   type: "L2_NORMALIZATION",
   validate(signature) {
     checkArity(signature, [1, 2], 1);
@@ -64,4 +65,4 @@ export const l2Normalization: OperationDefinition<"L2_NORMALIZATION"> = {
       l2NormalizationFloat32(toFloat32(input.data as FloatData), split, result);
     });
   },
-};
+});

@@ -7,9 +7,12 @@
 import { maxPool } from "../../kernels/pool_2d.ts";
 import { poolOperation } from "./common/pooling.ts";
 import type { OperationDefinition } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 /** MAX_POOL_2D definition. */
-export const maxPool2d: OperationDefinition<"MAX_POOL_2D"> = poolOperation("MAX_POOL_2D", {
-  inputTypes: ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"],
-  kernel: () => maxPool,
-});
+export const maxPool2d: OperationDefinition<"MAX_POOL_2D"> = withSignedQuant8(
+  poolOperation("MAX_POOL_2D", {
+    inputTypes: ["TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"],
+    kernel: () => maxPool,
+  }),
+);

@@ -12,9 +12,10 @@ import {
   validateReduction,
 } from "./common/reduction.ts";
 import type { OperationDefinition } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 /** MEAN (HAL 1.1; float16 in 1.2); keep-dims is an INT32 (> 0 keeps). */
-export const mean: OperationDefinition<"MEAN"> = {
+export const mean: OperationDefinition<"MEAN"> = withSignedQuant8({
   type: "MEAN",
   validate: (signature) =>
     validateReduction(signature, {
@@ -35,4 +36,4 @@ export const mean: OperationDefinition<"MEAN"> = {
       meanFloat32(toFloat32(input.data as FloatData), plan, result);
     });
   },
-};
+});

@@ -1,6 +1,9 @@
 /** NOT_EQUAL: elementwise comparison with numpy-style broadcasting, a TENSOR_BOOL8 output (V1_2). */
 import { comparisonOperation } from "./common/comparison.ts";
 import type { OperationDefinition } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 /** NOT_EQUAL; quant8 inputs are compared as real values. */
-export const notEqual: OperationDefinition<"NOT_EQUAL"> = comparisonOperation("NOT_EQUAL", "ne");
+export const notEqual: OperationDefinition<"NOT_EQUAL"> = withSignedQuant8(
+  comparisonOperation("NOT_EQUAL", "ne"),
+);

@@ -13,6 +13,7 @@ import {
   versionWithFloat16,
 } from "./common/shape_ops.ts";
 import { checkArity, checkRank, checkTypes, type OperationDefinition } from "./operation.ts";
+import { isQuant8Asymm } from "./common/signed.ts";
 
 /** PAD (HAL 1.1; float16 or a quant8 zero point other than 0 need HAL 1.2). */
 export const pad: OperationDefinition<"PAD"> = {
@@ -35,7 +36,7 @@ export const pad: OperationDefinition<"PAD"> = {
   execute(inputs, outputs) {
     const { before } = padGeometry(knownInputs(inputs));
     const output = outputs[0];
-    const value = output.type === "TENSOR_QUANT8_ASYMM" ? output.zeroPoint : 0;
+    const value = isQuant8Asymm(output.type) ? output.zeroPoint : 0;
     padKernel(inputs[0].data!, inputs[0].shape, before, value, output.data!, output.shape);
   },
 };

@@ -1,7 +1,8 @@
 /**
  * PAD_V2: PAD with a chosen pad value (NNAPI Pad.cpp). Inputs: 0 the tensor (TENSOR_FLOAT32,
- * TENSOR_FLOAT16 or TENSOR_QUANT8_ASYMM; rank 1 to 4), 1 the paddings (TENSOR_INT32
- * [rank, 2]), 2 the pad value (FLOAT32, FLOAT16, or for quant8 an INT32 in quantized units).
+ * TENSOR_FLOAT16, TENSOR_QUANT8_ASYMM or, since HAL 1.3, TENSOR_QUANT8_ASYMM_SIGNED; rank 1
+ * to 4), 1 the paddings (TENSOR_INT32 [rank, 2]), 2 the pad value (FLOAT32, FLOAT16, or for
+ * quant8 an INT32 in quantized units).
  * The output keeps the input's quantization.
  */
 import { pad as padKernel } from "../../kernels/shape_transform.ts";
@@ -21,6 +22,13 @@ const PAD_VALUE_TYPES: Partial<Record<OperandType, OperandType>> = {
   TENSOR_FLOAT32: "FLOAT32",
   TENSOR_FLOAT16: "FLOAT16",
   TENSOR_QUANT8_ASYMM: "INT32",
+  TENSOR_QUANT8_ASYMM_SIGNED: "INT32",
+};
+
+/** The range of a quant8 pad value, in the input's quantized units. */
+const PAD_VALUE_RANGE: Partial<Record<OperandType, readonly [number, number]>> = {
+  TENSOR_QUANT8_ASYMM: [0, 255],
+  TENSOR_QUANT8_ASYMM_SIGNED: [-128, 127],
 };
 
 /** PAD_V2 (HAL 1.2). */
@@ -42,10 +50,13 @@ export const padV2: OperationDefinition<"PAD_V2"> = {
 
   prepare(inputs) {
     const value = knownScalar(inputs[2]);
+    const range = PAD_VALUE_RANGE[inputs[0].type];
     check(
-      inputs[0].type !== "TENSOR_QUANT8_ASYMM" || value === undefined ||
-        (Number.isInteger(value) && value >= 0 && value <= 255),
-      `pad value (input 2) is ${value}, outside the quant8 range [0, 255]`,
+      range === undefined || value === undefined ||
+        (Number.isInteger(value) && value >= range[0] && value <= range[1]),
+      `pad value (input 2) is ${value}, outside the ${inputs[0].type} range [${range?.[0]}, ${
+        range?.[1]
+      }]`,
     );
     return [padGeometry(inputs).shape];
   },

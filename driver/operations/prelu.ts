@@ -9,6 +9,7 @@ import { type FloatData, toFloat32, withFloat32Outputs } from "../../kernels/typ
 import type { Tensor } from "../../nnapi/tensor.ts";
 import { prepareBroadcastPair, validateBroadcastPair } from "./common/broadcast_pair.ts";
 import type { OperationDefinition } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 /** Runs PRELU; `params` gives the quant8 multipliers when they are needed. */
 function run(
@@ -44,7 +45,7 @@ function run(
 }
 
 /** PRELU; quant8 has one output multiplier for non-negative inputs and one for negative. */
-export const prelu: OperationDefinition<"PRELU"> = {
+export const prelu: OperationDefinition<"PRELU"> = withSignedQuant8({
   type: "PRELU",
   validate: (signature) =>
     validateBroadcastPair(signature, {
@@ -59,4 +60,4 @@ export const prelu: OperationDefinition<"PRELU"> = {
     const params = preluQuant8Params(inputs[0], inputs[1], outputs[0]);
     return (inputs, outputs) => run(inputs, outputs, () => params);
   },
-};
+});

@@ -8,9 +8,10 @@ import type { ReadonlyNumbers } from "../../kernels/typed_arrays.ts";
 import { prepareSameShape } from "./common/math_unary.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import { checkArity, checkTypes, type OperationDefinition } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 /** QUANTIZE, elementwise; the output has the input's shape and its own quantization. */
-export const quantize: OperationDefinition<"QUANTIZE"> = {
+export const quantize: OperationDefinition<"QUANTIZE"> = withSignedQuant8({
   type: "QUANTIZE",
   validate(signature) {
     checkArity(signature, [1], 1);
@@ -30,4 +31,4 @@ export const quantize: OperationDefinition<"QUANTIZE"> = {
       output.data as Uint8Array,
     );
   },
-};
+});

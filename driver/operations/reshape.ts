@@ -9,6 +9,7 @@ import { checkInputType } from "./common/operand_types.ts";
 import { checkSameQuantization } from "./common/quantization.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { check, checkArity, checkRank, checkTypes, tensorValue } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 const INPUT = 0;
 const SHAPE = 1;
@@ -50,7 +51,7 @@ function targetDims(inputElements: number, target: ArrayLike<number>): number[] 
 }
 
 /** RESHAPE (HAL 1.0; float16 needs HAL 1.2). */
-export const reshape: OperationDefinition<"RESHAPE"> = {
+export const reshape: OperationDefinition<"RESHAPE"> = withSignedQuant8({
   type: "RESHAPE",
 
   validate(signature) {
@@ -84,4 +85,4 @@ export const reshape: OperationDefinition<"RESHAPE"> = {
     const to = outputs[0].data!;
     for (let i = 0; i < to.length; i++) to[i] = from[i];
   },
-};
+});

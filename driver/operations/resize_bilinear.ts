@@ -15,9 +15,10 @@ import {
   validateResizeOperands,
 } from "./common/resize.ts";
 import { check, type OperationDefinition } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 /** RESIZE_BILINEAR (HAL 1.0 for float32 with INT32 sizes; other forms HAL 1.2). */
-export const resizeBilinear: OperationDefinition<"RESIZE_BILINEAR"> = {
+export const resizeBilinear: OperationDefinition<"RESIZE_BILINEAR"> = withSignedQuant8({
   type: "RESIZE_BILINEAR",
 
   validate(signature) {
@@ -49,4 +50,4 @@ export const resizeBilinear: OperationDefinition<"RESIZE_BILINEAR"> = {
       output.data!,
     );
   },
-};
+});

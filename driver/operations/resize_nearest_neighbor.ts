@@ -14,30 +14,32 @@ import {
   validateResizeOperands,
 } from "./common/resize.ts";
 import { checkArity, type OperationDefinition } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 /** RESIZE_NEAREST_NEIGHBOR definition (every form is HAL 1.2). */
-export const resizeNearestNeighbor: OperationDefinition<"RESIZE_NEAREST_NEIGHBOR"> = {
-  type: "RESIZE_NEAREST_NEIGHBOR",
+export const resizeNearestNeighbor: OperationDefinition<"RESIZE_NEAREST_NEIGHBOR"> =
+  withSignedQuant8({
+    type: "RESIZE_NEAREST_NEIGHBOR",
 
-  validate(signature) {
-    checkArity(signature, [3, 4], 1);
-    validateResizeOperands(signature);
-    return "V1_2";
-  },
+    validate(signature) {
+      checkArity(signature, [3, 4], 1);
+      validateResizeOperands(signature);
+      return "V1_2";
+    },
 
-  prepare: (inputs) => [resizeOutputShape(inputs)],
+    prepare: (inputs) => [resizeOutputShape(inputs)],
 
-  execute(inputs, outputs) {
-    const nchw = resizeIsNchw(inputs);
-    const output = outputs[0];
-    const out = imageDims(output.shape, nchw);
-    resizeKernel(
-      inputs[RESIZE_IN.input].data!,
-      imageDims(inputs[RESIZE_IN.input].shape, nchw),
-      out.height,
-      out.width,
-      nchw,
-      output.data!,
-    );
-  },
-};
+    execute(inputs, outputs) {
+      const nchw = resizeIsNchw(inputs);
+      const output = outputs[0];
+      const out = imageDims(output.shape, nchw);
+      resizeKernel(
+        inputs[RESIZE_IN.input].data!,
+        imageDims(inputs[RESIZE_IN.input].shape, nchw),
+        out.height,
+        out.width,
+        nchw,
+        output.data!,
+      );
+    },
+  });

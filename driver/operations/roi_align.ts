@@ -16,6 +16,7 @@ import { checkRoisWellFormed, ROI_IN, roiOutputShape, validateRoiInputs } from "
 import { imageDims, nhwcData, writeNhwc } from "./common/layout.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { check, checkArity, scalarOf, scalarValue } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 const { input: INPUT, rois: ROIS, batches: BATCHES } = ROI_IN;
 const HEIGHT_RATIO = 7;
@@ -34,7 +35,7 @@ function parameters(values: (position: number) => number): RoiAlignParams {
 }
 
 /** ROI_ALIGN (HAL 1.2). */
-export const roiAlign: OperationDefinition<"ROI_ALIGN"> = {
+export const roiAlign: OperationDefinition<"ROI_ALIGN"> = withSignedQuant8({
   type: "ROI_ALIGN",
 
   validate(signature) {
@@ -90,4 +91,4 @@ export const roiAlign: OperationDefinition<"ROI_ALIGN"> = {
     }
     checkRoisWellFormed(bad, batchIds);
   },
-};
+});

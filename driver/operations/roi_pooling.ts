@@ -15,12 +15,13 @@ import { imageDims, nhwcData, writeNhwc } from "./common/layout.ts";
 import { checkSameQuantization } from "./common/quantization.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { checkArity, scalarOf } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 const { input: INPUT, rois: ROIS, batches: BATCHES } = ROI_IN;
 const LAYOUT = 7;
 
 /** ROI_POOLING (HAL 1.2). */
-export const roiPooling: OperationDefinition<"ROI_POOLING"> = {
+export const roiPooling: OperationDefinition<"ROI_POOLING"> = withSignedQuant8({
   type: "ROI_POOLING",
 
   validate(signature) {
@@ -64,4 +65,4 @@ export const roiPooling: OperationDefinition<"ROI_POOLING"> = {
     });
     checkRoisWellFormed(bad, batchIds);
   },
-};
+});

@@ -7,13 +7,14 @@ import { selectElements, selectQuant8 } from "../../kernels/elementwise_math.ts"
 import type { Numbers, ReadonlyNumbers } from "../../kernels/typed_arrays.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import { check, checkArity, checkTypes, type OperationDefinition } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 function sameShape(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((d, i) => d === b[i]);
 }
 
 /** SELECT on same-shaped tensors; the output has their shape. */
-export const select: OperationDefinition<"SELECT"> = {
+export const select: OperationDefinition<"SELECT"> = withSignedQuant8({
   type: "SELECT",
   validate(signature) {
     checkArity(signature, [3], 1);
@@ -63,4 +64,4 @@ export const select: OperationDefinition<"SELECT"> = {
       output.data as Numbers,
     );
   },
-};
+});

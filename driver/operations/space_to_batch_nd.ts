@@ -17,6 +17,7 @@ import {
   type PrepareInput,
   tensorValue,
 } from "./operation.ts";
+import { isQuant8Asymm } from "./common/signed.ts";
 
 interface SpaceToBatchGeometry {
   nchw: boolean;
@@ -83,7 +84,7 @@ export const spaceToBatchNd: OperationDefinition<"SPACE_TO_BATCH_ND"> = {
   execute(inputs, outputs) {
     const g = geometry(knownInputs(inputs));
     const output = outputs[0];
-    const value = output.type === "TENSOR_QUANT8_ASYMM" ? output.zeroPoint : 0;
+    const value = isQuant8Asymm(output.type) ? output.zeroPoint : 0;
     const data = nhwcData(inputs[0], g.nchw);
     writeNhwc(output, g.nchw, (out) => spaceToBatch(data, g.input, g.block, g.padding, value, out));
   },

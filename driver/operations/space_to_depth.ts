@@ -13,9 +13,10 @@ import {
   validateBlockRearrangement,
 } from "./common/space_depth.ts";
 import { check, type OperationDefinition } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 /** SPACE_TO_DEPTH (HAL 1.0; the NCHW flag or float16 need HAL 1.2). */
-export const spaceToDepth: OperationDefinition<"SPACE_TO_DEPTH"> = {
+export const spaceToDepth: OperationDefinition<"SPACE_TO_DEPTH"> = withSignedQuant8({
   type: "SPACE_TO_DEPTH",
 
   validate: validateBlockRearrangement,
@@ -39,4 +40,4 @@ export const spaceToDepth: OperationDefinition<"SPACE_TO_DEPTH"> = {
   execute(inputs, outputs) {
     executeBlockRearrangement(inputs, outputs, spaceToDepthKernel);
   },
-};
+});

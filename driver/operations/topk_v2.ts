@@ -16,6 +16,7 @@ import {
   scalarOf,
   scalarValue,
 } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 const TOPK_V2 = { input: 0, k: 1 } as const;
 
@@ -27,7 +28,7 @@ function checkK(k: number, lastDim: number, where: string): void {
 }
 
 /** TOPK_V2 (HAL 1.2): outputs values (input type) and indices (TENSOR_INT32). */
-export const topkV2: OperationDefinition<"TOPK_V2"> = {
+export const topkV2: OperationDefinition<"TOPK_V2"> = withSignedQuant8({
   type: "TOPK_V2",
   validate(signature) {
     checkArity(signature, [2], 2);
@@ -68,4 +69,4 @@ export const topkV2: OperationDefinition<"TOPK_V2"> = {
       outputs[1].data as Int32Array,
     );
   },
-};
+});

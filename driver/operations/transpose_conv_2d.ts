@@ -41,6 +41,7 @@ import {
   scalarValue,
   tensorValue,
 } from "./operation.ts";
+import { withSignedQuant8 } from "./common/signed.ts";
 
 const IMPLICIT_INPUTS = 9;
 const EXPLICIT_INPUTS = 11;
@@ -191,7 +192,7 @@ const reference: Kernel = (inputs, outputs) => {
 };
 
 /** TRANSPOSE_CONV_2D definition. */
-export const transposeConv2d: OperationDefinition<"TRANSPOSE_CONV_2D"> = {
+export const transposeConv2d: OperationDefinition<"TRANSPOSE_CONV_2D"> = withSignedQuant8({
   type: "TRANSPOSE_CONV_2D",
 
   validate(signature) {
@@ -273,4 +274,4 @@ export const transposeConv2d: OperationDefinition<"TRANSPOSE_CONV_2D"> = {
   },
 
   execute: reference,
-};
+});

@@ -2,7 +2,11 @@
  * HAL 1.3's signed quantized CTS cases, derived as Android's 1.3 CTS derives them from the
  * uint8 ones: every TENSOR_QUANT8_ASYMM operand becomes TENSOR_QUANT8_ASYMM_SIGNED with
  * zero point - 128, and every value of such an operand (constants, example inputs and
- * expected outputs) - 128. The case's name gets the suffix `_signed`.
+ * expected outputs) - 128. The case's name gets the suffix `_signed`. PAD_V2's pad value, an
+ * INT32 in its input's quantized units, moves with them. Cases of operations that NNAPI
+ * gives no signed form are not derived: HASHTABLE_LOOKUP, LSH_PROJECTION,
+ * QUANTIZED_16BIT_LSTM, and CAST between quant8 and another type (CAST casts stored values,
+ * so shifting them changes the answer; HAL 1.3 only adds signed-to-signed).
  */
 import type { CtsCase } from "./vectors.ts";
 
@@ -29,6 +33,28 @@ function shiftMap(
   );
 }
 
+/** Operations without a TENSOR_QUANT8_ASYMM_SIGNED form in NNAPI. */
+const NO_SIGNED_FORM = new Set(["HASHTABLE_LOOKUP", "LSH_PROJECTION", "QUANTIZED_16BIT_LSTM"]);
+
+/** Whether NNAPI defines the signed form of every operation of the case. */
+function hasSignedForm(c: CtsCase, operands: readonly Operand[]): boolean {
+  return c.model.operations.every((op) => {
+    if (NO_SIGNED_FORM.has(op.type)) return false;
+    if (op.type !== "CAST") return true;
+    const quant = [...op.inputs, ...op.outputs].map((i) => operands[i].type === UNSIGNED);
+    return quant.every((q) => q) || quant.every((q) => !q);
+  });
+}
+
+/** The operands of PAD_V2 pad values whose input is converted: they shift with it. */
+function shiftedScalars(c: CtsCase, converted: ReadonlySet<number>): Set<number> {
+  const scalars = new Set<number>();
+  for (const op of c.model.operations) {
+    if (op.type === "PAD_V2" && converted.has(op.inputs[0])) scalars.add(op.inputs[2]);
+  }
+  return scalars;
+}
+
 /** The signed form of a case; undefined when it has no TENSOR_QUANT8_ASYMM operand. */
 export function toSignedCase(c: CtsCase): CtsCase | undefined {
   const operands = c.model.operands as Operand[];
@@ -36,7 +62,9 @@ export function toSignedCase(c: CtsCase): CtsCase | undefined {
   operands.forEach((o, i) => {
     if (o.type === UNSIGNED) converted.add(i);
   });
-  if (converted.size === 0) return undefined;
+  if (converted.size === 0 || !hasSignedForm(c, operands)) return undefined;
+  const scalars = shiftedScalars(c, converted);
+  const moved = new Set([...converted, ...scalars]);
   return {
     ...c,
     name: `${c.name}_signed`,
@@ -44,6 +72,7 @@ export function toSignedCase(c: CtsCase): CtsCase | undefined {
     model: {
       ...c.model,
       operands: operands.map((o, i) => {
+        if (scalars.has(i) && Array.isArray(o.value)) return { ...o, value: shift(o.value) };
         if (!converted.has(i)) return o;
         const signed: Operand = { ...o, type: SIGNED, zeroPoint: (o.zeroPoint ?? 0) - 128 };
         if (Array.isArray(o.value)) signed.value = shift(o.value);
@@ -52,8 +81,8 @@ export function toSignedCase(c: CtsCase): CtsCase | undefined {
     },
     examples: c.examples.map((e) => ({
       ...e,
-      inputs: shiftMap(e.inputs, converted),
-      outputs: shiftMap(e.outputs, converted),
+      inputs: shiftMap(e.inputs, moved),
+      outputs: shiftMap(e.outputs, moved),
     })),
   };
 }

@@ -19,12 +19,17 @@ import {
 } from "../operation.ts";
 import { imageDims } from "./layout.ts";
 import { checkInputType } from "./operand_types.ts";
+import { isQuant8Asymm } from "./signed.ts";
 
-/** The data types the layout operations of HAL 1.1 move (float16 since HAL 1.2). */
+/**
+ * The data types the layout operations move: those of HAL 1.1, float16 since HAL 1.2 and
+ * signed quant8 since HAL 1.3 (an operation needs its operand types' HAL version).
+ */
 export const MOVED_TYPES: readonly OperandType[] = [
   "TENSOR_FLOAT32",
   "TENSOR_QUANT8_ASYMM",
   "TENSOR_FLOAT16",
+  "TENSOR_QUANT8_ASYMM_SIGNED",
 ];
 
 /** {@link MOVED_TYPES} and TENSOR_INT32, as the HAL 1.2 operations take them. */
@@ -45,7 +50,7 @@ export function checkMovedOperand(
       output.type === input.type,
       `output ${i} (operand ${output.index}) has type ${output.type}, expected ${input.type}`,
     );
-    if (input.type !== "TENSOR_QUANT8_ASYMM") return;
+    if (!isQuant8Asymm(input.type)) return;
     check(
       output.scale === input.scale && output.zeroPoint === input.zeroPoint,
       `output ${i} (operand ${output.index}) has scale ${output.scale} and zero point ` +

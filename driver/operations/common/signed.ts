@@ -1,19 +1,64 @@
 /**
  * HAL 1.3's TENSOR_QUANT8_ASYMM_SIGNED form of an operation whose quant8 arithmetic depends
- * only on `q - zeroPoint` (ADD, SUB, MUL, the RELUs, LOGISTIC, TANH, SOFTMAX): int8 value q
- * with zero point z is the uint8 value q + 128 with zero point z + 128, so the signed form
- * runs the operation's own quant8 path on shifted operands and shifts the outputs back.
- * The shift of a byte by 128 is flipping its top bit, so the data moves without rounding.
+ * only on `q - zeroPoint` and on the order of the values (arithmetic, pooling, comparisons,
+ * requantization, arg-max, top-k): int8 value q with zero point z is the uint8 value
+ * q + 128 with zero point z + 128, so the signed form runs the operation's own quant8 path
+ * on shifted operands and shifts the outputs back. The shift of a byte by 128 is flipping
+ * its top bit, so the data moves without rounding. Operations that only move elements take
+ * the signed type directly (`MOVED_TYPES` in shape_ops.ts).
  */
 import type { Tensor, TensorInfo } from "../../../nnapi/tensor.ts";
 import { laterHal, type OperationType } from "../../../nnapi/types.ts";
-import type { DeclaredOperand, Kernel, OperationDefinition, PrepareInput } from "../operation.ts";
+import {
+  check,
+  type DeclaredOperand,
+  type Kernel,
+  type OperationDefinition,
+  OperationError,
+  type OperationSignature,
+  type PrepareInput,
+} from "../operation.ts";
 
 const SIGNED = "TENSOR_QUANT8_ASYMM_SIGNED";
 const UNSIGNED = "TENSOR_QUANT8_ASYMM";
 
 function isSigned(t: { type: string }): boolean {
   return t.type === SIGNED;
+}
+
+/** Whether `type` is one of the two asymmetric 8-bit quantized types. */
+export function isQuant8Asymm(type: string): boolean {
+  return type === UNSIGNED || type === SIGNED;
+}
+
+/** The signature's operands in order, named as the messages name them. */
+function namedOperands(signature: OperationSignature): [string, DeclaredOperand][] {
+  return [
+    ...signature.inputs.map((o, i): [string, DeclaredOperand] => [`input ${i}`, o]),
+    ...signature.outputs.map((o, i): [string, DeclaredOperand] => [`output ${i}`, o]),
+  ];
+}
+
+/** No operation mixes the signed and unsigned quant8 types; the shift would hide it. */
+function checkNotMixed(signature: OperationSignature): void {
+  const unsigned = namedOperands(signature).find(([, o]) => o.type === UNSIGNED);
+  check(
+    unsigned === undefined,
+    `${unsigned?.[0]} (operand ${unsigned?.[1].index}) is ${UNSIGNED} but the operation ` +
+      `has ${SIGNED} operands; the two cannot be mixed`,
+  );
+}
+
+/**
+ * A fault found on the shifted operands, told in the signed operands' terms: the type is
+ * named as declared, and zero points in the message are marked as shifted.
+ */
+function signedFault(error: OperationError): OperationError {
+  let message = error.message.replace(/TENSOR_QUANT8_ASYMM(?!_)/g, SIGNED);
+  if (/zero ?point/i.test(message)) {
+    message += ` (zero points here are those of the ${UNSIGNED} equivalent, shifted by +128)`;
+  }
+  return new OperationError(message);
 }
 
 /** The operand's uint8 counterpart's info (zero point + 128); others unchanged. */
@@ -70,15 +115,25 @@ export function withSignedQuant8<T extends OperationType>(
     validate(signature) {
       const signed = signature.inputs.some(isSigned) || signature.outputs.some(isSigned);
       if (!signed) return definition.validate(signature);
-      const version = definition.validate({
-        ...signature,
-        inputs: signature.inputs.map(shiftInfo),
-        outputs: signature.outputs.map(shiftInfo),
-      });
-      return laterHal(version, "V1_3");
+      checkNotMixed(signature);
+      try {
+        const version = definition.validate({
+          ...signature,
+          inputs: signature.inputs.map(shiftInfo),
+          outputs: signature.outputs.map(shiftInfo),
+        });
+        return laterHal(version, "V1_3");
+      } catch (error) {
+        throw error instanceof OperationError ? signedFault(error) : error;
+      }
     },
     prepare(inputs, outputs) {
-      return definition.prepare(inputs.map(shiftPrepareInput), outputs.map(shiftInfo));
+      try {
+        return definition.prepare(inputs.map(shiftPrepareInput), outputs.map(shiftInfo));
+      } catch (error) {
+        const signed = inputs.some(isSigned) || outputs.some(isSigned);
+        throw signed && error instanceof OperationError ? signedFault(error) : error;
+      }
     },
     execute(inputs, outputs) {
       if (!inputs.some(isSigned) && !outputs.some(isSigned)) {
