@@ -1,0 +1,179 @@
+/**
+ * Builds an NNAPI model from a framework graph, for every front end (ONNX today, TFLite
+ * later): operands with their types and shapes, constants, scalar parameters and operations,
+ * then the wire model `POST /v1/models` takes. Front ends speak in tensors; this module
+ * owns the NNAPI bookkeeping (operand indexes, lifetimes, constant encoding).
+ */
+import type { ModelJson, OperandJson, OperationJson } from "../driver/model_schema.ts";
+import { type TensorData, toBytes } from "../nnapi/tensor.ts";
+import type { OperandType, OperationType } from "../nnapi/types.ts";
+
+/**
+ * NNAPI's `ANEURALNETWORKS_MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES`: larger constants are
+ * CONSTANT_REFERENCE, smaller ones CONSTANT_COPY.
+ */
+const MAX_COPIED_BYTES = 128;
+
+/** Quantization parameters of a quantized operand. */
+export interface Quantization {
+  scale: number;
+  zeroPoint: number;
+}
+
+/** An operand of the model under construction, as front-end rules see it. */
+export interface BuiltOperand {
+  readonly index: number;
+  readonly type: OperandType;
+  /** 0 marks an extent known only at execution. */
+  readonly dimensions: readonly number[];
+  readonly scale: number;
+  readonly zeroPoint: number;
+  readonly lifetime: OperandJson["lifetime"];
+  /** The data of a constant (tensors and scalar parameters), for shape inference. */
+  readonly value?: TensorData;
+}
+
+/** An NNAPI model under construction. */
+export class GraphBuilder {
+  readonly #operands: OperandJson[] = [];
+  readonly #operations: OperationJson[] = [];
+  readonly #inputs: number[] = [];
+  readonly #outputs: number[] = [];
+  readonly #scalars = new Map<string, BuiltOperand>();
+
+  /** A model input. */
+  input(type: OperandType, dimensions: readonly number[], quant?: Quantization): BuiltOperand {
+    const operand = this.#add(type, dimensions, "MODEL_INPUT", quant);
+    this.#inputs.push(operand.index);
+    return operand;
+  }
+
+  /** The operands so far. */
+  get operandCount(): number {
+    return this.#operands.length;
+  }
+
+  /** A value computed by one operation and read by others (or made an output later). */
+  temporary(type: OperandType, dimensions: readonly number[], quant?: Quantization): BuiltOperand {
+    return this.#add(type, dimensions, "TEMPORARY_VARIABLE", quant);
+  }
+
+  /** A constant tensor; `data` is copied into the model. */
+  constant(
+    type: OperandType,
+    dimensions: readonly number[],
+    data: TensorData,
+    quant?: Quantization,
+  ): BuiltOperand {
+    const bytes = toBytes(data);
+    const lifetime = bytes.byteLength > MAX_COPIED_BYTES ? "CONSTANT_REFERENCE" : "CONSTANT_COPY";
+    return this.#add(type, dimensions, lifetime, quant, data);
+  }
+
+  /** An INT32 scalar parameter (shared between operations that pass the same value). */
+  int32(value: number): BuiltOperand {
+    return this.#scalar("INT32", value, new Int32Array([value]));
+  }
+
+  /** A FLOAT32 scalar parameter. */
+  float32(value: number): BuiltOperand {
+    return this.#scalar("FLOAT32", value, new Float32Array([value]));
+  }
+
+  /** A BOOL scalar parameter. */
+  bool(value: boolean): BuiltOperand {
+    return this.#scalar("BOOL", value ? 1 : 0, new Uint8Array([value ? 1 : 0]));
+  }
+
+  /** An omitted optional input. */
+  noValue(type: OperandType): BuiltOperand {
+    return this.#add(type, [], "NO_VALUE");
+  }
+
+  /** Appends an operation; operations must be added in an order that runs. */
+  operation(
+    type: OperationType,
+    inputs: readonly BuiltOperand[],
+    outputs: readonly BuiltOperand[],
+  ): void {
+    this.#operations.push({
+      type,
+      inputs: inputs.map((o) => o.index),
+      outputs: outputs.map((o) => o.index),
+    });
+  }
+
+  /**
+   * Makes an operand a model output. A temporary becomes MODEL_OUTPUT; an input or a
+   * constant cannot be an NNAPI output, so it is copied through a no-op first.
+   */
+  output(operand: BuiltOperand): BuiltOperand {
+    const json = this.#operands[operand.index];
+    if (json.lifetime === "TEMPORARY_VARIABLE") {
+      json.lifetime = "MODEL_OUTPUT";
+      this.#outputs.push(operand.index);
+      return { ...operand, lifetime: "MODEL_OUTPUT" };
+    }
+    if (operand.dimensions.filter((d) => d === 0).length > 1) {
+      throw new Error("an output that is a graph input or constant has several unknown extents");
+    }
+    const copy = this.#add(operand.type, operand.dimensions, "MODEL_OUTPUT", operand);
+    const shape = this.constant(
+      "TENSOR_INT32",
+      [operand.dimensions.length],
+      new Int32Array(operand.dimensions.map((d) => d === 0 ? -1 : d)),
+    );
+    this.operation("RESHAPE", [operand, shape], [copy]);
+    this.#outputs.push(copy.index);
+    return copy;
+  }
+
+  /** The wire model. */
+  build(): ModelJson {
+    return {
+      operands: this.#operands,
+      operations: this.#operations,
+      inputIndexes: this.#inputs,
+      outputIndexes: this.#outputs,
+      relaxComputationFloat32toFloat16: false,
+    };
+  }
+
+  #scalar(type: "INT32" | "FLOAT32" | "BOOL", value: number, data: TensorData): BuiltOperand {
+    const key = `${type}:${Object.is(value, -0) ? "-0" : value}`;
+    let operand = this.#scalars.get(key);
+    if (!operand) {
+      operand = this.#add(type, [], "CONSTANT_COPY", undefined, data);
+      this.#scalars.set(key, operand);
+    }
+    return operand;
+  }
+
+  #add(
+    type: OperandType,
+    dimensions: readonly number[],
+    lifetime: OperandJson["lifetime"],
+    quant?: Quantization,
+    value?: TensorData,
+  ): BuiltOperand {
+    const index = this.#operands.length;
+    const operand: OperandJson = {
+      type,
+      dimensions: [...dimensions],
+      scale: quant?.scale ?? 0,
+      zeroPoint: quant?.zeroPoint ?? 0,
+      lifetime,
+      ...(value === undefined ? {} : { value: { base64: toBytes(value).toBase64() } }),
+    };
+    this.#operands.push(operand);
+    return {
+      index,
+      type,
+      dimensions: [...dimensions],
+      scale: operand.scale,
+      zeroPoint: operand.zeroPoint,
+      lifetime,
+      ...(value === undefined ? {} : { value }),
+    };
+  }
+}

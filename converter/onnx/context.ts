@@ -1,0 +1,309 @@
+/**
+ * What every ONNX conversion rule works with: the node (inputs, outputs, attributes), the
+ * values known so far (constants kept on the host for folding, or operands of the NNAPI
+ * model), and `emit`, which appends an NNAPI operation and infers its output shapes with the
+ * driver's own shape rules (one shape helper: the operation's `prepare`).
+ */
+import { type BuiltOperand, GraphBuilder, type Quantization } from "../graph_builder.ts";
+import type { PrepareInput } from "../../driver/operations/operation.ts";
+import { operationDefinition } from "../../driver/operations/registry.ts";
+import type { TensorData } from "../../nnapi/tensor.ts";
+import type { OperandType, OperationType } from "../../nnapi/types.ts";
+import { type AttributeProto, type Int64, int64, list, type NodeProto, onnx } from "./decode.ts";
+import { type ElementType, type HostTensor, nnapiConstant, tensorFromProto } from "./tensors.ts";
+
+const AttributeType = onnx.AttributeProto.AttributeType;
+
+/** A value of the graph: known at conversion, or an operand of the model. */
+export type Value =
+  | { kind: "constant"; tensor: HostTensor }
+  | { kind: "operand"; operand: BuiltOperand; elementType: ElementType };
+
+/** One ONNX node with typed attribute access. */
+export class NodeView {
+  readonly name: string;
+  readonly opType: string;
+  readonly domain: string;
+  /** Input names; "" marks an omitted optional input. */
+  readonly inputs: string[];
+  readonly outputs: string[];
+  readonly #attributes: Map<string, AttributeProto>;
+
+  constructor(proto: NodeProto, readonly index: number) {
+    this.name = proto.name ?? "";
+    this.opType = proto.opType ?? "";
+    this.domain = proto.domain ?? "";
+    this.inputs = list(proto.input);
+    this.outputs = list(proto.output);
+    this.#attributes = new Map(list(proto.attribute).map((a) => [a.name ?? "", a]));
+  }
+
+  /** Whether the attribute is present. */
+  has(name: string): boolean {
+    return this.#attributes.has(name);
+  }
+
+  /** An INT attribute. */
+  int(name: string, fallback?: number): number {
+    const a = this.#attribute(name, AttributeType.INT, fallback);
+    return a === undefined ? fallback! : int64(a.i as Int64);
+  }
+
+  /** An INTS attribute. */
+  ints(name: string, fallback?: number[]): number[] {
+    const a = this.#attribute(name, AttributeType.INTS, fallback);
+    return a === undefined ? fallback! : list(a.ints).map((v) => int64(v as Int64));
+  }
+
+  /** A FLOAT attribute. */
+  float(name: string, fallback?: number): number {
+    const a = this.#attribute(name, AttributeType.FLOAT, fallback);
+    return a === undefined ? fallback! : a.f ?? 0;
+  }
+
+  /** A FLOATS attribute. */
+  floats(name: string, fallback?: number[]): number[] {
+    const a = this.#attribute(name, AttributeType.FLOATS, fallback);
+    return a === undefined ? fallback! : list(a.floats);
+  }
+
+  /** A STRING attribute. */
+  string(name: string, fallback?: string): string {
+    const a = this.#attribute(name, AttributeType.STRING, fallback);
+    return a === undefined ? fallback! : new TextDecoder().decode(a.s ?? new Uint8Array());
+  }
+
+  /** A TENSOR attribute. */
+  tensor(name: string): HostTensor {
+    const a = this.#attribute(name, AttributeType.TENSOR, undefined)!;
+    return tensorFromProto(a.t ?? {});
+  }
+
+  /** Input `i` if given (not omitted). */
+  input(i: number): string | undefined {
+    const name = this.inputs[i];
+    return name ? name : undefined;
+  }
+
+  #attribute(name: string, type: number, fallback: unknown): AttributeProto | undefined {
+    const a = this.#attributes.get(name);
+    if (a === undefined) {
+      if (fallback === undefined) throw new Error(`attribute '${name}' is required`);
+      return undefined;
+    }
+    if (a.type !== type) {
+      throw new Error(
+        `attribute '${name}' has type ${AttributeType[a.type ?? 0]}, expected ${
+          AttributeType[type]
+        }`,
+      );
+    }
+    return a;
+  }
+}
+
+/** What an emitted operation's output is: its type and, when quantized, its parameters. */
+export interface OutputSpec {
+  type: OperandType;
+  elementType: ElementType;
+  quant?: Quantization;
+}
+
+/** The conversion state shared by the rules. */
+export class ConversionContext {
+  readonly builder = new GraphBuilder();
+  /** Things the response should tell the client (int64 narrowed, layout, ...). */
+  readonly notes: string[] = [];
+  readonly #values = new Map<string, Value>();
+  readonly #materialized = new Map<string, BuiltOperand>();
+  readonly #uses = new Map<string, number>();
+  readonly #consumers = new Map<string, NodeView[]>();
+  readonly #absorbed = new Set<number>();
+  readonly #pendingAliases = new Map<string, string>();
+
+  constructor(readonly opset: number, nodes: readonly NodeView[], graphOutputs: string[]) {
+    for (const node of nodes) {
+      for (const name of node.inputs) {
+        if (!name) continue;
+        this.#uses.set(name, this.uses(name) + 1);
+        this.#consumers.set(name, [...(this.#consumers.get(name) ?? []), node]);
+      }
+    }
+    for (const name of graphOutputs) this.#uses.set(name, this.uses(name) + 1);
+  }
+
+  /** How many node inputs and graph outputs read `name`. */
+  uses(name: string): number {
+    return this.#uses.get(name) ?? 0;
+  }
+
+  /** The node that alone reads `name` (and no graph output does), if there is one. */
+  soleConsumer(name: string): NodeView | undefined {
+    const consumers = this.#consumers.get(name) ?? [];
+    return this.uses(name) === 1 && consumers.length === 1 ? consumers[0] : undefined;
+  }
+
+  /** Marks a later node as computed already (folded into an earlier one's operation). */
+  absorb(node: NodeView): void {
+    this.#absorbed.add(node.index);
+  }
+
+  /** Whether an earlier rule absorbed the node. */
+  isAbsorbed(node: NodeView): boolean {
+    return this.#absorbed.has(node.index);
+  }
+
+  /** The value named `name`; throws when nothing produced it. */
+  value(name: string): Value {
+    const value = this.#values.get(name);
+    if (!value) throw new Error(`input '${name}' is not produced by any node or initializer`);
+    return value;
+  }
+
+  /** The host tensor of a constant value, undefined for a runtime value. */
+  constant(name: string): HostTensor | undefined {
+    const value = this.value(name);
+    return value.kind === "constant" ? value.tensor : undefined;
+  }
+
+  /** The host tensor of a value that must be known at conversion. */
+  requireConstant(name: string, what: string): HostTensor {
+    const tensor = this.constant(name);
+    if (!tensor) throw new Error(`${what} ('${name}') must be a constant`);
+    return tensor;
+  }
+
+  /** The value's ONNX element type. */
+  elementType(name: string): ElementType {
+    const value = this.value(name);
+    return value.kind === "constant" ? value.tensor.type : value.elementType;
+  }
+
+  /** The value as a model operand (constants are added to the model once, on first use). */
+  operand(name: string): BuiltOperand {
+    const value = this.value(name);
+    if (value.kind === "operand") return value.operand;
+    let operand = this.#materialized.get(name);
+    if (!operand) {
+      const { type, data } = nnapiConstant(value.tensor);
+      operand = this.builder.constant(type, value.tensor.dims, data);
+      this.#materialized.set(name, operand);
+    }
+    return operand;
+  }
+
+  /** The value's dimensions (0 = known only at execution). */
+  dims(name: string): readonly number[] {
+    const value = this.value(name);
+    return value.kind === "constant" ? value.tensor.dims : value.operand.dimensions;
+  }
+
+  setConstant(name: string, tensor: HostTensor): void {
+    this.#values.set(name, { kind: "constant", tensor });
+  }
+
+  setOperand(name: string, operand: BuiltOperand, elementType: ElementType): void {
+    this.#values.set(name, { kind: "operand", operand, elementType });
+    const alias = this.#pendingAliases.get(name);
+    if (alias !== undefined) this.#values.set(alias, this.#values.get(name)!);
+  }
+
+  /** Makes `alias` name whatever `name` will be set to (a value folded into a later one). */
+  aliasLater(alias: string, name: string): void {
+    this.#pendingAliases.set(name, alias);
+  }
+
+  /** Makes `alias` name the same value as `name` (Identity, Dropout, folded nodes). */
+  alias(alias: string, name: string): void {
+    this.#values.set(alias, this.value(name));
+  }
+
+  /**
+   * Appends an NNAPI operation whose outputs are new temporaries, with shapes inferred by
+   * the operation's own `prepare`.
+   */
+  emit(
+    type: OperationType,
+    inputs: readonly BuiltOperand[],
+    outputs: readonly OutputSpec[],
+  ): BuiltOperand[] {
+    const shapes = inferShapes(type, inputs, outputs);
+    const built = outputs.map((o, i) => this.builder.temporary(o.type, shapes[i], o.quant));
+    this.builder.operation(type, inputs, built);
+    return built;
+  }
+
+  /** Emits a one-output operation and names its result `name`. */
+  emitAs(
+    name: string,
+    type: OperationType,
+    inputs: readonly BuiltOperand[],
+    output: OutputSpec,
+  ): BuiltOperand {
+    const [result] = this.emit(type, inputs, [output]);
+    this.setOperand(name, result, output.elementType);
+    return result;
+  }
+}
+
+/** Stand-ins for extents known only at execution: two runs tell known from unknown. */
+const PLACEHOLDERS = [7919, 7927] as const;
+
+/**
+ * Output shapes by the driver's shape inference. Unknown input extents (0) are replaced by
+ * two different placeholders; output extents that agree across both runs are known, the
+ * others are unknown (0). An output whose shape cannot be inferred at all gets unknown rank.
+ */
+function inferShapes(
+  type: OperationType,
+  inputs: readonly BuiltOperand[],
+  outputs: readonly OutputSpec[],
+): number[][] {
+  const definition = operationDefinition(type);
+  if (!definition) throw new Error(`the NNAPI operation ${type} is not implemented`);
+  const runs = PLACEHOLDERS.map((placeholder) => {
+    const prepareInputs: PrepareInput[] = inputs.map((o) => ({
+      type: o.type,
+      shape: o.dimensions.map((d) => d === 0 ? placeholder : d),
+      scale: o.scale,
+      zeroPoint: o.zeroPoint,
+      value: o.lifetime === "NO_VALUE" ? null : o.value as TensorData | undefined,
+    }));
+    try {
+      return definition.prepare(
+        prepareInputs,
+        outputs.map((o) => ({
+          type: o.type,
+          shape: [],
+          scale: o.quant?.scale ?? 0,
+          zeroPoint: o.quant?.zeroPoint ?? 0,
+        })),
+      );
+    } catch {
+      return undefined;
+    }
+  });
+  const [a, b] = runs;
+  if (!a || !b) {
+    if (inputs.every((o) => !o.dimensions.includes(0))) {
+      // Fully known inputs that the operation refuses: let validation name the fault.
+      definition.prepare(
+        inputs.map((o) => ({
+          ...o,
+          shape: [...o.dimensions],
+          value: o.lifetime === "NO_VALUE" ? null : o.value,
+        })),
+        outputs.map((o) => ({
+          type: o.type,
+          shape: [],
+          scale: o.quant?.scale ?? 0,
+          zeroPoint: o.quant?.zeroPoint ?? 0,
+        })),
+      );
+    }
+    return outputs.map(() => []);
+  }
+  return a.map((shape, i) =>
+    shape.length === b[i].length ? shape.map((d, k) => d === b[i][k] ? d : 0) : []
+  );
+}

@@ -1,0 +1,157 @@
+/**
+ * ONNX -> NNAPI: decodes the file, turns graph inputs into model inputs, initializers into
+ * constants, and each node through its rule (folding what is constant), then marks the graph
+ * outputs. The result is an ordinary NNAPI model plus the ONNX names, types and shapes of
+ * its inputs and outputs. Layout: NCHW graphs run in NNAPI's NCHW mode (the layout flag of
+ * the image operations), so no transposes are added.
+ */
+import type { ModelJson } from "../../driver/model_schema.ts";
+import type { OperandType } from "../../nnapi/types.ts";
+import { asNodeFault, fileFault, nodeFault } from "../errors.ts";
+import { ConversionContext, NodeView } from "./context.ts";
+import { decodeOnnx, type Int64, int64, list, type ValueInfoProto } from "./decode.ts";
+import { RULES } from "./rules/index.ts";
+import { dataTypeName, type ElementType, elementType, tensorFromProto } from "./tensors.ts";
+
+/** An input or output of the converted model as the ONNX file names it. */
+export interface OnnxTensorInfo {
+  /** The ONNX value name. */
+  name: string;
+  /** The ONNX element type (float32, int64, ...). */
+  elementType: ElementType;
+  /** ONNX dimensions: numbers, or the symbolic names of extents given at execution. */
+  shape: (number | string)[];
+  /** The NNAPI operand type it has in the model. */
+  operandType: OperandType;
+  /** The NNAPI dimensions (0 = given at execution). */
+  dimensions: number[];
+}
+
+/** A converted model. */
+export interface OnnxConversion {
+  model: ModelJson;
+  inputs: OnnxTensorInfo[];
+  outputs: OnnxTensorInfo[];
+  /** The image layout the model runs in. */
+  layout: "NCHW";
+  opset: number;
+  /** What the client should know (int64 narrowed to int32, ...). */
+  notes: string[];
+}
+
+const INPUT_TYPES: Partial<Record<ElementType, OperandType>> = {
+  float32: "TENSOR_FLOAT32",
+  float16: "TENSOR_FLOAT16",
+  int64: "TENSOR_INT32",
+  int32: "TENSOR_INT32",
+  bool: "TENSOR_BOOL8",
+};
+
+/** Converts an ONNX file; every refusal is an INVALID_ARGUMENT naming the cause. */
+export function convertOnnx(bytes: Uint8Array): OnnxConversion {
+  const { graph, opset } = decodeOnnx(bytes);
+  const nodes = list(graph.node).map((proto, i) => new NodeView(proto, i));
+  const graphOutputs = list(graph.output).map((o) => o.name ?? "");
+  const ctx = new ConversionContext(opset, nodes, graphOutputs);
+  const initializers = new Set<string>();
+  for (const proto of list(graph.initializer)) {
+    try {
+      ctx.setConstant(proto.name ?? "", tensorFromProto(proto));
+    } catch (error) {
+      throw fileFault(`initializer: ${error instanceof Error ? error.message : error}`);
+    }
+    initializers.add(proto.name ?? "");
+  }
+  const inputs = list(graph.input)
+    .filter((info) => !initializers.has(info.name ?? ""))
+    .map((info) => addInput(ctx, info));
+  for (const node of nodes) convertNode(ctx, node);
+  const outputs = list(graph.output).map((info) => markOutput(ctx, info));
+  return { model: ctx.builder.build(), inputs, outputs, layout: "NCHW", opset, notes: ctx.notes };
+}
+
+function convertNode(ctx: ConversionContext, node: NodeView): void {
+  if (ctx.isAbsorbed(node)) return;
+  const domain = node.domain;
+  if (domain && domain !== "ai.onnx") {
+    throw nodeFault(node, `operators of domain '${domain}' are not supported`);
+  }
+  const rule = RULES[node.opType];
+  if (!rule) throw nodeFault(node, `op type ${node.opType} is not supported`);
+  try {
+    if (rule.fold) {
+      const given = node.inputs.map((name) => name ? ctx.value(name) : undefined);
+      if (given.every((v) => v === undefined || v.kind === "constant")) {
+        const folded = rule.fold(
+          node,
+          given.map((v) => v?.kind === "constant" ? v.tensor : undefined),
+          ctx,
+        );
+        folded.forEach((tensor, i) => ctx.setConstant(node.outputs[i], tensor));
+        return;
+      }
+    }
+    rule.convert(node, ctx);
+  } catch (error) {
+    throw asNodeFault(node, error);
+  }
+  for (const name of node.outputs) {
+    if (name && ctx.uses(name) > 0) ctx.value(name); // every used output must be produced
+  }
+}
+
+function tensorType(info: ValueInfoProto, what: string) {
+  const tensor = info.type?.tensorType;
+  if (!tensor) throw fileFault(`${what} '${info.name}' is not a tensor`);
+  const type = elementType(tensor.elemType ?? 0);
+  if (!(type in INPUT_TYPES)) {
+    throw fileFault(
+      `${what} '${info.name}' has element type ${
+        dataTypeName(tensor.elemType ?? 0)
+      }, which the converter does not take`,
+    );
+  }
+  const shape = list(tensor.shape?.dim).map((d) =>
+    d.dimParam
+      ? d.dimParam
+      : d.dimValue !== null && d.dimValue !== undefined
+      ? int64(d.dimValue as Int64)
+      : "?"
+  );
+  return { elementType: type as ElementType, shape };
+}
+
+function addInput(ctx: ConversionContext, info: ValueInfoProto): OnnxTensorInfo {
+  const name = info.name ?? "";
+  const { elementType, shape } = tensorType(info, "input");
+  const dimensions = shape.map((d) => typeof d === "number" ? d : 0);
+  const operandType = INPUT_TYPES[elementType]!;
+  const operand = ctx.builder.input(operandType, dimensions);
+  ctx.setOperand(name, operand, elementType);
+  if (elementType === "int64") {
+    ctx.notes.push(
+      `input '${name}' is int64 in the ONNX model and TENSOR_INT32 here: values must fit int32`,
+    );
+  }
+  return { name, elementType, shape, operandType, dimensions };
+}
+
+function markOutput(ctx: ConversionContext, info: ValueInfoProto): OnnxTensorInfo {
+  const name = info.name ?? "";
+  const type = ctx.elementType(name);
+  const operand = ctx.builder.output(ctx.operand(name));
+  if (type === "int64") {
+    ctx.notes.push(`output '${name}' is int64 in the ONNX model and TENSOR_INT32 here`);
+  }
+  const declared = info.type?.tensorType?.shape?.dim;
+  const shape = declared
+    ? list(declared).map((d) => d.dimParam ? d.dimParam : int64(d.dimValue as Int64))
+    : [...operand.dimensions];
+  return {
+    name,
+    elementType: type,
+    shape,
+    operandType: operand.type,
+    dimensions: [...operand.dimensions],
+  };
+}

@@ -1,0 +1,20 @@
+/**
+ * The shape of a conversion rule: one ONNX op type turned into NNAPI operations (or folded
+ * on the host when its inputs are constants). Rules are registered in `rules/index.ts`.
+ */
+import type { ConversionContext, NodeView } from "./context.ts";
+import type { HostTensor } from "./tensors.ts";
+
+export interface Rule {
+  /**
+   * Computes the node's outputs at conversion when every given input is a constant
+   * (constant folding, Shape-driven subgraphs included). Omitted: never folded.
+   */
+  fold?(
+    node: NodeView,
+    inputs: readonly (HostTensor | undefined)[],
+    ctx: ConversionContext,
+  ): HostTensor[];
+  /** Appends the NNAPI operations computing the node's outputs. */
+  convert(node: NodeView, ctx: ConversionContext): void;
+}

@@ -1,0 +1,73 @@
+/** What the ONNX rules share: output specs, axes, and host arithmetic for folding. */
+import { broadcastShape, forEachBroadcastRow } from "../../../kernels/elementwise_binary.ts";
+import type { OperandType } from "../../../nnapi/types.ts";
+import type { ConversionContext, OutputSpec } from "../context.ts";
+import { allocateHost, type ElementType, type HostTensor } from "../tensors.ts";
+
+const OPERAND_TYPES: Partial<Record<ElementType, OperandType>> = {
+  float32: "TENSOR_FLOAT32",
+  float16: "TENSOR_FLOAT16",
+  int32: "TENSOR_INT32",
+  int64: "TENSOR_INT32",
+  bool: "TENSOR_BOOL8",
+};
+
+/** The output spec of an operation whose result has the element type of `name`. */
+export function sameTypeAs(ctx: ConversionContext, name: string): OutputSpec {
+  return specOf(ctx.elementType(name));
+}
+
+/** The output spec for an ONNX element type. */
+export function specOf(elementType: ElementType): OutputSpec {
+  const type = OPERAND_TYPES[elementType];
+  if (!type) throw new Error(`element type ${elementType} is not supported here`);
+  return { type, elementType };
+}
+
+/** Refuses anything but float32/float16 values (for operations NNAPI defines on floats). */
+export function requireFloat(ctx: ConversionContext, name: string): void {
+  const type = ctx.elementType(name);
+  if (type !== "float32" && type !== "float16") {
+    throw new Error(`input '${name}' is ${type}; this operation takes float32 or float16`);
+  }
+}
+
+/** A possibly negative ONNX axis as an index into a rank-`rank` shape. */
+export function normalizeAxis(axis: number, rank: number): number {
+  const a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) throw new Error(`axis ${axis} is out of range for rank ${rank}`);
+  return a;
+}
+
+/** The product of extents, or undefined when one is known only at execution. */
+export function knownProduct(dims: readonly number[]): number | undefined {
+  return dims.some((d) => d === 0) ? undefined : dims.reduce((a, b) => a * b, 1);
+}
+
+/** A broadcasting binary operation on host tensors (constant folding). */
+export function foldBinary(
+  a: HostTensor,
+  b: HostTensor,
+  f: (x: number, y: number) => number,
+  type: ElementType = a.type,
+): HostTensor {
+  const shape = broadcastShape(a.dims, b.dims);
+  if (!shape) throw new Error(`shapes [${a.dims}] and [${b.dims}] do not broadcast`);
+  const out = allocateHost(type, shape);
+  forEachBroadcastRow(a.dims, b.dims, shape, (ao, as, bo, bs, oo, n) => {
+    for (let i = 0; i < n; i++) out.data[oo + i] = f(a.data[ao + i * as], b.data[bo + i * bs]);
+  });
+  return out;
+}
+
+/** An elementwise function of a host tensor. */
+export function foldUnary(t: HostTensor, f: (x: number) => number): HostTensor {
+  const out = allocateHost(t.type, t.dims);
+  for (let i = 0; i < t.data.length; i++) out.data[i] = f(t.data[i]);
+  return out;
+}
+
+/** Integer division as ONNX does it for integer tensors (truncating). */
+export function isIntegerType(type: ElementType): boolean {
+  return type === "int32" || type === "int64" || type === "int8" || type === "uint8";
+}

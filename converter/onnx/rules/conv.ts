@@ -1,0 +1,193 @@
+/**
+ * Conv (2-D, NCHW) onto CONV_2D, DEPTHWISE_CONV_2D or GROUPED_CONV_2D in NNAPI's NCHW mode,
+ * with a following BatchNormalization folded into the filter and bias when the convolution
+ * is its only input; BatchNormalization elsewhere becomes MUL + ADD per channel.
+ */
+import { transpose } from "../../../kernels/shape_transform.ts";
+import type { BuiltOperand } from "../../graph_builder.ts";
+import type { ConversionContext, NodeView } from "../context.ts";
+import type { Rule } from "../rule.ts";
+import { allocateHost, type HostTensor } from "../tensors.ts";
+import { requireFloat, sameTypeAs } from "./common.ts";
+import { spatialPadding } from "./padding.ts";
+
+const NO_ACTIVATION = 0;
+const NCHW = true;
+
+/** Per-channel inference parameters of a BatchNormalization: y = x * scale + shift. */
+function batchNormAffine(
+  ctx: ConversionContext,
+  node: NodeView,
+): { scale: Float64Array; shift: Float64Array } {
+  const [, s, b, mean, variance] = node.inputs;
+  const gamma = ctx.requireConstant(s, "BatchNormalization's scale").data;
+  const beta = ctx.requireConstant(b, "BatchNormalization's bias").data;
+  const mu = ctx.requireConstant(mean, "BatchNormalization's mean").data;
+  const sigma2 = ctx.requireConstant(variance, "BatchNormalization's variance").data;
+  const epsilon = node.float("epsilon", 1e-5);
+  if (node.outputs.slice(1).some((o) => o && ctx.uses(o) > 0)) {
+    throw new Error("the training outputs (running mean/variance) are not supported");
+  }
+  const scale = new Float64Array(gamma.length);
+  const shift = new Float64Array(gamma.length);
+  for (let c = 0; c < gamma.length; c++) {
+    scale[c] = gamma[c] / Math.sqrt(sigma2[c] + epsilon);
+    shift[c] = beta[c] - mu[c] * scale[c];
+  }
+  return { scale, shift };
+}
+
+/** The convolution's own parameters, checked. */
+function convAttributes(node: NodeView, ctx: ConversionContext, weights: HostTensor) {
+  const x = node.inputs[0];
+  const dims = ctx.dims(x);
+  if (dims.length !== 4 || weights.dims.length !== 4) {
+    throw new Error(
+      `only 2-D convolutions (4-D input and weights) are supported; input has rank ${dims.length}`,
+    );
+  }
+  const [, kh, kw] = [0, weights.dims[2], weights.dims[3]];
+  const kernel = node.ints("kernel_shape", [kh, kw]);
+  if (kernel[0] !== kh || kernel[1] !== kw) {
+    throw new Error(`kernel_shape [${kernel}] does not match the weights [${weights.dims}]`);
+  }
+  const strides = node.ints("strides", [1, 1]);
+  const dilations = node.ints("dilations", [1, 1]);
+  const group = node.int("group", 1);
+  const padding = spatialPadding(node, dims, [kh, kw], strides, dilations);
+  return { dims, kh, kw, strides, dilations, group, padding };
+}
+
+const conv: Rule = {
+  convert(node, ctx) {
+    const [x, w, b] = node.inputs;
+    requireFloat(ctx, x);
+    const weights = ctx.requireConstant(w, "Conv's weights");
+    const a = convAttributes(node, ctx, weights);
+    const outChannels = weights.dims[0];
+    const inPerGroup = weights.dims[1];
+    const bias = b ? ctx.requireConstant(b, "Conv's bias") : undefined;
+    const filter = Float64Array.from(weights.data);
+    const biasValues = bias ? Float64Array.from(bias.data) : new Float64Array(outChannels);
+
+    // Fold a BatchNormalization that reads only this convolution (its input then names the
+    // normalized value too, which nothing else reads).
+    let output = node.outputs[0];
+    const next = ctx.soleConsumer(output);
+    if (next?.opType === "BatchNormalization" && isConstantBatchNorm(ctx, next)) {
+      const { scale, shift } = batchNormAffine(ctx, next);
+      const perChannel = filter.length / outChannels;
+      for (let m = 0; m < outChannels; m++) {
+        for (let i = 0; i < perChannel; i++) filter[m * perChannel + i] *= scale[m];
+        biasValues[m] = biasValues[m] * scale[m] + shift[m];
+      }
+      ctx.absorb(next);
+      output = next.outputs[0];
+      ctx.aliasLater(node.outputs[0], output);
+      ctx.notes.push(`BatchNormalization '${next.name}' is folded into Conv '${node.name}'`);
+    }
+
+    const spec = sameTypeAs(ctx, x);
+    const f16 = spec.type === "TENSOR_FLOAT16";
+    const tensor = (dims: number[], values: ArrayLike<number>) =>
+      ctx.builder.constant(
+        spec.type,
+        dims,
+        f16 ? Float16Array.from(values) : Float32Array.from(values),
+      );
+    const inChannels = a.dims[1];
+    const depthwise = a.group > 1 && a.group === inChannels && inPerGroup === 1 &&
+      outChannels % a.group === 0;
+    const ohwi = [outChannels, a.kh, a.kw, inPerGroup];
+    // ONNX weights are OIHW; NNAPI filters are OHWI (depthwise: 1HW(C*multiplier)).
+    const permuted = new Float64Array(filter.length);
+    transpose(filter, weights.dims, [0, 2, 3, 1], permuted);
+    const biasOperand = tensor([outChannels], biasValues);
+    const s = ctx.builder;
+    const pads = a.padding;
+    const padInputs: BuiltOperand[] = pads.kind === "explicit"
+      ? [s.int32(pads.left), s.int32(pads.right), s.int32(pads.top), s.int32(pads.bottom)]
+      : [s.int32(pads.scheme)];
+    const strides = [s.int32(a.strides[1]), s.int32(a.strides[0])];
+    const dilations = [s.int32(a.dilations[1]), s.int32(a.dilations[0])];
+    const input = ctx.operand(x);
+    if (a.group === 1) {
+      const filterOperand = tensor(ohwi, permuted);
+      ctx.emitAs(output, "CONV_2D", [
+        input,
+        filterOperand,
+        biasOperand,
+        ...padInputs,
+        ...strides,
+        s.int32(NO_ACTIVATION),
+        s.bool(NCHW),
+        ...dilations,
+      ], spec);
+    } else if (depthwise) {
+      // OHWI with I = 1 is [C*multiplier, kh, kw, 1]; NNAPI wants [1, kh, kw, C*multiplier].
+      const filterOperand = tensor([1, a.kh, a.kw, outChannels], transposed(permuted, ohwi));
+      ctx.emitAs(output, "DEPTHWISE_CONV_2D", [
+        input,
+        filterOperand,
+        biasOperand,
+        ...padInputs,
+        ...strides,
+        s.int32(outChannels / a.group),
+        s.int32(NO_ACTIVATION),
+        s.bool(NCHW),
+        ...dilations,
+      ], spec);
+    } else {
+      if (a.dilations.some((d) => d !== 1)) {
+        throw new Error(`grouped convolution (group ${a.group}) with dilations is not supported`);
+      }
+      const filterOperand = tensor(ohwi, permuted);
+      ctx.emitAs(output, "GROUPED_CONV_2D", [
+        input,
+        filterOperand,
+        biasOperand,
+        ...padInputs,
+        ...strides,
+        s.int32(a.group),
+        s.int32(NO_ACTIVATION),
+        s.bool(NCHW),
+      ], spec);
+    }
+  },
+};
+
+/** [M, kh, kw, 1] -> [1, kh, kw, M]. */
+function transposed(values: Float64Array, dims: number[]): Float64Array {
+  const out = new Float64Array(values.length);
+  transpose(values, dims, [3, 1, 2, 0], out);
+  return out;
+}
+
+function isConstantBatchNorm(ctx: ConversionContext, node: NodeView): boolean {
+  return node.inputs.slice(1, 5).every((name) => name && ctx.constant(name) !== undefined);
+}
+
+/** BatchNormalization on its own: x * scale + shift, with [C, 1, 1] constants (NCHW). */
+const batchNormalization: Rule = {
+  convert(node, ctx) {
+    const x = node.inputs[0];
+    requireFloat(ctx, x);
+    const rank = ctx.dims(x).length;
+    const { scale, shift } = batchNormAffine(ctx, node);
+    const spec = sameTypeAs(ctx, x);
+    const shape = [scale.length, ...new Array(Math.max(rank - 2, 0)).fill(1)];
+    const constant = (values: Float64Array): BuiltOperand => {
+      const t: HostTensor = allocateHost(spec.elementType, shape);
+      t.data.set(values);
+      return ctx.builder.constant(spec.type, shape, t.data as Float32Array);
+    };
+    const none = ctx.builder.int32(NO_ACTIVATION);
+    const [scaled] = ctx.emit("MUL", [ctx.operand(x), constant(scale), none], [spec]);
+    ctx.emitAs(node.outputs[0], "ADD", [scaled, constant(shift), none], spec);
+  },
+};
+
+export const CONV_RULES: Record<string, Rule> = {
+  Conv: conv,
+  BatchNormalization: batchNormalization,
+};

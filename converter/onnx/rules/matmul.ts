@@ -1,0 +1,158 @@
+/**
+ * Gemm and MatMul with constant weights onto FULLY_CONNECTED (weights [units, inputSize],
+ * the transposes and Gemm's alpha/beta folded into the constants); inputs of rank above 2
+ * are flattened to rows and the result reshaped back.
+ */
+import { transpose } from "../../../kernels/shape_transform.ts";
+import type { BuiltOperand } from "../../graph_builder.ts";
+import type { ConversionContext } from "../context.ts";
+import type { Rule } from "../rule.ts";
+import type { HostTensor } from "../tensors.ts";
+import { requireFloat, sameTypeAs } from "./common.ts";
+
+const NO_ACTIVATION = 0;
+
+/** FULLY_CONNECTED of `input` rows [rows, k] with weights [n, k] and bias [n]. */
+function fullyConnected(
+  ctx: ConversionContext,
+  name: string,
+  input: BuiltOperand,
+  x: string,
+  weights: Float64Array,
+  n: number,
+  k: number,
+  bias: Float64Array,
+): BuiltOperand {
+  const spec = sameTypeAs(ctx, x);
+  const f16 = spec.type === "TENSOR_FLOAT16";
+  const constant = (dims: number[], values: Float64Array) =>
+    ctx.builder.constant(
+      spec.type,
+      dims,
+      f16 ? Float16Array.from(values) : Float32Array.from(values),
+    );
+  return ctx.emitAs(name, "FULLY_CONNECTED", [
+    input,
+    constant([n, k], weights),
+    constant([n], bias),
+    ctx.builder.int32(NO_ACTIVATION),
+  ], spec);
+}
+
+/** Gemm's C as a per-unit bias (shape [n], [1, n] or a scalar), or undefined. */
+function biasOf(c: HostTensor | undefined, n: number, beta: number): Float64Array | undefined {
+  const bias = new Float64Array(n);
+  if (!c) return bias;
+  const count = c.data.length;
+  const perUnit = count === n && (c.dims.length === 1 || (c.dims.length === 2 && c.dims[0] === 1));
+  if (!perUnit && count !== 1) return undefined;
+  for (let i = 0; i < n; i++) bias[i] = beta * c.data[perUnit ? i : 0];
+  return bias;
+}
+
+const gemm: Rule = {
+  convert(node, ctx) {
+    const [a, b, c] = node.inputs;
+    requireFloat(ctx, a);
+    if (node.int("transA", 0) !== 0) throw new Error("transA is not supported for a runtime A");
+    const weights = ctx.requireConstant(b, "Gemm's B");
+    if (weights.dims.length !== 2) throw new Error(`B has rank ${weights.dims.length}, expected 2`);
+    const alpha = node.float("alpha", 1);
+    const beta = node.float("beta", 1);
+    const transB = node.int("transB", 0) === 1;
+    const [n, k] = transB ? weights.dims : [weights.dims[1], weights.dims[0]];
+    const w = new Float64Array(n * k);
+    if (transB) w.set(weights.data);
+    else transpose(weights.data, weights.dims, [1, 0], w);
+    if (alpha !== 1) { for (let i = 0; i < w.length; i++) w[i] *= alpha; }
+    const cConstant = c ? ctx.constant(c) : undefined;
+    const bias = c && !cConstant ? undefined : biasOf(cConstant, n, beta);
+    const out = node.outputs[0];
+    if (bias) {
+      fullyConnected(ctx, out, ctx.operand(a), a, w, n, k, bias);
+      return;
+    }
+    // A C that is not a per-unit bias: add it (times beta) after the product.
+    const product = fullyConnected(
+      ctx,
+      `${out}#product`,
+      ctx.operand(a),
+      a,
+      w,
+      n,
+      k,
+      new Float64Array(n),
+    );
+    let addend = ctx.operand(c);
+    if (beta !== 1) {
+      const betaTensor = ctx.builder.constant("TENSOR_FLOAT32", [1], new Float32Array([beta]));
+      [addend] = ctx.emit("MUL", [addend, betaTensor, ctx.builder.int32(NO_ACTIVATION)], [
+        sameTypeAs(ctx, a),
+      ]);
+    }
+    ctx.emitAs(out, "ADD", [product, addend, ctx.builder.int32(NO_ACTIVATION)], sameTypeAs(ctx, a));
+  },
+};
+
+const matMul: Rule = {
+  fold: (_node, [a, b]) => [hostMatMul(a!, b!)],
+  convert(node, ctx) {
+    const [a, b] = node.inputs;
+    requireFloat(ctx, a);
+    const weights = ctx.constant(b);
+    if (!weights) throw new Error("MatMul with a runtime second input is not supported yet");
+    if (weights.dims.length !== 2) {
+      throw new Error(`the weights have rank ${weights.dims.length}, expected 2`);
+    }
+    const [k, n] = weights.dims;
+    const w = new Float64Array(n * k);
+    transpose(weights.data, weights.dims, [1, 0], w);
+    const dims = ctx.dims(a);
+    if (dims.length < 1) throw new Error("the first input is a scalar");
+    if (dims.length === 2) {
+      fullyConnected(ctx, node.outputs[0], ctx.operand(a), a, w, n, k, new Float64Array(n));
+      return;
+    }
+    // [..., k] -> rows [r, k] -> [r, n] -> [..., n].
+    const lead = dims.slice(0, -1);
+    const spec = sameTypeAs(ctx, a);
+    const rows = ctx.builder.constant("TENSOR_INT32", [2], new Int32Array([-1, k]));
+    const [flat] = ctx.emit("RESHAPE", [ctx.operand(a), rows], [spec]);
+    const product = fullyConnected(
+      ctx,
+      `${node.outputs[0]}#rows`,
+      flat,
+      a,
+      w,
+      n,
+      k,
+      new Float64Array(n),
+    );
+    if (lead.filter((d) => d === 0).length > 1) {
+      throw new Error("MatMul input with several extents known only at execution");
+    }
+    const target = [...lead.map((d) => d === 0 ? -1 : d), n];
+    const shape = ctx.builder.constant("TENSOR_INT32", [target.length], new Int32Array(target));
+    ctx.emitAs(node.outputs[0], "RESHAPE", [product, shape], spec);
+  },
+};
+
+/** A 2-D matrix product on the host (constant folding). */
+function hostMatMul(a: HostTensor, b: HostTensor): HostTensor {
+  if (a.dims.length !== 2 || b.dims.length !== 2 || a.dims[1] !== b.dims[0]) {
+    throw new Error(`cannot fold MatMul of [${a.dims}] and [${b.dims}]`);
+  }
+  const [m, k] = a.dims;
+  const n = b.dims[1];
+  const result: HostTensor = { type: a.type, dims: [m, n], data: new Float64Array(m * n) };
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      let sum = 0;
+      for (let t = 0; t < k; t++) sum += a.data[i * k + t] * b.data[t * n + j];
+      result.data[i * n + j] = sum;
+    }
+  }
+  return { ...result, data: a.type === "float32" ? Float32Array.from(result.data) : result.data };
+}
+
+export const MATMUL_RULES: Record<string, Rule> = { Gemm: gemm, MatMul: matMul };

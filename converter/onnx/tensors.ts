@@ -1,0 +1,175 @@
+/**
+ * ONNX tensors held by the converter (initializers, Constant nodes, folded values) and
+ * their NNAPI forms. ONNX int64 (sizes, indexes, token ids) is kept exactly as numbers while
+ * folding and becomes TENSOR_INT32 in the model, with a range check.
+ */
+import type { TensorData } from "../../nnapi/tensor.ts";
+import type { OperandType } from "../../nnapi/types.ts";
+import { type Int64, int64, list, onnx, type TensorProto } from "./decode.ts";
+
+const DataType = onnx.TensorProto.DataType;
+
+/** The element types the converter handles. */
+export type ElementType =
+  | "float32"
+  | "float16"
+  | "float64"
+  | "int64"
+  | "int32"
+  | "int8"
+  | "uint8"
+  | "bool";
+
+/** A tensor value known at conversion; int64 and float64 live in a Float64Array. */
+export interface HostTensor {
+  type: ElementType;
+  dims: number[];
+  data: Float32Array | Float16Array | Float64Array | Int32Array | Int8Array | Uint8Array;
+}
+
+const ELEMENT_TYPES: Partial<Record<number, ElementType>> = {
+  [DataType.FLOAT]: "float32",
+  [DataType.FLOAT16]: "float16",
+  [DataType.DOUBLE]: "float64",
+  [DataType.INT64]: "int64",
+  [DataType.INT32]: "int32",
+  [DataType.INT8]: "int8",
+  [DataType.UINT8]: "uint8",
+  [DataType.BOOL]: "bool",
+};
+
+/** The ONNX data type's name, for messages. */
+export function dataTypeName(code: number): string {
+  return DataType[code] ?? `data type ${code}`;
+}
+
+/** The element type of an ONNX data type code, or a message saying it is not handled. */
+export function elementType(code: number): ElementType | string {
+  return ELEMENT_TYPES[code] ?? `element type ${dataTypeName(code)} is not supported`;
+}
+
+/** An empty host tensor of `type` and `dims`. */
+export function allocateHost(type: ElementType, dims: readonly number[]): HostTensor {
+  const n = dims.reduce((a, b) => a * b, 1);
+  return { type, dims: [...dims], data: new (arrayClass(type))(n) };
+}
+
+function arrayClass(type: ElementType) {
+  switch (type) {
+    case "float32":
+      return Float32Array;
+    case "float16":
+      return Float16Array;
+    case "int32":
+      return Int32Array;
+    case "int8":
+      return Int8Array;
+    case "uint8":
+    case "bool":
+      return Uint8Array;
+    default:
+      return Float64Array;
+  }
+}
+
+/** A host tensor from numbers. */
+export function hostTensor(type: ElementType, dims: readonly number[], values: ArrayLike<number>) {
+  const t = allocateHost(type, dims);
+  if (t.data.length !== values.length) {
+    throw new Error(`${values.length} values for shape [${dims}]`);
+  }
+  t.data.set(values as ArrayLike<number>);
+  return t;
+}
+
+/** Decodes an initializer or attribute tensor. */
+export function tensorFromProto(proto: TensorProto): HostTensor {
+  const code = proto.dataType ?? 0;
+  const type = elementType(code);
+  if (typeof type !== "string" || !isElementType(type)) {
+    throw new Error(`tensor '${proto.name ?? ""}': ${type}`);
+  }
+  const dims = list(proto.dims).map((d) => int64(d as Int64));
+  const tensor = allocateHost(type, dims);
+  const n = tensor.data.length;
+  const raw = proto.rawData;
+  if (raw && raw.byteLength > 0) {
+    readRaw(tensor, raw, n, proto.name ?? "");
+    return tensor;
+  }
+  const values: ArrayLike<number> = type === "float32"
+    ? list(proto.floatData)
+    : type === "float64"
+    ? list(proto.doubleData)
+    : type === "int64"
+    ? list(proto.int64Data).map((v) => int64(v as Int64))
+    : list(proto.int32Data);
+  if (values.length !== n) {
+    throw new Error(
+      `tensor '${proto.name ?? ""}' holds ${values.length} values for shape [${dims}]`,
+    );
+  }
+  if (type === "float16") {
+    // float16 values travel as their bit patterns in int32_data.
+    new Uint16Array(tensor.data.buffer).set(values);
+  } else {
+    tensor.data.set(values);
+  }
+  return tensor;
+}
+
+function isElementType(type: string): type is ElementType {
+  return Object.values(ELEMENT_TYPES).includes(type as ElementType);
+}
+
+function readRaw(tensor: HostTensor, raw: Uint8Array, n: number, name: string): void {
+  const width = tensor.type === "int64" || tensor.type === "float64"
+    ? 8
+    : tensor.type === "float32" || tensor.type === "int32"
+    ? 4
+    : tensor.type === "float16"
+    ? 2
+    : 1;
+  if (raw.byteLength !== n * width) {
+    throw new Error(`tensor '${name}' has ${raw.byteLength} bytes for ${n} elements`);
+  }
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  if (tensor.type === "int64") {
+    for (let i = 0; i < n; i++) tensor.data[i] = Number(view.getBigInt64(i * 8, true));
+  } else {
+    // Every other type is little-endian in the file and in memory: copy the bytes.
+    new Uint8Array(tensor.data.buffer).set(raw);
+  }
+}
+
+/** The NNAPI operand type a host tensor becomes, and its data in that type. */
+export function nnapiConstant(t: HostTensor): { type: OperandType; data: TensorData } {
+  switch (t.type) {
+    case "float32":
+      return { type: "TENSOR_FLOAT32", data: t.data as Float32Array };
+    case "float16":
+      return { type: "TENSOR_FLOAT16", data: t.data as Float16Array };
+    case "float64":
+      return { type: "TENSOR_FLOAT32", data: Float32Array.from(t.data) };
+    case "bool":
+      return { type: "TENSOR_BOOL8", data: t.data as Uint8Array };
+    case "int8":
+    case "uint8":
+      throw new Error(`a constant ${t.type} tensor outside a quantize/dequantize pair`);
+    default:
+      return { type: "TENSOR_INT32", data: toInt32(t.data, "a constant") };
+  }
+}
+
+/** int64 values as int32, refusing any outside the int32 range. */
+export function toInt32(values: ArrayLike<number>, what: string): Int32Array {
+  const out = new Int32Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v < -0x80000000 || v > 0x7fffffff) {
+      throw new Error(`${what} holds ${v}, outside the int32 range NNAPI tensors have`);
+    }
+    out[i] = v;
+  }
+  return out;
+}

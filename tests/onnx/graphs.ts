@@ -1,0 +1,136 @@
+/**
+ * Small ONNX graphs built in tests with `onnx-proto`, and the oracle: onnxruntime-node run
+ * on the same seeded inputs. Tests compare nnserve's result of the converted model with it.
+ */
+import * as ort from "onnxruntime-node";
+import onnxProto from "onnx-proto";
+import { seededFloats } from "../../kernels/seeded_random.ts";
+
+export const { onnx } = onnxProto;
+export const FLOAT = onnx.TensorProto.DataType.FLOAT;
+export const INT64 = onnx.TensorProto.DataType.INT64;
+
+/** A graph input or output: name, element type and dims (strings are symbolic). */
+export interface ValueSpec {
+  name: string;
+  dims: (number | string)[];
+  type?: number;
+}
+
+/** An attribute value: a number (int unless `float` is set), number list, string or tensor. */
+export type AttributeValue =
+  | number
+  | { float: number }
+  | number[]
+  | { floats: number[] }
+  | string;
+
+export interface NodeSpec {
+  op: string;
+  inputs: string[];
+  outputs: string[];
+  attributes?: Record<string, AttributeValue>;
+  name?: string;
+}
+
+export interface GraphSpec {
+  inputs: ValueSpec[];
+  outputs: ValueSpec[];
+  nodes: NodeSpec[];
+  /** Constant float32 (or int64 with `int64: true`) initializers. */
+  initializers?: { name: string; dims: number[]; values: ArrayLike<number>; int64?: boolean }[];
+  opset?: number;
+}
+
+const A = onnx.AttributeProto.AttributeType;
+
+function attribute(name: string, value: AttributeValue) {
+  if (typeof value === "number") return { name, type: A.INT, i: value };
+  if (typeof value === "string") {
+    return { name, type: A.STRING, s: new TextEncoder().encode(value) };
+  }
+  if (Array.isArray(value)) return { name, type: A.INTS, ints: value };
+  if ("float" in value) return { name, type: A.FLOAT, f: value.float };
+  return { name, type: A.FLOATS, floats: value.floats };
+}
+
+function valueInfo(v: ValueSpec) {
+  return {
+    name: v.name,
+    type: {
+      tensorType: {
+        elemType: v.type ?? FLOAT,
+        shape: {
+          dim: v.dims.map((d) => typeof d === "number" ? { dimValue: d } : { dimParam: d }),
+        },
+      },
+    },
+  };
+}
+
+/** The ONNX file bytes of a graph. */
+export function onnxBytes(spec: GraphSpec): Uint8Array {
+  const model = onnx.ModelProto.create({
+    irVersion: 8,
+    producerName: "nnserve-tests",
+    opsetImport: [{ domain: "", version: spec.opset ?? 13 }],
+    graph: {
+      name: "test",
+      node: spec.nodes.map((n, i) => ({
+        name: n.name ?? `${n.op}_${i}`,
+        opType: n.op,
+        input: n.inputs,
+        output: n.outputs,
+        attribute: Object.entries(n.attributes ?? {}).map(([k, v]) => attribute(k, v)),
+      })),
+      initializer: (spec.initializers ?? []).map((t) =>
+        t.int64
+          ? { name: t.name, dims: t.dims, dataType: INT64, int64Data: Array.from(t.values) }
+          : { name: t.name, dims: t.dims, dataType: FLOAT, floatData: Array.from(t.values) }
+      ),
+      input: spec.inputs.map(valueInfo),
+      output: spec.outputs.map(valueInfo),
+    },
+  });
+  return onnx.ModelProto.encode(model).finish();
+}
+
+/** Seeded float32 values for a shape. */
+export function seeded(dims: number[], seed: number, scale = 2): Float32Array {
+  return seededFloats(dims.reduce((a, b) => a * b, 1), seed, scale);
+}
+
+/** Runs the graph in onnxruntime-node; float32 inputs by name. */
+export async function runOrt(
+  bytes: Uint8Array,
+  inputs: Record<string, { dims: number[]; data: Float32Array }>,
+): Promise<Record<string, { dims: number[]; data: number[] }>> {
+  const session = await ort.InferenceSession.create(bytes);
+  try {
+    const feeds = Object.fromEntries(
+      Object.entries(inputs).map(([k, v]) => [k, new ort.Tensor("float32", v.data, v.dims)]),
+    );
+    const result = await session.run(feeds);
+    return Object.fromEntries(
+      Object.entries(result).map(([k, t]) => [k, {
+        dims: [...t.dims],
+        data: Array.from(t.data as Float32Array, Number),
+      }]),
+    );
+  } finally {
+    await session.release();
+  }
+}
+
+/** Throws unless every value is within 1e-4 absolute or 1e-3 relative of the oracle. */
+export function assertClose(actual: readonly number[], expected: readonly number[], what: string) {
+  if (actual.length !== expected.length) {
+    throw new Error(`${what}: ${actual.length} values, expected ${expected.length}`);
+  }
+  for (let i = 0; i < actual.length; i++) {
+    const diff = Math.abs(actual[i] - expected[i]);
+    if (!(diff <= 1e-4 || diff <= 1e-3 * Math.abs(expected[i]))) {
+      throw new Error(`${what}[${i}]: ${actual[i]}, onnxruntime says ${expected[i]}`);
+    }
+  }
+}
