@@ -60,6 +60,12 @@ export function foldBinary(
   return out;
 }
 
+/** A host tensor repeated to `dims` by broadcasting. */
+export function broadcastTo(t: HostTensor, dims: readonly number[]): HostTensor {
+  const target = allocateHost(t.type, dims);
+  return foldBinary(t, target, (x) => x);
+}
+
 /** An elementwise function of a host tensor. */
 export function foldUnary(t: HostTensor, f: (x: number) => number): HostTensor {
   const out = allocateHost(t.type, t.dims);

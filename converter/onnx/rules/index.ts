@@ -1,9 +1,14 @@
 /** The one table of ONNX op types the converter handles. */
 import type { Rule } from "../rule.ts";
 import { CONV_RULES } from "./conv.ts";
+import { CONV_TRANSPOSE_RULES } from "./conv_transpose.ts";
 import { ELEMENTWISE_RULES } from "./elementwise.ts";
+import { LOGIC_RULES } from "./logic.ts";
 import { MATMUL_RULES } from "./matmul.ts";
+import { NORMALIZATION_RULES } from "./normalization.ts";
+import { PAD_SPLIT_RULES } from "./pad_split.ts";
 import { POOL_RULES } from "./pool.ts";
+import { REDUCE_RULES } from "./reduce.ts";
 import { SHAPE_RULES } from "./shape.ts";
 import { SOFTMAX_RULES } from "./softmax.ts";
 
@@ -14,4 +19,9 @@ export const RULES: Readonly<Record<string, Rule>> = {
   ...MATMUL_RULES,
   ...SHAPE_RULES,
   ...SOFTMAX_RULES,
+  ...CONV_TRANSPOSE_RULES,
+  ...REDUCE_RULES,
+  ...LOGIC_RULES,
+  ...NORMALIZATION_RULES,
+  ...PAD_SPLIT_RULES,
 };

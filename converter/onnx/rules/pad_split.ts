@@ -1,0 +1,100 @@
+/**
+ * Pad (constant mode) onto PAD_V2, and Split onto SPLIT (equal parts) or one SLICE per part.
+ */
+import type { Rule } from "../rule.ts";
+import { normalizeAxis, requireFloat, sameTypeAs } from "./common.ts";
+import type { ConversionContext, NodeView } from "../context.ts";
+
+/** ONNX pads [x1_begin, x2_begin, ..., x1_end, ...] for all axes. */
+function padAmounts(node: NodeView, ctx: ConversionContext, rank: number): number[] {
+  let pads: number[];
+  let axes = Array.from({ length: rank }, (_, i) => i);
+  if (ctx.opset < 11) {
+    pads = node.ints("pads");
+  } else {
+    pads = [...ctx.requireConstant(node.inputs[1], "Pad's pads").data];
+    const axesName = node.input(3);
+    if (axesName) {
+      axes = [...ctx.requireConstant(axesName, "Pad's axes").data].map((a) =>
+        normalizeAxis(a, rank)
+      );
+    }
+  }
+  if (pads.length !== 2 * axes.length) {
+    throw new Error(`pads has ${pads.length} values for ${axes.length} axes`);
+  }
+  const full = new Array(2 * rank).fill(0);
+  axes.forEach((a, i) => {
+    full[a] = pads[i];
+    full[rank + a] = pads[axes.length + i];
+  });
+  if (full.some((p) => p < 0)) throw new Error("negative pads (cropping) are not supported");
+  return full;
+}
+
+const pad: Rule = {
+  convert(node, ctx) {
+    const x = node.inputs[0];
+    requireFloat(ctx, x);
+    const mode = node.string("mode", "constant");
+    if (mode !== "constant") throw new Error(`mode '${mode}' is not supported yet`);
+    const rank = ctx.dims(x).length;
+    const full = padAmounts(node, ctx, rank);
+    const value = ctx.opset < 11
+      ? node.float("value", 0)
+      : node.input(2)
+      ? ctx.requireConstant(node.inputs[2], "Pad's constant_value").data[0]
+      : 0;
+    const paddings = new Int32Array(2 * rank);
+    for (let a = 0; a < rank; a++) {
+      paddings[2 * a] = full[a];
+      paddings[2 * a + 1] = full[rank + a];
+    }
+    const s = ctx.builder;
+    const spec = sameTypeAs(ctx, x);
+    const padValue = spec.type === "TENSOR_FLOAT16"
+      ? s.constant("FLOAT16", [], new Float16Array([value]))
+      : s.float32(value);
+    ctx.emitAs(node.outputs[0], "PAD_V2", [
+      ctx.operand(x),
+      s.constant("TENSOR_INT32", [rank, 2], paddings),
+      padValue,
+    ], spec);
+  },
+};
+
+const split: Rule = {
+  convert(node, ctx) {
+    const x = node.inputs[0];
+    const dims = ctx.dims(x);
+    const axis = normalizeAxis(node.int("axis", 0), dims.length);
+    const extent = dims[axis];
+    const count = node.outputs.length;
+    let sizes: number[] | undefined;
+    if (ctx.opset < 13) sizes = node.has("split") ? node.ints("split") : undefined;
+    else if (node.input(1)) sizes = [...ctx.requireConstant(node.inputs[1], "Split's split").data];
+    const spec = sameTypeAs(ctx, x);
+    const s = ctx.builder;
+    const equal = sizes === undefined || sizes.every((n) => n === sizes![0]);
+    if (equal && (sizes === undefined || extent === 0 || sizes[0] * count === extent)) {
+      const parts = ctx.emit(
+        "SPLIT",
+        [ctx.operand(x), s.int32(axis), s.int32(count)],
+        node.outputs.map(() => spec),
+      );
+      parts.forEach((part, i) => ctx.setOperand(node.outputs[i], part, spec.elementType));
+      return;
+    }
+    if (extent === 0) throw new Error("unequal parts of an extent known only at execution");
+    let begin = 0;
+    sizes!.forEach((n, i) => {
+      const starts = dims.map((_, d) => d === axis ? begin : 0);
+      const size = dims.map((_, d) => d === axis ? n : -1);
+      const vector = (v: number[]) => s.constant("TENSOR_INT32", [v.length], new Int32Array(v));
+      ctx.emitAs(node.outputs[i], "SLICE", [ctx.operand(x), vector(starts), vector(size)], spec);
+      begin += n;
+    });
+  },
+};
+
+export const PAD_SPLIT_RULES: Record<string, Rule> = { Pad: pad, Split: split };

@@ -1,0 +1,193 @@
+/**
+ * More ONNX operators against onnxruntime-node (see tests/onnx/compare.ts): reductions and
+ * arg-max, comparisons and selection, normalizations, Pad and Split, ConvTranspose.
+ */
+import { withTestServer } from "./server_fixture.ts";
+import { type GraphSpec, INT64, type NodeSpec } from "./onnx/graphs.ts";
+import { chain, compare, weights } from "./onnx/compare.ts";
+
+/** A one-node graph with an int64 output (ArgMax/ArgMin). */
+function argChain(input: number[], output: number[], node: NodeSpec): GraphSpec {
+  return { ...chain(input, output, [node]), outputs: [{ name: "y", dims: output, type: INT64 }] };
+}
+
+Deno.test("reductions, arg-max/min and the variadic Sum/Max/Min/Mean", async () => {
+  await withTestServer({}, async (server) => {
+    const dims = [2, 3, 4];
+    for (const op of ["ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"]) {
+      await compare(
+        server,
+        chain(
+          dims,
+          [2, 1, 4],
+          [{ op, inputs: ["x"], outputs: ["y"], attributes: { axes: [1] } }],
+          [],
+          11,
+        ),
+        `${op} keepdims`,
+      );
+    }
+    await compare(
+      server,
+      chain(dims, [2], [{
+        op: "ReduceSum",
+        inputs: ["x", "axes"],
+        outputs: ["y"],
+        attributes: { keepdims: 0 },
+      }], [
+        { name: "axes", dims: [2], values: [-1, 1], int64: true },
+      ]),
+      "ReduceSum opset 13 axes input",
+    );
+    await compare(
+      server,
+      argChain(dims, [2, 1, 4], {
+        op: "ArgMax",
+        inputs: ["x"],
+        outputs: ["y"],
+        attributes: { axis: 1 },
+      }),
+      "ArgMax keepdims",
+    );
+    await compare(
+      server,
+      argChain(dims, [2, 3], {
+        op: "ArgMin",
+        inputs: ["x"],
+        outputs: ["y"],
+        attributes: { axis: -1, keepdims: 0 },
+      }),
+      "ArgMin",
+    );
+    const three: GraphSpec["inputs"] = [{ name: "a", dims }, { name: "b", dims }, {
+      name: "c",
+      dims: [4],
+    }];
+    for (const op of ["Sum", "Max", "Min", "Mean"]) {
+      await compare(
+        server,
+        {
+          inputs: three,
+          outputs: [{ name: "y", dims }],
+          nodes: [{ op, inputs: ["a", "b", "c"], outputs: ["y"] }],
+        },
+        op,
+      );
+    }
+  });
+});
+
+Deno.test("comparisons, logical operators and Where", async () => {
+  await withTestServer({}, async (server) => {
+    const dims = [2, 5];
+    const pair: GraphSpec["inputs"] = [{ name: "a", dims }, { name: "b", dims }];
+    for (const op of ["Greater", "Less", "GreaterOrEqual", "LessOrEqual"]) {
+      await compare(
+        server,
+        {
+          inputs: pair,
+          outputs: [{ name: "y", dims, type: 9 }],
+          nodes: [{ op, inputs: ["a", "b"], outputs: ["y"] }],
+        },
+        op,
+      );
+    }
+    await compare(
+      server,
+      {
+        inputs: pair,
+        outputs: [{ name: "y", dims }],
+        nodes: [
+          { op: "Greater", inputs: ["a", "b"], outputs: ["g"] },
+          { op: "Less", inputs: ["a", "zero"], outputs: ["l"] },
+          { op: "Or", inputs: ["g", "l"], outputs: ["c"] },
+          { op: "Where", inputs: ["c", "a", "b"], outputs: ["y"] },
+        ],
+        initializers: [{ name: "zero", dims: [1], values: [0] }],
+      },
+      "Greater/Less/Or/Where",
+    );
+  });
+});
+
+Deno.test("InstanceNormalization, LayerNormalization, Pad and Split", async () => {
+  await withTestServer({}, async (server) => {
+    await compare(
+      server,
+      chain([2, 3, 4, 5], [2, 3, 4, 5], [{
+        op: "InstanceNormalization",
+        inputs: ["x", "s", "b"],
+        outputs: ["y"],
+        attributes: { epsilon: { float: 1e-4 } },
+      }], [weights("s", [3], 20), weights("b", [3], 21)]),
+      "InstanceNormalization",
+    );
+    await compare(
+      server,
+      chain(
+        [2, 3, 8],
+        [2, 3, 8],
+        [{
+          op: "LayerNormalization",
+          inputs: ["x", "s", "b"],
+          outputs: ["y"],
+          attributes: { axis: -1 },
+        }],
+        [weights("s", [8], 22), weights("b", [8], 23)],
+        17,
+      ),
+      "LayerNormalization",
+    );
+    await compare(
+      server,
+      chain([1, 2, 3, 3], [1, 2, 6, 4], [{
+        op: "Pad",
+        inputs: ["x", "pads", "value"],
+        outputs: ["y"],
+      }], [
+        { name: "pads", dims: [8], values: [0, 0, 1, 0, 0, 0, 2, 1], int64: true },
+        { name: "value", dims: [], values: [0.25] },
+      ]),
+      "Pad constant",
+    );
+    await compare(
+      server,
+      {
+        inputs: [{ name: "x", dims: [2, 6] }],
+        outputs: [{ name: "p", dims: [2, 3] }, { name: "q", dims: [2, 3] }],
+        nodes: [{ op: "Split", inputs: ["x"], outputs: ["p", "q"], attributes: { axis: 1 } }],
+      },
+      "Split equal",
+    );
+    await compare(
+      server,
+      {
+        inputs: [{ name: "x", dims: [2, 6] }],
+        outputs: [{ name: "p", dims: [2, 1] }, { name: "q", dims: [2, 5] }],
+        nodes: [{
+          op: "Split",
+          inputs: ["x", "sizes"],
+          outputs: ["p", "q"],
+          attributes: { axis: 1 },
+        }],
+        initializers: [{ name: "sizes", dims: [2], values: [1, 5], int64: true }],
+      },
+      "Split unequal",
+    );
+  });
+});
+
+Deno.test("ConvTranspose with strides, padding and output_padding", async () => {
+  await withTestServer({}, async (server) => {
+    await compare(
+      server,
+      chain([1, 3, 4, 4], [1, 2, 8, 8], [{
+        op: "ConvTranspose",
+        inputs: ["x", "w", "b"],
+        outputs: ["y"],
+        attributes: { strides: [2, 2], pads: [1, 1, 1, 1], output_padding: [1, 1] },
+      }], [weights("w", [3, 2, 3, 3], 30), weights("b", [2], 31)]),
+      "ConvTranspose",
+    );
+  });
+});
