@@ -66,6 +66,7 @@ import { pow } from "./pow.ts";
 import { prelu } from "./prelu.ts";
 import { quantize } from "./quantize.ts";
 import { quantized16bitLstm } from "./quantized_16bit_lstm.ts";
+import { quantizedLstm } from "./quantized_lstm.ts";
 import { randomMultinomial } from "./random_multinomial.ts";
 import { rank } from "./rank.ts";
 import { reduceAll } from "./reduce_all.ts";
@@ -170,6 +171,7 @@ const OPERATIONS = {
   PRELU: prelu,
   QUANTIZE: quantize,
   QUANTIZED_16BIT_LSTM: quantized16bitLstm,
+  QUANTIZED_LSTM: quantizedLstm,
   RANDOM_MULTINOMIAL: randomMultinomial,
   RANK: rank,
   REDUCE_ALL: reduceAll,
