@@ -20,7 +20,7 @@ Deno.test("Conv in its three NNAPI forms, with padding modes and BatchNormalizat
       ], [weights("w", [4, 3, 3, 3], 2), weights("b", [4], 3)]),
       "conv 3x3 pad 1 + relu",
     );
-    const folded = await compare(
+    const { conversion: folded } = await compare(
       server,
       chain([1, 3, 9, 9], [1, 4, 5, 5], [
         {
@@ -260,7 +260,7 @@ Deno.test("shape operators, softmax, and a Shape-driven Reshape folded at conver
       ]),
       "log softmax opset 13 axis 1",
     );
-    const folded = await compare(
+    const { conversion: folded } = await compare(
       server,
       chain([2, 3, 4, 5], [2, 60], [
         { op: "Shape", inputs: ["x"], outputs: ["s"] },

@@ -47,8 +47,21 @@ const INPUT_TYPES: Partial<Record<ElementType, OperandType>> = {
   bool: "TENSOR_BOOL8",
 };
 
+/** Conversion options. */
+export interface OnnxConversionOptions {
+  /**
+   * Fixed shapes for inputs by name: symbolic extents become these numbers (fixed extents
+   * must agree). The model is then specialized to them: Shape-driven subgraphs fold and
+   * plans get static layouts.
+   */
+  shapes?: Record<string, readonly number[]>;
+}
+
 /** Converts an ONNX file; every refusal is an INVALID_ARGUMENT naming the cause. */
-export function convertOnnx(bytes: Uint8Array): OnnxConversion {
+export function convertOnnx(
+  bytes: Uint8Array,
+  options: OnnxConversionOptions = {},
+): OnnxConversion {
   const { graph, opset } = decodeOnnx(bytes);
   const nodes = list(graph.node).map((proto, i) => new NodeView(proto, i));
   const graphOutputs = list(graph.output).map((o) => o.name ?? "");
@@ -62,9 +75,13 @@ export function convertOnnx(bytes: Uint8Array): OnnxConversion {
     }
     initializers.add(proto.name ?? "");
   }
-  const inputs = list(graph.input)
-    .filter((info) => !initializers.has(info.name ?? ""))
-    .map((info) => addInput(ctx, info));
+  const graphInputs = list(graph.input).filter((info) => !initializers.has(info.name ?? ""));
+  for (const name of Object.keys(options.shapes ?? {})) {
+    if (!graphInputs.some((info) => info.name === name)) {
+      throw fileFault(`a shape is given for '${name}', which is not an input of the graph`);
+    }
+  }
+  const inputs = graphInputs.map((info) => addInput(ctx, info, options.shapes?.[info.name ?? ""]));
   for (const node of nodes) convertNode(ctx, node);
   const outputs = list(graph.output).map((info) => markOutput(ctx, info));
   return { model: ctx.builder.build(), inputs, outputs, layout: "NCHW", opset, notes: ctx.notes };
@@ -121,10 +138,26 @@ function tensorType(info: ValueInfoProto, what: string) {
   return { elementType: type as ElementType, shape };
 }
 
-function addInput(ctx: ConversionContext, info: ValueInfoProto): OnnxTensorInfo {
+function addInput(
+  ctx: ConversionContext,
+  info: ValueInfoProto,
+  fixed: readonly number[] | undefined,
+): OnnxTensorInfo {
   const name = info.name ?? "";
   const { elementType, shape } = tensorType(info, "input");
-  const dimensions = shape.map((d) => typeof d === "number" ? d : 0);
+  let dimensions = shape.map((d) => typeof d === "number" ? d : 0);
+  if (fixed) {
+    const agrees = fixed.length === shape.length &&
+      fixed.every((d, i) =>
+        Number.isInteger(d) && d > 0 && (typeof shape[i] !== "number" || shape[i] === d)
+      );
+    if (!agrees) {
+      throw fileFault(
+        `the shape [${fixed}] given for input '${name}' does not fit its ONNX shape [${shape}]`,
+      );
+    }
+    dimensions = [...fixed];
+  }
   const operandType = INPUT_TYPES[elementType]!;
   const operand = ctx.builder.input(operandType, dimensions);
   ctx.setOperand(name, operand, elementType);
