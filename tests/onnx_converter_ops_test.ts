@@ -191,3 +191,48 @@ Deno.test("ConvTranspose with strides, padding and output_padding", async () => 
     );
   });
 });
+
+Deno.test("Resize and Upsample, nearest and linear, by scales and by sizes", async () => {
+  await withTestServer({}, async (server) => {
+    await compare(
+      server,
+      chain([1, 2, 3, 4], [1, 2, 6, 8], [{
+        op: "Resize",
+        inputs: ["x", "", "scales"],
+        outputs: ["y"],
+        attributes: {
+          mode: "nearest",
+          coordinate_transformation_mode: "asymmetric",
+          nearest_mode: "floor",
+        },
+      }], [{ name: "scales", dims: [4], values: [1, 1, 2, 2] }]),
+      "nearest asymmetric floor by scales",
+    );
+    await compare(
+      server,
+      chain([1, 2, 3, 4], [1, 2, 5, 7], [{
+        op: "Resize",
+        inputs: ["x", "", "", "sizes"],
+        outputs: ["y"],
+        attributes: { mode: "linear", coordinate_transformation_mode: "asymmetric" },
+      }], [{ name: "sizes", dims: [4], values: [1, 2, 5, 7], int64: true }]),
+      "linear asymmetric by sizes",
+    );
+    await compare(
+      server,
+      chain(
+        [1, 2, 3, 4],
+        [1, 2, 6, 12],
+        [{
+          op: "Upsample",
+          inputs: ["x", "scales"],
+          outputs: ["y"],
+          attributes: { mode: "nearest" },
+        }],
+        [{ name: "scales", dims: [4], values: [1, 1, 2, 3] }],
+        9,
+      ),
+      "Upsample opset 9",
+    );
+  });
+});

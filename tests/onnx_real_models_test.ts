@@ -24,3 +24,21 @@ Deno.test("PaddleOCR's text-direction classifier (ch_ppocr_mobile_v2.0_cls, opse
     console.log(`ppocr cls: ${ms.toFixed(1)} ms in nnserve`);
   });
 });
+
+Deno.test("PaddleOCR's text detector (ch_PP-OCRv4_det, opset 11) with spatial extents given at execution", async () => {
+  const bytes = modelFile(ocrModels.detectionPath);
+  await withTestServer({}, async (server) => {
+    for (const shape of [[1, 3, 64, 96], [1, 3, 96, 64]]) {
+      const { conversion, ms } = await compareBytes(
+        server,
+        bytes,
+        { x: shape },
+        `ppocr det ${shape}`,
+      );
+      console.log(`ppocr det ${shape.join("x")}: ${ms.toFixed(1)} ms in nnserve`);
+      if (!conversion.inputs[0].dimensions.includes(0)) {
+        throw new Error("the input should stay dynamic");
+      }
+    }
+  });
+});

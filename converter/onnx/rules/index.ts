@@ -9,6 +9,7 @@ import { NORMALIZATION_RULES } from "./normalization.ts";
 import { PAD_SPLIT_RULES } from "./pad_split.ts";
 import { POOL_RULES } from "./pool.ts";
 import { REDUCE_RULES } from "./reduce.ts";
+import { RESIZE_RULES } from "./resize.ts";
 import { SHAPE_RULES } from "./shape.ts";
 import { SOFTMAX_RULES } from "./softmax.ts";
 
@@ -24,4 +25,5 @@ export const RULES: Readonly<Record<string, Rule>> = {
   ...LOGIC_RULES,
   ...NORMALIZATION_RULES,
   ...PAD_SPLIT_RULES,
+  ...RESIZE_RULES,
 };
