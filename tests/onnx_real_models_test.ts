@@ -19,7 +19,7 @@ Deno.test("PaddleOCR's text-direction classifier (ch_ppocr_mobile_v2.0_cls, opse
   await withTestServer({}, async (server) => {
     const shape = [1, 3, 48, 192];
     const { ms } = await compareBytes(server, bytes, { x: shape }, "ppocr cls", {
-      shapes: { x: shape },
+      fixed: true,
     });
     console.log(`ppocr cls: ${ms.toFixed(1)} ms in nnserve`);
   });

@@ -2,15 +2,14 @@
  * Runs a converted ONNX graph in nnserve (registered, compiled and executed over HTTP) and
  * in onnxruntime-node on the same seeded inputs, and compares every output.
  */
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { convertOnnx } from "../../converter/onnx/convert.ts";
+import { deepStrictEqual } from "node:assert/strict";
+import { type CompareOptions, compareWithOnnxRuntime } from "../../tools/onnx_compare.ts";
 import type { TestServer } from "../server_fixture.ts";
 import {
   assertClose,
   type GraphSpec,
   type NodeSpec,
   onnxBytes,
-  runOrt,
   seeded,
   type ValueSpec,
 } from "./graphs.ts";
@@ -21,60 +20,24 @@ export function compare(server: TestServer, spec: GraphSpec, what: string, seed 
   return compareBytes(server, onnxBytes(spec), inputs, what, { seed });
 }
 
-/** How {@link compareBytes} runs a model. */
-export interface CompareOptions {
-  seed?: number;
-  /** Shapes fixed at conversion (see `OnnxConversionOptions.shapes`). */
-  shapes?: Record<string, number[]>;
-  /** Input values are seeded in [-scale/2, scale/2). */
-  scale?: number;
-}
-
 /**
- * Converts an ONNX file, runs it in nnserve (inputs given their `dims` at execution where
- * the model leaves them unknown) and in onnxruntime on the same seeded float32 inputs, and
- * compares every output. Returns the conversion and nnserve's execution time.
+ * Converts an ONNX file, runs it in nnserve (inputs given their shapes at execution where
+ * the model leaves them unknown, or fixed at conversion with `fixed`) and in onnxruntime
+ * on the same seeded inputs, and checks every output's shape and values.
  */
 export async function compareBytes(
   server: TestServer,
   bytes: Uint8Array,
-  inputs: Record<string, number[]>,
+  shapes: Record<string, number[]>,
   what: string,
   options: CompareOptions = {},
 ) {
-  const seed = options.seed ?? 1;
-  const conversion = convertOnnx(bytes, { shapes: options.shapes });
-  const feeds = Object.fromEntries(
-    Object.entries(inputs).map(([name, dims], i) => {
-      return [name, { dims, data: seeded(dims, seed + i, options.scale ?? 2) }];
-    }),
-  );
-  const expected = await runOrt(bytes, feeds);
-  const registered = await server.request("POST", "/v1/models", conversion.model);
-  strictEqual(registered.status, 201, `${what}: ${JSON.stringify(registered.body)}`);
-  const compilation = await server.request("POST", "/v1/compilations", {
-    model: registered.body.id,
-  });
-  strictEqual(compilation.status, 201, `${what}: ${JSON.stringify(compilation.body)}`);
-  const started = performance.now();
-  const execution = await server.request(
-    "POST",
-    `/v1/compilations/${compilation.body.id}/executions`,
-    {
-      inputs: conversion.inputs.map((info) => ({
-        data: Array.from(feeds[info.name].data),
-        ...(info.dimensions.includes(0) ? { dimensions: feeds[info.name].dims } : {}),
-      })),
-    },
-  );
-  const ms = performance.now() - started;
-  strictEqual(execution.status, 200, `${what}: ${JSON.stringify(execution.body)}`);
-  const outputs = execution.body.outputs as { dimensions: number[]; data: number[] }[];
-  conversion.outputs.forEach((info, i) => {
-    deepStrictEqual(outputs[i].dimensions, expected[info.name].dims, `${what}: ${info.name} shape`);
-    assertClose(outputs[i].data, expected[info.name].data, `${what}: ${info.name}`);
-  });
-  return { conversion, ms };
+  const result = await compareWithOnnxRuntime(server.url, bytes, shapes, options);
+  for (const o of result.outputs) {
+    deepStrictEqual(o.dimensions, o.expectedDimensions, `${what}: ${o.name} shape`);
+    assertClose(o.actual, o.expected, `${what}: ${o.name}`);
+  }
+  return { conversion: result.conversion, ms: result.nnserveMs };
 }
 
 /** A one-input, one-output graph. */

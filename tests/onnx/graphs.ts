@@ -1,8 +1,7 @@
 /**
- * Small ONNX graphs built in tests with `onnx-proto`, and the oracle: onnxruntime-node run
- * on the same seeded inputs. Tests compare nnserve's result of the converted model with it.
+ * Small ONNX graphs built in tests with `onnx-proto`, seeded inputs, and the tolerance the
+ * converter must meet against onnxruntime-node (tools/onnx_compare.ts runs both).
  */
-import * as ort from "onnxruntime-node";
 import onnxProto from "onnx-proto";
 import { seededFloats } from "../../kernels/seeded_random.ts";
 
@@ -98,28 +97,6 @@ export function onnxBytes(spec: GraphSpec): Uint8Array {
 /** Seeded float32 values for a shape. */
 export function seeded(dims: number[], seed: number, scale = 2): Float32Array {
   return seededFloats(dims.reduce((a, b) => a * b, 1), seed, scale);
-}
-
-/** Runs the graph in onnxruntime-node; float32 inputs by name. */
-export async function runOrt(
-  bytes: Uint8Array,
-  inputs: Record<string, { dims: number[]; data: Float32Array }>,
-): Promise<Record<string, { dims: number[]; data: number[] }>> {
-  const session = await ort.InferenceSession.create(bytes);
-  try {
-    const feeds = Object.fromEntries(
-      Object.entries(inputs).map(([k, v]) => [k, new ort.Tensor("float32", v.data, v.dims)]),
-    );
-    const result = await session.run(feeds);
-    return Object.fromEntries(
-      Object.entries(result).map(([k, t]) => [k, {
-        dims: [...t.dims],
-        data: Array.from(t.data as Float32Array, Number),
-      }]),
-    );
-  } finally {
-    await session.release();
-  }
 }
 
 /** Throws unless every value is within 1e-4 absolute or 1e-3 relative of the oracle. */

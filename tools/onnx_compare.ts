@@ -1,0 +1,189 @@
+/**
+ * `deno task onnx:compare <file.onnx> [input=1x3x224x224 ...] [--fixed] [--seed N]
+ * [--url http://host:port]`: runs an ONNX model in nnserve (converted, registered, compiled
+ * and executed over HTTP; an in-process server unless --url is given) and in
+ * onnxruntime-node on the same seeded random inputs, and prints the largest absolute and
+ * relative error of every output, with both run times. `--fixed` specializes the model to
+ * the given shapes at conversion; otherwise they are given at execution.
+ */
+import { parseArgs } from "node:util";
+import * as ort from "onnxruntime-node";
+import { convertOnnx, type OnnxConversion } from "../converter/onnx/convert.ts";
+import { seededFloats } from "../kernels/seeded_random.ts";
+import { startServer } from "../server.ts";
+
+/** One output's agreement. */
+export interface OutputComparison {
+  name: string;
+  dimensions: number[];
+  /** onnxruntime's shape; a mismatch is reported, not thrown. */
+  expectedDimensions: number[];
+  maxAbsoluteError: number;
+  maxRelativeError: number;
+  /** nnserve's values and onnxruntime's, for callers that check them element by element. */
+  actual: number[];
+  expected: number[];
+}
+
+export interface ModelComparison {
+  conversion: OnnxConversion;
+  outputs: OutputComparison[];
+  nnserveMs: number;
+  onnxRuntimeMs: number;
+}
+
+export interface CompareOptions {
+  seed?: number;
+  /** Seeded inputs lie in [-scale/2, scale/2). */
+  scale?: number;
+  /** Specialize the model to the input shapes at conversion. */
+  fixed?: boolean;
+}
+
+async function call(baseUrl: string, method: string, path: string, body: unknown) {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const json = await response.json();
+  if (!response.ok) {
+    throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+  }
+  return json;
+}
+
+/** Runs the model in nnserve (at `baseUrl`) and in onnxruntime-node and compares outputs. */
+export async function compareWithOnnxRuntime(
+  baseUrl: string,
+  bytes: Uint8Array,
+  shapes: Record<string, number[]>,
+  options: CompareOptions = {},
+): Promise<ModelComparison> {
+  const seed = options.seed ?? 1;
+  const conversion = convertOnnx(bytes, options.fixed ? { shapes } : {});
+  const feeds = Object.fromEntries(conversion.inputs.map((info, i) => {
+    const dims = shapes[info.name];
+    if (!dims) throw new Error(`no shape given for input '${info.name}'`);
+    const n = dims.reduce((a, b) => a * b, 1);
+    return [info.name, { dims, data: seededFloats(n, seed + i, options.scale ?? 2) }];
+  }));
+
+  const session = await ort.InferenceSession.create(bytes);
+  let expected: ort.InferenceSession.OnnxValueMapType;
+  const ortStarted = performance.now();
+  try {
+    expected = await session.run(Object.fromEntries(
+      Object.entries(feeds).map(([k, v]) => [k, new ort.Tensor("float32", v.data, v.dims)]),
+    ));
+  } finally {
+    await session.release();
+  }
+  const onnxRuntimeMs = performance.now() - ortStarted;
+
+  const model = await call(baseUrl, "POST", "/v1/models", conversion.model);
+  const compilation = await call(baseUrl, "POST", "/v1/compilations", { model: model.id });
+  const started = performance.now();
+  const execution = await call(baseUrl, "POST", `/v1/compilations/${compilation.id}/executions`, {
+    inputs: conversion.inputs.map((info) => ({
+      data: Array.from(feeds[info.name].data),
+      ...(info.dimensions.includes(0) ? { dimensions: feeds[info.name].dims } : {}),
+    })),
+  });
+  const nnserveMs = performance.now() - started;
+
+  const outputs = conversion.outputs.map((info, i): OutputComparison => {
+    const got = execution.outputs[i] as { dimensions: number[]; data: number[] };
+    const want = expected[info.name] as ort.Tensor;
+    const reference = Array.from(want.data as ArrayLike<number | bigint>, Number);
+    const actual = got.data.map(Number);
+    let maxAbsoluteError = 0;
+    let maxRelativeError = 0;
+    reference.forEach((e, k) => {
+      const error = Math.abs(actual[k] - e);
+      maxAbsoluteError = Math.max(maxAbsoluteError, error);
+      if (e !== 0) maxRelativeError = Math.max(maxRelativeError, error / Math.abs(e));
+    });
+    return {
+      name: info.name,
+      dimensions: got.dimensions,
+      expectedDimensions: [...want.dims],
+      maxAbsoluteError,
+      maxRelativeError,
+      actual,
+      expected: reference,
+    };
+  });
+  return { conversion, outputs, nnserveMs, onnxRuntimeMs };
+}
+
+function parseShape(text: string): [string, number[]] {
+  const at = text.lastIndexOf("=");
+  if (at < 0) throw new Error(`'${text}' is not name=DxDxD`);
+  return [text.slice(0, at), text.slice(at + 1).split("x").map(Number)];
+}
+
+async function main() {
+  const { values, positionals } = parseArgs({
+    args: Deno.args,
+    allowPositionals: true,
+    options: {
+      fixed: { type: "boolean", default: false },
+      seed: { type: "string", default: "1" },
+      url: { type: "string" },
+    },
+  });
+  const [file, ...shapeArgs] = positionals;
+  if (!file) {
+    console.error("usage: deno task onnx:compare <file.onnx> [input=1x3x224x224 ...] [--fixed]");
+    Deno.exit(2);
+  }
+  const bytes = await Deno.readFile(file);
+  const shapes = Object.fromEntries(shapeArgs.map(parseShape));
+  // Inputs without a given shape take their fixed ONNX shape.
+  for (const info of convertOnnx(bytes).inputs) {
+    if (!shapes[info.name]) {
+      if (info.dimensions.includes(0)) throw new Error(`give a shape for input '${info.name}'`);
+      shapes[info.name] = info.dimensions;
+    }
+  }
+  let baseUrl = values.url;
+  let stop: (() => Promise<void>) | undefined;
+  if (!baseUrl) {
+    const dataDir = await Deno.makeTempDir({ prefix: "nnserve-onnx-compare-" });
+    const server = await startServer({ hostname: "127.0.0.1", port: 0, dataDir, verbose: false });
+    baseUrl = server.url;
+    stop = async () => {
+      await server.close();
+      await Deno.remove(dataDir, { recursive: true });
+    };
+  }
+  try {
+    const result = await compareWithOnnxRuntime(baseUrl, bytes, shapes, {
+      seed: Number(values.seed),
+      fixed: values.fixed,
+    });
+    console.log(
+      `${file}: opset ${result.conversion.opset}, ` +
+        `${result.conversion.model.operations.length} NNAPI operations`,
+    );
+    for (const note of result.conversion.notes) console.log(`  note: ${note}`);
+    for (const o of result.outputs) {
+      console.log(
+        `  ${o.name} [${o.dimensions}]: max abs error ${o.maxAbsoluteError.toExponential(2)}, ` +
+          `max rel error ${o.maxRelativeError.toExponential(2)}` +
+          (o.dimensions.join() === o.expectedDimensions.join()
+            ? ""
+            : ` (onnxruntime [${o.expectedDimensions}])`),
+      );
+    }
+    console.log(
+      `  nnserve ${result.nnserveMs.toFixed(1)} ms (HTTP, JSON), onnxruntime-node ` +
+        `${result.onnxRuntimeMs.toFixed(1)} ms`,
+    );
+  } finally {
+    await stop?.();
+  }
+}
+
+if (import.meta.main) await main();
