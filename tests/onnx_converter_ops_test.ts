@@ -3,7 +3,7 @@
  * arg-max, comparisons and selection, normalizations, Pad and Split, ConvTranspose.
  */
 import { withTestServer } from "./server_fixture.ts";
-import { type GraphSpec, INT64, type NodeSpec } from "./onnx/graphs.ts";
+import { type GraphSpec, INT64, INT8, type NodeSpec, UINT8 } from "./onnx/graphs.ts";
 import { chain, compare, weights } from "./onnx/compare.ts";
 
 /** A one-node graph with an int64 output (ArgMax/ArgMin). */
@@ -234,5 +234,37 @@ Deno.test("Resize and Upsample, nearest and linear, by scales and by sizes", asy
       ),
       "Upsample opset 9",
     );
+  });
+});
+
+Deno.test("a QDQ graph (uint8 activations, int8 per-channel weights) matches within one quantization step", async () => {
+  const step = 0.05;
+  await withTestServer({}, async (server) => {
+    const spec: GraphSpec = {
+      inputs: [{ name: "x", dims: [1, 2, 5, 5] }],
+      outputs: [{ name: "y", dims: [1, 3, 5, 5] }],
+      nodes: [
+        { op: "QuantizeLinear", inputs: ["x", "xs", "xz"], outputs: ["xq"] },
+        { op: "DequantizeLinear", inputs: ["xq", "xs", "xz"], outputs: ["xf"] },
+        { op: "DequantizeLinear", inputs: ["wq", "ws"], outputs: ["wf"], attributes: { axis: 0 } },
+        { op: "Conv", inputs: ["xf", "wf"], outputs: ["c"], attributes: { pads: [1, 1, 1, 1] } },
+        { op: "QuantizeLinear", inputs: ["c", "ys", "yz"], outputs: ["yq"] },
+        { op: "DequantizeLinear", inputs: ["yq", "ys", "yz"], outputs: ["y"] },
+      ],
+      initializers: [
+        { name: "xs", dims: [], values: [0.02] },
+        { name: "xz", dims: [], values: [128], dataType: UINT8 },
+        {
+          name: "wq",
+          dims: [3, 2, 3, 3],
+          values: Array.from({ length: 54 }, (_, i) => (i * 37) % 255 - 127),
+          dataType: INT8,
+        },
+        { name: "ws", dims: [3], values: [0.01, 0.02, 0.005] },
+        { name: "ys", dims: [], values: [step] },
+        { name: "yz", dims: [], values: [10], dataType: INT8 },
+      ],
+    };
+    await compare(server, spec, "QDQ conv", 1, step * 1.001);
   });
 });

@@ -38,6 +38,8 @@ export interface CompareOptions {
   scale?: number;
   /** Specialize the model to the input shapes at conversion. */
   fixed?: boolean;
+  /** The absolute error allowed (tests): 1e-4 unless said, e.g. one quantization step. */
+  tolerance?: number;
 }
 
 async function call(baseUrl: string, method: string, path: string, body: unknown) {

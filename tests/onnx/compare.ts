@@ -15,9 +15,15 @@ import {
 } from "./graphs.ts";
 
 /** Converts, runs in nnserve and in onnxruntime, and compares every output. */
-export function compare(server: TestServer, spec: GraphSpec, what: string, seed = 1) {
+export function compare(
+  server: TestServer,
+  spec: GraphSpec,
+  what: string,
+  seed = 1,
+  tolerance?: number,
+) {
   const inputs = Object.fromEntries(spec.inputs.map((v) => [v.name, v.dims as number[]]));
-  return compareBytes(server, onnxBytes(spec), inputs, what, { seed });
+  return compareBytes(server, onnxBytes(spec), inputs, what, { seed, tolerance });
 }
 
 /**
@@ -35,7 +41,7 @@ export async function compareBytes(
   const result = await compareWithOnnxRuntime(server.url, bytes, shapes, options);
   for (const o of result.outputs) {
     deepStrictEqual(o.dimensions, o.expectedDimensions, `${what}: ${o.name} shape`);
-    assertClose(o.actual, o.expected, `${what}: ${o.name}`);
+    assertClose(o.actual, o.expected, `${what}: ${o.name}`, options.tolerance);
   }
   return { conversion: result.conversion, ms: result.nnserveMs };
 }

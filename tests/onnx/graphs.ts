@@ -8,6 +8,8 @@ import { seededFloats } from "../../kernels/seeded_random.ts";
 export const { onnx } = onnxProto;
 export const FLOAT = onnx.TensorProto.DataType.FLOAT;
 export const INT64 = onnx.TensorProto.DataType.INT64;
+export const INT8 = onnx.TensorProto.DataType.INT8;
+export const UINT8 = onnx.TensorProto.DataType.UINT8;
 
 /** A graph input or output: name, element type and dims (strings are symbolic). */
 export interface ValueSpec {
@@ -37,7 +39,14 @@ export interface GraphSpec {
   outputs: ValueSpec[];
   nodes: NodeSpec[];
   /** Constant float32 (or int64 with `int64: true`) initializers. */
-  initializers?: { name: string; dims: number[]; values: ArrayLike<number>; int64?: boolean }[];
+  initializers?: {
+    name: string;
+    dims: number[];
+    values: ArrayLike<number>;
+    int64?: boolean;
+    /** An ONNX data type code for 8-bit integers (values travel in int32_data). */
+    dataType?: number;
+  }[];
   opset?: number;
 }
 
@@ -83,7 +92,9 @@ export function onnxBytes(spec: GraphSpec): Uint8Array {
         attribute: Object.entries(n.attributes ?? {}).map(([k, v]) => attribute(k, v)),
       })),
       initializer: (spec.initializers ?? []).map((t) =>
-        t.int64
+        t.dataType !== undefined
+          ? { name: t.name, dims: t.dims, dataType: t.dataType, int32Data: Array.from(t.values) }
+          : t.int64
           ? { name: t.name, dims: t.dims, dataType: INT64, int64Data: Array.from(t.values) }
           : { name: t.name, dims: t.dims, dataType: FLOAT, floatData: Array.from(t.values) }
       ),
@@ -99,14 +110,19 @@ export function seeded(dims: number[], seed: number, scale = 2): Float32Array {
   return seededFloats(dims.reduce((a, b) => a * b, 1), seed, scale);
 }
 
-/** Throws unless every value is within 1e-4 absolute or 1e-3 relative of the oracle. */
-export function assertClose(actual: readonly number[], expected: readonly number[], what: string) {
+/** Throws unless every value is within `absolute` (1e-4) or 1e-3 relative of the oracle. */
+export function assertClose(
+  actual: readonly number[],
+  expected: readonly number[],
+  what: string,
+  absolute = 1e-4,
+) {
   if (actual.length !== expected.length) {
     throw new Error(`${what}: ${actual.length} values, expected ${expected.length}`);
   }
   for (let i = 0; i < actual.length; i++) {
     const diff = Math.abs(actual[i] - expected[i]);
-    if (!(diff <= 1e-4 || diff <= 1e-3 * Math.abs(expected[i]))) {
+    if (!(diff <= absolute || diff <= 1e-3 * Math.abs(expected[i]))) {
       throw new Error(`${what}[${i}]: ${actual[i]}, onnxruntime says ${expected[i]}`);
     }
   }

@@ -14,6 +14,12 @@ const OPERAND_TYPES: Partial<Record<ElementType, OperandType>> = {
 
 /** The output spec of an operation whose result has the element type of `name`. */
 export function sameTypeAs(ctx: ConversionContext, name: string): OutputSpec {
+  const value = ctx.value(name);
+  if (value.kind === "operand" && (value.elementType === "uint8" || value.elementType === "int8")) {
+    // A quantized value keeps its quantization through operations that move it.
+    const { type, scale, zeroPoint } = value.operand;
+    return { type, elementType: value.elementType, quant: { scale, zeroPoint } };
+  }
   return specOf(ctx.elementType(name));
 }
 

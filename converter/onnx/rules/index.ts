@@ -8,6 +8,7 @@ import { MATMUL_RULES } from "./matmul.ts";
 import { NORMALIZATION_RULES } from "./normalization.ts";
 import { PAD_SPLIT_RULES } from "./pad_split.ts";
 import { POOL_RULES } from "./pool.ts";
+import { QUANTIZATION_RULES } from "./quantization.ts";
 import { REDUCE_RULES } from "./reduce.ts";
 import { RESIZE_RULES } from "./resize.ts";
 import { SHAPE_RULES } from "./shape.ts";
@@ -26,4 +27,5 @@ export const RULES: Readonly<Record<string, Rule>> = {
   ...NORMALIZATION_RULES,
   ...PAD_SPLIT_RULES,
   ...RESIZE_RULES,
+  ...QUANTIZATION_RULES,
 };
