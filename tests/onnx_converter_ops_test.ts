@@ -268,3 +268,33 @@ Deno.test("a QDQ graph (uint8 activations, int8 per-channel weights) matches wit
     await compare(server, spec, "QDQ conv", 1, step * 1.001);
   });
 });
+
+Deno.test("Erf and Gelu (exact and tanh forms), which NNAPI builds from elementwise operations", async () => {
+  await withTestServer({}, async (server) => {
+    const dims = [2, 50];
+    await compare(
+      server,
+      chain(dims, dims, [{ op: "Erf", inputs: ["x"], outputs: ["y"] }]),
+      "Erf",
+      3,
+      undefined,
+      8,
+    );
+    for (const approximate of ["none", "tanh"]) {
+      await compare(
+        server,
+        chain(
+          dims,
+          dims,
+          [{ op: "Gelu", inputs: ["x"], outputs: ["y"], attributes: { approximate } }],
+          [],
+          20,
+        ),
+        `Gelu ${approximate}`,
+        4,
+        undefined,
+        8,
+      );
+    }
+  });
+});

@@ -21,9 +21,10 @@ export function compare(
   what: string,
   seed = 1,
   tolerance?: number,
+  scale?: number,
 ) {
   const inputs = Object.fromEntries(spec.inputs.map((v) => [v.name, v.dims as number[]]));
-  return compareBytes(server, onnxBytes(spec), inputs, what, { seed, tolerance });
+  return compareBytes(server, onnxBytes(spec), inputs, what, { seed, tolerance, scale });
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Rule } from "../rule.ts";
 import { CONV_RULES } from "./conv.ts";
 import { CONV_TRANSPOSE_RULES } from "./conv_transpose.ts";
 import { ELEMENTWISE_RULES } from "./elementwise.ts";
+import { ERF_RULES } from "./erf.ts";
 import { LOGIC_RULES } from "./logic.ts";
 import { MATMUL_RULES } from "./matmul.ts";
 import { NORMALIZATION_RULES } from "./normalization.ts";
@@ -28,4 +29,5 @@ export const RULES: Readonly<Record<string, Rule>> = {
   ...PAD_SPLIT_RULES,
   ...RESIZE_RULES,
   ...QUANTIZATION_RULES,
+  ...ERF_RULES,
 };
