@@ -43,10 +43,12 @@
 export { NnClient, type NnClientOptions } from "./client.ts";
 export { NnapiError } from "./http.ts";
 export {
+  type GraphWithPoolsJson,
   MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES,
   Model,
   type ModelWithPoolsJson,
   type OperandOptions,
+  type OperandWithPoolsJson,
 } from "./model.ts";
 export {
   Compilation,

@@ -2,6 +2,8 @@
  * `Model`: builds an NNAPI model operand by operand and operation by operation, as
  * `ANeuralNetworksModel_*` does, then registers it with the service (`finish`). The builder
  * owns the wire model until then; afterwards it is immutable and identified by its id.
+ * Models that IF and WHILE run are built the same way and attached to a SUBGRAPH operand
+ * (`setOperandValueFromModel`); they travel in the main model's `referenced` list.
  */
 import type { Transport } from "./http.ts";
 import { checkMemoryRegion, type LocationJson, type Memory } from "./memory.ts";
@@ -38,15 +40,32 @@ export interface OperandOptions {
 }
 
 interface Constant {
-  lifetime: "CONSTANT_COPY" | "CONSTANT_REFERENCE" | "NO_VALUE";
+  lifetime: "CONSTANT_COPY" | "CONSTANT_REFERENCE" | "NO_VALUE" | "SUBGRAPH";
   value?: ValueJson;
   /** A value referenced in a memory pool (`setOperandValueFromMemory`). */
   region?: { memory: Memory; offset: number; length: number };
+  /** The model a SUBGRAPH operand stands for (`setOperandValueFromModel`). */
+  model?: Model;
 }
 
-/** The wire model with API.md's memory pools: `pools`, and `location` on operands. */
+/** An operand on the wire: a memory-pool `location`, or the `subgraph` a SUBGRAPH names. */
+export type OperandWithPoolsJson = OperandJson & { location?: LocationJson; subgraph?: number };
+
+/** One graph on the wire: the main graph's fields, or a referenced subgraph. */
+export interface GraphWithPoolsJson {
+  operands: OperandWithPoolsJson[];
+  operations: OperationJson[];
+  inputIndexes: number[];
+  outputIndexes: number[];
+}
+
+/**
+ * The wire model with API.md's memory pools (`pools`, and `location` on operands) and the
+ * subgraphs its IF and WHILE operations reference (`referenced`, only when there are any).
+ */
 export type ModelWithPoolsJson = Omit<ModelJson, "operands"> & {
-  operands: (OperandJson & { location?: LocationJson })[];
+  operands: OperandWithPoolsJson[];
+  referenced?: GraphWithPoolsJson[];
   pools?: string[];
 };
 
@@ -119,6 +138,11 @@ export class Model {
     if (this.#inputs?.includes(index) || this.#outputs.includes(index)) {
       throw new Error(`setOperandValue: operand ${index} is a model input or output`);
     }
+    if (operand.type === "SUBGRAPH") {
+      throw new Error(
+        `setOperandValue: operand ${index} is a SUBGRAPH; use setOperandValueFromModel`,
+      );
+    }
     if (values === null) {
       operand.constant = { lifetime: "NO_VALUE" };
       return;
@@ -162,6 +186,23 @@ export class Model {
     operand.constant = { lifetime: "CONSTANT_REFERENCE", region: { memory, offset, length } };
   }
 
+  /**
+   * Makes a SUBGRAPH operand stand for another model (NNAPI
+   * `ANeuralNetworksModel_setOperandValueFromModel`): an IF branch, a WHILE condition or
+   * body. That model needs its inputs and outputs identified by the time this one is sent;
+   * it is sent inside this one (`referenced`), never registered on its own.
+   */
+  setOperandValueFromModel(index: number, model: Model): void {
+    const what = "setOperandValueFromModel";
+    this.#mutable(what);
+    const operand = this.#operand(index, what);
+    if (operand.type !== "SUBGRAPH") {
+      throw new Error(`${what}: operand ${index} has type ${operand.type}, not SUBGRAPH`);
+    }
+    if (model === this) throw new Error(`${what}: a model cannot reference itself`);
+    operand.constant = { lifetime: "SUBGRAPH", model };
+  }
+
   /** Adds an operation reading and writing operands by index; returns its index. */
   addOperation(type: OperationType, inputs: readonly number[], outputs: readonly number[]): number {
     this.#mutable("addOperation");
@@ -201,15 +242,49 @@ export class Model {
 
   /**
    * The wire model of `POST /v1/models`. Values set from memories are `location`s into
-   * `pools`, which lists each memory once, in the order operands first use them.
+   * `pools`, which lists each memory once, in the order operands first use them; models set
+   * on SUBGRAPH operands, and the models they reference in turn, are `referenced`, each once,
+   * in the order they are first met.
    */
   toJSON(): ModelWithPoolsJson {
     const pools: string[] = [];
-    const location = (region: NonNullable<Constant["region"]>): LocationJson => {
-      let poolIndex = pools.indexOf(region.memory.id);
-      if (poolIndex < 0) poolIndex = pools.push(region.memory.id) - 1;
-      return { poolIndex, offset: region.offset, length: region.length };
+    const referenced: Model[] = [];
+    const context = {
+      location(region: NonNullable<Constant["region"]>): LocationJson {
+        let poolIndex = pools.indexOf(region.memory.id);
+        if (poolIndex < 0) poolIndex = pools.push(region.memory.id) - 1;
+        return { poolIndex, offset: region.offset, length: region.length };
+      },
+      subgraph(model: Model): number {
+        const known = referenced.indexOf(model);
+        return known >= 0 ? known : referenced.push(model) - 1;
+      },
     };
+    const main = this.#graphJSON(context);
+    // A referenced model may reference more: the list grows while it is walked.
+    const graphs: GraphWithPoolsJson[] = [];
+    for (let k = 0; k < referenced.length; k++) {
+      const model = referenced[k];
+      if (model.#inputs === undefined) {
+        throw new Error(
+          `toJSON: referenced model ${k} has no inputs and outputs; call its identifyInputsAndOutputs`,
+        );
+      }
+      graphs.push(model.#graphJSON(context));
+    }
+    return {
+      ...main,
+      relaxComputationFloat32toFloat16: this.#relaxed,
+      ...(graphs.length > 0 ? { referenced: graphs } : {}),
+      ...(pools.length > 0 ? { pools } : {}),
+    };
+  }
+
+  /** This model's own graph on the wire; pools and referenced models go to `context`. */
+  #graphJSON(context: {
+    location(region: NonNullable<Constant["region"]>): LocationJson;
+    subgraph(model: Model): number;
+  }): GraphWithPoolsJson {
     const operands = this.#operands.map((operand, i) => ({
       type: operand.type,
       dimensions: [...(operand.dimensions ?? [])],
@@ -217,7 +292,8 @@ export class Model {
       zeroPoint: operand.zeroPoint ?? 0,
       lifetime: this.#lifetime(i),
       ...(operand.constant?.value ? { value: operand.constant.value } : {}),
-      ...(operand.constant?.region ? { location: location(operand.constant.region) } : {}),
+      ...(operand.constant?.region ? { location: context.location(operand.constant.region) } : {}),
+      ...(operand.constant?.model ? { subgraph: context.subgraph(operand.constant.model) } : {}),
       ...(operand.channelQuant ? { channelQuant: operand.channelQuant } : {}),
     }));
     return {
@@ -225,8 +301,6 @@ export class Model {
       operations: this.#operations.map((op) => ({ ...op })),
       inputIndexes: [...(this.#inputs ?? [])],
       outputIndexes: [...this.#outputs],
-      relaxComputationFloat32toFloat16: this.#relaxed,
-      ...(pools.length > 0 ? { pools } : {}),
     };
   }
 

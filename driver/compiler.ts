@@ -128,11 +128,16 @@ export class Compiler {
     const options = { preference: record.preference, priority: record.priority };
     const prepareFor = (placement: string[]) =>
       prepareModelAsync(model, options, { deadline, placement });
-    const measured = record.partitioning === "profile" && this.#profiler
+    // A model with control flow is partitioned by estimates: sample inputs could send a loop
+    // anywhere, and IF and WHILE run on the one device that has them anyway.
+    const profiler = record.partitioning === "profile" && model.referenced.length === 0
+      ? this.#profiler
+      : undefined;
+    const measured = profiler
       ? await profileModel(model, devices, {
         costs: this.#costs,
         prepare: prepareFor,
-        profiler: this.#profiler,
+        profiler,
       })
       : undefined;
     const partitioned = await this.#checkSubgraphs(

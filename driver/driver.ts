@@ -34,6 +34,7 @@ import {
   resolveInputs,
 } from "./execution.ts";
 import { Executable, runMeasured } from "./executable.ts";
+import { loopTimeoutMs } from "./control_flow/run.ts";
 import { ExecutorPool } from "./executor_pool.ts";
 import {
   type BufferRequest,
@@ -282,9 +283,16 @@ export class Driver {
       // Only plans of known, small work run on this thread, where nothing could stop them.
       const work = estimateWork(prepared);
       const inline = work !== undefined && work <= this.#inlineWork && runsOnHost(prepared);
+      const loopTimeout = loopTimeoutMs(request.loopTimeoutMs);
       const { outputs, onDeviceUs, steps } = inline
-        ? runMeasured(live.executable ??= new Executable(prepared), inputs)
-        : await this.#pool.run(id, prepared, inputs, { priority: record.priority, deadline });
+        ? runMeasured(live.executable ??= new Executable(prepared), inputs, {
+          limits: { loopTimeoutMs: loopTimeout, deadline },
+        })
+        : await this.#pool.run(id, prepared, inputs, {
+          priority: record.priority,
+          deadline,
+          loopTimeoutMs: loopTimeout,
+        });
       const outputShapes = checkOutputShapes(outputs, bound.capacities);
       const delivered = await deliverOutputs(context, bound, outputs);
       const inDriverUs = Math.max(onDeviceUs, Math.round((performance.now() - started) * 1000));

@@ -1,9 +1,10 @@
 /**
  * Runs a prepared plan. An `Executable` binds each step to its kernel once (XNNPACK's
  * create/setup split); every `run` gets its own tensors, so concurrent runs of one
- * executable never share mutable memory.
+ * executable never share mutable memory. IF and WHILE steps run their referenced subgraphs
+ * through `control_flow/run.ts`, each subgraph bound once by an executable of its own.
  */
-import { DriverError } from "../nnapi/errors.ts";
+import { DriverError, invalid } from "../nnapi/errors.ts";
 import {
   checkDeclaredShape,
   checkTensorSize,
@@ -15,10 +16,20 @@ import {
 } from "./operations/operation.ts";
 import { operationDefinition } from "./operations/registry.ts";
 import type { OperationDefinition } from "./operations/operation.ts";
+import { CONTROL_FLOW_OPERATIONS } from "./operations/common/control_flow.ts";
+import {
+  type ControlFlowContext,
+  DEFAULT_RUN_LIMITS,
+  runIf,
+  type RunLimits,
+  runWhile,
+  type SubgraphRunner,
+} from "./control_flow/run.ts";
 import type { RunnableSubgraph, StepImplementation, SubgraphRuntime } from "./devices/device.ts";
 import { FALLBACK_DEVICE, subgraphRuntime } from "./devices/registry.ts";
 import {
   constantView,
+  type PreparedGraph,
   type PreparedModel,
   type PreparedStep,
   stepImplementation,
@@ -81,29 +92,61 @@ interface DeviceUnit {
   runnable?: Promise<RunnableSubgraph | null>;
 }
 
+/** Options of one run. */
+export interface RunOptions {
+  /** Adds each plan step's time here when given. */
+  timing?: StepTiming[];
+  /** Time each host operation apart (profiling) instead of each plan step. */
+  perOperation?: boolean;
+  /** Loop timeout and deadline for WHILE loops. */
+  limits?: RunLimits;
+}
+
+/** How an executable of a referenced subgraph shares its plan's other subgraphs. */
+interface ReferencedGraph {
+  subgraph: number;
+  /** The executables of the plan's referenced subgraphs, built on first use. */
+  executables: (Executable | undefined)[];
+}
+
 /** A plan bound to kernels, ready to run many times. */
 export class Executable {
   readonly prepared: PreparedModel;
+  /** The graph it runs: the plan's main graph, or one referenced subgraph of it. */
+  readonly #graph: PreparedGraph;
+  /** Set when it runs a referenced subgraph. */
+  readonly #referenced: ReferencedGraph | undefined;
+  readonly #executables: (Executable | undefined)[];
   readonly #steps: BoundStep[];
   readonly #constants: (TensorData | undefined)[];
   /** Device units by their first step. */
   readonly #units = new Map<number, DeviceUnit>();
 
-  constructor(prepared: PreparedModel) {
+  /**
+   * Binds the plan's main graph (`referenced` is for the executable itself: it binds each
+   * referenced subgraph, on first use, to an executable that runs it with inferred shapes).
+   */
+  constructor(prepared: PreparedModel, referenced?: ReferencedGraph) {
     this.prepared = prepared;
-    this.#constants = prepared.operands.map((o) =>
+    this.#referenced = referenced;
+    this.#executables = referenced?.executables ?? [];
+    const graph = referenced ? prepared.referenced?.[referenced.subgraph] : prepared;
+    if (!graph) throw new DriverError("GENERAL_FAILURE", "the plan lacks a referenced subgraph");
+    this.#graph = graph;
+    const planned = !referenced && prepared.arena !== undefined;
+    this.#constants = graph.operands.map((o) =>
       o.constant ? constantView(prepared, o.constant) : undefined
     );
-    this.#steps = prepared.steps.map((step) => {
+    this.#steps = graph.steps.map((step) => {
       const definition = operationDefinition(step.type);
       if (!definition) {
         throw new DriverError("GENERAL_FAILURE", `no kernel for ${step.type}`);
       }
-      const info = (i: number) => ({ ...prepared.operands[i], value: this.#constants[i] });
+      const info = (i: number) => ({ ...graph.operands[i], value: this.#constants[i] });
       const packed = (step.packed ?? []).map((ref) => constantView(prepared, ref));
       const implementation = stepImplementation(step);
       // The device's kernel for the planned shapes; the reference kernel otherwise.
-      const selected = prepared.arena !== undefined &&
+      const selected = planned &&
         implementation?.bind(
           { inputs: step.inputs.map(info), outputs: step.outputs.map(info) },
           packed,
@@ -118,10 +161,10 @@ export class Executable {
       if (!selected) this.#unpack(bound);
       return bound;
     });
-    prepared.steps.forEach((step, s) => {
-      const runtime = subgraphRuntime(step.device);
+    graph.steps.forEach((step, s) => {
+      const runtime = referenced ? undefined : subgraphRuntime(step.device);
       if (!runtime) return;
-      const previous = s > 0 ? prepared.steps[s - 1].device : undefined;
+      const previous = s > 0 ? graph.steps[s - 1].device : undefined;
       if (previous === step.device) {
         for (const unit of this.#units.values()) if (unit.end === s) unit.end = s + 1;
       } else this.#units.set(s, { device: step.device, runtime, start: s, end: s + 1 });
@@ -133,7 +176,7 @@ export class Executable {
    * kernel (a worker without the optimized kernel, or a run on unplanned shapes).
    */
   #unpack(step: BoundStep): void {
-    const { operands } = this.prepared;
+    const { operands } = this.#graph;
     const replaced = step.inputs.filter((i) => operands[i].packedIn !== undefined);
     if (replaced.every((i) => this.#constants[i] !== undefined)) return;
     const positions = step.implementation?.packReplaces ?? [];
@@ -157,12 +200,13 @@ export class Executable {
    * Runs the plan on the given inputs (already checked against the model), on host kernels;
    * with `timing`, adds each plan step's time to it.
    */
-  run(inputs: readonly RunInput[], timing?: StepTiming[], perOperation = false): RunOutput[] {
+  run(inputs: readonly RunInput[], options: RunOptions = {}): RunOutput[] {
     const { tensors, staticShapes } = this.#begin(inputs);
-    const clock = new StepClock(this.prepared.steps, timing, perOperation);
+    const clock = new StepClock(this.#graph.steps, options.timing, options.perOperation ?? false);
+    const limits = options.limits ?? DEFAULT_RUN_LIMITS;
     this.#steps.forEach((step, s) => {
       clock.start(s);
-      this.#runStep(step, tensors, staticShapes);
+      this.#runStep(step, tensors, { staticShapes, limits });
       clock.stop(s, 1);
     });
     return this.#outputs(tensors);
@@ -173,13 +217,10 @@ export class Executable {
    * (inputs uploaded, only what is needed outside downloaded). A unit that cannot be
    * prepared in this thread runs on the reference kernels instead.
    */
-  async runAsync(
-    inputs: readonly RunInput[],
-    timing?: StepTiming[],
-    perOperation = false,
-  ): Promise<RunOutput[]> {
+  async runAsync(inputs: readonly RunInput[], options: RunOptions = {}): Promise<RunOutput[]> {
     const { tensors, staticShapes } = this.#begin(inputs);
-    const clock = new StepClock(this.prepared.steps, timing, perOperation);
+    const clock = new StepClock(this.#graph.steps, options.timing, options.perOperation ?? false);
+    const limits = options.limits ?? DEFAULT_RUN_LIMITS;
     for (let s = 0; s < this.#steps.length;) {
       const unit = staticShapes ? this.#units.get(s) : undefined;
       const runnable = unit ? await (unit.runnable ??= this.#prepareUnit(unit)) : null;
@@ -192,7 +233,7 @@ export class Executable {
         s = unit.end;
         continue;
       }
-      this.#runStep(this.#steps[s], tensors, staticShapes);
+      this.#runStep(this.#steps[s], tensors, { staticShapes, limits });
       clock.stop(s, 1, unit ? FALLBACK_DEVICE.info.name : undefined);
       s++;
     }
@@ -227,7 +268,8 @@ export class Executable {
 
   /** Per-execution tensors: constants, inputs, and the arena for planned shapes. */
   #begin(inputs: readonly RunInput[]): { tensors: (Tensor | undefined)[]; staticShapes: boolean } {
-    const { operands, arena, inputIndexes } = this.prepared;
+    const { operands, inputIndexes } = this.#graph;
+    const arena = this.#referenced ? undefined : this.prepared.arena;
     const staticShapes = arena !== undefined &&
       inputs.every((input, k) =>
         input.shape.every((d, j) => d === operands[inputIndexes[k]].shape[j])
@@ -257,22 +299,110 @@ export class Executable {
     return { tensors, staticShapes };
   }
 
-  #runStep(step: BoundStep, tensors: (Tensor | undefined)[], staticShapes: boolean): void {
+  #runStep(
+    step: BoundStep,
+    tensors: (Tensor | undefined)[],
+    run: { staticShapes: boolean; limits: RunLimits },
+  ): void {
     const stepInputs = step.inputs.map((i) => tensors[i]!);
-    if (!staticShapes) this.#shapeOutputs(step, stepInputs, tensors);
+    if (CONTROL_FLOW_OPERATIONS.has(step.definition.type)) {
+      this.#runControlFlow(step, stepInputs, { tensors, limits: run.limits });
+      return;
+    }
+    if (!run.staticShapes) this.#shapeOutputs(step, stepInputs, tensors);
     const stepOutputs = step.outputs.map((i) => tensors[i]!);
     try {
       step.kernel(stepInputs, stepOutputs);
     } catch (error) {
-      if (error instanceof OperationError) {
-        throw operationFault(step.operation, step.definition.type, error.message);
-      }
+      if (error instanceof OperationError) throw this.#fault(step, error.message);
       throw error;
     }
   }
 
+  /** An operation's fault, naming the referenced subgraph it is in (if any). */
+  #fault(step: BoundStep, message: string): DriverError {
+    const k = this.#referenced?.subgraph;
+    if (k === undefined) return operationFault(step.operation, step.definition.type, message);
+    return invalid(
+      `referenced subgraph ${k}: operation ${step.operation} (${step.definition.type}): ${message}`,
+      { path: ["referenced", k, "operations", step.operation] },
+    );
+  }
+
+  /**
+   * Runs an IF or WHILE step and places its outputs: into the arena when their shapes were
+   * planned (they must come out as declared), else as the tensors the subgraph produced.
+   */
+  #runControlFlow(
+    step: BoundStep,
+    inputs: readonly Tensor[],
+    run: { tensors: (Tensor | undefined)[]; limits: RunLimits },
+  ): void {
+    const { tensors } = run;
+    const type = step.definition.type;
+    const within = this.#referenced ? `referenced subgraph ${this.#referenced.subgraph}: ` : "";
+    const context: ControlFlowContext = {
+      subgraph: (index) => this.#subgraph(index),
+      limits: run.limits,
+      what: `${within}operation ${step.operation} (${type})`,
+    };
+    try {
+      const results = type === "IF"
+        ? runIf(inputs, context)
+        : runWhile(inputs, { ...context, outputCount: step.outputs.length });
+      step.outputs.forEach((out, j) => {
+        const operand = this.#graph.operands[out];
+        const result = results[j];
+        checkDeclaredShape(operand.shape, result.shape, `output ${j} (operand ${out})`);
+        checkTensorSize(operand.type, result.shape, `output ${j} (operand ${out})`);
+        const planned = tensors[out];
+        if (planned?.data) (planned.data as TensorData).set(result.data as never);
+        else tensors[out] = { ...operand, shape: [...result.shape], data: result.data };
+      });
+    } catch (error) {
+      if (error instanceof OperationError) throw this.#fault(step, error.message);
+      throw error;
+    }
+  }
+
+  /** The runner of referenced subgraph `index`, bound on first use and shared plan-wide. */
+  #subgraph(index: number): SubgraphRunner {
+    const executable = this.#executables[index] ??= new Executable(this.prepared, {
+      subgraph: index,
+      executables: this.#executables,
+    });
+    return {
+      outputCount: executable.#graph.outputIndexes.length,
+      run: (inputs, limits) => executable.#runGraph(inputs, limits),
+    };
+  }
+
+  /**
+   * Runs this referenced subgraph on the tensors a control-flow operation passes it (each
+   * must fit its input's declared shape), shapes inferred step by step; returns its outputs.
+   */
+  #runGraph(inputs: readonly Tensor[], limits: RunLimits): Tensor[] {
+    const { operands, inputIndexes } = this.#graph;
+    inputs.forEach((input, j) => {
+      const i = inputIndexes[j];
+      const declared = operands[i].shape;
+      const fits = declared.length === 0 ||
+        (declared.length === input.shape.length &&
+          declared.every((d, x) => d === 0 || d === input.shape[x]));
+      if (!fits) {
+        throw new OperationError(
+          `referenced subgraph ${this.#referenced?.subgraph} input ${j} (operand ${i}) is ` +
+            `declared [${declared.join(",")}] but is given [${input.shape.join(",")}]`,
+        );
+      }
+    });
+    const { tensors } = this.#begin(inputs.map(({ data, shape }) => ({ data, shape: [...shape] })));
+    for (const step of this.#steps) this.#runStep(step, tensors, { staticShapes: false, limits });
+    return this.#graph.outputIndexes.map((i) => tensors[i]!);
+  }
+
   #outputs(tensors: (Tensor | undefined)[]): RunOutput[] {
-    return this.prepared.outputIndexes.map((i) => {
+    return this.#graph.outputIndexes.map((i) => {
       const t = tensors[i]!;
       return { shape: [...t.shape], data: t.data! };
     });
@@ -280,7 +410,7 @@ export class Executable {
 
   /** Dynamic path: infers this step's output shapes from the actual inputs and allocates. */
   #shapeOutputs(step: BoundStep, stepInputs: Tensor[], tensors: (Tensor | undefined)[]): void {
-    const { operands } = this.prepared;
+    const { operands } = this.#graph;
     const prepareInputs: PrepareInput[] = stepInputs.map((t) => ({ ...t, value: t.data }));
     let shapes: number[][];
     try {
@@ -290,9 +420,7 @@ export class Executable {
         checkTensorSize(operands[out].type, shapes[j], `output ${j} (operand ${out})`);
       });
     } catch (error) {
-      if (error instanceof OperationError) {
-        throw operationFault(step.operation, step.definition.type, error.message);
-      }
+      if (error instanceof OperationError) throw this.#fault(step, error.message);
       if (error instanceof ValueNotYetKnown) {
         throw new DriverError("GENERAL_FAILURE", `operation ${step.operation}: value missing`);
       }
@@ -359,12 +487,12 @@ class StepClock {
 export function runMeasured(
   executable: Executable,
   inputs: readonly RunInput[],
-  options: { perOperation?: boolean } = {},
+  options: Omit<RunOptions, "timing"> = {},
 ): MeasuredRun {
   const started = performance.now();
   const steps: StepTiming[] = [];
   try {
-    const outputs = executable.run(inputs, steps, options.perOperation);
+    const outputs = executable.run(inputs, { ...options, timing: steps });
     return { outputs, onDeviceUs: elapsedUs(started), steps: rounded(steps) };
   } catch (error) {
     throw asDriverError(error);
@@ -375,13 +503,13 @@ export function runMeasured(
 export async function runMeasuredAsync(
   executable: Executable,
   inputs: readonly RunInput[],
-  options: { perOperation?: boolean } = {},
+  options: Omit<RunOptions, "timing"> = {},
 ): Promise<MeasuredRun> {
   if (!executable.hasDeviceUnits) return runMeasured(executable, inputs, options);
   const started = performance.now();
   const steps: StepTiming[] = [];
   try {
-    const outputs = await executable.runAsync(inputs, steps, options.perOperation);
+    const outputs = await executable.runAsync(inputs, { ...options, timing: steps });
     return { outputs, onDeviceUs: elapsedUs(started), steps: rounded(steps) };
   } catch (error) {
     throw asDriverError(error);

@@ -63,6 +63,8 @@ export interface ExecutionRequest {
   outputs?: readonly OutputArgument[];
   measureTiming?: boolean;
   deadlineMs?: number;
+  /** NNAPI's loop timeout for WHILE loops (ms; default 2 000, clamped to 15 000). */
+  loopTimeoutMs?: number;
 }
 
 /** Timing in microseconds, as NNAPI `Timing`, with the time of each plan step. */

@@ -13,6 +13,7 @@
  */
 import { DriverError, type DriverErrorDetails, type ErrorStatus } from "../nnapi/errors.ts";
 import type { RunInput, RunOutput, StepTiming } from "./executable.ts";
+import { loopTimeoutMs, type RunLimits } from "./control_flow/run.ts";
 import type { PreparedModel } from "./prepared_model.ts";
 import { toBytes } from "../nnapi/tensor.ts";
 
@@ -26,6 +27,8 @@ export type WorkerRequest =
     inputs: RunInput[];
     /** Time every host operation apart (profiling), not each plan step. */
     perOperation?: boolean;
+    /** Loop timeout and deadline, which WHILE loops check between iterations. */
+    limits?: RunLimits;
   }
   | { kind: "unload"; compilation: string };
 
@@ -80,6 +83,8 @@ interface Job {
   resolve(result: PoolResult): void;
   reject(error: Error): void;
   perOperation?: boolean;
+  /** NNAPI's loop timeout for the execution's WHILE loops (ms; default: NNAPI's). */
+  loopTimeoutMs?: number;
 }
 
 interface Slot {
@@ -123,7 +128,12 @@ export class ExecutorPool {
     compilation: string,
     prepared: PreparedModel,
     inputs: RunInput[],
-    options: { priority: Priority; deadline?: number; perOperation?: boolean },
+    options: {
+      priority: Priority;
+      deadline?: number;
+      perOperation?: boolean;
+      loopTimeoutMs?: number;
+    },
   ): Promise<PoolResult> {
     if (this.#closed) {
       return Promise.reject(new DriverError("DEVICE_UNAVAILABLE", "the executor is shut down"));
@@ -140,6 +150,7 @@ export class ExecutorPool {
         priority: options.priority,
         deadline: options.deadline,
         perOperation: options.perOperation,
+        loopTimeoutMs: options.loopTimeoutMs,
         resolve,
         reject,
       };
@@ -297,6 +308,8 @@ export class ExecutorPool {
           prepared: needsPlan ? job.prepared : undefined,
           inputs: job.inputs,
           perOperation: job.perOperation,
+          // Loops stop themselves at the deadline; replacing the worker is the backstop.
+          limits: { loopTimeoutMs: loopTimeoutMs(job.loopTimeoutMs), deadline: job.deadline },
         } satisfies WorkerRequest,
         [...new Set(transfer)],
       );

@@ -38,6 +38,7 @@ async function serve(
     }
     const { outputs, onDeviceUs, steps } = await runMeasuredAsync(executable, request.inputs, {
       perOperation: request.perOperation,
+      limits: request.limits,
     });
     // Copy each output out of the arena so only its own bytes cross the thread boundary.
     const copies = outputs.map((o) => ({ shape: o.shape, data: o.data.slice() }));

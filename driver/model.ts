@@ -4,7 +4,8 @@
  * nn/common/ValidateHal.cpp) and each operation's signature check; anything it accepts the
  * rest of the driver may trust.
  */
-import type { ModelJson } from "./model_schema.ts";
+import { DriverError, invalid } from "../nnapi/errors.ts";
+import type { GraphJson, ModelJson } from "./model_schema.ts";
 import {
   checkDeclaredShape,
   checkTensorSize,
@@ -12,10 +13,16 @@ import {
   OperationError,
   operationFault,
   type PrepareInput,
+  type SubgraphSignature,
   ValueNotYetKnown,
 } from "./operations/operation.ts";
 import { operationDefinition } from "./operations/registry.ts";
 import { buildOperands, fail, operandVersion } from "./model_operands.ts";
+import {
+  checkReferenceReaders,
+  inheritThroughReferences,
+  referenceOrder,
+} from "./model_references.ts";
 import { type ChannelQuant, isFullySpecified, type TensorData } from "../nnapi/tensor.ts";
 import {
   type HalVersion,
@@ -48,14 +55,21 @@ export interface Operation {
   halVersion: HalVersion;
 }
 
-/** A model that passed validation; `runOrder` lists operation indexes in a valid run order. */
-export interface Model {
+/**
+ * One validated graph: the main graph, or a referenced subgraph that IF and WHILE run.
+ * `runOrder` lists operation indexes in a valid run order.
+ */
+export interface Subgraph {
   operands: Operand[];
   operations: Operation[];
   inputIndexes: number[];
   outputIndexes: number[];
-  relaxComputationFloat32toFloat16: boolean;
   runOrder: number[];
+}
+
+/** A model that passed validation: its main graph and the subgraphs it references. */
+export interface Model extends Subgraph {
+  relaxComputationFloat32toFloat16: boolean;
   /**
    * Whether shape inference at registration resolved every operation (no shape depends on
    * a value known only at execution), so plans may fix their tensor layout in advance.
@@ -63,12 +77,17 @@ export interface Model {
   staticShapes: boolean;
   /** The HAL version the model needs (highest over its operations and operand types). */
   halVersion: HalVersion;
+  /**
+   * Referenced subgraphs (NNAPI `Model.referenced`), which SUBGRAPH operands name by index;
+   * each is validated like the main graph, used or not, as NNAPI does.
+   */
+  referenced: Subgraph[];
 }
 
 /** Resolves the bytes of a CONSTANT_REFERENCE location (memory pools). */
 export type PoolResolver = (poolIndex: number, offset: number, length: number) => Uint8Array;
 
-function checkIoIndexes(json: ModelJson, operands: Operand[]): void {
+function checkIoIndexes(json: GraphJson, operands: Operand[]): void {
   const check = (list: number[], lifetime: Lifetime, field: string) => {
     const seen = new Set<number>();
     list.forEach((operandIndex, k) => {
@@ -96,7 +115,6 @@ function checkIoIndexes(json: ModelJson, operands: Operand[]): void {
   };
   check(json.inputIndexes, "MODEL_INPUT", "inputIndexes");
   check(json.outputIndexes, "MODEL_OUTPUT", "outputIndexes");
-  if (json.outputIndexes.length === 0) fail("the model has no outputs", ["outputIndexes"]);
 }
 
 /** Kahn's algorithm over operand producers; rejects reads of unwritten operands and cycles. */
@@ -171,7 +189,7 @@ function declared(operands: Operand[], index: number): DeclaredOperand {
  * known, filling unknown temporary dimensions and rejecting contradictions early. Returns
  * whether every supported operation was resolved.
  */
-function inferStaticShapes(model: Model): boolean {
+function inferStaticShapes(model: Subgraph): boolean {
   let resolved = true;
   const { operands } = model;
   const shapes: (number[] | undefined)[] = operands.map((o) =>
@@ -212,15 +230,32 @@ function inferStaticShapes(model: Model): boolean {
 }
 
 /**
- * Validates a structurally parsed model as NNAPI does and returns the driver's model.
- * Throws an INVALID_ARGUMENT DriverError naming the operand or operation at fault.
+ * Runs `build` on referenced subgraph `k` (main graph: undefined), so that a fault found
+ * there names the subgraph in its message and path.
  */
-export function buildModel(json: ModelJson, options: { resolvePool?: PoolResolver } = {}): Model {
-  const operands = buildOperands(json, options.resolvePool);
-  checkIoIndexes(json, operands);
-  if (json.operations.length === 0) fail("the model has no operations", ["operations"]);
-  let halVersion: HalVersion = json.relaxComputationFloat32toFloat16 ? "V1_1" : "V1_0";
-  for (const o of operands) halVersion = laterHal(halVersion, operandVersion(o.type));
+function inGraph<T>(k: number | undefined, build: () => T): T {
+  if (k === undefined) return build();
+  try {
+    return build();
+  } catch (error) {
+    if (!(error instanceof DriverError) || error.status !== "INVALID_ARGUMENT") throw error;
+    throw invalid(`referenced subgraph ${k}: ${error.message}`, {
+      path: ["referenced", k, ...(error.details.path ?? [])],
+    });
+  }
+}
+
+/**
+ * Validates the operations of one graph, each against its own signature (IF and WHILE also
+ * against the referenced subgraphs' `signatures`); returns them and the highest HAL version
+ * they need.
+ */
+function buildOperations(
+  json: GraphJson,
+  operands: Operand[],
+  signatures: readonly SubgraphSignature[],
+): { operations: Operation[]; halVersion: HalVersion } {
+  let halVersion: HalVersion = "V1_0";
   const operations: Operation[] = json.operations.map((op, k) => {
     for (const [field, list] of [["inputs", op.inputs], ["outputs", op.outputs]] as const) {
       list.forEach((operandIndex, j) => {
@@ -254,6 +289,7 @@ export function buildModel(json: ModelJson, options: { resolvePool?: PoolResolve
           type: op.type,
           inputs: op.inputs.map((i) => declared(operands, i)),
           outputs: op.outputs.map((i) => declared(operands, i)),
+          referenced: signatures,
         });
         // An operation needs at least the HAL version of every operand type it touches.
         for (const i of [...op.inputs, ...op.outputs]) {
@@ -274,16 +310,70 @@ export function buildModel(json: ModelJson, options: { resolvePool?: PoolResolve
       halVersion: needs,
     };
   });
-  const model: Model = {
-    operands,
-    operations,
-    inputIndexes: [...json.inputIndexes],
-    outputIndexes: [...json.outputIndexes],
+  return { operations, halVersion };
+}
+
+/**
+ * Validates a structurally parsed model as NNAPI does and returns the driver's model: every
+ * graph (main and referenced) on its own, then the references between them (in range,
+ * read only by IF and WHILE, acyclic), then each operation against its signature.
+ * Throws an INVALID_ARGUMENT DriverError naming the graph, operand or operation at fault.
+ */
+export function buildModel(json: ModelJson, options: { resolvePool?: PoolResolver } = {}): Model {
+  const referencedJson = json.referenced ?? [];
+  const graphs: GraphJson[] = [json, ...referencedJson];
+  const inReferenced = (g: number) => g === 0 ? undefined : g - 1;
+  const operandLists = graphs.map((graph, g) =>
+    inGraph(inReferenced(g), () => {
+      const operands = buildOperands(graph, {
+        resolvePool: options.resolvePool,
+        referencedCount: referencedJson.length,
+      });
+      checkIoIndexes(graph, operands);
+      if (g === 0 && graph.outputIndexes.length === 0) {
+        fail("the model has no outputs", ["outputIndexes"]);
+      }
+      if (graph.operations.length === 0) {
+        fail(`the ${g === 0 ? "model" : "subgraph"} has no operations`, ["operations"]);
+      }
+      checkReferenceReaders(graph.operations, operands);
+      return operands;
+    })
+  );
+  const order = referenceOrder(operandLists[0], operandLists.slice(1));
+  const signatures: SubgraphSignature[] = referencedJson.map((graph, k) => ({
+    inputs: graph.inputIndexes.map((i) => declared(operandLists[k + 1], i)),
+    outputs: graph.outputIndexes.map((i) => declared(operandLists[k + 1], i)),
+  }));
+  // Relaxed float32 is HAL 1.1; referenced subgraphs are HAL 1.3.
+  let halVersion: HalVersion = referencedJson.length > 0
+    ? "V1_3"
+    : json.relaxComputationFloat32toFloat16
+    ? "V1_1"
+    : "V1_0";
+  const built: Subgraph[] = graphs.map((graph, g) =>
+    inGraph(inReferenced(g), () => {
+      const operands = operandLists[g];
+      for (const o of operands) halVersion = laterHal(halVersion, operandVersion(o.type));
+      const { operations, halVersion: needs } = buildOperations(graph, operands, signatures);
+      halVersion = laterHal(halVersion, needs);
+      return {
+        operands,
+        operations,
+        inputIndexes: [...graph.inputIndexes],
+        outputIndexes: [...graph.outputIndexes],
+        runOrder: runOrderOf(operations, operands),
+      };
+    })
+  );
+  const [main, ...referenced] = built;
+  inheritThroughReferences(main, referenced, order);
+  referenced.forEach((graph, k) => inGraph(k, () => inferStaticShapes(graph)));
+  return {
+    ...main,
     relaxComputationFloat32toFloat16: json.relaxComputationFloat32toFloat16,
-    runOrder: runOrderOf(operations, operands),
-    staticShapes: false,
+    staticShapes: inferStaticShapes(main),
     halVersion,
+    referenced,
   };
-  model.staticShapes = inferStaticShapes(model);
-  return model;
 }

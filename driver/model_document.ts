@@ -5,8 +5,8 @@
  * those operands carry `location` into pool 0, which is the weights blob. Key order is fixed,
  * so the bytes are stable and their SHA-256 is the model's checksum.
  */
-import type { Model } from "./model.ts";
-import type { ModelJson } from "./model_schema.ts";
+import type { Model, Operand, Subgraph } from "./model.ts";
+import type { GraphJson, ModelJson } from "./model_schema.ts";
 import { toBytes } from "../nnapi/tensor.ts";
 
 /** The pool name standing for the model's own weights blob in a stored document. */
@@ -20,29 +20,42 @@ export interface ModelDocument {
 
 const WEIGHT_ALIGNMENT = 64;
 
-/** Serializes a validated model (with the dimensions the client declared) canonically. */
+/**
+ * Serializes a validated model (with the dimensions the client declared) canonically. The
+ * weights of every graph share the one blob; `referenced` appears only when the model has
+ * referenced subgraphs, so a model without them is stored exactly as before they existed.
+ */
 export function canonicalDocument(json: ModelJson, model: Model): ModelDocument {
   let weightsSize = 0;
-  const locations = model.operands.map((operand) => {
+  const locate = (operand: Operand) => {
     if (operand.lifetime !== "CONSTANT_REFERENCE" || !operand.value) return undefined;
     const offset = weightsSize;
     weightsSize = Math.ceil((offset + operand.value.byteLength) / WEIGHT_ALIGNMENT) *
       WEIGHT_ALIGNMENT;
-    return { poolIndex: 0, offset, length: operand.value.byteLength };
-  });
+    return { operand, location: { poolIndex: 0, offset, length: operand.value.byteLength } };
+  };
+  const graphs = [
+    { json: json as GraphJson, graph: model as Subgraph },
+    ...model.referenced.map((graph, k) => ({ json: json.referenced![k], graph })),
+  ];
+  const locations = graphs.map(({ graph }) => graph.operands.map(locate));
   const weights = new Uint8Array(weightsSize);
-  const document = {
+  for (const placed of locations.flat()) {
+    if (placed) weights.set(toBytes(placed.operand.value!), placed.location.offset);
+  }
+  const documentOf = ({ json, graph }: typeof graphs[number], g: number) => ({
     operands: json.operands.map((operand, i) => {
-      const value = model.operands[i].value;
-      const location = locations[i];
-      if (location && value) weights.set(toBytes(value), location.offset);
+      const value = graph.operands[i].value;
+      const location = locations[g][i]?.location;
       return {
         type: operand.type,
         dimensions: operand.dimensions,
         scale: operand.scale,
         zeroPoint: operand.zeroPoint,
         lifetime: operand.lifetime,
-        ...(location
+        ...(operand.lifetime === "SUBGRAPH"
+          ? { subgraph: operand.subgraph }
+          : location
           ? { location }
           : value
           ? { value: { base64: toBytes(value).toBase64() } }
@@ -57,7 +70,12 @@ export function canonicalDocument(json: ModelJson, model: Model): ModelDocument 
     })),
     inputIndexes: json.inputIndexes,
     outputIndexes: json.outputIndexes,
+  });
+  const [main, ...referenced] = graphs.map(documentOf);
+  const document = {
+    ...main,
     relaxComputationFloat32toFloat16: json.relaxComputationFloat32toFloat16,
+    ...(referenced.length > 0 ? { referenced } : {}),
     ...(weightsSize > 0 ? { pools: [WEIGHTS_POOL] } : {}),
   };
   return { document: new TextEncoder().encode(JSON.stringify(document)), weights };

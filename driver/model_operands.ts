@@ -5,7 +5,7 @@
  */
 import { invalid } from "../nnapi/errors.ts";
 import type { Operand, PoolResolver } from "./model.ts";
-import type { ModelJson, OperandJson } from "./model_schema.ts";
+import type { GraphJson, OperandJson } from "./model_schema.ts";
 import {
   elementBytes,
   elementCount,
@@ -40,6 +40,7 @@ export function operandVersion(type: OperandType): HalVersion {
     case "TENSOR_QUANT16_SYMM":
       return "V1_2";
     case "TENSOR_QUANT8_ASYMM_SIGNED":
+    case "SUBGRAPH":
       return "V1_3";
     default:
       return "V1_0";
@@ -180,8 +181,50 @@ function decodeConstant(
   return fromBytes(operand.type, decoded);
 }
 
-/** Validates every operand and decodes constants. */
-export function buildOperands(json: ModelJson, resolvePool: PoolResolver | undefined): Operand[] {
+/**
+ * A subgraph reference's value: the index of the referenced subgraph it names, which must
+ * exist. Type and lifetime SUBGRAPH go together, and only such operands name a subgraph.
+ */
+function subgraphReference(
+  operand: OperandJson,
+  i: number,
+  referencedCount: number,
+): TensorData | undefined {
+  const path = ["operands", i];
+  const isReference = operand.lifetime === "SUBGRAPH";
+  if ((operand.type === "SUBGRAPH") !== isReference) {
+    fail(
+      `operand ${i}: a subgraph reference has type and lifetime SUBGRAPH, got type ${operand.type} with lifetime ${operand.lifetime}`,
+      path,
+    );
+  }
+  if (!isReference) {
+    if (operand.subgraph !== undefined) {
+      fail(`operand ${i}: only a SUBGRAPH operand names a subgraph`, [...path, "subgraph"]);
+    }
+    return undefined;
+  }
+  const k = operand.subgraph;
+  if (k === undefined) {
+    fail(`operand ${i} (SUBGRAPH) needs "subgraph", the index of a referenced subgraph`, path);
+  }
+  if (k >= referencedCount) {
+    fail(
+      `operand ${i} (SUBGRAPH) references subgraph ${k}, but the model has ${referencedCount} referenced subgraphs`,
+      [...path, "subgraph"],
+    );
+  }
+  return Uint32Array.of(k);
+}
+
+/**
+ * Validates every operand of one graph and decodes constants; a SUBGRAPH operand's value is
+ * the index of the subgraph it references (of `referencedCount`).
+ */
+export function buildOperands(
+  json: GraphJson,
+  options: { resolvePool: PoolResolver | undefined; referencedCount: number },
+): Operand[] {
   return json.operands.map((operand, i) => {
     validateOperandType(operand, i);
     const constant = CONSTANT_LIFETIMES.has(operand.lifetime);
@@ -192,6 +235,7 @@ export function buildOperands(json: ModelJson, resolvePool: PoolResolver | undef
         "value",
       ]);
     }
+    const reference = subgraphReference(operand, i, options.referencedCount);
     return {
       type: operand.type,
       dimensions: [...operand.dimensions],
@@ -199,7 +243,7 @@ export function buildOperands(json: ModelJson, resolvePool: PoolResolver | undef
       zeroPoint: operand.zeroPoint,
       lifetime: operand.lifetime,
       channelQuant: operand.channelQuant,
-      value: constant ? decodeConstant(operand, i, resolvePool) : undefined,
+      value: constant ? decodeConstant(operand, i, options.resolvePool) : reference,
     };
   });
 }

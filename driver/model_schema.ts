@@ -45,6 +45,10 @@ export const OperandSchema = z.object({
     channelDim: index,
     scales: z.array(z.number().positive()),
   }).strict().optional(),
+  subgraph: index.optional().describe(
+    "On a SUBGRAPH operand (type and lifetime SUBGRAPH): the index in `referenced` of the " +
+      "subgraph it stands for (an IF branch, a WHILE condition or body)",
+  ),
 }).strict();
 
 export const OperationSchema = z.object({
@@ -53,16 +57,34 @@ export const OperationSchema = z.object({
   outputs: z.array(index),
 }).strict();
 
+/**
+ * A referenced subgraph (NNAPI `Model.referenced`): the same fields as the main graph. Its
+ * inputs and outputs have the lifetimes MODEL_INPUT and MODEL_OUTPUT, as the main graph's do.
+ */
+export const SubgraphSchema = z.object({
+  operands: z.array(OperandSchema),
+  operations: z.array(OperationSchema),
+  inputIndexes: z.array(index),
+  outputIndexes: z.array(index),
+}).strict();
+
 export const ModelSchema = z.object({
   operands: z.array(OperandSchema),
   operations: z.array(OperationSchema),
   inputIndexes: z.array(index),
   outputIndexes: z.array(index),
   relaxComputationFloat32toFloat16: z.boolean().default(false),
+  referenced: z.array(SubgraphSchema).optional().describe(
+    "Subgraphs that IF and WHILE operations reference through SUBGRAPH operands " +
+      '(`{"type": "SUBGRAPH", "dimensions": [], "lifetime": "SUBGRAPH", "subgraph": k}`); ' +
+      "the top-level fields are the main graph. Constants of every graph share `pools`.",
+  ),
   pools: z.array(z.string()).optional(),
 }).strict();
 
 /** A structurally valid model as received. */
 export type ModelJson = z.infer<typeof ModelSchema>;
+/** One graph of a model: the main graph (the model's own fields) or a referenced subgraph. */
+export type GraphJson = z.infer<typeof SubgraphSchema>;
 export type OperandJson = z.infer<typeof OperandSchema>;
 export type OperationJson = z.infer<typeof OperationSchema>;

@@ -8,11 +8,12 @@
 import { DriverError } from "../nnapi/errors.ts";
 import type { StepImplementation } from "./devices/device.ts";
 import { stepOperands } from "./devices/host_device.ts";
-import { deviceNamed, HOST_DEVICES, subgraphRuntime } from "./devices/registry.ts";
-import type { Model } from "./model.ts";
+import { deviceNamed, FALLBACK_DEVICE, HOST_DEVICES, subgraphRuntime } from "./devices/registry.ts";
+import type { Model, Operand, Subgraph } from "./model.ts";
 import type { PlanSummary } from "./partitioner/model_partition.ts";
 import { placeByPreference } from "./partitioner/placement.ts";
 import { operationWork } from "./operations/operation.ts";
+import { CONTROL_FLOW_OPERATIONS } from "./operations/common/control_flow.ts";
 import { operationDefinition } from "./operations/registry.ts";
 import {
   byteSize,
@@ -81,12 +82,16 @@ export interface PrepareOptions {
   priority: "LOW" | "MEDIUM" | "HIGH";
 }
 
-/** The explicit execution plan of a compilation. */
-export interface PreparedModel {
+/** One graph of a plan: its operands and its steps in run order. */
+export interface PreparedGraph {
   operands: PreparedOperand[];
   steps: PreparedStep[];
   inputIndexes: number[];
   outputIndexes: number[];
+}
+
+/** The explicit execution plan of a compilation: the main graph's fields, and more. */
+export interface PreparedModel extends PreparedGraph {
   /** Per model input: whether every operation reading it takes it as an optional input. */
   omittableInputs: boolean[];
   relaxComputationFloat32toFloat16: boolean;
@@ -100,7 +105,19 @@ export interface PreparedModel {
   smallConstants: SharedArrayBuffer;
   /** CONSTANT_REFERENCE values and packed weights; shared, never written after preparation. */
   weights: SharedArrayBuffer;
+  /**
+   * The model's referenced subgraphs (IF branches, WHILE conditions and bodies), indexed as
+   * in the model; absent when it has none. Their constants live in the same two buffers;
+   * their steps run on {@link REFERENCED_DEVICE}'s kernels, shapes inferred at execution.
+   */
+  referenced?: PreparedGraph[];
 }
+
+/**
+ * The device whose kernels run the steps of referenced subgraphs: the host device that
+ * runs IF and WHILE themselves (the partitioner places only the main graph's steps).
+ */
+export const REFERENCED_DEVICE = FALLBACK_DEVICE.info.name;
 
 /** A plan without its weights: enough to check requests, shapes and buffer roles. */
 export type Plan = Omit<PreparedModel, "weights">;
@@ -304,12 +321,15 @@ function* preparationSteps(
   const packedIn = replacedByPacking(model, steps, packed);
   const small: { type: OperandType; data: TensorData }[] = [];
   const large: { type: OperandType; data: TensorData }[] = [];
-  const constantSlot = model.operands.map((o, i) => {
-    if (!o.value || packedIn.has(i)) return undefined;
-    const list = o.lifetime === "CONSTANT_REFERENCE" ? large : small;
-    list.push({ type: o.type, data: o.value });
-    return { small: list === small, slot: list.length - 1 };
-  });
+  const slotsOf = (operands: readonly Operand[], kept: (i: number) => boolean) =>
+    operands.map((o, i) => {
+      if (!o.value || !kept(i)) return undefined;
+      const list = o.lifetime === "CONSTANT_REFERENCE" ? large : small;
+      list.push({ type: o.type, data: o.value });
+      return { small: list === small, slot: list.length - 1 };
+    });
+  const constantSlot = slotsOf(model.operands, (i) => !packedIn.has(i));
+  const referencedSlots = model.referenced.map((graph) => slotsOf(graph.operands, () => true));
   const packedSlots = packed.map((list) =>
     list?.map((data) => {
       large.push({ type: typeOfArray(data), data });
@@ -322,22 +342,26 @@ function* preparationSteps(
     const slots = packedSlots[s];
     if (slots) step.packed = slots.map((slot) => weights.refs[slot]);
   });
-  const refOf = (i: number) => {
-    const at = constantSlot[i];
-    if (!at) return {};
-    return { constant: (at.small ? smallBuffer : weights).refs[at.slot] };
-  };
+  const preparedOperands = (
+    operands: readonly Operand[],
+    slots: ({ small: boolean; slot: number } | undefined)[],
+    replaced: ReadonlyMap<number, number> = new Map(),
+  ): PreparedOperand[] =>
+    operands.map((o, i) => {
+      const at = slots[i];
+      return {
+        type: o.type,
+        shape: o.dimensions,
+        scale: o.scale,
+        zeroPoint: o.zeroPoint,
+        lifetime: o.lifetime,
+        ...(o.channelQuant ? { channelQuant: o.channelQuant } : {}),
+        ...(at ? { constant: (at.small ? smallBuffer : weights).refs[at.slot] } : {}),
+        ...(replaced.has(i) ? { packedIn: replaced.get(i) } : {}),
+      };
+    });
   return {
-    operands: model.operands.map((o, i) => ({
-      type: o.type,
-      shape: o.dimensions,
-      scale: o.scale,
-      zeroPoint: o.zeroPoint,
-      lifetime: o.lifetime,
-      ...(o.channelQuant ? { channelQuant: o.channelQuant } : {}),
-      ...refOf(i),
-      ...(packedIn.has(i) ? { packedIn: packedIn.get(i) } : {}),
-    })),
+    operands: preparedOperands(model.operands, constantSlot, packedIn),
     steps,
     inputIndexes: model.inputIndexes,
     outputIndexes: model.outputIndexes,
@@ -354,7 +378,28 @@ function* preparationSteps(
     options,
     smallConstants: smallBuffer.buffer,
     weights: weights.buffer,
+    ...(model.referenced.length > 0
+      ? {
+        referenced: model.referenced.map((graph, k) => ({
+          operands: preparedOperands(graph.operands, referencedSlots[k]),
+          steps: referencedSteps(graph),
+          inputIndexes: graph.inputIndexes,
+          outputIndexes: graph.outputIndexes,
+        })),
+      }
+      : {}),
   };
+}
+
+/** The steps of a referenced subgraph, in its run order, on {@link REFERENCED_DEVICE}. */
+function referencedSteps(graph: Subgraph): PreparedStep[] {
+  return graph.runOrder.map((k) => ({
+    operation: k,
+    type: graph.operations[k].type,
+    device: REFERENCED_DEVICE,
+    inputs: graph.operations[k].inputs,
+    outputs: graph.operations[k].outputs,
+  }));
 }
 
 /**
@@ -391,14 +436,16 @@ const estimates = new WeakMap<Plan, number | undefined>();
  * Estimated work of one execution, in multiply-adds or comparable element operations: the
  * sum of each step's operation `cost` (taps of windows, MACs of matrix products, element
  * counts by default) on the plan's shapes. Undefined when shapes are known only at
- * execution (no arena): such a plan has no bound. The driver runs only plans of small work
+ * execution (no arena) or the plan has IF or WHILE steps: such a plan has no bound (a
+ * loop runs until its condition says stop). The driver runs only plans of small work
  * on its own thread. Computed from the plan itself, so a plan from the compilation cache
  * never brings an estimate of an older driver.
  */
 export function estimateWork(plan: Plan & { weights?: SharedArrayBuffer }): number | undefined {
   if (estimates.has(plan)) return estimates.get(plan);
   let work: number | undefined;
-  if (plan.arena) {
+  const controlFlow = plan.steps.some((step) => CONTROL_FLOW_OPERATIONS.has(step.type));
+  if (plan.arena && !controlFlow) {
     const value = (operand: PreparedOperand) => {
       if (operand.lifetime === "NO_VALUE") return null;
       const ref = operand.constant;

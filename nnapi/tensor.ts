@@ -66,6 +66,8 @@ const ELEMENT_KINDS: Record<OperandType, ElementKind> = {
   TENSOR_QUANT16_SYMM: I16,
   TENSOR_FLOAT16: F16,
   TENSOR_BOOL8: U8,
+  // A subgraph reference holds the index of the referenced subgraph, as a constant.
+  SUBGRAPH: U32,
 };
 
 /** Largest tensor the driver accepts (bytes): bigger ones cannot be allocated anyway. */

@@ -32,6 +32,8 @@ export const OPERAND_TYPES = [
   "TENSOR_QUANT16_SYMM",
   "TENSOR_FLOAT16",
   "TENSOR_BOOL8",
+  /** A reference to a referenced subgraph (NNAPI `SUBGRAPH`): IF branches, WHILE bodies. */
+  "SUBGRAPH",
 ] as const;
 export type OperandType = typeof OPERAND_TYPES[number];
 
@@ -42,6 +44,8 @@ export const LIFETIMES = [
   "CONSTANT_COPY",
   "CONSTANT_REFERENCE",
   "NO_VALUE",
+  /** A SUBGRAPH operand: its value is the index of a referenced subgraph. */
+  "SUBGRAPH",
 ] as const;
 export type Lifetime = typeof LIFETIMES[number];
 

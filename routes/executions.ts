@@ -82,6 +82,7 @@ export function executionRoutes(driver: Driver) {
       outputs: body.outputs?.map(outputArgument),
       measureTiming: body.measureTiming,
       deadlineMs: body.deadlineMs,
+      loopTimeoutMs: body.loopTimeoutMs,
     });
     const base64 = body.outputEncoding === "base64";
     return c.json({

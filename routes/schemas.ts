@@ -178,6 +178,11 @@ export const ExecutionRequest = z.object({
   outputs: z.array(Argument).optional(),
   measureTiming: z.boolean().optional(),
   deadlineMs: z.number().positive().optional(),
+  loopTimeoutMs: z.number().positive().optional().openapi({
+    description: "NNAPI's loop timeout (ANeuralNetworksExecution_setLoopTimeout): how long " +
+      "each WHILE loop may run, in ms; default 2000, larger values clamped to 15000. A loop " +
+      "past it (or past deadlineMs) fails the execution with 504 MISSED_DEADLINE_TRANSIENT",
+  }),
   outputEncoding: z.enum(["json", "base64"]).optional(),
 }).strict().openapi("ExecutionRequest");
 

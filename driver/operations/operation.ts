@@ -29,11 +29,22 @@ export interface DeclaredOperand {
   value?: TensorData;
 }
 
-/** What `validate` sees: the declared operands of one operation. */
+/** A referenced subgraph's declared inputs and outputs (what IF and WHILE must agree with). */
+export interface SubgraphSignature {
+  inputs: readonly DeclaredOperand[];
+  outputs: readonly DeclaredOperand[];
+}
+
+/**
+ * What `validate` sees: the declared operands of one operation and, for the control-flow
+ * operations, the signatures of the model's referenced subgraphs (which their SUBGRAPH
+ * inputs name by index), as NNAPI's validateOperation receives the model's subgraphs.
+ */
 export interface OperationSignature {
   type: OperationType;
   inputs: readonly DeclaredOperand[];
   outputs: readonly DeclaredOperand[];
+  referenced?: readonly SubgraphSignature[];
 }
 
 /**

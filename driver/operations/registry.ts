@@ -39,6 +39,7 @@ import { groupedConv2d } from "./grouped_conv_2d.ts";
 import { hardSwish } from "./hard_swish.ts";
 import { hashtableLookup } from "./hashtable_lookup.ts";
 import { heatmapMaxKeypoint } from "./heatmap_max_keypoint.ts";
+import { ifOperation } from "./if.ts";
 import { instanceNormalization } from "./instance_normalization.ts";
 import { l2Normalization } from "./l2_normalization.ts";
 import { l2Pool2d } from "./l2_pool_2d.ts";
@@ -104,6 +105,7 @@ import { transpose } from "./transpose.ts";
 import { transposeConv2d } from "./transpose_conv_2d.ts";
 import { unidirectionalSequenceLstm } from "./unidirectional_sequence_lstm.ts";
 import { unidirectionalSequenceRnn } from "./unidirectional_sequence_rnn.ts";
+import { whileOperation } from "./while.ts";
 
 /** Each operation type maps to a definition of that very type (checked by the compiler). */
 export type OperationTable = { readonly [T in OperationType]?: OperationDefinition<T> };
@@ -144,6 +146,7 @@ const OPERATIONS = {
   HARD_SWISH: hardSwish,
   HASHTABLE_LOOKUP: hashtableLookup,
   HEATMAP_MAX_KEYPOINT: heatmapMaxKeypoint,
+  IF: ifOperation,
   INSTANCE_NORMALIZATION: instanceNormalization,
   L2_NORMALIZATION: l2Normalization,
   L2_POOL_2D: l2Pool2d,
@@ -209,6 +212,7 @@ const OPERATIONS = {
   TRANSPOSE_CONV_2D: transposeConv2d,
   UNIDIRECTIONAL_SEQUENCE_LSTM: unidirectionalSequenceLstm,
   UNIDIRECTIONAL_SEQUENCE_RNN: unidirectionalSequenceRnn,
+  WHILE: whileOperation,
 } satisfies OperationTable;
 
 /** The definition of an operation type, or undefined when no device implements it. */
