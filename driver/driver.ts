@@ -45,6 +45,16 @@ import {
 import { Metrics } from "./metrics.ts";
 import type { ModelJson } from "./model_schema.ts";
 import { type ModelInfo, ModelRegistry, publicModel } from "./model_registry.ts";
+import { convertOnnxInWorker } from "../converter/onnx/convert_in_worker.ts";
+import type { OnnxTensorInfo } from "../converter/onnx/convert.ts";
+
+/** Options of an ONNX import. */
+export interface OnnxImportOptions {
+  /** A name for the model. */
+  name?: string;
+  /** Input shapes fixed at conversion, by ONNX input name. */
+  shapes?: Record<string, number[]>;
+}
 import { estimateWork, runsOnHost } from "./prepared_model.ts";
 
 /** Where the driver keeps state and how much parallelism it uses. */
@@ -159,6 +169,35 @@ export class Driver {
   /** Validates and stores a model; returns its public metadata. */
   async registerModel(owner: string, json: ModelJson): Promise<ModelInfo> {
     const record = await this.#models.register(owner, json);
+    this.metrics.count("nnserve_models_registered_total", "Models registered");
+    return publicModel(record);
+  }
+
+  /**
+   * Converts an ONNX file into an NNAPI model (in a worker) and registers it, with the ONNX
+   * names, types and shapes of its inputs and outputs.
+   */
+  async importOnnx(
+    owner: string,
+    bytes: Uint8Array,
+    options: OnnxImportOptions = {},
+  ): Promise<ModelInfo> {
+    const conversion = await convertOnnxInWorker(bytes, { shapes: options.shapes });
+    const port = (p: OnnxTensorInfo) => ({
+      name: p.name,
+      elementType: p.elementType,
+      shape: p.shape,
+    });
+    const record = await this.#models.register(owner, conversion.model, {
+      name: options.name,
+      onnx: {
+        opset: conversion.opset,
+        layout: conversion.layout,
+        notes: conversion.notes,
+        inputs: conversion.inputs.map(port),
+        outputs: conversion.outputs.map(port),
+      },
+    });
     this.metrics.count("nnserve_models_registered_total", "Models registered");
     return publicModel(record);
   }

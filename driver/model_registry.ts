@@ -8,6 +8,7 @@ import { checkRegion } from "../memory/pools.ts";
 import {
   type ModelRecord,
   type ModelStore,
+  type OnnxImport,
   sha256Hex,
   type StoredModel,
 } from "../store/model_store.ts";
@@ -15,6 +16,12 @@ import { DriverError, invalid, notFound } from "../nnapi/errors.ts";
 import { buildModel, type Model, type PoolResolver } from "./model.ts";
 import { canonicalDocument, WEIGHTS_POOL } from "./model_document.ts";
 import { type ModelJson, ModelSchema } from "./model_schema.ts";
+
+/** Where a model came from, beyond its NNAPI form. */
+export interface ModelSource {
+  name?: string;
+  onnx?: OnnxImport;
+}
 
 /** What a client sees of a model. */
 export type ModelInfo = Omit<ModelRecord, "owner" | "deleted">;
@@ -35,8 +42,8 @@ export class ModelRegistry {
     this.#memories = memories;
   }
 
-  /** Validates and stores a model. */
-  async register(owner: string, json: ModelJson): Promise<ModelRecord> {
+  /** Validates and stores a model; `source` names it and its ports (imports). */
+  async register(owner: string, json: ModelJson, source: ModelSource = {}): Promise<ModelRecord> {
     const pools = await Promise.all((json.pools ?? []).map((id) => this.#memories.get(owner, id)));
     // Constants are copied out of the pools here: deleting or rewriting a memory later
     // cannot change a registered model.
@@ -48,10 +55,11 @@ export class ModelRegistry {
     };
     const model = buildModel(json, { resolvePool });
     const stored = canonicalDocument(json, model);
-    const describe = (operand: number) => ({
+    const describe = (names: string[] | undefined) => (operand: number, k: number) => ({
       operand,
       type: json.operands[operand].type,
       dimensions: json.operands[operand].dimensions,
+      ...(names ? { name: names[k] } : {}),
     });
     const record: ModelRecord = {
       id: crypto.randomUUID(),
@@ -62,8 +70,10 @@ export class ModelRegistry {
       halVersion: model.halVersion,
       operandCount: model.operands.length,
       operationCount: model.operations.length,
-      inputs: model.inputIndexes.map(describe),
-      outputs: model.outputIndexes.map(describe),
+      inputs: model.inputIndexes.map(describe(source.onnx?.inputs.map((p) => p.name))),
+      outputs: model.outputIndexes.map(describe(source.onnx?.outputs.map((p) => p.name))),
+      ...(source.name === undefined ? {} : { name: source.name }),
+      ...(source.onnx ? { onnx: source.onnx } : {}),
     };
     await this.#store.save(record, stored);
     return record;

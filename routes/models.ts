@@ -1,7 +1,8 @@
 /** Model routes: register, describe, delete, supported operations. */
-import { createRoute } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
+import { invalid } from "../nnapi/errors.ts";
 import type { Driver } from "../driver/driver.ts";
-import { ModelSchema } from "../driver/model_schema.ts";
+import { type ModelJson, ModelSchema } from "../driver/model_schema.ts";
 import { newRouter } from "./router.ts";
 import {
   errorResponses,
@@ -13,11 +14,39 @@ import {
   SupportedOperationsRequest,
 } from "./schemas.ts";
 
+const ImportQuery = z.object({
+  name: z.string().max(200).optional().openapi({
+    description: "A name for the model (ONNX imports)",
+  }),
+  shape: z.string().optional().openapi({
+    description: "ONNX imports: `input:1x3x224x224` fixes an input's shape at conversion " +
+      "(symbolic extents specialized); repeat for several inputs. Without it, symbolic " +
+      "extents stay unknown and are given at execution with `dimensions`",
+  }),
+});
+
 const registerModel = createRoute({
   method: "post",
   path: "/v1/models",
-  summary: "Register (validate and store) an NNAPI model",
-  request: jsonBody(ModelSchema),
+  summary: "Register (validate and store) an NNAPI model, or import an ONNX file",
+  request: {
+    query: ImportQuery,
+    body: {
+      // Not `required`: the JSON schema then applies to JSON bodies only, and ONNX files
+      // pass through to the converter.
+      required: false,
+      content: {
+        "application/json": { schema: ModelSchema },
+        "application/onnx": {
+          schema: z.string().openapi({
+            format: "binary",
+            description: "An ONNX model file (opsets 7-21, weights inside the file), " +
+              "converted to an NNAPI model; the answer names its inputs and outputs",
+          }),
+        },
+      },
+    },
+  },
   responses: {
     201: jsonResponse(ModelInfoBody, "The registered model"),
     ...errorResponses(400, 401),
@@ -51,11 +80,47 @@ const supportedOperations = createRoute({
   },
 });
 
+/** JSON media types, as the JSON body limit recognizes them. */
+const JSON_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
+
+/** The media type of ONNX files. */
+const ONNX_TYPE = /^application\/onnx\s*(?:;|$)/i;
+
+/** `input:1x3x224x224` query values as shapes by input name. */
+function parseShapes(values: string[]): Record<string, number[]> {
+  const shapes: Record<string, number[]> = {};
+  values.forEach((value, k) => {
+    const at = value.lastIndexOf(":");
+    const dims = value.slice(at + 1).split("x").map(Number);
+    if (at <= 0 || dims.some((d) => !Number.isInteger(d) || d <= 0)) {
+      throw invalid(`shape '${value}' is not input:DxDx...D with positive extents`, {
+        path: ["query", "shape", k],
+      });
+    }
+    shapes[value.slice(0, at)] = dims;
+  });
+  return shapes;
+}
+
 /** Model routes. */
 export function modelRoutes(driver: Driver) {
   return newRouter()
     .openapi(registerModel, async (c) => {
-      return c.json(await driver.registerModel(c.get("client"), c.req.valid("json")), 201);
+      const owner = c.get("client");
+      if (ONNX_TYPE.test(c.req.header("content-type") ?? "")) {
+        const bytes = new Uint8Array(await c.req.arrayBuffer());
+        const shapes = parseShapes(c.req.queries("shape") ?? []);
+        return c.json(
+          await driver.importOnnx(owner, bytes, { name: c.req.query("name"), shapes }),
+          201,
+        );
+      }
+      if (!JSON_TYPE.test(c.req.header("content-type") ?? "")) {
+        throw invalid(
+          "send an NNAPI model as application/json or an ONNX file as application/onnx",
+        );
+      }
+      return c.json(await driver.registerModel(owner, c.req.valid("json") as ModelJson), 201);
     })
     .openapi(getModel, async (c) => {
       return c.json(await driver.getModel(c.get("client"), c.req.valid("param").id), 200);

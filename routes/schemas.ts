@@ -29,6 +29,21 @@ export const DevicesBody = z.object({
   ),
 }).openapi("Devices");
 
+const ModelPort = z.object({
+  operand: z.number(),
+  type: z.string(),
+  dimensions,
+  name: z.string().optional().openapi({ description: "The ONNX name (imported models)" }),
+});
+
+const OnnxPort = z.object({
+  name: z.string(),
+  elementType: z.string(),
+  shape: z.array(z.union([z.number(), z.string()])).openapi({
+    description: "ONNX extents; strings are symbolic (given at execution)",
+  }),
+});
+
 export const ModelInfoBody = z.object({
   id: z.string(),
   checksum: z.string(),
@@ -37,8 +52,19 @@ export const ModelInfoBody = z.object({
   halVersion: z.string(),
   operandCount: z.number(),
   operationCount: z.number(),
-  inputs: z.array(z.object({ operand: z.number(), type: z.string(), dimensions })),
-  outputs: z.array(z.object({ operand: z.number(), type: z.string(), dimensions })),
+  inputs: z.array(ModelPort),
+  outputs: z.array(ModelPort),
+  name: z.string().optional(),
+  onnx: z.object({
+    opset: z.number(),
+    layout: z.string().openapi({ description: "The image layout the model runs in (NCHW)" }),
+    notes: z.array(z.string()).openapi({
+      description: "What the conversion did that the client should know (int64 narrowed " +
+        "to int32, BatchNormalization folded, ...)",
+    }),
+    inputs: z.array(OnnxPort),
+    outputs: z.array(OnnxPort),
+  }).optional().openapi({ description: "How an imported ONNX file became this model" }),
 }).openapi("ModelInfo");
 
 export const SupportedOperationsRequest = z.object({

@@ -8,6 +8,30 @@ import { DriverError } from "../nnapi/errors.ts";
 import { removeIfPresent, writeFileAtomic } from "./atomic_file.ts";
 
 /** Metadata of a registered model, as stored and as `GET /v1/models/{id}` reports it. */
+/** A model input or output: its operand and, for imported models, its source name. */
+export interface ModelPort {
+  operand: number;
+  type: string;
+  dimensions: number[];
+  name?: string;
+}
+
+/** An ONNX value as the imported file declares it. */
+export interface OnnxPort {
+  name: string;
+  elementType: string;
+  shape: (number | string)[];
+}
+
+/** How an ONNX file became this model. */
+export interface OnnxImport {
+  opset: number;
+  layout: string;
+  notes: string[];
+  inputs: OnnxPort[];
+  outputs: OnnxPort[];
+}
+
 export interface ModelRecord {
   id: string;
   owner: string;
@@ -17,8 +41,12 @@ export interface ModelRecord {
   halVersion: string;
   operandCount: number;
   operationCount: number;
-  inputs: { operand: number; type: string; dimensions: number[] }[];
-  outputs: { operand: number; type: string; dimensions: number[] }[];
+  inputs: ModelPort[];
+  outputs: ModelPort[];
+  /** The name the client gave it (ONNX imports: `?name=`). */
+  name?: string;
+  /** What an ONNX import converted (opset, layout, ONNX types and shapes, notes). */
+  onnx?: OnnxImport;
   /** Set when the client deleted it while compilations still need it. */
   deleted?: boolean;
 }

@@ -1,0 +1,107 @@
+/**
+ * `POST /v1/models` with `Content-Type: application/onnx`: the converted model's info names
+ * its ONNX inputs and outputs; it compiles and executes like any model; every refusal is a
+ * 400 naming its cause.
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { type TestServer, withTestServer } from "./server_fixture.ts";
+import { onnxBytes } from "./onnx/graphs.ts";
+import { chain, weights } from "./onnx/compare.ts";
+
+async function upload(server: TestServer, bytes: Uint8Array, query = "") {
+  const response = await fetch(`${server.url}/v1/models${query}`, {
+    method: "POST",
+    headers: { "content-type": "application/onnx" },
+    body: new Uint8Array(bytes),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+const CLASSIFIER = onnxBytes({
+  inputs: [{ name: "image", dims: ["batch", 3, 4, 4] }],
+  outputs: [{ name: "probabilities", dims: ["batch", 2] }],
+  nodes: [
+    { op: "Conv", inputs: ["image", "w"], outputs: ["c"], attributes: { pads: [1, 1, 1, 1] } },
+    { op: "Relu", inputs: ["c"], outputs: ["r"] },
+    { op: "GlobalAveragePool", inputs: ["r"], outputs: ["p"] },
+    { op: "Flatten", inputs: ["p"], outputs: ["f"] },
+    { op: "Softmax", inputs: ["f"], outputs: ["probabilities"], attributes: { axis: 1 } },
+  ],
+  initializers: [weights("w", [2, 3, 3, 3], 5)],
+});
+
+Deno.test("an ONNX upload registers a model that names its inputs and outputs", async () => {
+  await withTestServer({}, async (server) => {
+    const { status, body } = await upload(server, CLASSIFIER, "?name=tiny-classifier");
+    strictEqual(status, 201, JSON.stringify(body));
+    strictEqual(body.name, "tiny-classifier");
+    strictEqual(body.inputs[0].name, "image");
+    deepStrictEqual(body.inputs[0].dimensions, [0, 3, 4, 4]);
+    strictEqual(body.outputs[0].name, "probabilities");
+    deepStrictEqual(body.onnx.inputs, [{
+      name: "image",
+      elementType: "float32",
+      shape: ["batch", 3, 4, 4],
+    }]);
+    strictEqual(body.onnx.layout, "NCHW");
+    strictEqual(body.onnx.opset, 13);
+    const again = await server.request("GET", `/v1/models/${body.id}`);
+    deepStrictEqual(again.body, body);
+
+    const compilation = await server.request("POST", "/v1/compilations", { model: body.id });
+    strictEqual(compilation.status, 201, JSON.stringify(compilation.body));
+    const execution = await server.request(
+      "POST",
+      `/v1/compilations/${compilation.body.id}/executions`,
+      {
+        inputs: [{
+          dimensions: [2, 3, 4, 4],
+          data: Array.from({ length: 96 }, (_, i) => (i % 7) / 7),
+        }],
+      },
+    );
+    strictEqual(execution.status, 200, JSON.stringify(execution.body));
+    const out = execution.body.outputs as { dimensions: number[]; data: number[] }[];
+    deepStrictEqual(out[0].dimensions, [2, 2]);
+    ok(Math.abs(out[0].data[0] + out[0].data[1] - 1) < 1e-6, "softmax rows sum to 1");
+  });
+});
+
+Deno.test("?shape= fixes an input's symbolic extents at conversion", async () => {
+  await withTestServer({}, async (server) => {
+    const { status, body } = await upload(server, CLASSIFIER, "?shape=image:1x3x4x4");
+    strictEqual(status, 201, JSON.stringify(body));
+    deepStrictEqual(body.inputs[0].dimensions, [1, 3, 4, 4]);
+    const bad = await upload(server, CLASSIFIER, "?shape=image:1x3x5x4");
+    strictEqual(bad.status, 400);
+    ok(/does not fit its ONNX shape/.test(bad.body.message), bad.body.message);
+    const malformed = await upload(server, CLASSIFIER, "?shape=image");
+    strictEqual(malformed.status, 400);
+    ok(/is not input:DxDx/.test(malformed.body.message), malformed.body.message);
+  });
+});
+
+Deno.test("every refusal of an ONNX upload is a 400 naming its cause", async () => {
+  await withTestServer({}, async (server) => {
+    const cases: [Uint8Array, RegExp][] = [
+      [new Uint8Array(), /the body is empty/],
+      [new Uint8Array([0x0a, 0xff, 0xff, 0xff]), /not a valid ONNX protobuf|holds no graph/],
+      [
+        CLASSIFIER.subarray(0, CLASSIFIER.length - 40),
+        /not a valid ONNX protobuf|holds no graph|is not produced/,
+      ],
+      [
+        onnxBytes(
+          chain([1, 4], [1, 4], [{ op: "Celu", inputs: ["x"], outputs: ["y"], name: "odd" }]),
+        ),
+        /node 'odd' \(Celu\): op type Celu is not supported/,
+      ],
+    ];
+    for (const [bytes, pattern] of cases) {
+      const { status, body } = await upload(server, bytes);
+      strictEqual(status, 400, JSON.stringify(body));
+      strictEqual(body.status, "INVALID_ARGUMENT");
+      ok(pattern.test(body.message), body.message);
+    }
+  });
+});
