@@ -10,6 +10,12 @@ import { createMemory, type Memory, type MemorySource } from "./memory.ts";
 import { Model } from "./model.ts";
 import type { DeviceInfo, ModelInfo } from "./types.ts";
 
+/** Options of {@link NnClient.importOnnx}. */
+export interface OnnxImportOptions {
+  name?: string;
+  shapes?: Record<string, readonly number[]>;
+}
+
 /** Where the service is and which API key identifies this client. */
 export type NnClientOptions = TransportOptions;
 
@@ -37,6 +43,24 @@ export class NnClient {
   /** A new, empty model to build. */
   model(): Model {
     return new Model(this.#transport);
+  }
+
+  /**
+   * Imports an ONNX file (`POST /v1/models` as application/onnx): the service converts it
+   * into an NNAPI model and registers it. `shapes` fixes input shapes at conversion (by
+   * ONNX input name); otherwise symbolic extents are given at execution.
+   */
+  async importOnnx(bytes: Uint8Array, options: OnnxImportOptions = {}): Promise<ModelInfo> {
+    const query = new URLSearchParams();
+    if (options.name !== undefined) query.set("name", options.name);
+    for (const [input, shape] of Object.entries(options.shapes ?? {})) {
+      query.append("shape", `${input}:${shape.join("x")}`);
+    }
+    const search = query.size > 0 ? `?${query}` : "";
+    const response = await this.#transport.send("POST", `/v1/models${search}`, { bytes }, {
+      "content-type": "application/onnx",
+    });
+    return await response.json() as ModelInfo;
   }
 
   /** Metadata of a registered model of this client. */

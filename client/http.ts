@@ -161,7 +161,7 @@ export class Transport {
       init.headers["content-type"] = "application/json";
       init.body = JSON.stringify(body.json);
     } else if (body) {
-      init.headers["content-type"] = "application/octet-stream";
+      init.headers["content-type"] ??= "application/octet-stream";
       init.body = body.bytes as Uint8Array<ArrayBuffer>;
     }
     let response: Response;

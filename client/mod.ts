@@ -40,7 +40,7 @@
  *
  * @module
  */
-export { NnClient, type NnClientOptions } from "./client.ts";
+export { NnClient, type NnClientOptions, type OnnxImportOptions } from "./client.ts";
 export { NnapiError } from "./http.ts";
 export {
   type GraphWithPoolsJson,
@@ -89,6 +89,8 @@ export {
   type ModelInfo,
   type ModelJson,
   type ModelSignature,
+  type OnnxImportInfo,
+  type OnnxPort,
   OPERAND_TYPES,
   type OperandDescription,
   type OperandType,

@@ -77,6 +77,8 @@ export interface OperandDescription {
   type: OperandType;
   /** Declared dimensions; 0 marks an extent known only at execution. */
   dimensions: number[];
+  /** The source name (imported models). */
+  name?: string;
 }
 
 /** What the SDK needs to know of a model to encode inputs and decode outputs. */
@@ -94,6 +96,27 @@ export interface ModelInfo extends ModelSignature {
   halVersion?: string;
   operandCount?: number;
   operationCount?: number;
+  /** The name given at import. */
+  name?: string;
+  /** How an imported ONNX file became this model. */
+  onnx?: OnnxImportInfo;
+}
+
+/** An ONNX input or output as the imported file declares it. */
+export interface OnnxPort {
+  name: string;
+  elementType: string;
+  /** Numbers, or the names of symbolic extents (given at execution). */
+  shape: (number | string)[];
+}
+
+/** What `POST /v1/models` reports of an ONNX import. */
+export interface OnnxImportInfo {
+  opset: number;
+  layout: string;
+  notes: string[];
+  inputs: OnnxPort[];
+  outputs: OnnxPort[];
 }
 
 /** One device of `GET /v1/devices`; the service may report more fields. */

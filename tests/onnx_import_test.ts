@@ -4,6 +4,7 @@
  * 400 naming its cause.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { NnClient } from "../client/mod.ts";
 import { type TestServer, withTestServer } from "./server_fixture.ts";
 import { onnxBytes } from "./onnx/graphs.ts";
 import { chain, weights } from "./onnx/compare.ts";
@@ -103,5 +104,24 @@ Deno.test("every refusal of an ONNX upload is a 400 naming its cause", async () 
       strictEqual(body.status, "INVALID_ARGUMENT");
       ok(pattern.test(body.message), body.message);
     }
+  });
+});
+
+Deno.test("the SDK imports an ONNX file, compiles it by id and runs it", async () => {
+  await withTestServer({}, async (server) => {
+    const client = new NnClient({ baseUrl: server.url });
+    const info = await client.importOnnx(CLASSIFIER, {
+      name: "sdk",
+      shapes: { image: [1, 3, 4, 4] },
+    });
+    strictEqual(info.name, "sdk");
+    strictEqual(info.inputs[0].name, "image");
+    deepStrictEqual(info.inputs[0].dimensions, [1, 3, 4, 4]);
+    const compilation = await client.compile(info.id);
+    const result = await compilation.execution().setInput(0, new Float32Array(48).fill(0.5))
+      .compute();
+    deepStrictEqual(result.outputs[0].dimensions, [1, 2]);
+    const [a, b] = result.outputs[0].data as Float32Array;
+    ok(Math.abs(a + b - 1) < 1e-6, "softmax sums to 1");
   });
 });
