@@ -93,6 +93,7 @@ export class Compilations {
       priority: request.priority ?? "MEDIUM",
       devices: request.devices ?? this.#compiler.devices.map((d) => d.info.name),
       ...(request.partitioning === "profile" ? { partitioning: "profile" as const } : {}),
+      ...portNames(modelRecord),
       createdAt: new Date().toISOString(),
     };
     if (request.cacheToken) {
@@ -228,4 +229,16 @@ export class Compilations {
   collectModel(owner: string, model: string): Promise<void> {
     return this.#models.collect(owner, model, () => this.#store.modelInUse(owner, model));
   }
+}
+
+/** The model's port names, when it has them (imported models), for the compilation record. */
+function portNames(model: ModelRecord): Pick<CompilationRecord, "inputNames" | "outputNames"> {
+  const names = (ports: ModelRecord["inputs"]) =>
+    ports.every((p) => p.name !== undefined) ? ports.map((p) => p.name!) : undefined;
+  const inputNames = names(model.inputs);
+  const outputNames = names(model.outputs);
+  return {
+    ...(inputNames && model.inputs.length > 0 ? { inputNames } : {}),
+    ...(outputNames && model.outputs.length > 0 ? { outputNames } : {}),
+  };
 }

@@ -29,8 +29,10 @@ import { DriverError } from "../nnapi/errors.ts";
 import {
   checkOutputArguments,
   checkOutputShapes,
+  type ClientExecutionRequest,
   type ExecutionRequest,
   type ExecutionResult,
+  positionalInputs,
   resolveInputs,
 } from "./execution.ts";
 import { Executable, runMeasured } from "./executable.ts";
@@ -281,7 +283,11 @@ export class Driver {
   }
 
   /** Runs one synchronous execution (NNAPI `executeSynchronously`). */
-  async execute(owner: string, id: string, request: ExecutionRequest): Promise<ExecutionResult> {
+  async execute(
+    owner: string,
+    id: string,
+    request: ClientExecutionRequest,
+  ): Promise<ExecutionResult> {
     try {
       const result = await this.#execute(owner, id, request);
       this.metrics.count("nnserve_executions_total", "Executions by status", { status: "NONE" });
@@ -293,10 +299,18 @@ export class Driver {
     }
   }
 
-  async #execute(owner: string, id: string, request: ExecutionRequest): Promise<ExecutionResult> {
+  async #execute(
+    owner: string,
+    id: string,
+    clientRequest: ClientExecutionRequest,
+  ): Promise<ExecutionResult> {
     const started = performance.now();
     const live = await this.#compilations.live(owner, id);
     const { record } = live;
+    const request: ExecutionRequest = {
+      ...clientRequest,
+      inputs: positionalInputs(record.inputNames, clientRequest.inputs),
+    };
     const prepared = await this.#compilations.complete(live);
     checkOutputArguments(prepared, request);
     const context: BindingContext = {
@@ -335,8 +349,9 @@ export class Driver {
       const outputShapes = checkOutputShapes(outputs, bound.capacities);
       const delivered = await deliverOutputs(context, bound, outputs);
       const inDriverUs = Math.max(onDeviceUs, Math.round((performance.now() - started) * 1000));
+      const names = record.outputNames;
       return {
-        outputs: delivered,
+        outputs: names ? delivered.map((o, i) => ({ ...o, name: names[i] })) : delivered,
         outputShapes,
         timing: request.measureTiming ? { onDeviceUs, inDriverUs, steps } : undefined,
       };

@@ -67,6 +67,40 @@ export interface ExecutionRequest {
   loopTimeoutMs?: number;
 }
 
+/**
+ * An execution request as clients send it: inputs in model order, or by name for models
+ * whose inputs have names (imported ones).
+ */
+export type ClientExecutionRequest = Omit<ExecutionRequest, "inputs"> & {
+  inputs: readonly InputArgument[] | Readonly<Record<string, InputArgument>>;
+};
+
+/** Inputs by name in the model's input order; a list passes as it is. */
+export function positionalInputs(
+  names: readonly string[] | undefined,
+  inputs: ClientExecutionRequest["inputs"],
+): readonly InputArgument[] {
+  if (Array.isArray(inputs)) return inputs;
+  const byName = inputs as Readonly<Record<string, InputArgument>>;
+  if (!names) {
+    throw invalid("inputs by name need a model whose inputs have names (an import); give a list", {
+      path: ["inputs"],
+    });
+  }
+  for (const name of Object.keys(byName)) {
+    if (!names.includes(name)) {
+      throw invalid(`the model has no input named '${name}' (its inputs: ${names.join(", ")})`, {
+        path: ["inputs", name],
+      });
+    }
+  }
+  return names.map((name) => {
+    const argument = byName[name];
+    if (!argument) throw invalid(`input '${name}' is missing`, { path: ["inputs", name] });
+    return argument;
+  });
+}
+
 /** Timing in microseconds, as NNAPI `Timing`, with the time of each plan step. */
 export interface Timing {
   onDeviceUs: number;
@@ -78,6 +112,8 @@ export interface Timing {
 export interface ExecutionOutput {
   shape: number[];
   data?: TensorData;
+  /** The output's name, for models whose outputs have names (imports). */
+  name?: string;
 }
 
 /** A successful execution. */

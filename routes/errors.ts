@@ -23,9 +23,27 @@ export const HTTP_STATUS: Record<ErrorStatus, ContentfulStatusCode> = {
   GENERAL_FAILURE: 500,
 };
 
+type Issue = ZodError["issues"][number];
+
+/**
+ * The issue to report. A value matching no branch of a union (a list or an object of
+ * arguments) is reported by the branch that got furthest into it: the one whose first
+ * issue has the longest path, so the message names the field as it would without the union.
+ * A union whose branches all fail at its own place keeps its own message.
+ */
+function specificIssue(issue: Issue): Issue {
+  if (issue.code !== "invalid_union" || issue.errors.length === 0) return issue;
+  const branches = issue.errors.filter((b) => b.length > 0).map((b) => specificIssue(b[0]));
+  if (branches.length === 0) return issue;
+  const deepest = branches.reduce((a, b) => (b.path.length > a.path.length ? b : a));
+  // Branches failing at the union's own place: the union's message says it best.
+  if (deepest.path.length === 0) return issue;
+  return { ...deepest, path: [...issue.path, ...deepest.path] };
+}
+
 /** Turns the first zod issue into an INVALID_ARGUMENT naming the field. */
 export function schemaError(error: ZodError, where: string): DriverError {
-  const issue = error.issues[0];
+  const issue = specificIssue(error.issues[0]);
   const path = issue.path.map((p) => (typeof p === "symbol" ? String(p) : p));
   const at = path.length > 0 ? `${where}.${path.join(".")}` : where;
   return new DriverError("INVALID_ARGUMENT", `${at}: ${issue.message}`, { path });

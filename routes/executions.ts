@@ -40,7 +40,7 @@ function decodeBase64(text: string, path: (string | number)[]): Uint8Array {
 }
 
 /** Translates a wire ARG into the driver's input argument. */
-function inputArgument(arg: Arg, k: number): InputArgument {
+function inputArgument(arg: Arg, k: number | string): InputArgument {
   const path = ["inputs", k];
   const { dimensions } = arg;
   if (arg.omitted) return { value: { kind: "omitted" } };
@@ -78,7 +78,9 @@ export function executionRoutes(driver: Driver) {
   return newRouter().openapi(execute, async (c) => {
     const body = c.req.valid("json");
     const result = await driver.execute(c.get("client"), c.req.valid("param").id, {
-      inputs: body.inputs.map(inputArgument),
+      inputs: Array.isArray(body.inputs) ? body.inputs.map(inputArgument) : Object.fromEntries(
+        Object.entries(body.inputs).map(([name, arg]) => [name, inputArgument(arg, name)]),
+      ),
       outputs: body.outputs?.map(outputArgument),
       measureTiming: body.measureTiming,
       deadlineMs: body.deadlineMs,
@@ -87,13 +89,14 @@ export function executionRoutes(driver: Driver) {
     const base64 = body.outputEncoding === "base64";
     return c.json({
       status: "NONE" as const,
-      outputs: result.outputs.map((o) =>
-        !o.data
+      outputs: result.outputs.map((o) => ({
+        ...(o.name === undefined ? {} : { name: o.name }),
+        ...(!o.data
           ? { dimensions: o.shape }
           : base64
           ? { dimensions: o.shape, base64: toBytes(o.data).toBase64() }
-          : { dimensions: o.shape, data: toJsonNumbers(o.data) }
-      ),
+          : { dimensions: o.shape, data: toJsonNumbers(o.data) }),
+      })),
       outputShapes: result.outputShapes,
       ...(result.timing ? { timing: result.timing } : {}),
     }, 200);

@@ -200,7 +200,10 @@ export const Argument = z.object({
 });
 
 export const ExecutionRequest = z.object({
-  inputs: z.array(Argument),
+  inputs: z.union([z.array(Argument), z.record(z.string(), Argument)]).openapi({
+    description: "In the model's input order; or, for a model whose inputs have names (an " +
+      "ONNX import), an object keyed by input name",
+  }),
   outputs: z.array(Argument).optional(),
   measureTiming: z.boolean().optional(),
   deadlineMs: z.number().positive().optional(),
@@ -215,6 +218,7 @@ export const ExecutionRequest = z.object({
 export const ExecutionBody = z.object({
   status: z.literal("NONE"),
   outputs: z.array(z.object({
+    name: z.string().optional().openapi({ description: "The output's name (imported models)" }),
     dimensions,
     data: z.array(JsonNumberSchema).optional(),
     base64: z.string().optional(),

@@ -19,6 +19,9 @@ export interface CompilationRecord {
   cacheKey?: string;
   /** How the plan's costs were obtained: static estimates (default) or profiling. */
   partitioning?: "static" | "profile";
+  /** The model's input and output names (imported models), for arguments by name. */
+  inputNames?: string[];
+  outputNames?: string[];
 }
 
 /** Compilation records of all clients. */

@@ -5,7 +5,7 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { NnClient } from "../client/mod.ts";
-import { type TestServer, withTestServer } from "./server_fixture.ts";
+import { addModel, type TestServer, withTestServer } from "./server_fixture.ts";
 import { onnxBytes } from "./onnx/graphs.ts";
 import { chain, weights } from "./onnx/compare.ts";
 
@@ -123,5 +123,41 @@ Deno.test("the SDK imports an ONNX file, compiles it by id and runs it", async (
     deepStrictEqual(result.outputs[0].dimensions, [1, 2]);
     const [a, b] = result.outputs[0].data as Float32Array;
     ok(Math.abs(a + b - 1) < 1e-6, "softmax sums to 1");
+  });
+});
+
+Deno.test("executions of an imported model take inputs by name and name their outputs", async () => {
+  await withTestServer({}, async (server) => {
+    const { body: model } = await upload(server, CLASSIFIER);
+    const compilation = await server.request("POST", "/v1/compilations", { model: model.id });
+    const path = `/v1/compilations/${compilation.body.id}/executions`;
+    const image = { dimensions: [1, 3, 4, 4], data: Array.from({ length: 48 }, (_, i) => i / 48) };
+    const named = await server.request("POST", path, { inputs: { image } });
+    strictEqual(named.status, 200, JSON.stringify(named.body));
+    const listed = await server.request("POST", path, { inputs: [image] });
+    strictEqual(listed.status, 200, JSON.stringify(listed.body));
+    deepStrictEqual(named.body.outputs, listed.body.outputs);
+    const [output] = named.body.outputs as { name: string; dimensions: number[] }[];
+    strictEqual(output.name, "probabilities");
+    deepStrictEqual(output.dimensions, [1, 2]);
+
+    const unknown = await server.request("POST", path, { inputs: { picture: image } });
+    strictEqual(unknown.status, 400);
+    ok(/no input named 'picture' \(its inputs: image\)/.test(unknown.body.message as string));
+    const missing = await server.request("POST", path, { inputs: {} });
+    strictEqual(missing.status, 400);
+    ok(/input 'image' is missing/.test(missing.body.message as string));
+
+    const plain = await server.request("POST", "/v1/models", addModel(2));
+    const plainCompilation = await server.request("POST", "/v1/compilations", {
+      model: plain.body.id,
+    });
+    const byName = await server.request(
+      "POST",
+      `/v1/compilations/${plainCompilation.body.id}/executions`,
+      { inputs: { a: { data: [1, 2] } } },
+    );
+    strictEqual(byName.status, 400);
+    ok(/inputs by name need a model whose inputs have names/.test(byName.body.message as string));
   });
 });
