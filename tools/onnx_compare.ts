@@ -9,6 +9,7 @@
 import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
 import { convertOnnx, type OnnxConversion } from "../converter/onnx/convert.ts";
+import { decodeOnnx, type Int64, int64, list } from "../converter/onnx/decode.ts";
 import { seededFloats } from "../kernels/seeded_random.ts";
 import { startServer } from "../server.ts";
 
@@ -143,11 +144,16 @@ async function main() {
   const bytes = await Deno.readFile(file);
   const shapes = Object.fromEntries(shapeArgs.map(parseShape));
   // Inputs without a given shape take their fixed ONNX shape.
-  for (const info of convertOnnx(bytes).inputs) {
-    if (!shapes[info.name]) {
-      if (info.dimensions.includes(0)) throw new Error(`give a shape for input '${info.name}'`);
-      shapes[info.name] = info.dimensions;
-    }
+  const { graph } = decodeOnnx(bytes);
+  const initializers = new Set(list(graph.initializer).map((t) => t.name));
+  for (const input of list(graph.input)) {
+    const name = input.name ?? "";
+    if (initializers.has(name) || shapes[name]) continue;
+    const dims = list(input.type?.tensorType?.shape?.dim).map((d) =>
+      d.dimValue ? int64(d.dimValue as Int64) : 0
+    );
+    if (dims.includes(0)) throw new Error(`give a shape for input '${name}'`);
+    shapes[name] = dims;
   }
   let baseUrl = values.url;
   let stop: (() => Promise<void>) | undefined;
