@@ -1,6 +1,7 @@
 /** What the ONNX rules share: output specs, axes, and host arithmetic for folding. */
 import { broadcastShape, forEachBroadcastRow } from "../../../kernels/elementwise_binary.ts";
 import type { OperandType } from "../../../nnapi/types.ts";
+import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, OutputSpec } from "../context.ts";
 import { allocateHost, type ElementType, type HostTensor } from "../tensors.ts";
 
@@ -28,6 +29,18 @@ export function specOf(elementType: ElementType): OutputSpec {
   const type = OPERAND_TYPES[elementType];
   if (!type) throw new Error(`element type ${elementType} is not supported here`);
   return { type, elementType };
+}
+
+/** A float constant in the type of `spec` (TENSOR_FLOAT16 or TENSOR_FLOAT32). */
+export function floatConstant(
+  ctx: ConversionContext,
+  spec: OutputSpec,
+  dims: readonly number[],
+  values: ArrayLike<number>,
+): BuiltOperand {
+  return spec.type === "TENSOR_FLOAT16"
+    ? ctx.builder.constant("TENSOR_FLOAT16", dims, Float16Array.from(values))
+    : ctx.builder.constant("TENSOR_FLOAT32", dims, Float32Array.from(values));
 }
 
 /** Refuses anything but float32/float16 values (for operations NNAPI defines on floats). */

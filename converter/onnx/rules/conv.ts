@@ -7,8 +7,9 @@ import { transpose } from "../../../kernels/shape_transform.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView } from "../context.ts";
 import type { Rule } from "../rule.ts";
-import { allocateHost, type HostTensor } from "../tensors.ts";
-import { requireFloat, sameTypeAs } from "./common.ts";
+import type { HostTensor } from "../tensors.ts";
+import { floatConstant, requireFloat, sameTypeAs } from "./common.ts";
+import type { OperationType } from "../../../nnapi/types.ts";
 import { spatialPadding } from "./padding.ts";
 
 const NO_ACTIVATION = 0;
@@ -88,13 +89,6 @@ const conv: Rule = {
     }
 
     const spec = sameTypeAs(ctx, x);
-    const f16 = spec.type === "TENSOR_FLOAT16";
-    const tensor = (dims: number[], values: ArrayLike<number>) =>
-      ctx.builder.constant(
-        spec.type,
-        dims,
-        f16 ? Float16Array.from(values) : Float32Array.from(values),
-      );
     const inChannels = a.dims[1];
     const depthwise = a.group > 1 && a.group === inChannels && inPerGroup === 1 &&
       outChannels % a.group === 0;
@@ -102,56 +96,40 @@ const conv: Rule = {
     // ONNX weights are OIHW; NNAPI filters are OHWI (depthwise: 1HW(C*multiplier)).
     const permuted = new Float64Array(filter.length);
     transpose(filter, weights.dims, [0, 2, 3, 1], permuted);
-    const biasOperand = tensor([outChannels], biasValues);
     const s = ctx.builder;
     const pads = a.padding;
-    const padInputs: BuiltOperand[] = pads.kind === "explicit"
-      ? [s.int32(pads.left), s.int32(pads.right), s.int32(pads.top), s.int32(pads.bottom)]
-      : [s.int32(pads.scheme)];
-    const strides = [s.int32(a.strides[1]), s.int32(a.strides[0])];
-    const dilations = [s.int32(a.dilations[1]), s.int32(a.dilations[0])];
-    const input = ctx.operand(x);
-    if (a.group === 1) {
-      const filterOperand = tensor(ohwi, permuted);
-      ctx.emitAs(output, "CONV_2D", [
-        input,
+    // Every form: input, filter, bias, padding, strides, [its parameter], activation, NCHW.
+    const emitConv = (type: OperationType, filterOperand: BuiltOperand, extra: BuiltOperand[]) =>
+      ctx.emitAs(output, type, [
+        ctx.operand(x),
         filterOperand,
-        biasOperand,
-        ...padInputs,
-        ...strides,
+        floatConstant(ctx, spec, [outChannels], biasValues),
+        ...(pads.kind === "explicit"
+          ? [s.int32(pads.left), s.int32(pads.right), s.int32(pads.top), s.int32(pads.bottom)]
+          : [s.int32(pads.scheme)]),
+        s.int32(a.strides[1]),
+        s.int32(a.strides[0]),
+        ...extra,
         s.int32(NO_ACTIVATION),
         s.bool(NCHW),
-        ...dilations,
+        ...(type === "GROUPED_CONV_2D" ? [] : [s.int32(a.dilations[1]), s.int32(a.dilations[0])]),
       ], spec);
+    if (a.group === 1) {
+      emitConv("CONV_2D", floatConstant(ctx, spec, ohwi, permuted), []);
     } else if (depthwise) {
       // OHWI with I = 1 is [C*multiplier, kh, kw, 1]; NNAPI wants [1, kh, kw, C*multiplier].
-      const filterOperand = tensor([1, a.kh, a.kw, outChannels], transposed(permuted, ohwi));
-      ctx.emitAs(output, "DEPTHWISE_CONV_2D", [
-        input,
-        filterOperand,
-        biasOperand,
-        ...padInputs,
-        ...strides,
-        s.int32(outChannels / a.group),
-        s.int32(NO_ACTIVATION),
-        s.bool(NCHW),
-        ...dilations,
-      ], spec);
+      const filterOperand = floatConstant(
+        ctx,
+        spec,
+        [1, a.kh, a.kw, outChannels],
+        transposed(permuted, ohwi),
+      );
+      emitConv("DEPTHWISE_CONV_2D", filterOperand, [s.int32(outChannels / a.group)]);
     } else {
       if (a.dilations.some((d) => d !== 1)) {
         throw new Error(`grouped convolution (group ${a.group}) with dilations is not supported`);
       }
-      const filterOperand = tensor(ohwi, permuted);
-      ctx.emitAs(output, "GROUPED_CONV_2D", [
-        input,
-        filterOperand,
-        biasOperand,
-        ...padInputs,
-        ...strides,
-        s.int32(a.group),
-        s.int32(NO_ACTIVATION),
-        s.bool(NCHW),
-      ], spec);
+      emitConv("GROUPED_CONV_2D", floatConstant(ctx, spec, ohwi, permuted), [s.int32(a.group)]);
     }
   },
 };
@@ -176,14 +154,18 @@ const batchNormalization: Rule = {
     const { scale, shift } = batchNormAffine(ctx, node);
     const spec = sameTypeAs(ctx, x);
     const shape = [scale.length, ...new Array(Math.max(rank - 2, 0)).fill(1)];
-    const constant = (values: Float64Array): BuiltOperand => {
-      const t: HostTensor = allocateHost(spec.elementType, shape);
-      t.data.set(values);
-      return ctx.builder.constant(spec.type, shape, t.data as Float32Array);
-    };
     const none = ctx.builder.int32(NO_ACTIVATION);
-    const [scaled] = ctx.emit("MUL", [ctx.operand(x), constant(scale), none], [spec]);
-    ctx.emitAs(node.outputs[0], "ADD", [scaled, constant(shift), none], spec);
+    const [scaled] = ctx.emit(
+      "MUL",
+      [ctx.operand(x), floatConstant(ctx, spec, shape, scale), none],
+      [spec],
+    );
+    ctx.emitAs(
+      node.outputs[0],
+      "ADD",
+      [scaled, floatConstant(ctx, spec, shape, shift), none],
+      spec,
+    );
   },
 };
 

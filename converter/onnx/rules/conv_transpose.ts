@@ -5,7 +5,7 @@
  */
 import { transpose } from "../../../kernels/shape_transform.ts";
 import type { Rule } from "../rule.ts";
-import { requireFloat, sameTypeAs } from "./common.ts";
+import { floatConstant, requireFloat, sameTypeAs } from "./common.ts";
 
 const NO_ACTIVATION = 0;
 const NCHW = true;
@@ -40,13 +40,8 @@ const convTranspose: Rule = {
       ? ctx.requireConstant(b, "ConvTranspose's bias").data
       : new Float64Array(outChannels);
     const spec = sameTypeAs(ctx, x);
-    const f16 = spec.type === "TENSOR_FLOAT16";
     const constant = (shape: number[], values: ArrayLike<number>) =>
-      ctx.builder.constant(
-        spec.type,
-        shape,
-        f16 ? Float16Array.from(values) : Float32Array.from(values),
-      );
+      floatConstant(ctx, spec, shape, values);
     const s = ctx.builder;
     ctx.emitAs(node.outputs[0], "TRANSPOSE_CONV_2D", [
       ctx.operand(x),

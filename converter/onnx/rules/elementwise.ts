@@ -7,7 +7,14 @@ import type { OperationType } from "../../../nnapi/types.ts";
 import type { ConversionContext, NodeView } from "../context.ts";
 import type { Rule } from "../rule.ts";
 import type { HostTensor } from "../tensors.ts";
-import { foldBinary, foldUnary, isIntegerType, requireFloat, sameTypeAs } from "./common.ts";
+import {
+  floatConstant,
+  foldBinary,
+  foldUnary,
+  isIntegerType,
+  requireFloat,
+  sameTypeAs,
+} from "./common.ts";
 
 const NO_ACTIVATION = 0;
 
@@ -41,9 +48,7 @@ function unary(type: OperationType, f?: (x: number) => number): Rule {
 
 /** A float tensor [1] holding `value`, in the element type of `like`. */
 function scalarTensor(ctx: ConversionContext, like: string, value: number) {
-  const type = ctx.elementType(like) === "float16" ? "TENSOR_FLOAT16" : "TENSOR_FLOAT32";
-  const data = type === "TENSOR_FLOAT16" ? new Float16Array([value]) : new Float32Array([value]);
-  return ctx.builder.constant(type, [1], data);
+  return floatConstant(ctx, sameTypeAs(ctx, like), [1], [value]);
 }
 
 /** max(x, lo) then min(., hi) with NNAPI's MAXIMUM/MINIMUM, skipping infinite bounds. */

@@ -7,7 +7,7 @@
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, OutputSpec } from "../context.ts";
 import type { Rule } from "../rule.ts";
-import { foldUnary, requireFloat, sameTypeAs, specOf } from "./common.ts";
+import { floatConstant, foldUnary, requireFloat, sameTypeAs, specOf } from "./common.ts";
 
 const NO_ACTIVATION = 0;
 
@@ -42,10 +42,7 @@ export function emitErf(
 ): BuiltOperand {
   const s = ctx.builder;
   const none = s.int32(NO_ACTIVATION);
-  const constant = (v: number) =>
-    spec.type === "TENSOR_FLOAT16"
-      ? s.constant("TENSOR_FLOAT16", [1], new Float16Array([v]))
-      : s.constant("TENSOR_FLOAT32", [1], new Float32Array([v]));
+  const constant = (v: number) => floatConstant(ctx, spec, [1], [v]);
   const one = (type: Parameters<typeof ctx.emit>[0], inputs: BuiltOperand[]) =>
     ctx.emit(type, inputs, [spec])[0];
   const z = one("ABS", [input]);
@@ -82,7 +79,7 @@ const gelu: Rule = {
     const spec = sameTypeAs(ctx, x);
     const s = ctx.builder;
     const none = s.int32(NO_ACTIVATION);
-    const constant = (v: number) => s.constant("TENSOR_FLOAT32", [1], new Float32Array([v]));
+    const constant = (v: number) => floatConstant(ctx, spec, [1], [v]);
     const one = (type: Parameters<typeof ctx.emit>[0], inputs: BuiltOperand[]) =>
       ctx.emit(type, inputs, [spec])[0];
     const input = ctx.operand(x);

@@ -8,7 +8,7 @@ import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext } from "../context.ts";
 import type { Rule } from "../rule.ts";
 import type { HostTensor } from "../tensors.ts";
-import { requireFloat, sameTypeAs } from "./common.ts";
+import { floatConstant, requireFloat, sameTypeAs } from "./common.ts";
 
 const NO_ACTIVATION = 0;
 
@@ -24,17 +24,10 @@ function fullyConnected(
   bias: Float64Array,
 ): BuiltOperand {
   const spec = sameTypeAs(ctx, x);
-  const f16 = spec.type === "TENSOR_FLOAT16";
-  const constant = (dims: number[], values: Float64Array) =>
-    ctx.builder.constant(
-      spec.type,
-      dims,
-      f16 ? Float16Array.from(values) : Float32Array.from(values),
-    );
   return ctx.emitAs(name, "FULLY_CONNECTED", [
     input,
-    constant([n, k], weights),
-    constant([n], bias),
+    floatConstant(ctx, spec, [n, k], weights),
+    floatConstant(ctx, spec, [n], bias),
     ctx.builder.int32(NO_ACTIVATION),
   ], spec);
 }

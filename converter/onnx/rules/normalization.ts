@@ -5,23 +5,9 @@
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView } from "../context.ts";
 import type { Rule } from "../rule.ts";
-import { normalizeAxis, requireFloat, sameTypeAs } from "./common.ts";
+import { floatConstant, normalizeAxis, requireFloat, sameTypeAs } from "./common.ts";
 
 const NO_ACTIVATION = 0;
-
-/** A float constant of `dims` in the element type of `like`. */
-function floatConstant(
-  ctx: ConversionContext,
-  like: string,
-  dims: number[],
-  values: ArrayLike<number>,
-) {
-  const spec = sameTypeAs(ctx, like);
-  const data = spec.type === "TENSOR_FLOAT16"
-    ? Float16Array.from(values)
-    : Float32Array.from(values);
-  return ctx.builder.constant(spec.type, dims, data);
-}
 
 /** (x - mean) / sqrt(variance + epsilon) over `axes`, by MEAN, SUB, MUL, ADD and RSQRT. */
 function normalize(
@@ -41,7 +27,11 @@ function normalize(
   const mean = emit1("MEAN", [input, axesOperand, keep]);
   const centered = emit1("SUB", [input, mean, none]);
   const variance = emit1("MEAN", [emit1("MUL", [centered, centered, none]), axesOperand, keep]);
-  const shifted = emit1("ADD", [variance, floatConstant(ctx, x, [1], [epsilon]), none]);
+  const shifted = emit1("ADD", [
+    variance,
+    floatConstant(ctx, sameTypeAs(ctx, x), [1], [epsilon]),
+    none,
+  ]);
   return emit1("MUL", [centered, emit1("RSQRT", [shifted]), none]);
 }
 
@@ -63,13 +53,17 @@ const instanceNormalization: Rule = {
     const perChannel = [gamma.length, ...new Array(rank - 2).fill(1)];
     const spec = sameTypeAs(ctx, x);
     const none = ctx.builder.int32(NO_ACTIVATION);
-    const [scaled] = ctx.emit("MUL", [normalized, floatConstant(ctx, x, perChannel, gamma), none], [
+    const [scaled] = ctx.emit("MUL", [
+      normalized,
+      floatConstant(ctx, sameTypeAs(ctx, x), perChannel, gamma),
+      none,
+    ], [
       spec,
     ]);
     ctx.emitAs(
       node.outputs[0],
       "ADD",
-      [scaled, floatConstant(ctx, x, perChannel, beta), none],
+      [scaled, floatConstant(ctx, sameTypeAs(ctx, x), perChannel, beta), none],
       spec,
     );
   },
