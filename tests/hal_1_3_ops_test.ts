@@ -7,42 +7,23 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import * as ort from "onnxruntime-node";
 import onnxProto from "onnx-proto";
-import { float32Tensor, type TestServer, withTestServer } from "./server_fixture.ts";
+import {
+  compileOnReference,
+  float32Tensor,
+  type JsonOutput,
+  type TestServer,
+  withTestServer,
+} from "./server_fixture.ts";
 
 const { onnx } = onnxProto;
-
-interface Output {
-  dimensions: number[];
-  data: number[];
-}
 
 /** Registers the model, checks cpu-reference supports it, compiles and runs it once. */
 async function runModel(
   server: TestServer,
   model: unknown,
   inputs: { data: number[]; dimensions?: number[] }[],
-): Promise<Output[]> {
-  const registered = await server.request("POST", "/v1/models", model);
-  strictEqual(registered.status, 201, JSON.stringify(registered.body));
-  const support = await server.request(
-    "POST",
-    `/v1/models/${registered.body.id}/supported-operations`,
-    {},
-  );
-  const devices = support.body.devices as { name: string; supported: boolean[] }[];
-  deepStrictEqual(devices.find((d) => d.name === "cpu-reference")?.supported, [true]);
-  const compilation = await server.request("POST", "/v1/compilations", {
-    model: registered.body.id,
-    devices: ["cpu-reference"],
-  });
-  strictEqual(compilation.status, 201, JSON.stringify(compilation.body));
-  const execution = await server.request(
-    "POST",
-    `/v1/compilations/${compilation.body.id}/executions`,
-    { inputs },
-  );
-  strictEqual(execution.status, 200, JSON.stringify(execution.body));
-  return execution.body.outputs as Output[];
+): Promise<JsonOutput[]> {
+  return (await compileOnReference(server, model))(inputs);
 }
 
 /** A one-operation model over operand list `operands`. */

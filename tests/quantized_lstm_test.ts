@@ -12,7 +12,7 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { seededFloats } from "../kernels/seeded_random.ts";
-import { type TestServer, withTestServer } from "./server_fixture.ts";
+import { compileOnReference, type TestServer, withTestServer } from "./server_fixture.ts";
 
 type Gate = "input" | "forget" | "cell" | "output";
 const GATES: Gate[] = ["input", "forget", "cell", "output"];
@@ -230,36 +230,10 @@ function referenceStep(
   return { output, cell: cellOut };
 }
 
-interface Output {
-  dimensions: number[];
-  data: number[];
-}
-
 /** Registers and compiles a model on cpu-reference; returns a function running one step. */
 async function compile(server: TestServer, model: unknown) {
-  const registered = await server.request("POST", "/v1/models", model);
-  strictEqual(registered.status, 201, JSON.stringify(registered.body));
-  const support = await server.request(
-    "POST",
-    `/v1/models/${registered.body.id}/supported-operations`,
-    {},
-  );
-  const devices = support.body.devices as { name: string; supported: boolean[] }[];
-  deepStrictEqual(devices.find((d) => d.name === "cpu-reference")?.supported, [true]);
-  const compilation = await server.request("POST", "/v1/compilations", {
-    model: registered.body.id,
-    devices: ["cpu-reference"],
-  });
-  strictEqual(compilation.status, 201, JSON.stringify(compilation.body));
-  return async (inputs: number[][]): Promise<Output[]> => {
-    const execution = await server.request(
-      "POST",
-      `/v1/compilations/${compilation.body.id}/executions`,
-      { inputs: inputs.map((data) => ({ data })) },
-    );
-    strictEqual(execution.status, 200, JSON.stringify(execution.body));
-    return execution.body.outputs as Output[];
-  };
+  const run = await compileOnReference(server, model);
+  return (inputs: number[][]) => run(inputs.map((data) => ({ data })));
 }
 
 function within(actual: number[], expected: number[], units: number, what: string) {

@@ -2,6 +2,7 @@
  * A real nnserve instance for end-to-end tests: 127.0.0.1, a random port, Deno KV and
  * model files in a fresh temporary directory.
  */
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { type RunningServer, type ServerConfig, startServer } from "../server.ts";
 
 /** A running test server and its data directory. */
@@ -163,4 +164,40 @@ export async function finishWithin(child: Deno.ChildProcess, ms: number) {
   }
   const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
   return { code: first.code, stdout: decode(first.stdout), stderr: decode(first.stderr) };
+}
+
+/** An execution output as the JSON API returns it. */
+export interface JsonOutput {
+  dimensions: number[];
+  data: number[];
+}
+
+/**
+ * Registers a one-operation model, checks cpu-reference reports it supported, and compiles
+ * it there; returns a function running one execution with the given inputs.
+ */
+export async function compileOnReference(server: TestServer, model: unknown) {
+  const registered = await server.request("POST", "/v1/models", model);
+  strictEqual(registered.status, 201, JSON.stringify(registered.body));
+  const support = await server.request(
+    "POST",
+    `/v1/models/${registered.body.id}/supported-operations`,
+    {},
+  );
+  const devices = support.body.devices as { name: string; supported: boolean[] }[];
+  deepStrictEqual(devices.find((d) => d.name === "cpu-reference")?.supported, [true]);
+  const compilation = await server.request("POST", "/v1/compilations", {
+    model: registered.body.id,
+    devices: ["cpu-reference"],
+  });
+  strictEqual(compilation.status, 201, JSON.stringify(compilation.body));
+  return async (inputs: { data: number[]; dimensions?: number[] }[]): Promise<JsonOutput[]> => {
+    const execution = await server.request(
+      "POST",
+      `/v1/compilations/${compilation.body.id}/executions`,
+      { inputs },
+    );
+    strictEqual(execution.status, 200, JSON.stringify(execution.body));
+    return execution.body.outputs as JsonOutput[];
+  };
 }
