@@ -209,6 +209,11 @@ export class Driver {
     return publicModel(await this.#models.record(owner, id));
   }
 
+  /** A model of this client as the JSON that registers it (an import's converted model). */
+  async modelJson(owner: string, id: string): Promise<ModelJson> {
+    return this.#models.wireModel(await this.#models.record(owner, id));
+  }
+
   /** Deletes a model; its document stays while compilations of it exist. */
   deleteModel(owner: string, id: string): Promise<void> {
     return this.#compilations.deleteModel(owner, id);

@@ -80,3 +80,27 @@ export function canonicalDocument(json: ModelJson, model: Model): ModelDocument 
   };
   return { document: new TextEncoder().encode(JSON.stringify(document)), weights };
 }
+
+/**
+ * The stored document as a self-contained wire model (`GET /v1/models/{id}?view=model`):
+ * every weight that lives in the weights blob is inlined as base64, so the JSON registers
+ * again as it is.
+ */
+export function inlineDocument(stored: ModelDocument): ModelJson {
+  const json = JSON.parse(new TextDecoder().decode(stored.document)) as ModelJson;
+  const inline = (graph: Pick<ModelJson, "operands">) => {
+    graph.operands = graph.operands.map((operand) => {
+      if (!operand.location) return operand;
+      const { offset, length } = operand.location;
+      const { location: _location, ...rest } = operand;
+      return {
+        ...rest,
+        value: { base64: stored.weights.subarray(offset, offset + length).toBase64() },
+      };
+    });
+  };
+  inline(json);
+  for (const graph of json.referenced ?? []) inline(graph);
+  delete json.pools;
+  return json;
+}

@@ -14,7 +14,7 @@ import {
 } from "../store/model_store.ts";
 import { DriverError, invalid, notFound } from "../nnapi/errors.ts";
 import { buildModel, type Model, type PoolResolver } from "./model.ts";
-import { canonicalDocument, WEIGHTS_POOL } from "./model_document.ts";
+import { canonicalDocument, inlineDocument, WEIGHTS_POOL } from "./model_document.ts";
 import { type ModelJson, ModelSchema } from "./model_schema.ts";
 
 /** Where a model came from, beyond its NNAPI form. */
@@ -108,6 +108,11 @@ export class ModelRegistry {
         return weights.subarray(offset, offset + length);
       },
     });
+  }
+
+  /** The stored model as a self-contained wire model (weights inline). */
+  async wireModel(record: ModelRecord): Promise<ModelJson> {
+    return inlineDocument(await this.#store.load(record));
   }
 
   /** A model record with its versionstamp, for the atomic steps of deletion. */

@@ -56,9 +56,20 @@ const registerModel = createRoute({
 const getModel = createRoute({
   method: "get",
   path: "/v1/models/{id}",
-  summary: "A registered model's metadata",
-  request: { params: IdParams },
-  responses: { 200: jsonResponse(ModelInfoBody, "The model"), ...errorResponses(401, 404) },
+  summary: "A registered model's metadata, or with ?view=model the model itself",
+  request: {
+    params: IdParams,
+    query: z.object({
+      view: z.enum(["info", "model"]).optional().openapi({
+        description: "`model`: the NNAPI model as JSON that registers again as it is (weights " +
+          "inline as base64), e.g. what an ONNX import converted",
+      }),
+    }),
+  },
+  responses: {
+    200: jsonResponse(z.union([ModelInfoBody, ModelSchema]), "The model's info, or the model"),
+    ...errorResponses(401, 404),
+  },
 });
 
 const deleteModel = createRoute({
@@ -123,7 +134,11 @@ export function modelRoutes(driver: Driver) {
       return c.json(await driver.registerModel(owner, c.req.valid("json") as ModelJson), 201);
     })
     .openapi(getModel, async (c) => {
-      return c.json(await driver.getModel(c.get("client"), c.req.valid("param").id), 200);
+      const id = c.req.valid("param").id;
+      if (c.req.valid("query").view === "model") {
+        return c.json(await driver.modelJson(c.get("client"), id), 200);
+      }
+      return c.json(await driver.getModel(c.get("client"), id), 200);
     })
     .openapi(deleteModel, async (c) => {
       await driver.deleteModel(c.get("client"), c.req.valid("param").id);

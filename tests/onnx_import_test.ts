@@ -161,3 +161,27 @@ Deno.test("executions of an imported model take inputs by name and name their ou
     ok(/inputs by name need a model whose inputs have names/.test(byName.body.message as string));
   });
 });
+
+Deno.test("?view=model returns the converted model as JSON that registers again as it is", async () => {
+  await withTestServer({}, async (server) => {
+    const { body: info } = await upload(server, CLASSIFIER);
+    const view = await server.request("GET", `/v1/models/${info.id}?view=model`);
+    strictEqual(view.status, 200, JSON.stringify(view.body));
+    const operations = view.body.operations as { type: string }[];
+    deepStrictEqual(operations.map((o) => o.type), [
+      "CONV_2D",
+      "RELU",
+      "MEAN",
+      "RESHAPE",
+      "SOFTMAX",
+    ]);
+    strictEqual(view.body.pools, undefined, "weights are inline");
+    const again = await server.request("POST", "/v1/models", view.body);
+    strictEqual(again.status, 201, JSON.stringify(again.body));
+    strictEqual(again.body.checksum, info.checksum, "the same canonical model");
+    const plainInfo = await server.request("GET", `/v1/models/${info.id}?view=info`);
+    deepStrictEqual(plainInfo.body, info);
+    const bad = await server.request("GET", `/v1/models/${info.id}?view=onnx`);
+    strictEqual(bad.status, 400);
+  });
+});
