@@ -2,6 +2,7 @@
  * More ONNX operators against onnxruntime-node (see tests/onnx/compare.ts): reductions and
  * arg-max, comparisons and selection, normalizations, Pad and Split, ConvTranspose.
  */
+import { deepStrictEqual } from "node:assert/strict";
 import { withTestServer } from "./server_fixture.ts";
 import { type GraphSpec, INT64, INT8, type NodeSpec, UINT8 } from "./onnx/graphs.ts";
 import { chain, compare, weights } from "./onnx/compare.ts";
@@ -296,5 +297,49 @@ Deno.test("Erf and Gelu (exact and tanh forms), which NNAPI builds from elementw
         8,
       );
     }
+  });
+});
+
+Deno.test("an If whose condition folds at conversion becomes its selected branch", async () => {
+  await withTestServer({}, async (server) => {
+    // if (shape(x)[0] == 1) squeeze the batch axis else keep x; then relu.
+    const spec: GraphSpec = {
+      inputs: [{ name: "x", dims: [1, 3, 4] }],
+      outputs: [{ name: "y", dims: [3, 4] }],
+      nodes: [
+        { op: "Shape", inputs: ["x"], outputs: ["s"] },
+        { op: "Gather", inputs: ["s", "zero"], outputs: ["n"], attributes: { axis: 0 } },
+        { op: "Equal", inputs: ["n", "one"], outputs: ["single"] },
+        {
+          op: "If",
+          inputs: ["single"],
+          outputs: ["picked"],
+          attributes: {
+            then_branch: {
+              graph: {
+                inputs: [],
+                outputs: [{ name: "squeezed", dims: [3, 4] }],
+                nodes: [{ op: "Squeeze", inputs: ["x", "axes"], outputs: ["squeezed"] }],
+                initializers: [{ name: "axes", dims: [1], values: [0], int64: true }],
+              },
+            },
+            else_branch: {
+              graph: {
+                inputs: [],
+                outputs: [{ name: "same", dims: [1, 3, 4] }],
+                nodes: [{ op: "Identity", inputs: ["x"], outputs: ["same"] }],
+              },
+            },
+          },
+        },
+        { op: "Relu", inputs: ["picked"], outputs: ["y"] },
+      ],
+      initializers: [
+        { name: "zero", dims: [], values: [0], int64: true },
+        { name: "one", dims: [], values: [1], int64: true },
+      ],
+    };
+    const { conversion } = await compare(server, spec, "If folded");
+    deepStrictEqual(conversion.model.operations.map((o) => o.type), ["SQUEEZE", "RELU"]);
   });
 });

@@ -9,7 +9,15 @@ import type { PrepareInput } from "../../driver/operations/operation.ts";
 import { operationDefinition } from "../../driver/operations/registry.ts";
 import type { TensorData } from "../../nnapi/tensor.ts";
 import type { OperandType, OperationType } from "../../nnapi/types.ts";
-import { type AttributeProto, type Int64, int64, list, type NodeProto, onnx } from "./decode.ts";
+import {
+  type AttributeProto,
+  type GraphProto,
+  type Int64,
+  int64,
+  list,
+  type NodeProto,
+  onnx,
+} from "./decode.ts";
 import { type ElementType, type HostTensor, nnapiConstant, tensorFromProto } from "./tensors.ts";
 
 const AttributeType = onnx.AttributeProto.AttributeType;
@@ -79,6 +87,16 @@ export class NodeView {
     return tensorFromProto(a.t ?? {});
   }
 
+  /** A GRAPH attribute (If's branches, Loop's body). */
+  graph(name: string): GraphProto {
+    return this.#attribute(name, AttributeType.GRAPH, undefined)!.g ?? {};
+  }
+
+  /** Every GRAPH attribute's graph. */
+  subgraphs(): GraphProto[] {
+    return [...this.#attributes.values()].flatMap((a) => a.g ? [a.g] : []);
+  }
+
   /** Input `i` if given (not omitted). */
   input(i: number): string | undefined {
     const name = this.inputs[i];
@@ -128,8 +146,27 @@ export class ConversionContext {
         this.#uses.set(name, this.uses(name) + 1);
         this.#consumers.set(name, [...(this.#consumers.get(name) ?? []), node]);
       }
+      // A subgraph may read any outer value: count its reads too, so no rule folds a
+      // value away that a branch or loop body still needs.
+      for (const graph of node.subgraphs()) this.#countSubgraphUses(graph);
     }
     for (const name of graphOutputs) this.#uses.set(name, this.uses(name) + 1);
+  }
+
+  /** Converts nodes in order (set by the converter; rules of subgraphs call it). */
+  convertNodes: (nodes: readonly NodeView[]) => void = () => {
+    throw new Error("no converter is attached");
+  };
+
+  #countSubgraphUses(graph: GraphProto): void {
+    for (const proto of list(graph.node)) {
+      const node = new NodeView(proto, -1);
+      for (const name of node.inputs) if (name) this.#uses.set(name, this.uses(name) + 1);
+      for (const inner of node.subgraphs()) this.#countSubgraphUses(inner);
+    }
+    for (const output of list(graph.output)) {
+      if (output.name) this.#uses.set(output.name, this.uses(output.name) + 1);
+    }
   }
 
   /** How many node inputs and graph outputs read `name`. */

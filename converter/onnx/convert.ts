@@ -66,6 +66,7 @@ export function convertOnnx(
   const nodes = list(graph.node).map((proto, i) => new NodeView(proto, i));
   const graphOutputs = list(graph.output).map((o) => o.name ?? "");
   const ctx = new ConversionContext(opset, nodes, graphOutputs);
+  ctx.convertNodes = (list) => list.forEach((node) => convertNode(ctx, node));
   const initializers = new Set<string>();
   for (const proto of list(graph.initializer)) {
     try {

@@ -24,7 +24,8 @@ export type AttributeValue =
   | { float: number }
   | number[]
   | { floats: number[] }
-  | string;
+  | string
+  | { graph: Omit<GraphSpec, "opset"> };
 
 export interface NodeSpec {
   op: string;
@@ -52,13 +53,14 @@ export interface GraphSpec {
 
 const A = onnx.AttributeProto.AttributeType;
 
-function attribute(name: string, value: AttributeValue) {
+function attribute(name: string, value: AttributeValue): onnxProto.onnx.IAttributeProto {
   if (typeof value === "number") return { name, type: A.INT, i: value };
   if (typeof value === "string") {
     return { name, type: A.STRING, s: new TextEncoder().encode(value) };
   }
   if (Array.isArray(value)) return { name, type: A.INTS, ints: value };
   if ("float" in value) return { name, type: A.FLOAT, f: value.float };
+  if ("graph" in value) return { name, type: A.GRAPH, g: graphProto(value.graph) };
   return { name, type: A.FLOATS, floats: value.floats };
 }
 
@@ -76,31 +78,36 @@ function valueInfo(v: ValueSpec) {
   };
 }
 
+/** The GraphProto fields of a graph (the model's, or a branch's). */
+function graphProto(spec: Omit<GraphSpec, "opset">): onnxProto.onnx.IGraphProto {
+  return {
+    name: "test",
+    node: spec.nodes.map((n, i) => ({
+      name: n.name ?? `${n.op}_${i}`,
+      opType: n.op,
+      input: n.inputs,
+      output: n.outputs,
+      attribute: Object.entries(n.attributes ?? {}).map(([k, v]) => attribute(k, v)),
+    })),
+    initializer: (spec.initializers ?? []).map((t) =>
+      t.dataType !== undefined
+        ? { name: t.name, dims: t.dims, dataType: t.dataType, int32Data: Array.from(t.values) }
+        : t.int64
+        ? { name: t.name, dims: t.dims, dataType: INT64, int64Data: Array.from(t.values) }
+        : { name: t.name, dims: t.dims, dataType: FLOAT, floatData: Array.from(t.values) }
+    ),
+    input: spec.inputs.map(valueInfo),
+    output: spec.outputs.map(valueInfo),
+  };
+}
+
 /** The ONNX file bytes of a graph. */
 export function onnxBytes(spec: GraphSpec): Uint8Array {
   const model = onnx.ModelProto.create({
     irVersion: 8,
     producerName: "nnserve-tests",
     opsetImport: [{ domain: "", version: spec.opset ?? 13 }],
-    graph: {
-      name: "test",
-      node: spec.nodes.map((n, i) => ({
-        name: n.name ?? `${n.op}_${i}`,
-        opType: n.op,
-        input: n.inputs,
-        output: n.outputs,
-        attribute: Object.entries(n.attributes ?? {}).map(([k, v]) => attribute(k, v)),
-      })),
-      initializer: (spec.initializers ?? []).map((t) =>
-        t.dataType !== undefined
-          ? { name: t.name, dims: t.dims, dataType: t.dataType, int32Data: Array.from(t.values) }
-          : t.int64
-          ? { name: t.name, dims: t.dims, dataType: INT64, int64Data: Array.from(t.values) }
-          : { name: t.name, dims: t.dims, dataType: FLOAT, floatData: Array.from(t.values) }
-      ),
-      input: spec.inputs.map(valueInfo),
-      output: spec.outputs.map(valueInfo),
-    },
+    graph: graphProto(spec),
   });
   return onnx.ModelProto.encode(model).finish();
 }

@@ -1,5 +1,6 @@
 /** The one table of ONNX op types the converter handles. */
 import type { Rule } from "../rule.ts";
+import { CONTROL_FLOW_RULES } from "./control_flow.ts";
 import { CONV_RULES } from "./conv.ts";
 import { CONV_TRANSPOSE_RULES } from "./conv_transpose.ts";
 import { ELEMENTWISE_RULES } from "./elementwise.ts";
@@ -30,4 +31,5 @@ export const RULES: Readonly<Record<string, Rule>> = {
   ...RESIZE_RULES,
   ...QUANTIZATION_RULES,
   ...ERF_RULES,
+  ...CONTROL_FLOW_RULES,
 };
