@@ -35,7 +35,8 @@ import {
   positionalInputs,
   resolveInputs,
 } from "./execution.ts";
-import { Executable, runMeasured } from "./executable.ts";
+import { Executable } from "./executable.ts";
+import { runMeasured } from "./measured_run.ts";
 import { loopTimeoutMs } from "./control_flow/run.ts";
 import { ExecutorPool } from "./executor_pool.ts";
 import {
@@ -57,7 +58,8 @@ export interface OnnxImportOptions {
   /** Input shapes fixed at conversion, by ONNX input name. */
   shapes?: Record<string, number[]>;
 }
-import { estimateWork, runsOnHost } from "./prepared_model.ts";
+import { runsOnHost } from "./prepared_model.ts";
+import { estimateWork } from "./work_estimate.ts";
 
 /** Where the driver keeps state and how much parallelism it uses. */
 export interface DriverConfig {

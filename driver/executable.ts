@@ -27,11 +27,11 @@ import {
 } from "./control_flow/run.ts";
 import type { RunnableSubgraph, StepImplementation, SubgraphRuntime } from "./devices/device.ts";
 import { FALLBACK_DEVICE, subgraphRuntime } from "./devices/registry.ts";
+import { StepClock, type StepTiming } from "./step_timing.ts";
 import {
   constantView,
   type PreparedGraph,
   type PreparedModel,
-  type PreparedStep,
   stepImplementation,
 } from "./prepared_model.ts";
 import {
@@ -64,22 +64,6 @@ interface BoundStep {
   operation: number;
   inputs: number[];
   outputs: number[];
-}
-
-/** Time spent in one step of the plan (a run of operations on one device). */
-export interface StepTiming {
-  /** The device that ran it (the fallback device when its own could not). */
-  device: string;
-  /** Model operation indexes, in run order. */
-  operations: number[];
-  onDeviceUs: number;
-}
-
-/** A measured run: outputs, the whole time and the time of each plan step. */
-export interface MeasuredRun {
-  outputs: RunOutput[];
-  onDeviceUs: number;
-  steps: StepTiming[];
 }
 
 /** Consecutive steps [start, end) on a device with memory of its own, run as one unit. */
@@ -435,102 +419,4 @@ export class Executable {
       };
     });
   }
-}
-
-/**
- * Adds up the time of each plan step (consecutive operations on one device), only when a
- * caller asked for timing.
- */
-class StepClock {
-  readonly #steps: readonly PreparedStep[];
-  readonly #timing: StepTiming[] | undefined;
-  /** Keep each host operation's time apart (profiling) instead of adding up plan steps. */
-  readonly #perOperation: boolean;
-  #started = 0;
-
-  constructor(
-    steps: readonly PreparedStep[],
-    timing: StepTiming[] | undefined,
-    perOperation: boolean,
-  ) {
-    this.#steps = steps;
-    this.#timing = timing;
-    this.#perOperation = perOperation;
-  }
-
-  start(_step: number): void {
-    if (this.#timing) this.#started = performance.now();
-  }
-
-  /** Charges the time since `start` to steps [step, step + count) on `device`. */
-  stop(step: number, count: number, device = this.#steps[step].device): void {
-    const timing = this.#timing;
-    if (!timing) return;
-    const us = (performance.now() - this.#started) * 1000;
-    const operations = this.#steps.slice(step, step + count).map((s) => s.operation);
-    const last = timing[timing.length - 1];
-    const sameRun = !this.#perOperation && last && last.device === device && step > 0 &&
-      this.#steps[step - 1].device === this.#steps[step].device;
-    if (sameRun) {
-      last.operations.push(...operations);
-      last.onDeviceUs += us;
-    } else timing.push({ device, operations, onDeviceUs: us });
-  }
-}
-
-/**
- * Runs and times one execution, turning every failure into a DriverError (an allocation
- * that cannot be had is RESOURCE_EXHAUSTED_PERSISTENT). Used by executor workers (which run
- * device units through `runAsync`) and by the driver for plans small enough to run on its
- * own thread (host steps only).
- */
-export function runMeasured(
-  executable: Executable,
-  inputs: readonly RunInput[],
-  options: Omit<RunOptions, "timing"> = {},
-): MeasuredRun {
-  const started = performance.now();
-  const steps: StepTiming[] = [];
-  try {
-    const outputs = executable.run(inputs, { ...options, timing: steps });
-    return { outputs, onDeviceUs: elapsedUs(started), steps: rounded(steps) };
-  } catch (error) {
-    throw asDriverError(error);
-  }
-}
-
-/** {@link runMeasured} for executors: device units run on their devices. */
-export async function runMeasuredAsync(
-  executable: Executable,
-  inputs: readonly RunInput[],
-  options: Omit<RunOptions, "timing"> = {},
-): Promise<MeasuredRun> {
-  if (!executable.hasDeviceUnits) return runMeasured(executable, inputs, options);
-  const started = performance.now();
-  const steps: StepTiming[] = [];
-  try {
-    const outputs = await executable.runAsync(inputs, { ...options, timing: steps });
-    return { outputs, onDeviceUs: elapsedUs(started), steps: rounded(steps) };
-  } catch (error) {
-    throw asDriverError(error);
-  }
-}
-
-function elapsedUs(started: number): number {
-  return Math.round((performance.now() - started) * 1000);
-}
-
-function rounded(steps: StepTiming[]): StepTiming[] {
-  return steps.map((t) => ({ ...t, onDeviceUs: Math.round(t.onDeviceUs) }));
-}
-
-function asDriverError(error: unknown): DriverError {
-  if (error instanceof DriverError) return error;
-  if (error instanceof RangeError) {
-    return new DriverError(
-      "RESOURCE_EXHAUSTED_PERSISTENT",
-      `the execution needs more memory than is available (${error.message})`,
-    );
-  }
-  return new DriverError("GENERAL_FAILURE", String(error));
 }

@@ -5,7 +5,8 @@
  */
 import { DriverError, invalid, type OutputShape } from "../nnapi/errors.ts";
 import type { Pool } from "../memory/pools.ts";
-import type { RunInput, RunOutput, StepTiming } from "./executable.ts";
+import type { RunInput, RunOutput } from "./executable.ts";
+import type { StepTiming } from "./step_timing.ts";
 import type { Plan } from "./prepared_model.ts";
 import {
   byteSize,

@@ -12,7 +12,8 @@
  * spare; every executor talks to the pool over a MessagePort of its own.
  */
 import { DriverError, type DriverErrorDetails, type ErrorStatus } from "../nnapi/errors.ts";
-import type { RunInput, RunOutput, StepTiming } from "./executable.ts";
+import type { RunInput, RunOutput } from "./executable.ts";
+import type { StepTiming } from "./step_timing.ts";
 import { loopTimeoutMs, type RunLimits } from "./control_flow/run.ts";
 import type { PreparedModel } from "./prepared_model.ts";
 import { toBytes } from "../nnapi/tensor.ts";

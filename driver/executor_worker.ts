@@ -5,7 +5,8 @@
  */
 /// <reference lib="deno.worker" />
 import { DriverError } from "../nnapi/errors.ts";
-import { Executable, runMeasuredAsync } from "./executable.ts";
+import { Executable } from "./executable.ts";
+import { runMeasuredAsync } from "./measured_run.ts";
 import type { ExecutorConnect, WorkerRequest, WorkerResponse } from "./executor_pool.ts";
 import { toBytes } from "../nnapi/tensor.ts";
 

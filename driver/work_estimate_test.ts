@@ -2,7 +2,8 @@ import { strictEqual } from "node:assert/strict";
 import type { OperationType } from "../nnapi/types.ts";
 import { buildModel } from "./model.ts";
 import { ModelSchema } from "./model_schema.ts";
-import { estimateWork, prepareModel } from "./prepared_model.ts";
+import { prepareModel } from "./prepared_model.ts";
+import { estimateWork } from "./work_estimate.ts";
 
 /** An operand of a one-operation test model: tensors without a value are model inputs. */
 interface Spec {

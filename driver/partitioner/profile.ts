@@ -13,7 +13,8 @@ import { allocate, elementCount, isFloatType, isFullySpecified } from "../../nna
 import type { Device, DeviceCosts } from "../devices/device.ts";
 import { stepOperands } from "../devices/host_device.ts";
 import { FALLBACK_DEVICE } from "../devices/registry.ts";
-import type { RunInput, StepTiming } from "../executable.ts";
+import type { RunInput } from "../executable.ts";
+import type { StepTiming } from "../step_timing.ts";
 import type { Model } from "../model.ts";
 import { operationWork } from "../operations/operation.ts";
 import { operationDefinition } from "../operations/registry.ts";
