@@ -2,7 +2,7 @@
  * More ONNX operators against onnxruntime-node (see tests/onnx/compare.ts): reductions and
  * arg-max, comparisons and selection, normalizations, Pad and Split, ConvTranspose.
  */
-import { deepStrictEqual } from "node:assert/strict";
+import { deepStrictEqual, rejects } from "node:assert/strict";
 import { withTestServer } from "./server_fixture.ts";
 import { type GraphSpec, INT64, INT8, type NodeSpec, UINT8 } from "./onnx/graphs.ts";
 import { chain, compare, weights } from "./onnx/compare.ts";
@@ -341,5 +341,41 @@ Deno.test("an If whose condition folds at conversion becomes its selected branch
     };
     const { conversion } = await compare(server, spec, "If folded");
     deepStrictEqual(conversion.model.operations.map((o) => o.type), ["SQUEEZE", "RELU"]);
+  });
+});
+
+Deno.test("LSTM (forward, with biases, peepholes and initial state) onto UNIDIRECTIONAL_SEQUENCE_LSTM", async () => {
+  await withTestServer({}, async (server) => {
+    const [seq, batch, input, hidden] = [5, 2, 3, 4];
+    const lstm = (layout: number, withState: boolean): GraphSpec => {
+      const x = layout === 0 ? [seq, batch, input] : [batch, seq, input];
+      const state = layout === 0 ? [1, batch, hidden] : [batch, 1, hidden];
+      return {
+        inputs: [
+          { name: "x", dims: x },
+          ...(withState ? [{ name: "h0", dims: state }, { name: "c0", dims: state }] : []),
+        ],
+        outputs: [
+          { name: "y", dims: layout === 0 ? [seq, 1, batch, hidden] : [batch, seq, 1, hidden] },
+          { name: "yh", dims: state },
+        ],
+        nodes: [{
+          op: "LSTM",
+          inputs: ["x", "w", "r", "b", "", withState ? "h0" : "", withState ? "c0" : "", "p"],
+          outputs: ["y", "yh"],
+          attributes: { hidden_size: hidden, ...(layout ? { layout } : {}) },
+        }],
+        initializers: [
+          weights("w", [1, 4 * hidden, input], 40),
+          weights("r", [1, 4 * hidden, hidden], 41),
+          weights("b", [1, 8 * hidden], 42),
+          weights("p", [1, 3 * hidden], 43),
+        ],
+        opset: 14,
+      };
+    };
+    await compare(server, lstm(0, true), "LSTM seq-major with initial state");
+    await compare(server, lstm(0, false), "LSTM without initial state");
+    await rejects(() => compare(server, lstm(1, true), "layout 1"), /layout 1 \(batch-major\)/);
   });
 });

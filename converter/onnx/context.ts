@@ -81,6 +81,12 @@ export class NodeView {
     return a === undefined ? fallback! : new TextDecoder().decode(a.s ?? new Uint8Array());
   }
 
+  /** A STRINGS attribute. */
+  strings(name: string, fallback?: string[]): string[] {
+    const a = this.#attribute(name, AttributeType.STRINGS, fallback);
+    return a === undefined ? fallback! : list(a.strings).map((b) => new TextDecoder().decode(b));
+  }
+
   /** A TENSOR attribute. */
   tensor(name: string): HostTensor {
     const a = this.#attribute(name, AttributeType.TENSOR, undefined)!;

@@ -11,6 +11,7 @@ import { NORMALIZATION_RULES } from "./normalization.ts";
 import { PAD_SPLIT_RULES } from "./pad_split.ts";
 import { POOL_RULES } from "./pool.ts";
 import { QUANTIZATION_RULES } from "./quantization.ts";
+import { RECURRENT_RULES } from "./recurrent.ts";
 import { REDUCE_RULES } from "./reduce.ts";
 import { RESIZE_RULES } from "./resize.ts";
 import { SHAPE_RULES } from "./shape.ts";
@@ -32,4 +33,5 @@ export const RULES: Readonly<Record<string, Rule>> = {
   ...QUANTIZATION_RULES,
   ...ERF_RULES,
   ...CONTROL_FLOW_RULES,
+  ...RECURRENT_RULES,
 };
