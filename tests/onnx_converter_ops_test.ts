@@ -379,3 +379,19 @@ Deno.test("LSTM (forward, with biases, peepholes and initial state) onto UNIDIRE
     await rejects(() => compare(server, lstm(1, true), "layout 1"), /layout 1 \(batch-major\)/);
   });
 });
+
+Deno.test("MatMul of two runtime tensors, plain and batched", async () => {
+  await withTestServer({}, async (server) => {
+    for (const [a, b, y] of [[[3, 4], [4, 2], [3, 2]], [[2, 3, 4], [2, 4, 5], [2, 3, 5]]]) {
+      await compare(
+        server,
+        {
+          inputs: [{ name: "a", dims: a }, { name: "b", dims: b }],
+          outputs: [{ name: "y", dims: y }],
+          nodes: [{ op: "MatMul", inputs: ["a", "b"], outputs: ["y"] }],
+        },
+        `MatMul [${a}] x [${b}]`,
+      );
+    }
+  });
+});
