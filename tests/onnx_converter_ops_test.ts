@@ -395,3 +395,20 @@ Deno.test("MatMul of two runtime tensors, plain and batched", async () => {
     }
   });
 });
+
+Deno.test("reflect and edge Pad, built from slices and concatenations", async () => {
+  await withTestServer({}, async (server) => {
+    for (const mode of ["reflect", "edge"]) {
+      await compare(
+        server,
+        chain([1, 2, 4, 5], [1, 2, 7, 8], [{
+          op: "Pad",
+          inputs: ["x", "pads"],
+          outputs: ["y"],
+          attributes: { mode },
+        }], [{ name: "pads", dims: [8], values: [0, 0, 2, 1, 0, 0, 1, 2], int64: true }]),
+        `Pad ${mode}`,
+      );
+    }
+  });
+});

@@ -1,8 +1,10 @@
 /**
- * Pad (constant mode) onto PAD_V2, and Split onto SPLIT (equal parts) or one SLICE per part.
+ * Pad onto PAD_V2 (constant mode) or slices and concatenations (reflect, edge), and Split
+ * onto SPLIT (equal parts) or one SLICE per part.
  */
 import type { Rule } from "../rule.ts";
 import { normalizeAxis, requireFloat, sameTypeAs } from "./common.ts";
+import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView } from "../context.ts";
 
 /** ONNX pads [x1_begin, x2_begin, ..., x1_end, ...] for all axes. */
@@ -37,9 +39,17 @@ const pad: Rule = {
     const x = node.inputs[0];
     requireFloat(ctx, x);
     const mode = node.string("mode", "constant");
-    if (mode !== "constant") throw new Error(`mode '${mode}' is not supported yet`);
     const rank = ctx.dims(x).length;
     const full = padAmounts(node, ctx, rank);
+    if (mode === "reflect" || mode === "edge") {
+      ctx.setOperand(
+        node.outputs[0],
+        padBySlices(ctx, x, full, mode),
+        sameTypeAs(ctx, x).elementType,
+      );
+      return;
+    }
+    if (mode !== "constant") throw new Error(`mode '${mode}' is not an ONNX pad mode`);
     const value = ctx.opset < 11
       ? node.float("value", 0)
       : node.input(2)
@@ -62,6 +72,67 @@ const pad: Rule = {
     ], spec);
   },
 };
+
+/**
+ * Reflect and edge padding, which NNAPI 1.3 lacks, axis by axis: the border comes from
+ * STRIDED_SLICE (a negative stride reverses it for reflect; edge repeats the end row with
+ * TILE) and is joined to the tensor with CONCATENATION.
+ */
+function padBySlices(
+  ctx: ConversionContext,
+  x: string,
+  full: number[],
+  mode: "reflect" | "edge",
+): BuiltOperand {
+  const dims = [...ctx.dims(x)];
+  const rank = dims.length;
+  const spec = sameTypeAs(ctx, x);
+  const s = ctx.builder;
+  const vector = (v: number[]) => s.constant("TENSOR_INT32", [v.length], new Int32Array(v));
+  let value = ctx.operand(x);
+  for (let axis = 0; axis < rank; axis++) {
+    const [before, after] = [full[axis], full[rank + axis]];
+    if (before === 0 && after === 0) continue;
+    const d = dims[axis];
+    if (d === 0) throw new Error(`${mode} padding along an extent known only at execution`);
+    if (mode === "reflect" && (before >= d || after >= d)) {
+      throw new Error(
+        `reflect padding of ${Math.max(before, after)} needs an extent above it (${d})`,
+      );
+    }
+    // Rows [from, to) of the axis stepping by `step` (to may be -1 with a negative step).
+    const rows = (from: number, to: number, step: number) => {
+      const begin = dims.map((_, i) => i === axis ? from : 0);
+      const end = dims.map((extent, i) => i === axis ? to : extent);
+      const strides = dims.map((_, i) => i === axis ? step : 1);
+      const endMask = to < 0 ? 1 << axis : 0;
+      return ctx.emit("STRIDED_SLICE", [
+        value,
+        vector(begin),
+        vector(end.map((e) => Math.max(e, 0))),
+        vector(strides),
+        s.int32(0),
+        s.int32(endMask),
+        s.int32(0),
+      ], [spec])[0];
+    };
+    const repeat = (row: BuiltOperand, times: number) =>
+      ctx.emit("TILE", [row, vector(dims.map((_, i) => i === axis ? times : 1))], [spec])[0];
+    const parts: BuiltOperand[] = [];
+    if (before > 0) {
+      parts.push(mode === "reflect" ? rows(before, 0, -1) : repeat(rows(0, 1, 1), before));
+    }
+    parts.push(value);
+    if (after > 0) {
+      parts.push(
+        mode === "reflect" ? rows(d - 2, d - 2 - after, -1) : repeat(rows(d - 1, d, 1), after),
+      );
+    }
+    [value] = ctx.emit("CONCATENATION", [...parts, s.int32(axis)], [spec]);
+    dims[axis] = d + before + after;
+  }
+  return value;
+}
 
 const split: Rule = {
   convert(node, ctx) {
