@@ -242,3 +242,46 @@ export function dequantizeFloat32(data: Uint8Array, quantization: Quantization):
   for (let i = 0; i < data.length; i++) out[i] = table[data[i]];
   return out;
 }
+
+/**
+ * A broadcasting int32 arithmetic kernel (HAL 1.3's TENSOR_INT32 ADD, SUB, MUL, DIV); int32
+ * arithmetic has no fused activation, so there is no clamp.
+ */
+export type Int32BinaryKernel = (
+  a: Int32Array,
+  aShape: readonly number[],
+  b: Int32Array,
+  bShape: readonly number[],
+  out: Int32Array,
+  outShape: readonly number[],
+) => void;
+
+function int32Kernel(op: (x: number, y: number) => number): Int32BinaryKernel {
+  return (a, aShape, b, bShape, out, outShape) => {
+    forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
+      for (let i = 0; i < n; i++, ia += sa, ib += sb) out[o + i] = op(a[ia], b[ib]);
+    });
+  };
+}
+
+/**
+ * Python's `a // b` on int32 values, as NNAPI defines int32 DIV: the quotient rounded toward
+ * negative infinity. Division by zero is undefined in NNAPI; like Android's reference this
+ * gives 0 rather than failing. -2^31 // -1 wraps to -2^31 (two's complement). The double
+ * quotient of two int32 values is never rounded across an integer, so `Math.floor` is exact.
+ */
+export function floorDivInt32(a: number, b: number): number {
+  return b === 0 ? 0 : Math.floor(a / b) | 0;
+}
+
+/** int32 ADD with broadcasting; overflow wraps (two's complement). */
+export const addInt32: Int32BinaryKernel = int32Kernel((x, y) => (x + y) | 0);
+
+/** int32 SUB with broadcasting; overflow wraps (two's complement). */
+export const subInt32: Int32BinaryKernel = int32Kernel((x, y) => (x - y) | 0);
+
+/** int32 MUL with broadcasting; the product wraps to its low 32 bits. */
+export const mulInt32: Int32BinaryKernel = int32Kernel(Math.imul);
+
+/** int32 DIV with broadcasting: floor division ({@link floorDivInt32}). */
+export const divInt32: Int32BinaryKernel = int32Kernel(floorDivInt32);

@@ -1,8 +1,10 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { addQuant8 } from "./elementwise_binary.ts";
 import {
+  addInt32,
   compareBroadcast,
   dequantizeFloat32,
+  floorDivInt32,
   minMaxBroadcast,
   preluQuant8,
   preluQuant8Params,
@@ -82,4 +84,21 @@ Deno.test("compareBroadcast() compares dequantized quant8 values across scales",
   const out = new Uint8Array(3);
   compareBroadcast(a, [3], b, [1], out, [3], "le");
   deepStrictEqual([...out], [1, 1, 0]);
+});
+
+Deno.test("floorDivInt32() rounds toward negative infinity, exactly at the int32 extremes", () => {
+  deepStrictEqual(
+    [[7, 2], [-7, 2], [7, -2], [-7, -2], [2 ** 31 - 1, 2], [-(2 ** 31), 3], [1, 0], [
+      -(2 ** 31),
+      -1,
+    ]]
+      .map(([a, b]) => floorDivInt32(a, b)),
+    [3, -4, -4, 3, 2 ** 30 - 1, -715827883, 0, -(2 ** 31)],
+  );
+});
+
+Deno.test("addInt32() broadcasts a row and wraps around", () => {
+  const out = new Int32Array(4);
+  addInt32(Int32Array.of(1, 2, 3, 2 ** 31 - 1), [2, 2], Int32Array.of(10, 1), [2], out, [2, 2]);
+  deepStrictEqual([...out], [11, 3, 13, -(2 ** 31)]);
 });

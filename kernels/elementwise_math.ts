@@ -32,6 +32,15 @@ export const sqrtFloat32: Float32UnaryKernel = mapFloat32(Math.sqrt);
 /** RSQRT: 1 / sqrt(x). */
 export const rsqrtFloat32: Float32UnaryKernel = mapFloat32((x) => 1 / Math.sqrt(x));
 
+/** ABS on int32 (HAL 1.3), wrapping |-2^31| to -2^31 as two's complement does. */
+export function absInt32(input: Int32Array, out: Int32Array): void {
+  const n = out.length;
+  for (let i = 0; i < n; i++) {
+    const x = input[i];
+    out[i] = (x < 0 ? -x : x) | 0;
+  }
+}
+
 /** NEG on int32, wrapping -2^31 to itself as two's complement does. */
 export function negInt32(input: Int32Array, out: Int32Array): void {
   const n = out.length;

@@ -9,8 +9,19 @@ import {
 } from "./gemmlowp_fixed_point.ts";
 import type { AxisSplit } from "./axis_split.ts";
 
-/** Smallest norm divided by, so that an all-zero vector maps to zeros instead of NaN. */
+/**
+ * Smallest norm divided by, so that an all-zero vector maps to zeros instead of NaN: HAL 1.3
+ * defines that result ("logical zero"), earlier HALs left it undefined.
+ */
 const L2_EPSILON = 1e-6;
+
+/**
+ * 1/sqrt(sum) for sums of 0 and 1, as TFLite's `GetInvSqrtQuantizedMultiplierExp` has special
+ * cased them since 2020 (Android 11): a multiplier just below 1 and no shift. Android 10's
+ * version overflowed for a sum of 1 (one element one step from the zero point came out with
+ * the wrong sign); a sum of 0 (every element at the zero point) gives logical zero either way.
+ */
+const INV_SQRT_OF_ONE = { multiplier: 0x7fffffff, shift: 0 };
 
 /** Float L2 normalization: x / max(sqrt(sum x^2), 1e-6) along the axis. */
 export function l2NormalizationFloat32(
@@ -33,7 +44,8 @@ export function l2NormalizationFloat32(
 
 /**
  * Quantized (uint8) L2 normalization as TFLite's uint8 `L2Normalization`: output scale
- * 1/128, zero point 128.
+ * 1/128, zero point 128. A vector whose elements all sit at the input zero point gives the
+ * output zero point 128 (logical zero, as HAL 1.3 defines it).
  */
 export function l2NormalizationQuant8(
   input: Uint8Array,
@@ -51,7 +63,9 @@ export function l2NormalizationQuant8(
         const diff = input[p] - zeroPoint;
         sum = (sum + diff * diff) | 0;
       }
-      const { multiplier, shift } = getInvSqrtQuantizedMultiplierExp(sum, -1);
+      const { multiplier, shift } = sum <= 1
+        ? INV_SQRT_OF_ONE
+        : getInvSqrtQuantizedMultiplierExp(sum, -1);
       for (let p = start; p < end; p += inner) {
         const diff = input[p] - zeroPoint;
         const v = multiplyByQuantizedMultiplierSmallerThanOneExp(128 * diff, multiplier, shift) +

@@ -33,3 +33,24 @@ Deno.test("localResponseNormalizationFloat32() reproduces local_response_norm_fl
   const expected = [-0.264925688, 0.125108644, 0.140112132, 0.267261267, -0.161787555, 0.0244266];
   expected.forEach((e, i) => ok(Math.abs(out[i] - e) < 1e-6, `element ${i}: ${out[i]}`));
 });
+
+Deno.test("l2NormalizationQuant8() gives the zero point for all-zero vectors (HAL 1.3)", () => {
+  // Three vectors along axis 0 of [3, 3]: every element at the zero point 7, so the output is
+  // logical zero (128), whatever the fixed-point inverse square root of a zero sum would be.
+  const out = new Uint8Array(9);
+  l2NormalizationQuant8(new Uint8Array(9).fill(7), 7, splitAtAxis([3, 3], 0), out);
+  deepStrictEqual([...out], Array(9).fill(128));
+});
+
+Deno.test("l2NormalizationQuant8() normalizes a lone step of one to +-1, not its wrapped sign", () => {
+  // Sum of squares 1: x / |x| = +-1, i.e. 128 + 128 (clamped to 255) and 128 - 128. Android 10's
+  // fixed point overflowed here and flipped the signs; TFLite's later special case does not.
+  const out = new Uint8Array(6);
+  l2NormalizationQuant8(
+    Uint8Array.of(101, 100, 100, 99, 100, 100),
+    100,
+    splitAtAxis([2, 3], 1),
+    out,
+  );
+  deepStrictEqual([...out], [255, 128, 128, 0, 128, 128]);
+});

@@ -1,9 +1,10 @@
 /**
  * Sequence forms of the float recurrent cells (NNAPI UNIDIRECTIONAL_/BIDIRECTIONAL_SEQUENCE_RNN
- * and _LSTM; Android 10 `UnidirectionalSequenceRNN.cpp`, `BidirectionalSequenceRNN.cpp`):
- * the layout change between batch-major and time-major sequences, and the basic RNN cell
- * with an optional auxiliary input run over a whole time-major sequence, forwards or
- * backwards, writing each step into a (possibly shared, strided) output.
+ * and _LSTM; Android `UnidirectionalSequenceRNN.cpp`, `BidirectionalSequenceRNN.cpp`): the
+ * layout change between batch-major and time-major sequences, and the basic RNN and LSTM
+ * cells with an optional auxiliary input run over a whole time-major sequence, forwards or
+ * backwards, writing each step into a (possibly shared, strided) output and, for HAL 1.3's
+ * state outputs, the states after the last step processed.
  */
 import { activationFunction } from "./recurrent_common.ts";
 import { type LstmConfig, lstmStep, type LstmWeights } from "./recurrent_lstm.ts";
@@ -55,6 +56,8 @@ export interface RnnSequenceArgs {
   output: Float32Array;
   outputStride: number;
   outputOffset: number;
+  /** [batch, numUnits]: receives the hidden state after the last step processed (HAL 1.3). */
+  hiddenStateOut?: Float32Array | null;
 }
 
 /**
@@ -92,6 +95,7 @@ export function rnnSequence(args: RnnSequenceArgs): void {
     }
     [hidden, next] = [next, hidden];
   }
+  args.hiddenStateOut?.set(hidden);
 }
 
 /** The auxiliary-input weights of an LSTM cell ([nCell, nAuxInput] each); inputToInput is null under CIFG. */
@@ -124,6 +128,10 @@ export interface LstmSequenceArgs {
   output: Float32Array;
   outputStride: number;
   outputOffset: number;
+  /** [nBatch, nOutput]: receives the output state after the last step processed (HAL 1.3). */
+  outputStateOut?: Float32Array | null;
+  /** [nBatch, nCell]: receives the cell state after the last step processed (HAL 1.3). */
+  cellStateOut?: Float32Array | null;
 }
 
 /** Joins [rows, a] and [rows, b] row-major matrices into [rows, a + b]. */
@@ -192,4 +200,6 @@ export function lstmSequence(args: LstmSequenceArgs): void {
     [outputState, nextOutputState] = [nextOutputState, outputState];
     [cellState, nextCellState] = [nextCellState, cellState];
   }
+  args.outputStateOut?.set(outputState);
+  args.cellStateOut?.set(cellState);
 }

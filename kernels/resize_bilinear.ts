@@ -1,13 +1,40 @@
 /**
- * RESIZE_BILINEAR kernel: TFLite `reference_ops::ResizeBilinear` with align_corners = false
- * and no half-pixel centers, as Android 10 NNAPI calls it. Every step is float32 arithmetic
- * (Math.fround after each operation); quantized outputs truncate toward zero as the C++
- * float -> uint8 conversion does.
+ * RESIZE_BILINEAR kernel: TFLite's `reference_ops::ResizeBilinear` as Android 11's NNAPI
+ * calls it, with HAL 1.3's align_corners and half_pixel_centers. Source coordinate of output
+ * index o: o * scale, or (o + 0.5) * scale - 0.5 with half-pixel centers, where scale is
+ * in / out, or (in - 1) / (out - 1) with aligned corners (and out > 1). The two taps are
+ * max(floor(p), 0) and min(ceil(p), in - 1), weighted by p - low (so a coordinate outside
+ * the image reads the edge pixel). Every step is float32 arithmetic (Math.fround after each
+ * operation); quantized outputs truncate toward zero as the C++ float -> uint8 conversion
+ * does. With neither flag this is exactly the Android 10 (HAL 1.0-1.2) kernel.
  */
 import { type ImageDims, imageIndex } from "./image_layout.ts";
 import type { Numbers } from "./typed_arrays.ts";
 
-/** One sampling position along an axis: the two source indices and the fraction. */
+/** Where a resize reads: the input and output extents, layout and coordinate mapping. */
+export interface ResizeGeometry {
+  /** The input's extents (NHWC order whatever the layout). */
+  dims: ImageDims;
+  outHeight: number;
+  outWidth: number;
+  nchw: boolean;
+  /** Map the centers of the corner pixels onto each other (HAL 1.3). */
+  alignCorners?: boolean;
+  /** Pixel centers at (0.5, 0.5) (HAL 1.3, TF 2's default); excludes alignCorners. */
+  halfPixelCenters?: boolean;
+}
+
+/**
+ * The float32 ratio of source to output coordinates along one axis (NNAPI
+ * `calculateResizeScale`).
+ */
+export function resizeScale(inSize: number, outSize: number, alignCorners: boolean): number {
+  return Math.fround(
+    alignCorners && outSize > 1 ? (inSize - 1) / (outSize - 1) : inSize / outSize,
+  );
+}
+
+/** One sampling position along an axis: the two source indices and the weights. */
 interface Sample {
   low: number;
   high: number;
@@ -15,42 +42,48 @@ interface Sample {
   oneMinusFrac: number;
 }
 
-function samples(inSize: number, outSize: number): Sample[] {
+function samples(
+  inSize: number,
+  outSize: number,
+  options: { alignCorners: boolean; halfPixelCenters: boolean },
+): Sample[] {
   const f = Math.fround;
-  const scale = f(inSize / outSize);
+  const scale = resizeScale(inSize, outSize, options.alignCorners);
   const result: Sample[] = [];
   for (let o = 0; o < outSize; o++) {
-    const position = f(o * scale);
-    const low = Math.floor(position);
+    const position = options.halfPixelCenters ? f(f((o + 0.5) * scale) - 0.5) : f(o * scale);
+    const low = Math.max(Math.floor(position), 0);
+    const high = Math.min(Math.ceil(position), inSize - 1);
     const frac = f(position - low);
-    result.push({ low, high: Math.min(low + 1, inSize - 1), frac, oneMinusFrac: f(1 - frac) });
+    result.push({ low, high, frac, oneMinusFrac: f(1 - frac) });
   }
   return result;
 }
 
 /**
- * Resizes `input` (extents `dims`) to outHeight x outWidth. `quantized` truncates each result
- * to an integer (uint8 output); otherwise the float32 result is stored (a Float16Array output
- * then rounds it to float16).
+ * Resizes `input` as `geometry` says into `output`. `quantized` truncates each result to an
+ * integer (uint8 output); otherwise the float32 result is stored (a Float16Array output then
+ * rounds it to float16).
  */
 export function resizeBilinear(
   input: ArrayLike<number>,
-  dims: ImageDims,
-  outHeight: number,
-  outWidth: number,
-  nchw: boolean,
-  quantized: boolean,
   output: Numbers,
+  options: ResizeGeometry & { quantized: boolean },
 ): void {
   const f = Math.fround;
+  const { dims, outHeight, outWidth, nchw, quantized } = options;
+  const coordinates = {
+    alignCorners: options.alignCorners ?? false,
+    halfPixelCenters: options.halfPixelCenters ?? false,
+  };
   const out: ImageDims = { ...dims, height: outHeight, width: outWidth };
   // Offsets of channel 0; channel c adds c * channelStride.
   const from = imageIndex(dims, nchw);
   const to = imageIndex(out, nchw);
   const inChannelStride = nchw ? dims.height * dims.width : 1;
   const outChannelStride = nchw ? outHeight * outWidth : 1;
-  const ys = samples(dims.height, outHeight);
-  const xs = samples(dims.width, outWidth);
+  const ys = samples(dims.height, outHeight, coordinates);
+  const xs = samples(dims.width, outWidth, coordinates);
   for (let b = 0; b < dims.batches; b++) {
     for (let y = 0; y < outHeight; y++) {
       const sy = ys[y];

@@ -235,6 +235,30 @@ Deno.test("Resize and Upsample, nearest and linear, by scales and by sizes", asy
       ),
       "Upsample opset 9",
     );
+    const modes: [string, string, string?][] = [
+      ["linear", "half_pixel"],
+      ["linear", "pytorch_half_pixel"],
+      ["linear", "align_corners"],
+      ["nearest", "half_pixel", "round_prefer_ceil"],
+      ["nearest", "align_corners", "round_prefer_ceil"],
+      ["nearest", "tf_half_pixel_for_nn", "floor"],
+    ];
+    for (const [mode, transform, rounding] of modes) {
+      await compare(
+        server,
+        chain([1, 2, 3, 4], [1, 2, 5, 7], [{
+          op: "Resize",
+          inputs: ["x", "", "", "sizes"],
+          outputs: ["y"],
+          attributes: {
+            mode,
+            coordinate_transformation_mode: transform,
+            ...(rounding ? { nearest_mode: rounding } : {}),
+          },
+        }], [{ name: "sizes", dims: [4], values: [1, 2, 5, 7], int64: true }]),
+        `${mode} ${transform} ${rounding ?? ""}`,
+      );
+    }
   });
 });
 

@@ -1,14 +1,18 @@
 /**
- * BIDIRECTIONAL_SEQUENCE_LSTM (HAL 1.2): a forward and a backward LSTM cell run over the
- * same sequence. Inputs: input [maxTime, batch, inputSize] (time-major) or batch-major; the
+ * BIDIRECTIONAL_SEQUENCE_LSTM: a forward and a backward LSTM cell run over the same
+ * sequence. Inputs: input [maxTime, batch, inputSize] (time-major) or batch-major; the
  * forward cell's weights, biases and projection (1-17), the backward cell's (18-34); the
  * forward and backward output and cell states (35-38); an optional auxiliary input (39)
  * with optional forward and backward auxiliary weights (40-47); activation, cell_clip,
  * proj_clip, merge_outputs and time_major (48-52); the optional layer-normalization
  * weights of both cells (53-60). With auxiliary weights the auxiliary input feeds both
- * cells ("cross linking"); without them it replaces the backward cell's input ("parallel
- * linking"). Outputs: the forward and backward outputs, or one output holding both side by
- * side when merge_outputs is set. Checks follow Android `BidirectionalSequenceLSTM.cpp`.
+ * cells ("cross linking"); without them (HAL 1.3) it replaces the backward cell's input
+ * ("parallel linking"). Outputs: the forward and backward outputs, or one output holding both
+ * side by side when merge_outputs is set, optionally followed (HAL 1.3) by the forward output
+ * and cell states and the backward output and cell states after their last steps. Forms:
+ * TENSOR_FLOAT32 and TENSOR_FLOAT16 (V1_2); with the state outputs, or declared in parallel
+ * linking (an auxiliary input that is not omitted, auxiliary weights that are), V1_3. Checks
+ * follow Android `BidirectionalSequenceLSTM.cpp`.
  */
 import { type LstmAuxWeights, lstmSequence } from "../../kernels/recurrent_sequence.ts";
 import type { OperandType } from "../../nnapi/types.ts";
@@ -18,6 +22,7 @@ import {
   activationOf,
   checkInputRanks,
   checkKnownActivation,
+  checkStateOutputs,
   float32Of,
   isPresent,
   optionalFloat32Of,
@@ -137,7 +142,7 @@ export const bidirectionalSequenceLstm: OperationDefinition<"BIDIRECTIONAL_SEQUE
   ],
 
   validate(signature) {
-    checkArity(signature, [61], [1, 2]);
+    checkArity(signature, [61], [1, 2, 5, 6]);
     const t = recurrentTensorType(signature);
     const scalarFloat = floatScalarType(t);
     const expected: OperandType[] = [
@@ -155,7 +160,10 @@ export const bidirectionalSequenceLstm: OperationDefinition<"BIDIRECTIONAL_SEQUE
       ...requiredRanks(FW),
       ...requiredRanks(BW),
     ]);
-    return "V1_2";
+    const stateOutputs = signature.outputs.length >= 5;
+    const omitted = (i: number) => signature.inputs[i].lifetime === "NO_VALUE";
+    const parallel = !omitted(IN.auxInput) && [...FW_AUX, ...BW_AUX].every(omitted);
+    return stateOutputs || parallel ? "V1_3" : "V1_2";
   },
 
   prepare(inputs, outputs) {
@@ -163,10 +171,12 @@ export const bidirectionalSequenceLstm: OperationDefinition<"BIDIRECTIONAL_SEQUE
     checkKnownClips(inputs, [IN.cellClip, IN.projClip], NAMES);
     const timeMajor = scalarValue(inputs[IN.timeMajor], "time_major (input 52)") !== 0;
     const merge = scalarValue(inputs[IN.mergeOutputs], "merge_outputs (input 51)") !== 0;
-    check(
-      outputs.length === (merge ? 1 : 2),
-      `expected ${merge ? 1 : 2} outputs with merge_outputs ${merge}, got ${outputs.length}`,
-    );
+    const withStates = checkStateOutputs(outputs.length, {
+      sequences: merge ? 1 : 2,
+      states: 4,
+      why: `with merge_outputs ${merge} (the last four are the final forward output and ` +
+        "cell states and backward output and cell states)",
+    });
     const input = rankedShape(inputs, IN.input, { name: "input", rank: 3 });
     const layout = sequenceLayout(input, timeMajor);
     const nBatch = layout.batch;
@@ -194,7 +204,11 @@ export const bidirectionalSequenceLstm: OperationDefinition<"BIDIRECTIONAL_SEQUE
       "forward and backward auxiliary weights must be both present or both omitted",
     );
     const shape = (units: number) => sequenceShape(layout, units);
-    return merge ? [shape(fw.nOutput + bw.nOutput)] : [shape(fw.nOutput), shape(bw.nOutput)];
+    const sequences = merge
+      ? [shape(fw.nOutput + bw.nOutput)]
+      : [shape(fw.nOutput), shape(bw.nOutput)];
+    const states = [fw.nOutput, fw.nCell, bw.nOutput, bw.nCell].map((n) => [nBatch, n]);
+    return withStates ? [...sequences, ...states] : sequences;
   },
 
   /** Every step runs both cells' weight products (and auxiliary ones) for each batch row. */
@@ -232,6 +246,9 @@ export const bidirectionalSequenceLstm: OperationDefinition<"BIDIRECTIONAL_SEQUE
     const stride = fw.nOutput + bw.nOutput;
     const units = merge ? [stride] : [fw.nOutput, bw.nOutput];
     withTimeMajorOutputs(outputs, { layout, units }, (timeMajorOutputs) => {
+      const [fwOutputState, fwCellState, bwOutputState, bwCellState] = timeMajorOutputs.slice(
+        units.length,
+      );
       lstmSequence({
         weights: lstmWeightsOf(inputs, FW),
         config: { ...common, ...fw, nInput },
@@ -246,6 +263,8 @@ export const bidirectionalSequenceLstm: OperationDefinition<"BIDIRECTIONAL_SEQUE
         output: timeMajorOutputs[0],
         outputStride: merge ? stride : fw.nOutput,
         outputOffset: 0,
+        outputStateOut: fwOutputState,
+        cellStateOut: fwCellState,
       });
       lstmSequence({
         weights: lstmWeightsOf(inputs, BW),
@@ -261,6 +280,8 @@ export const bidirectionalSequenceLstm: OperationDefinition<"BIDIRECTIONAL_SEQUE
         output: merge ? timeMajorOutputs[0] : timeMajorOutputs[1],
         outputStride: merge ? stride : bw.nOutput,
         outputOffset: merge ? fw.nOutput : 0,
+        outputStateOut: bwOutputState,
+        cellStateOut: bwCellState,
       });
     });
   },

@@ -1,4 +1,5 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
+import type { Tensor } from "../../nnapi/tensor.ts";
 import type { OperandType } from "../../nnapi/types.ts";
 import { bidirectionalSequenceRnn as op } from "./bidirectional_sequence_rnn.ts";
 import { type DeclaredOperand, type PrepareInput } from "./operation.ts";
@@ -80,11 +81,110 @@ Deno.test("bidirectionalSequenceRnn.prepare() rejects an output count that contr
   throws(() => op.prepare(prepareInputs(SHAPES, { merge: 1 }), [OUT, OUT]), /expected 1 outputs/);
 });
 
-Deno.test("bidirectionalSequenceRnn.prepare() rejects an auxiliary input without its weights", () => {
+Deno.test("bidirectionalSequenceRnn.prepare() rejects auxiliary weights without their input", () => {
   const shapes = SHAPES.map((s) => [...s]);
-  shapes[9] = [2, 16, 8];
+  shapes[10] = [16, 8];
+  shapes[11] = [16, 8];
   throws(
     () => op.prepare(prepareInputs(shapes, { merge: 0 }), [OUT, OUT]),
-    /all present or all omitted/,
+    /only aux_input present \(parallel linking\)/,
   );
+  const oneSided = SHAPES.map((s) => [...s]);
+  oneSided[9] = [2, 16, 8];
+  oneSided[10] = [16, 8];
+  throws(
+    () => op.prepare(prepareInputs(oneSided, { merge: 0 }), [OUT, OUT]),
+    /got only fw_aux_weights and aux_input/,
+  );
+});
+
+Deno.test("bidirectionalSequenceRnn.validate() is V1_3 with state outputs or parallel linking", () => {
+  const base = signature();
+  const outputs = (n: number) =>
+    Array.from({ length: n }, (_, k) => declared("TENSOR_FLOAT32", [], 15 + k));
+  strictEqual(op.validate({ ...base, outputs: outputs(4) }), "V1_3");
+  strictEqual(op.validate({ ...base, outputs: outputs(3) }), "V1_3");
+  strictEqual(op.validate({ ...base, outputs: outputs(1) }), "V1_2");
+  throws(() => op.validate({ ...base, outputs: outputs(5) }), /expected 1 or 2 or 3 or 4 outputs/);
+  const omit = (indexes: number[]) => ({
+    ...base,
+    inputs: base.inputs.map((o, i) =>
+      indexes.includes(i) ? { ...o, lifetime: "NO_VALUE" as const } : o
+    ),
+  });
+  strictEqual(op.validate(omit([10, 11])), "V1_3");
+  strictEqual(op.validate(omit([9, 10, 11])), "V1_2");
+});
+
+Deno.test("bidirectionalSequenceRnn.prepare() shapes the final states and the parallel backward cell", () => {
+  deepStrictEqual(op.prepare(prepareInputs(SHAPES, { merge: 1 }), [OUT, OUT, OUT]), [
+    [2, 16, 32],
+    [2, 16],
+    [2, 16],
+  ]);
+  throws(
+    () => op.prepare(prepareInputs(SHAPES, { merge: 0 }), [OUT, OUT, OUT]),
+    /expected 2 outputs, or 4 with the final states, with merge_outputs false/,
+  );
+  // Parallel linking: aux_input [2, 16, 3] replaces the backward input, so bw_weights are
+  // [16, 3]; [16, 8] (the regular input's size) is then wrong and named.
+  const parallel = SHAPES.map((s) => [...s]);
+  parallel[9] = [2, 16, 3];
+  parallel[5] = [16, 3];
+  deepStrictEqual(op.prepare(prepareInputs(parallel, { merge: 0 }), [OUT, OUT]), [
+    [2, 16, 16],
+    [2, 16, 16],
+  ]);
+  parallel[5] = [16, 8];
+  throws(
+    () => op.prepare(prepareInputs(parallel, { merge: 0 }), [OUT, OUT]),
+    /bw_weights \(input 5\) has input size 8, expected 3/,
+  );
+});
+
+Deno.test("bidirectionalSequenceRnn.execute() runs the backward cell on aux_input in parallel linking", () => {
+  const f32 = (shape: number[], values: number[] | null): Tensor => ({
+    type: "TENSOR_FLOAT32",
+    shape: values === null ? [] : shape,
+    scale: 0,
+    zeroPoint: 0,
+    data: values === null ? null : Float32Array.from(values),
+  });
+  const scalar = (type: OperandType, value: number): Tensor => ({
+    type,
+    shape: [],
+    scale: 0,
+    zeroPoint: 0,
+    data: type === "INT32" ? Int32Array.of(value) : Uint8Array.of(value),
+  });
+  // Batch-major, batch 1, 3 steps, no activation. Forward: h = 2 x + 0.5 h + 1 over x = 1, 2, 3
+  // gives 3, 6.5, 10.25. Backward over aux rows (1, 0), (0, 1), (2, 2) from the last, with
+  // h = (1, -1) . a + 0.5 h: (2, 2) gives 0, (0, 1) gives -1, (1, 0) gives 1 - 0.5 = 0.5.
+  const inputs = [
+    f32([1, 3, 1], [1, 2, 3]),
+    f32([1, 1], [2]),
+    f32([1, 1], [0.5]),
+    f32([1], [1]),
+    f32([1, 1], [0]),
+    f32([1, 2], [1, -1]),
+    f32([1, 1], [0.5]),
+    f32([1], [0]),
+    f32([1, 1], [0]),
+    f32([1, 3, 2], [1, 0, 0, 1, 2, 2]),
+    f32([], null),
+    f32([], null),
+    scalar("INT32", 0),
+    scalar("BOOL", 0),
+    scalar("BOOL", 0),
+  ];
+  const outputs = [[1, 3, 1], [1, 3, 1], [1, 1], [1, 1]].map((shape) =>
+    f32(shape, Array(shape.reduce((n, d) => n * d, 1)).fill(NaN))
+  );
+  op.execute(inputs, outputs);
+  deepStrictEqual(outputs.map((o) => [...o.data as Float32Array]), [
+    [3, 6.5, 10.25],
+    [0.5, -1, 0],
+    [10.25],
+    [0.5],
+  ]);
 });

@@ -1,8 +1,9 @@
 /**
  * EMBEDDING_LOOKUP: gathers rows of a value tensor (NNAPI EmbeddingLookup.cpp). Inputs:
- * 0 lookups (TENSOR_INT32, rank 1), 1 values (TENSOR_FLOAT32, TENSOR_INT32 or
- * TENSOR_QUANT8_ASYMM, rank >= 2). Output [lookups, ...values dims 1..]: row i is
- * values[lookups[i]]; an out-of-range lookup fails the execution.
+ * 0 lookups (TENSOR_INT32, rank 1), 1 values (rank >= 2). Output [lookups, ...values dims
+ * 1..]: row i is values[lookups[i]]; an out-of-range lookup fails the execution. Value
+ * forms: TENSOR_FLOAT32, TENSOR_INT32 and TENSOR_QUANT8_ASYMM (reported V1_0),
+ * TENSOR_FLOAT16 and TENSOR_QUANT8_ASYMM_SIGNED (V1_3). Rows are copied, never converted.
  */
 import { embeddingLookup as embeddingKernel } from "../../kernels/lookup_tables.ts";
 import { elementCount } from "../../nnapi/tensor.ts";
@@ -18,11 +19,12 @@ const VALUES = 1;
 
 const VALUE_TYPES: readonly OperandType[] = [
   "TENSOR_FLOAT32",
+  "TENSOR_FLOAT16",
   "TENSOR_INT32",
   "TENSOR_QUANT8_ASYMM",
 ];
 
-/** EMBEDDING_LOOKUP (HAL 1.0). */
+/** EMBEDDING_LOOKUP (HAL 1.0; float16 values HAL 1.3). */
 export const embeddingLookup: OperationDefinition<"EMBEDDING_LOOKUP"> = withSignedQuant8({
   type: "EMBEDDING_LOOKUP",
 
@@ -36,7 +38,7 @@ export const embeddingLookup: OperationDefinition<"EMBEDDING_LOOKUP"> = withSign
     const output = signature.outputs[0];
     checkRank(output, "output 0", (r) => r >= 2, "at least 2");
     if (values.type === "TENSOR_QUANT8_ASYMM") checkSameQuantization(values, output, VALUES);
-    return "V1_0";
+    return values.type === "TENSOR_FLOAT16" ? "V1_3" : "V1_0";
   },
 
   prepare(inputs) {

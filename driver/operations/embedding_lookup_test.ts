@@ -63,3 +63,38 @@ Deno.test("embeddingLookup.execute() gathers rows (CTS embedding_lookup order)",
   embeddingLookup.execute([tensor("TENSOR_INT32", [3], new Int32Array([1, 0, 2])), values], [out]);
   deepStrictEqual(Array.from(out.data!), [10, 11, 0, 1, 20, 21]);
 });
+
+Deno.test("embeddingLookup.validate() takes float16 values as V1_3 and names a mismatched output", () => {
+  const sig = (output: OperandType) => ({
+    type: "EMBEDDING_LOOKUP" as const,
+    inputs: [declared("TENSOR_INT32", [2], 0), declared("TENSOR_FLOAT16", [3, 2], 1)],
+    outputs: [declared(output, [2, 2], 2)],
+  });
+  strictEqual(embeddingLookup.validate(sig("TENSOR_FLOAT16")), "V1_3");
+  throws(
+    () => embeddingLookup.validate(sig("TENSOR_FLOAT32")),
+    /output 0 \(operand 2\) has type TENSOR_FLOAT32, expected TENSOR_FLOAT16/,
+  );
+});
+
+Deno.test("embeddingLookup.execute() copies float16 rows bit for bit", () => {
+  // Rows are copied, not converted: the largest float16, its smallest subnormal, -0 and the
+  // float16 nearest 0.1 come out exactly.
+  const rows = [65504, 2 ** -24, -0, 0.0999755859375, -1.5, 3];
+  const values = tensor("TENSOR_FLOAT16", [3, 2], Float16Array.from(rows));
+  const out = tensor("TENSOR_FLOAT16", [4, 2], new Float16Array(8));
+  embeddingLookup.execute([tensor("TENSOR_INT32", [4], Int32Array.of(2, 0, 0, 1)), values], [
+    out,
+  ]);
+  deepStrictEqual(Array.from(out.data!), [
+    -1.5,
+    3,
+    65504,
+    2 ** -24,
+    65504,
+    2 ** -24,
+    -0,
+    0.0999755859375,
+  ]);
+  strictEqual(Object.is((out.data as Float16Array)[6], -0), true);
+});

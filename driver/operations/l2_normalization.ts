@@ -1,6 +1,10 @@
 /**
  * L2_NORMALIZATION: x / sqrt(sum x^2) along an axis (the last one unless HAL 1.2's optional
- * axis input says otherwise).
+ * axis input says otherwise). Forms: TENSOR_FLOAT32 of rank 4 (V1_0); TENSOR_FLOAT16,
+ * TENSOR_QUANT8_ASYMM, other ranks and the axis input (V1_2); TENSOR_QUANT8_ASYMM_SIGNED
+ * (V1_3). A vector of zeros (quantized: every element at the zero point) normalizes to
+ * zeros (the output zero point), as HAL 1.3 defines it; every form computes it so, since
+ * HAL 1.3 only defines what earlier HALs left undefined and needs no new version.
  */
 import {
   l2NormalizationFloat32,

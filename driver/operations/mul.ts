@@ -1,5 +1,10 @@
-/** MUL: a * b with numpy-style broadcasting and a fused activation. */
+/**
+ * MUL: a * b with numpy-style broadcasting and a fused activation. Forms: TENSOR_FLOAT32 and
+ * TENSOR_QUANT8_ASYMM (V1_0), TENSOR_FLOAT16 (V1_2), TENSOR_QUANT8_ASYMM_SIGNED and
+ * TENSOR_INT32 (V1_3; int32 takes only the NONE activation, the product keeps its low 32 bits).
+ */
 import { mulFloat32, mulQuant8, mulQuant8Params } from "../../kernels/elementwise_binary.ts";
+import { mulInt32 } from "../../kernels/elementwise_broadcast.ts";
 import { binaryOperation } from "./common/binary.ts";
 import type { OperationDefinition } from "./operation.ts";
 import { withSignedQuant8 } from "./common/signed.ts";
@@ -9,6 +14,7 @@ export const mul: OperationDefinition<"MUL"> = withSignedQuant8(
   binaryOperation({
     type: "MUL",
     float: mulFloat32,
+    int32: mulInt32,
     quantParams(input1, input2, output) {
       const product = Math.fround(input1.scale * input2.scale);
       if (!(output.scale > product)) {

@@ -45,10 +45,11 @@ Deno.test("the unary math operations reject a wrong input count", () => {
   }
 });
 
-Deno.test("neg() accepts int32 while abs() and the others reject it", () => {
+Deno.test("neg() accepts int32 (V1_2), abs() since V1_3, and the others reject it", () => {
   const int32 = [operand(0, "TENSOR_INT32", [2])];
   strictEqual(validate(neg, int32, [operand(1, "TENSOR_INT32", [2])]), "V1_2");
-  for (const definition of [abs, exp, log, sin, sqrt, rsqrt]) {
+  strictEqual(validate(abs, int32, [operand(1, "TENSOR_INT32", [2])]), "V1_3");
+  for (const definition of [exp, log, sin, sqrt, rsqrt]) {
     throws(
       () => validate(definition, int32, [operand(1, "TENSOR_INT32", [2])]),
       /input 0 \(operand 0\) has unsupported type TENSOR_INT32/,

@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import type { TensorData } from "../../nnapi/tensor.ts";
+import type { Tensor, TensorData } from "../../nnapi/tensor.ts";
 import type { OperandType } from "../../nnapi/types.ts";
 import { type DeclaredOperand, OperationError, type PrepareInput } from "./operation.ts";
 import { resizeNearestNeighbor } from "./resize_nearest_neighbor.ts";
@@ -61,7 +61,7 @@ Deno.test("resizeNearestNeighbor.validate() names the faulty input count, type a
   const sig = signature("TENSOR_FLOAT32", "INT32");
   rejects(
     () => resizeNearestNeighbor.validate({ ...sig, inputs: sig.inputs.slice(0, 2) }),
-    /expected 3 or 4 inputs, got 2/,
+    /expected 3 or 4 or 5 or 6 inputs, got 2/,
   );
   rejects(
     () => resizeNearestNeighbor.validate(signature("TENSOR_INT32", "INT32")),
@@ -99,5 +99,91 @@ Deno.test("resizeNearestNeighbor.prepare() reads sizes or scales, in either layo
         [],
       ),
     /must be positive/,
+  );
+});
+
+/** A constant BOOL scalar. */
+function flag(value: boolean, index: number): DeclaredOperand {
+  return {
+    ...declared("BOOL", [], index),
+    lifetime: "CONSTANT_COPY",
+    value: Uint8Array.of(+value),
+  };
+}
+
+Deno.test("resizeNearestNeighbor.validate() is V1_3 with the coordinate flags, else unchanged", () => {
+  const base = signature("TENSOR_FLOAT32", "INT32", { layout: true });
+  const withFlags = (...flags: boolean[]) => ({
+    ...base,
+    inputs: [...base.inputs, ...flags.map((f, k) => flag(f, 4 + k))],
+  });
+  strictEqual(resizeNearestNeighbor.validate(base), "V1_2");
+  strictEqual(resizeNearestNeighbor.validate(withFlags(true)), "V1_3");
+  strictEqual(resizeNearestNeighbor.validate(withFlags(false, true)), "V1_3");
+  rejects(
+    () => resizeNearestNeighbor.validate(withFlags(true, true)),
+    /align_corners \(input 4, operand 4\) and half_pixel_centers \(input 5, operand 5\) are both true/,
+  );
+  const flagAsFloat = withFlags(false);
+  flagAsFloat.inputs[4] = declared("FLOAT32", [], 4);
+  rejects(
+    () => resizeNearestNeighbor.validate(flagAsFloat),
+    /input 4 \(operand 4\) has type FLOAT32, expected BOOL/,
+  );
+});
+
+/** Runs RESIZE_NEAREST_NEIGHBOR on a 1x1xWx1 row in NCHW layout with the given flags. */
+function resizeRow(
+  type: OperandType,
+  values: TensorData,
+  outWidth: number,
+  flags: boolean[],
+): number[] {
+  const tensor = (t: OperandType, shape: number[], data: TensorData): Tensor => ({
+    type: t,
+    shape,
+    scale: t.startsWith("TENSOR_QUANT8") ? 0.5 : 0,
+    zeroPoint: 0,
+    data,
+  });
+  const Out = values.constructor as new (n: number) => TensorData;
+  const output = tensor(type, [1, 1, 1, outWidth], new Out(outWidth));
+  resizeNearestNeighbor.execute([
+    tensor(type, [1, 1, 1, values.length], values),
+    tensor("INT32", [], Int32Array.of(outWidth)),
+    tensor("INT32", [], Int32Array.of(1)),
+    tensor("BOOL", [], Uint8Array.of(1)),
+    ...flags.map((f) => tensor("BOOL", [], Uint8Array.of(+f))),
+  ], [output]);
+  return Array.from(output.data as ArrayLike<number>);
+}
+
+Deno.test("resizeNearestNeighbor.execute() picks pixels as align_corners and half_pixel_centers say", () => {
+  // 3 -> 5, by hand. Legacy: floor(o * 0.6) = 0, 0, 1, 1, 2. align_corners: round(o * 0.5)
+  // (half away from zero) = 0, 1, 1, 2, 2. half_pixel_centers: floor((o + 0.5) * 0.6) =
+  // floor(0.3, 0.9, 1.5, 2.1, 2.7) = 0, 0, 1, 2, 2.
+  const row = Float32Array.of(10, 20, 30);
+  deepStrictEqual(resizeRow("TENSOR_FLOAT32", row, 5, []), [10, 10, 20, 20, 30]);
+  deepStrictEqual(resizeRow("TENSOR_FLOAT32", row, 5, [true]), [10, 20, 20, 30, 30]);
+  deepStrictEqual(resizeRow("TENSOR_FLOAT32", row, 5, [false, true]), [10, 10, 20, 30, 30]);
+  // 4 -> 2 with half-pixel centers: floor(0.5 * 2) = 1 and floor(1.5 * 2) = 3.
+  deepStrictEqual(
+    resizeRow("TENSOR_FLOAT32", Float32Array.of(1, 2, 3, 4), 2, [false, true]),
+    [2, 4],
+  );
+  // Elements are copied whatever their type.
+  deepStrictEqual(resizeRow("TENSOR_FLOAT16", Float16Array.of(0.1, -2, 3), 5, [true]), [
+    ...Float16Array.of(0.1, -2, -2, 3, 3),
+  ]);
+  deepStrictEqual(resizeRow("TENSOR_QUANT8_ASYMM", Uint8Array.of(1, 2, 3), 5, [true, false]), [
+    1,
+    2,
+    2,
+    3,
+    3,
+  ]);
+  deepStrictEqual(
+    resizeRow("TENSOR_QUANT8_ASYMM_SIGNED", Int8Array.of(-128, 0, 127), 5, [false, true]),
+    [-128, -128, 0, 127, 127],
   );
 });

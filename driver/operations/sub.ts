@@ -1,6 +1,10 @@
-/** SUB: a - b with numpy-style broadcasting and a fused activation. */
+/**
+ * SUB: a - b with numpy-style broadcasting and a fused activation. Forms: TENSOR_FLOAT32
+ * (V1_1), TENSOR_FLOAT16 and TENSOR_QUANT8_ASYMM (V1_2), TENSOR_QUANT8_ASYMM_SIGNED and
+ * TENSOR_INT32 (V1_3; int32 takes only the NONE activation and wraps on overflow).
+ */
 import { addQuant8 } from "../../kernels/elementwise_binary.ts";
-import { subFloat32, subQuant8Params } from "../../kernels/elementwise_broadcast.ts";
+import { subFloat32, subInt32, subQuant8Params } from "../../kernels/elementwise_broadcast.ts";
 import { laterHal } from "../../nnapi/types.ts";
 import { binaryOperation } from "./common/binary.ts";
 import type { OperationDefinition } from "./operation.ts";
@@ -10,6 +14,7 @@ const base = withSignedQuant8(
   binaryOperation({
     type: "SUB",
     float: subFloat32,
+    int32: subInt32,
     quantParams: (input1, input2, output) =>
       subQuant8Params(input1, input2, output) ??
         `output scale ${output.scale} is too small for input scales ${input1.scale} and ${input2.scale}`,

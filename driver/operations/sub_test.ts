@@ -49,13 +49,13 @@ Deno.test("div() needs V1_1 for float32 and V1_2 for float16 and rejects quant8"
   );
 });
 
-Deno.test("sub() and div() reject a wrong input count, an int32 tensor and rank 5", () => {
+Deno.test("sub() and div() reject a wrong input count, a bool8 tensor and rank 5", () => {
   for (const op of [sub, div]) {
     const s = signature(op.type, "TENSOR_FLOAT32");
     throws(() => op.validate({ ...s, inputs: s.inputs.slice(0, 2) }), /expected 3 inputs, got 2/);
     throws(
-      () => op.validate(signature(op.type, "TENSOR_INT32")),
-      /unsupported type TENSOR_INT32/,
+      () => op.validate(signature(op.type, "TENSOR_BOOL8")),
+      /unsupported type TENSOR_BOOL8/,
     );
     throws(
       () => op.validate(signature(op.type, "TENSOR_FLOAT32", [1, 1, 1, 1, 2])),
@@ -101,4 +101,48 @@ Deno.test("div() divides float16 through float32", () => {
     tensor("INT32", [], Int32Array.of(0)),
   ], [out]);
   deepStrictEqual([...out.data as Float16Array], [1.5, -0.5]);
+});
+
+Deno.test("sub() on int32 is V1_3, broadcasts and wraps around", () => {
+  strictEqual(sub.validate(signature("SUB", "TENSOR_INT32")), "V1_3");
+  const out = tensor("TENSOR_INT32", [2, 2], new Int32Array(4));
+  sub.execute([
+    tensor("TENSOR_INT32", [2, 2], Int32Array.of(-(2 ** 31), 10, 0, 2 ** 31 - 1)),
+    tensor("TENSOR_INT32", [2, 1], Int32Array.of(1, -1)),
+    tensor("INT32", [], Int32Array.of(0)),
+  ], [out]);
+  // By hand: -2^31 - 1 wraps to 2^31-1; 10 - 1; 0 - (-1); 2^31-1 - (-1) wraps to -2^31.
+  deepStrictEqual([...out.data as Int32Array], [2 ** 31 - 1, 9, 1, -(2 ** 31)]);
+});
+
+Deno.test("div() on int32 is V1_3 and names a non-NONE activation's operand", () => {
+  strictEqual(div.validate(signature("DIV", "TENSOR_INT32")), "V1_3");
+  const relu = signature("DIV", "TENSOR_INT32");
+  throws(
+    () => div.validate({ ...relu, inputs: [relu.inputs[0], relu.inputs[1], activation(1)] }),
+    /input 2 \(operand 2\) is fused activation code 1, but TENSOR_INT32/,
+  );
+});
+
+Deno.test("div() on int32 is floor division, 0 for a zero divisor", () => {
+  // Python: 5//2, -5//2, 5//-2, -5//-2, 7//7, -7//1, 0//3, -2**31//1, 3//0 (NNAPI: undefined,
+  // Android's reference writes 0), -2**31//-1 (2**31, wrapped to -2**31 in int32).
+  const a = [5, -5, 5, -5, 7, -7, 0, -(2 ** 31), 3, -(2 ** 31)];
+  const b = [2, 2, -2, -2, 7, 1, 3, 1, 0, -1];
+  const expected = [2, -3, -3, 2, 1, -7, 0, -(2 ** 31), 0, -(2 ** 31)];
+  const out = tensor("TENSOR_INT32", [10], new Int32Array(10));
+  div.execute([
+    tensor("TENSOR_INT32", [10], Int32Array.from(a)),
+    tensor("TENSOR_INT32", [10], Int32Array.from(b)),
+    tensor("INT32", [], Int32Array.of(0)),
+  ], [out]);
+  deepStrictEqual([...out.data as Int32Array], expected);
+  // Broadcasting a column of divisors: [-7, 7] by [[2], [-3]].
+  const rows = tensor("TENSOR_INT32", [2, 2], new Int32Array(4));
+  div.execute([
+    tensor("TENSOR_INT32", [2], Int32Array.of(-7, 7)),
+    tensor("TENSOR_INT32", [2, 1], Int32Array.of(2, -3)),
+    tensor("INT32", [], Int32Array.of(0)),
+  ], [rows]);
+  deepStrictEqual([...rows.data as Int32Array], [-4, 3, 2, -3]);
 });

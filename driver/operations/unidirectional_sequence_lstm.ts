@@ -1,10 +1,12 @@
 /**
- * UNIDIRECTIONAL_SEQUENCE_LSTM (HAL 1.2): the LSTM cell (with its CIFG, peephole,
- * projection and layer-normalization variants) run over a sequence. Inputs as LSTM's first
- * 23 (input [maxTime, batch, inputSize] time-major or [batch, maxTime, inputSize]), then
- * time_major (BOOL) and the four optional layer-normalization weights. Output: the output of
- * every step, in the input's layout. Checks follow Android 10
- * `UnidirectionalSequenceLSTM.cpp`.
+ * UNIDIRECTIONAL_SEQUENCE_LSTM: the LSTM cell (with its CIFG, peephole, projection and
+ * layer-normalization variants) run over a sequence. Inputs as LSTM's first 23 (input
+ * [maxTime, batch, inputSize] time-major or [batch, maxTime, inputSize]), then time_major
+ * (BOOL) and the four optional layer-normalization weights. Outputs: the output of every
+ * step, in the input's layout, optionally followed by the output state [batch, outputSize]
+ * and the cell state [batch, numUnits] after the last step. Forms: TENSOR_FLOAT32 and
+ * TENSOR_FLOAT16 with one output (V1_2), with the two state outputs (V1_3). Checks follow
+ * Android `UnidirectionalSequenceLSTM.cpp`.
  */
 import { lstmSequence } from "../../kernels/recurrent_sequence.ts";
 import type { OperandType } from "../../nnapi/types.ts";
@@ -14,6 +16,7 @@ import {
   activationOf,
   checkInputRanks,
   checkKnownActivation,
+  checkStateOutputs,
   float32Of,
   rankedShape,
   recurrentTensorType,
@@ -36,6 +39,7 @@ import {
 } from "./common/sequence_lstm.ts";
 import {
   checkArity,
+  checkRank,
   checkTypes,
   type OperationDefinition,
   scalarOf,
@@ -60,13 +64,16 @@ const NAMES = [
   ...LAYER_NORM_NAMES,
 ];
 
+/** What outputs 1 and 2 (HAL 1.3) hold. */
+const STATE_NAMES = ["output state", "cell state"];
+
 /** The UNIDIRECTIONAL_SEQUENCE_LSTM operation. */
 export const unidirectionalSequenceLstm: OperationDefinition<"UNIDIRECTIONAL_SEQUENCE_LSTM"> = {
   type: "UNIDIRECTIONAL_SEQUENCE_LSTM",
   optionalInputs: optionalPositions(CELL),
 
   validate(signature) {
-    checkArity(signature, [28], 1);
+    checkArity(signature, [28], [1, 3]);
     const t = recurrentTensorType(signature);
     const scalarFloat = floatScalarType(t);
     const expected: OperandType[] = [
@@ -77,23 +84,33 @@ export const unidirectionalSequenceLstm: OperationDefinition<"UNIDIRECTIONAL_SEQ
       "BOOL",
       ...Array<OperandType>(4).fill(t),
     ];
-    checkTypes(signature, expected, [t]);
+    const outputs = signature.outputs.length;
+    checkTypes(signature, expected, Array<OperandType>(outputs).fill(t));
     checkInputRanks(signature, NAMES, [[IN.input, 3], ...requiredRanks(CELL)]);
-    return "V1_2";
+    signature.outputs.slice(1).forEach((state, k) =>
+      checkRank(state, `output ${k + 1} (final ${STATE_NAMES[k]})`, (r) => r === 2, "2")
+    );
+    return outputs === 3 ? "V1_3" : "V1_2";
   },
 
-  prepare(inputs) {
+  prepare(inputs, outputs) {
     checkKnownActivation(inputs, IN.activation);
+    const withStates = checkStateOutputs(outputs.length, {
+      sequences: 1,
+      states: 2,
+      why: "(outputs 1 and 2 are the final output and cell states)",
+    });
     checkKnownClips(inputs, [IN.cellClip, IN.projClip], NAMES);
     const timeMajor = scalarValue(inputs[IN.timeMajor], "time_major (input 23)") !== 0;
     const input = rankedShape(inputs, IN.input, { name: "input", rank: 3 });
     const layout = sequenceLayout(input, timeMajor);
-    const { nOutput } = checkLstmCell(inputs, CELL, {
+    const { nCell, nOutput } = checkLstmCell(inputs, CELL, {
       names: NAMES,
       nBatch: layout.batch,
       nInput: input[2],
     });
-    return [sequenceShape(layout, nOutput)];
+    const sequence = sequenceShape(layout, nOutput);
+    return withStates ? [sequence, [layout.batch, nOutput], [layout.batch, nCell]] : [sequence];
   },
 
   /** Every step runs the cell's weight products for each batch row. */
@@ -108,29 +125,36 @@ export const unidirectionalSequenceLstm: OperationDefinition<"UNIDIRECTIONAL_SEQ
     const nInput = inputs[IN.input].shape[2];
     const { nCell, nOutput } = cellSizesOf(inputs, CELL);
     const input = toTimeMajor(float32Of(inputs[IN.input]), layout, nInput);
-    withTimeMajorOutputs(outputs, { layout, units: [nOutput] }, ([output]) =>
-      lstmSequence({
-        weights: lstmWeightsOf(inputs, CELL),
-        config: {
-          nBatch: layout.batch,
-          nInput,
-          nCell,
-          nOutput,
-          activation,
-          cellClip: scalarOf(inputs[IN.cellClip]),
-          projClip: scalarOf(inputs[IN.projClip]),
-        },
-        input,
-        auxInput: null,
-        auxWeights: null,
-        nAuxInput: 0,
-        outputStateIn: float32Of(inputs[CELL.outputStateIn]),
-        cellStateIn: float32Of(inputs[CELL.cellStateIn]),
-        maxTime: layout.maxTime,
-        reverse: false,
-        output,
-        outputStride: nOutput,
-        outputOffset: 0,
-      }));
+    const units = [nOutput];
+    withTimeMajorOutputs(
+      outputs,
+      { layout, units },
+      ([output, outputStateOut, cellStateOut]) =>
+        lstmSequence({
+          weights: lstmWeightsOf(inputs, CELL),
+          config: {
+            nBatch: layout.batch,
+            nInput,
+            nCell,
+            nOutput,
+            activation,
+            cellClip: scalarOf(inputs[IN.cellClip]),
+            projClip: scalarOf(inputs[IN.projClip]),
+          },
+          input,
+          auxInput: null,
+          auxWeights: null,
+          nAuxInput: 0,
+          outputStateIn: float32Of(inputs[CELL.outputStateIn]),
+          cellStateIn: float32Of(inputs[CELL.cellStateIn]),
+          maxTime: layout.maxTime,
+          reverse: false,
+          output,
+          outputStride: nOutput,
+          outputOffset: 0,
+          outputStateOut,
+          cellStateOut,
+        }),
+    );
   },
 };

@@ -1,18 +1,21 @@
 /**
- * UNIDIRECTIONAL_SEQUENCE_RNN (HAL 1.2): the basic RNN cell run over a sequence. Inputs:
- * input [maxTime, batch, inputSize] (time-major) or [batch, maxTime, inputSize], weights
+ * UNIDIRECTIONAL_SEQUENCE_RNN: the basic RNN cell run over a sequence. Inputs: input
+ * [maxTime, batch, inputSize] (time-major) or [batch, maxTime, inputSize], weights
  * [numUnits, inputSize], recurrent_weights [numUnits, numUnits], bias [numUnits],
- * hidden_state [batch, numUnits], activation, time_major (INT32). Output: the hidden state
- * of every step, in the input's layout. Checks follow Android 10
- * `UnidirectionalSequenceRNN.cpp`.
+ * hidden_state [batch, numUnits], activation, time_major (INT32). Outputs: the hidden state
+ * of every step, in the input's layout, and optionally the hidden state after the last step
+ * [batch, numUnits]. Forms: TENSOR_FLOAT32 and TENSOR_FLOAT16 with one output (V1_2), with
+ * the final state output (V1_3). Checks follow Android `UnidirectionalSequenceRNN.cpp`.
  */
 import { rnnSequence } from "../../kernels/recurrent_sequence.ts";
 import { elementCount } from "../../nnapi/tensor.ts";
+import type { OperandType } from "../../nnapi/types.ts";
 import {
   activationOf,
   checkInputRanks,
   checkKnownActivation,
   checkRnnCell,
+  checkStateOutputs,
   float32Of,
   rankedShape,
   recurrentTensorType,
@@ -23,6 +26,7 @@ import {
 } from "./common/recurrent.ts";
 import {
   checkArity,
+  checkRank,
   checkTypes,
   type OperationDefinition,
   scalarOf,
@@ -50,20 +54,30 @@ const NAMES = [
 ];
 const RANKS = [[0, 3], [1, 2], [2, 2], [3, 1], [4, 2]] as const;
 
+const OUT = { output: 0, hiddenState: 1 } as const;
+
 /** The UNIDIRECTIONAL_SEQUENCE_RNN operation. */
 export const unidirectionalSequenceRnn: OperationDefinition<"UNIDIRECTIONAL_SEQUENCE_RNN"> = {
   type: "UNIDIRECTIONAL_SEQUENCE_RNN",
 
   validate(signature) {
-    checkArity(signature, [7], 1);
+    checkArity(signature, [7], [1, 2]);
     const t = recurrentTensorType(signature);
-    checkTypes(signature, [t, t, t, t, t, "INT32", "INT32"], [t]);
+    const outputs = signature.outputs.length;
+    checkTypes(signature, [t, t, t, t, t, "INT32", "INT32"], Array<OperandType>(outputs).fill(t));
     checkInputRanks(signature, NAMES, RANKS);
-    return "V1_2";
+    const state = signature.outputs[OUT.hiddenState];
+    if (state) checkRank(state, "output 1 (final hidden state)", (r) => r === 2, "2");
+    return outputs === 2 ? "V1_3" : "V1_2";
   },
 
-  prepare(inputs) {
+  prepare(inputs, outputs) {
     checkKnownActivation(inputs, IN.activation);
+    const withState = checkStateOutputs(outputs.length, {
+      sequences: 1,
+      states: 1,
+      why: "(output 1 is the final hidden state)",
+    });
     const timeMajor = scalarValue(inputs[IN.timeMajor], "time_major (input 6)") !== 0;
     const input = rankedShape(inputs, IN.input, { name: NAMES[IN.input], rank: 3 });
     const layout = sequenceLayout(input, timeMajor);
@@ -72,7 +86,8 @@ export const unidirectionalSequenceRnn: OperationDefinition<"UNIDIRECTIONAL_SEQU
       batch: layout.batch,
       inputSize: input[2],
     });
-    return [sequenceShape(layout, numUnits)];
+    const sequence = sequenceShape(layout, numUnits);
+    return withState ? [sequence, [layout.batch, numUnits]] : [sequence];
   },
 
   /** Every step multiplies each batch row by the input and recurrent weights. */
@@ -89,25 +104,30 @@ export const unidirectionalSequenceRnn: OperationDefinition<"UNIDIRECTIONAL_SEQU
     const inputSize = inputs[IN.input].shape[2];
     const numUnits = inputs[IN.weights].shape[0];
     const input = toTimeMajor(float32Of(inputs[IN.input]), layout, inputSize);
-    withTimeMajorOutputs(outputs, { layout, units: [numUnits] }, ([output]) =>
-      rnnSequence({
-        input,
-        auxInput: null,
-        weights: float32Of(inputs[IN.weights]),
-        auxWeights: null,
-        recurrentWeights: float32Of(inputs[IN.recurrentWeights]),
-        bias: float32Of(inputs[IN.bias]),
-        hiddenStateIn: float32Of(inputs[IN.hiddenState]),
-        activation,
-        maxTime: layout.maxTime,
-        batch: layout.batch,
-        inputSize,
-        auxInputSize: 0,
-        numUnits,
-        reverse: false,
-        output,
-        outputStride: numUnits,
-        outputOffset: 0,
-      }));
+    withTimeMajorOutputs(
+      outputs,
+      { layout, units: [numUnits] },
+      ([output, hiddenStateOut]) =>
+        rnnSequence({
+          input,
+          auxInput: null,
+          weights: float32Of(inputs[IN.weights]),
+          auxWeights: null,
+          recurrentWeights: float32Of(inputs[IN.recurrentWeights]),
+          bias: float32Of(inputs[IN.bias]),
+          hiddenStateIn: float32Of(inputs[IN.hiddenState]),
+          activation,
+          maxTime: layout.maxTime,
+          batch: layout.batch,
+          inputSize,
+          auxInputSize: 0,
+          numUnits,
+          reverse: false,
+          output,
+          outputStride: numUnits,
+          outputOffset: 0,
+          hiddenStateOut,
+        }),
+    );
   },
 };

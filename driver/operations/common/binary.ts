@@ -1,18 +1,20 @@
 /**
- * The definition shared by the broadcasting binary arithmetic operations (ADD, MUL): NNAPI
- * `broadcast::validate` / `prepare` (float32 and quant8 since V1_0, float16 since V1_2,
- * ranks at most 4, a fused activation). Quant8 parameters depend only on the scales, so a
- * compilation with static shapes computes them once (`bindReference`).
+ * The definition shared by the broadcasting binary arithmetic operations (ADD, SUB, MUL,
+ * DIV): NNAPI `broadcast::validate` / `prepare` (float32 and quant8 since V1_0, float16 since
+ * V1_2, TENSOR_INT32 since V1_3 for operations with an int32 kernel; ranks at most 4, a fused
+ * activation, which must be NONE for int32). Quant8 parameters depend only on the scales, so
+ * a compilation with static shapes computes them once (`bindReference`).
  */
 import {
   type addFloat32,
   broadcastShape,
   type Quantization,
 } from "../../../kernels/elementwise_binary.ts";
+import type { Int32BinaryKernel } from "../../../kernels/elementwise_broadcast.ts";
 import { activationRangeFloat, activationRangeQuantized } from "../../../kernels/fixed_point.ts";
 import { type FloatData, toFloat32, withFloat32Outputs } from "../../../kernels/typed_arrays.ts";
 import type { Tensor } from "../../../nnapi/tensor.ts";
-import type { OperationType } from "../../../nnapi/types.ts";
+import type { HalVersion, OperandType, OperationType } from "../../../nnapi/types.ts";
 import {
   check,
   checkArity,
@@ -28,10 +30,12 @@ import { checkFusedActivation, knownScalar } from "./scalars.ts";
 /** A float kernel of a broadcasting binary operation, clamping to [min, max]. */
 export type BinaryFloatKernel = typeof addFloat32;
 
-/** What distinguishes ADD from MUL. */
+/** What distinguishes ADD, SUB, MUL and DIV. */
 export interface BinarySpec<P, T extends OperationType = OperationType> {
   type: T;
   float: BinaryFloatKernel;
+  /** The TENSOR_INT32 kernel (HAL 1.3); without it int32 operands are rejected. */
+  int32?: Int32BinaryKernel;
   /** Fixed-point parameters from the scales, or a message saying why there are none. */
   quantParams(input1: Quantization, input2: Quantization, output: Quantization): P | string;
   quant(
@@ -47,6 +51,14 @@ export interface BinarySpec<P, T extends OperationType = OperationType> {
   ): void;
 }
 
+/** NNAPI: "For a TENSOR_INT32 tensor, the FuseCode must be NONE" (int32 is never clamped). */
+function checkInt32Activation(code: number, what: string): void {
+  check(
+    code === 0,
+    `${what} is fused activation code ${code}, but TENSOR_INT32 operands take only 0 (NONE)`,
+  );
+}
+
 /** Builds the definition of a broadcasting binary arithmetic operation. */
 export function binaryOperation<P, T extends OperationType>(
   spec: BinarySpec<P, T>,
@@ -58,6 +70,18 @@ export function binaryOperation<P, T extends OperationType>(
     const activation = scalarOf(activationInput);
     checkFusedActivation(activation, "input 2");
     if (output.data!.length === 0) return;
+    if (a.type === "TENSOR_INT32") {
+      checkInt32Activation(activation, "input 2");
+      spec.int32!(
+        a.data as Int32Array,
+        a.shape,
+        b.data as Int32Array,
+        b.shape,
+        output.data as Int32Array,
+        output.shape,
+      );
+      return;
+    }
     if (a.type === "TENSOR_QUANT8_ASYMM") {
       const params = quantParams();
       const { min, max } = activationRangeQuantized(activation, output.scale, output.zeroPoint);
@@ -94,16 +118,22 @@ export function binaryOperation<P, T extends OperationType>(
     validate(signature) {
       checkArity(signature, [3], 1);
       const [input1, input2, activation] = signature.inputs;
-      const version = versionOfInputType(input1, {
+      const versions: Partial<Record<OperandType, HalVersion>> = {
         TENSOR_FLOAT32: "V1_0",
         TENSOR_QUANT8_ASYMM: "V1_0",
         TENSOR_FLOAT16: "V1_2",
-      });
+      };
+      if (spec.int32) versions.TENSOR_INT32 = "V1_3";
+      const version = versionOfInputType(input1, versions);
       checkTypes(signature, [input1.type, input1.type, "INT32"], [input1.type]);
       checkRank(input1, "input 0", (r) => r <= 4, "at most 4");
       checkRank(input2, "input 1", (r) => r <= 4, "at most 4");
       const code = knownScalar(activation);
-      if (code !== undefined) checkFusedActivation(code, `input 2 (operand ${activation.index})`);
+      if (code !== undefined) {
+        const what = `input 2 (operand ${activation.index})`;
+        checkFusedActivation(code, what);
+        if (input1.type === "TENSOR_INT32") checkInt32Activation(code, what);
+      }
       if (input1.type === "TENSOR_QUANT8_ASYMM") {
         const output = signature.outputs[0];
         const params = spec.quantParams(input1, input2, output);

@@ -1,10 +1,11 @@
 /**
  * The definition shared by the HAL 1.2 one-input elementwise operations (ABS, EXP, LOG,
  * NEG, SIN, SQRT, RSQRT, LOGICAL_NOT): NNAPI's `elementwise::validate/prepare` — the output
- * has the input's type and shape, any rank, and every form needs V1_2.
+ * has the input's type and shape, any rank, and every form needs V1_2 unless the spec names a
+ * later version for a type (ABS on TENSOR_INT32 is HAL 1.3).
  */
 import { type FloatData, toFloat32, withFloat32Outputs } from "../../../kernels/typed_arrays.ts";
-import type { OperandType, OperationType } from "../../../nnapi/types.ts";
+import type { HalVersion, OperandType, OperationType } from "../../../nnapi/types.ts";
 import {
   checkArity,
   checkTypes,
@@ -20,6 +21,8 @@ export interface MathUnarySpec<T extends OperationType = OperationType> {
   float?(input: Float32Array, output: Float32Array): void;
   int32?(input: Int32Array, output: Int32Array): void;
   bool8?(input: Uint8Array, output: Uint8Array): void;
+  /** Types added after V1_2, with the HAL version that added them. */
+  laterTypes?: Partial<Record<OperandType, HalVersion>>;
 }
 
 /** Output shape of an elementwise operation without a rank limit: the input's. */
@@ -42,7 +45,7 @@ export function mathUnaryOperation<T extends OperationType>(
       const input = signature.inputs[0];
       checkInputType(input, 0, supported);
       checkTypes(signature, [input.type], [input.type]);
-      return "V1_2";
+      return spec.laterTypes?.[input.type] ?? "V1_2";
     },
     prepare: prepareSameShape,
     execute(inputs, outputs) {

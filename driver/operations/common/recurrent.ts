@@ -184,8 +184,9 @@ export function toTimeMajor(
 }
 
 /**
- * Hands `run` time-major views of the staged float32 outputs (of `units[i]` per step) and
- * transposes them back into a batch-major layout afterwards.
+ * Hands `run` float32 views of the outputs: the first `units.length` are sequences (of
+ * `units[i]` per step), seen time-major and transposed back into a batch-major layout
+ * afterwards; any further ones (HAL 1.3's final states, [batch, *]) are passed as they are.
  */
 export function withTimeMajorOutputs(
   outputs: readonly Tensor[],
@@ -195,10 +196,30 @@ export function withTimeMajorOutputs(
   const { layout, units } = options;
   withFloat32OutputTensors(outputs, (staged) => {
     if (layout.timeMajor) return run(staged);
-    const timeMajorOutputs = staged.map((o) => new Float32Array(o.length));
+    const timeMajorOutputs = staged.map((o, i) =>
+      i < units.length ? new Float32Array(o.length) : o
+    );
     run(timeMajorOutputs);
-    timeMajorOutputs.forEach((o, i) =>
-      transposeFirstTwoDims(o, [layout.maxTime, layout.batch, units[i]], staged[i])
+    units.forEach((inner, i) =>
+      transposeFirstTwoDims(timeMajorOutputs[i], [layout.maxTime, layout.batch, inner], staged[i])
     );
   });
+}
+
+/**
+ * Checks the number of outputs of a sequence operation at preparation: `sequences` (1, or 2
+ * for unmerged bidirectional outputs), optionally followed by exactly `states` HAL 1.3 state
+ * outputs. Returns whether the states are there.
+ */
+export function checkStateOutputs(
+  count: number,
+  options: { sequences: number; states: number; why: string },
+): boolean {
+  const { sequences, states, why } = options;
+  check(
+    count === sequences || count === sequences + states,
+    `expected ${sequences} outputs, or ${sequences + states} with the final states, ${why}; ` +
+      `got ${count}`,
+  );
+  return count === sequences + states;
 }
