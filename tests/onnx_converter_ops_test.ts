@@ -382,11 +382,12 @@ Deno.test("LSTM (forward, with biases, peepholes and initial state) onto UNIDIRE
         outputs: [
           { name: "y", dims: layout === 0 ? [seq, 1, batch, hidden] : [batch, seq, 1, hidden] },
           { name: "yh", dims: state },
+          { name: "yc", dims: state },
         ],
         nodes: [{
           op: "LSTM",
           inputs: ["x", "w", "r", "b", "", withState ? "h0" : "", withState ? "c0" : "", "p"],
-          outputs: ["y", "yh"],
+          outputs: ["y", "yh", "yc"],
           attributes: { hidden_size: hidden, ...(layout ? { layout } : {}) },
         }],
         initializers: [

@@ -2,8 +2,9 @@
  * LSTM (forward, one direction) onto UNIDIRECTIONAL_SEQUENCE_LSTM. ONNX packs the gates of
  * W, R, B and P as (input, output, forget, cell) and splits biases into W and R parts; NNAPI
  * takes one tensor per gate and one bias (their sum). Y gets its direction axis by a
- * reshape, Y_h is the last time step. Reverse and bidirectional LSTMs, other activations,
- * clip, input_forget, runtime sequence_lens and Y_c are refused for now.
+ * reshape, Y_h and Y_c are the final states (HAL 1.3's extra outputs). Reverse and
+ * bidirectional LSTMs, other activations, clip, input_forget and runtime sequence_lens are
+ * refused for now.
  */
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView } from "../context.ts";
@@ -64,9 +65,6 @@ const lstm: Rule = {
     const [x, w, r, b, sequenceLens, initialH, initialC, p] = node.inputs;
     requireFloat(ctx, x);
     if (sequenceLens) throw new Error("sequence_lens is not supported");
-    if (node.outputs[2] && ctx.uses(node.outputs[2]) > 0) {
-      throw new Error("the Y_c output is not supported yet");
-    }
     const h = node.int("hidden_size");
     const W = ctx.requireConstant(w, "LSTM's W");
     const R = ctx.requireConstant(r, "LSTM's R");
@@ -96,7 +94,8 @@ const lstm: Rule = {
         : ctx.builder.noValue("TENSOR_FLOAT32");
     const s = ctx.builder;
     const g = ONNX_GATES;
-    const [sequence] = ctx.emit("UNIDIRECTIONAL_SEQUENCE_LSTM", [
+    // HAL 1.3's form with the final output and cell states as outputs 1 and 2.
+    const [sequence, finalH, finalC] = ctx.emit("UNIDIRECTIONAL_SEQUENCE_LSTM", [
       ctx.operand(x),
       inputWeights(g.input),
       inputWeights(g.forget),
@@ -123,29 +122,18 @@ const lstm: Rule = {
       s.bool(!batchMajor),
       // No layer normalization.
       ...[0, 1, 2, 3].map(() => s.noValue("TENSOR_FLOAT32")),
-    ], [spec]);
+    ], [spec, spec, spec]);
     // Y: [seq, 1, batch, h] (layout 0) or [batch, seq, 1, h] (layout 1).
     if (node.outputs[0] && ctx.uses(node.outputs[0]) > 0) {
       const axis = ctx.builder.int32(batchMajor ? 2 : 1);
       ctx.emitAs(node.outputs[0], "EXPAND_DIMS", [sequence, axis], spec);
     }
-    // Y_h: the last time step, [1, batch, h] (layout 0) or [batch, 1, h] (layout 1).
-    if (node.outputs[1] && ctx.uses(node.outputs[1]) > 0) {
-      const vector = (v: number[]) => s.constant("TENSOR_INT32", [3], new Int32Array(v));
-      const timeAxis = batchMajor ? 1 : 0;
-      const begin = [0, 0, 0];
-      begin[timeAxis] = -1;
-      const endMask = 0b111;
-      ctx.emitAs(node.outputs[1], "STRIDED_SLICE", [
-        sequence,
-        vector(begin),
-        vector([0, 0, 0]),
-        vector([1, 1, 1]),
-        s.int32(0b111 & ~(1 << timeAxis)),
-        s.int32(endMask),
-        s.int32(0),
-      ], spec);
-    }
+    // Y_h and Y_c: the final states with the direction axis, [1, batch, h].
+    const withDirection = (name: string, state: BuiltOperand) => {
+      if (name && ctx.uses(name) > 0) ctx.emitAs(name, "EXPAND_DIMS", [state, s.int32(0)], spec);
+    };
+    withDirection(node.outputs[1], finalH);
+    withDirection(node.outputs[2], finalC);
   },
 };
 
