@@ -12,6 +12,9 @@ import { DEMO_CLASSES, DEMO_INPUT_SIZE } from "../routes/demo.ts";
 import * as pageProtocol from "../web/burst_protocol.js";
 import { DEFAULT_HEADER_TIMEOUT_SECONDS, DEFAULT_IDLE_TIMEOUT_SECONDS } from "../server.ts";
 import { startTestServer, type TestServer } from "./server_fixture.ts";
+import { Buffer } from "node:buffer";
+import { onnxBytes } from "./onnx/graphs.ts";
+import { weights } from "./onnx/compare.ts";
 
 /** Debian's chromium (NNSERVE_CHROMIUM overrides the path). */
 const CHROMIUM = Deno.env.get("NNSERVE_CHROMIUM") ?? "/usr/bin/chromium";
@@ -308,6 +311,74 @@ Deno.test({
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       strictEqual(await burstsActive(server), 0, "the burst ended with the page");
+      deepStrictEqual(problems, []);
+    } finally {
+      await context.close();
+      await server.close();
+      await Deno.remove(profile, { recursive: true });
+      await Deno.remove(server.dataDir, { recursive: true });
+    }
+  },
+});
+
+/** A tiny NCHW image classifier with a symbolic batch: conv, average, dense, softmax. */
+function tinyOnnxClassifier(): Uint8Array {
+  return onnxBytes({
+    inputs: [{ name: "pixels", dims: ["batch", 3, 16, 16] }],
+    outputs: [{ name: "scores", dims: ["batch", 4] }],
+    nodes: [
+      { op: "Conv", inputs: ["pixels", "w"], outputs: ["c"], attributes: { pads: [1, 1, 1, 1] } },
+      { op: "Relu", inputs: ["c"], outputs: ["r"] },
+      { op: "GlobalAveragePool", inputs: ["r"], outputs: ["p"] },
+      { op: "Flatten", inputs: ["p"], outputs: ["f"] },
+      { op: "Gemm", inputs: ["f", "d"], outputs: ["scores"] },
+    ],
+    initializers: [weights("w", [6, 3, 3, 3], 7), weights("d", [6, 4], 8)],
+  });
+}
+
+Deno.test({
+  name: "the demo page imports a user's ONNX classifier and streams frames through it",
+  async fn() {
+    requireChromium();
+    const server = await startTestServer();
+    const profile = await Deno.makeTempDir({ prefix: "nnserve-chromium-" });
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      timeout: 30_000,
+    });
+    const problems: string[] = [];
+    try {
+      const page = context.pages()[0] ?? await context.newPage();
+      page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+      page.on("response", (r) => {
+        if (r.status() >= 400) problems.push(`${r.status()} for ${r.url()}`);
+      });
+      await page.goto(`${server.url}/demo`);
+      await page.setInputFiles("#onnx", {
+        name: "tiny.onnx",
+        mimeType: "application/octet-stream",
+        buffer: Buffer.from(tinyOnnxClassifier()),
+      });
+      const deadline = Date.now() + 60_000;
+      const result = async () => (await page.textContent("#result")) ?? "";
+      while (
+        !(/^class \d/.test(await result()) && Number(await page.textContent("#frames")) >= 20) &&
+        (await page.getAttribute("body", "data-state")) !== "error" && Date.now() < deadline
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const status = await page.textContent("#status");
+      strictEqual(
+        await page.getAttribute("body", "data-state"),
+        "running",
+        `${status}\n${problems.join("\n")}`,
+      );
+      ok(/^class [0-3] \d+\.\d%$/.test(await result()), `result "${await result()}"`);
+      strictEqual(await page.textContent("#errors"), "0");
+      strictEqual(await page.locator("#probs tr").count(), 4);
       deepStrictEqual(problems, []);
     } finally {
       await context.close();

@@ -5,6 +5,11 @@
  * frames are skipped, so a slow server never builds a queue). Each RESULT frame updates the
  * top class, the probabilities, the frame count and the frames per second.
  *
+ * A user's ONNX classifier (the file picker) replaces the demo model: the page imports it
+ * (`POST /v1/models` as application/onnx, its input fixed to 1x3xHxW), sends frames as NCHW
+ * RGB in 0..1, and shows the top output index (a softmax is applied when the outputs are not
+ * already a distribution).
+ *
  * Query: `?key=` (or `#key=`, which stays out of server logs) when the service has API keys;
  * `?window=N` for the pipelining window (default 4, at most the burst's maxInFlight).
  */
@@ -28,6 +33,10 @@ function element(id) {
 const video = /** @type {HTMLVideoElement} */ (element("camera"));
 const canvas = /** @type {HTMLCanvasElement} */ (element("input"));
 const toggle = /** @type {HTMLButtonElement} */ (element("toggle"));
+const picker = /** @type {HTMLInputElement} */ (element("onnx"));
+
+/** A user's ONNX classifier, when one was picked. @type {{ name: string, bytes: Uint8Array } | undefined} */
+let userModel;
 
 /**
  * One run of the demo: what it created on the server and what it holds in the browser.
@@ -35,7 +44,8 @@ const toggle = /** @type {HTMLButtonElement} */ (element("toggle"));
  *   stopped: boolean, model?: string, compilation?: string, stream?: MediaStream,
  *   socket?: WebSocket, window: number, inFlight: number, nextId: number,
  *   sent: Map<number, number>, frames: number, errors: number, skipped: number,
- *   resultTimes: number[], roundTrips: number[], classes: string[], inputSize: number
+ *   resultTimes: number[], roundTrips: number[], classes: string[], inputSize: number,
+ *   inputHeight: number, layout: "NHWC" | "NCHW"
  * }} Session
  */
 
@@ -150,16 +160,21 @@ function sendFrame(session, socket, context) {
   const { videoWidth: width, videoHeight: height } = video;
   if (width === 0 || height === 0) return false;
   const side = session.inputSize;
+  const rows = session.inputHeight;
   const crop = Math.min(width, height);
-  context.drawImage(video, (width - crop) / 2, (height - crop) / 2, crop, crop, 0, 0, side, side);
-  const rgba = context.getImageData(0, 0, side, side).data;
-  // [1, side, side, 3] float32 RGB in 0..1, little-endian whatever the platform.
-  const bytes = new Uint8Array(side * side * 3 * 4);
+  context.drawImage(video, (width - crop) / 2, (height - crop) / 2, crop, crop, 0, 0, side, rows);
+  const rgba = context.getImageData(0, 0, side, rows).data;
+  // float32 RGB in 0..1, little-endian whatever the platform: [1, rows, side, 3] (NHWC) or
+  // [1, 3, rows, side] (NCHW, the planes one after the other).
+  const pixels = side * rows;
+  const bytes = new Uint8Array(pixels * 3 * 4);
   const view = new DataView(bytes.buffer);
-  for (let p = 0, q = 0; p < rgba.length; p += 4, q += 12) {
-    view.setFloat32(q, rgba[p] / 255, true);
-    view.setFloat32(q + 4, rgba[p + 1] / 255, true);
-    view.setFloat32(q + 8, rgba[p + 2] / 255, true);
+  const nchw = session.layout === "NCHW";
+  for (let p = 0; p < pixels; p++) {
+    for (let c = 0; c < 3; c++) {
+      const at = nchw ? (c * pixels + p) * 4 : (p * 3 + c) * 4;
+      view.setFloat32(at, rgba[4 * p + c] / 255, true);
+    }
   }
   const id = session.nextId;
   session.nextId = (session.nextId + 1) >>> 0;
@@ -182,7 +197,7 @@ function sendFrame(session, socket, context) {
  */
 function streamFrames(session, socket) {
   canvas.width = session.inputSize;
-  canvas.height = session.inputSize;
+  canvas.height = session.inputHeight;
   const context = canvas.getContext("2d", { willReadFrequently: true });
   if (!context) throw new Error("no 2-D canvas context");
   const next = () => {
@@ -219,10 +234,15 @@ function receiveResult(session, bytes) {
   } else {
     const out = result.outputs[0].bytes;
     const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
-    const probabilities = Array.from(
+    const probabilities = asDistribution(Array.from(
       { length: out.byteLength / 4 },
       (_, i) => view.getFloat32(4 * i, true),
-    );
+    ));
+    if (session.classes.length !== probabilities.length) {
+      // A user's model: its classes are its output indexes.
+      session.classes = probabilities.map((_, i) => `class ${i}`);
+      buildTable(probabilities.length <= 20 ? session.classes : []);
+    }
     session.frames++;
     session.resultTimes.push(now);
     while (session.resultTimes.length > 2 && now - session.resultTimes[0] > 2000) {
@@ -337,6 +357,8 @@ async function start() {
     roundTrips: [],
     classes: [],
     inputSize: 0,
+    inputHeight: 0,
+    layout: "NHWC",
   };
   current = session;
   toggle.textContent = "Stop";
@@ -345,12 +367,17 @@ async function start() {
   showCounters(session);
   try {
     setStatus("starting", "registering the model…");
-    const response = await fetch("/demo/model.json");
-    const demo = await response.json();
-    session.classes = demo.classes;
-    session.inputSize = demo.inputSize;
-    buildTable(session.classes);
-    session.model = String((await api("POST", "/v1/models", demo.model)).id);
+    if (userModel) {
+      await importUserModel(session, userModel);
+    } else {
+      const response = await fetch("/demo/model.json");
+      const demo = await response.json();
+      session.classes = demo.classes;
+      session.inputSize = demo.inputSize;
+      session.inputHeight = demo.inputSize;
+      buildTable(session.classes);
+      session.model = String((await api("POST", "/v1/models", demo.model)).id);
+    }
     if (session.stopped) return release(session);
     setStatus("starting", "compiling…");
     const compilation = await api("POST", "/v1/compilations", {
@@ -376,6 +403,78 @@ async function start() {
     if (!session.stopped) fail(session, error);
   }
 }
+
+/**
+ * Outputs as probabilities: as they are when they already form a distribution, else softmax.
+ * @param {number[]} values
+ * @returns {number[]}
+ */
+function asDistribution(values) {
+  const sum = values.reduce((a, b) => a + b, 0);
+  if (values.every((v) => v >= 0 && v <= 1) && Math.abs(sum - 1) < 1e-3) return values;
+  const max = Math.max(...values);
+  const exps = values.map((v) => Math.exp(v - max));
+  const total = exps.reduce((a, b) => a + b, 0);
+  return exps.map((e) => e / total);
+}
+
+/**
+ * Sends an ONNX file to `POST /v1/models`; `shape` fixes its input.
+ * @param {Uint8Array} bytes
+ * @param {string} name
+ * @param {string} [shape]
+ * @returns {Promise<Record<string, any>>}
+ */
+async function uploadOnnx(bytes, name, shape) {
+  const query = new URLSearchParams({ name });
+  if (shape) query.set("shape", shape);
+  /** @type {Record<string, string>} */
+  const headers = { "content-type": "application/onnx" };
+  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+  const response = await fetch(`/v1/models?${query}`, { method: "POST", headers, body: bytes });
+  const json = await response.json();
+  if (!response.ok) throw new Error(`importing ${name}: ${json.status} ${json.message}`);
+  return json;
+}
+
+/**
+ * Imports the user's classifier with its input fixed to 1x3xHxW (H and W from the file, 224
+ * where they are symbolic).
+ * @param {Session} session
+ * @param {{ name: string, bytes: Uint8Array }} file
+ */
+async function importUserModel(session, file) {
+  let info = await uploadOnnx(file.bytes, file.name);
+  const [input] = info.onnx.inputs;
+  const shape = input.shape;
+  if (
+    info.onnx.inputs.length !== 1 || shape.length !== 4 ||
+    (typeof shape[1] === "number" && shape[1] !== 3)
+  ) {
+    await api("DELETE", `/v1/models/${encodeURIComponent(info.id)}`);
+    throw new Error(`${file.name}: the demo takes one NCHW RGB image input, not [${shape}]`);
+  }
+  const extent = (/** @type {number | string} */ d) => typeof d === "number" ? d : 224;
+  const [height, width] = [extent(shape[2]), extent(shape[3])];
+  if (shape.some((/** @type {number | string} */ d) => typeof d !== "number")) {
+    await api("DELETE", `/v1/models/${encodeURIComponent(info.id)}`);
+    info = await uploadOnnx(file.bytes, file.name, `${input.name}:1x3x${height}x${width}`);
+  }
+  session.model = String(info.id);
+  session.layout = "NCHW";
+  session.inputSize = width;
+  session.inputHeight = height;
+  session.classes = [];
+  buildTable([]);
+}
+
+picker.addEventListener("change", async () => {
+  const file = picker.files?.[0];
+  if (!file) return;
+  userModel = { name: file.name, bytes: new Uint8Array(await file.arrayBuffer()) };
+  if (current && !current.stopped) stop(current);
+  start();
+});
 
 toggle.addEventListener("click", () => {
   if (current && !current.stopped) {
