@@ -437,3 +437,32 @@ Deno.test("reflect and edge Pad, built from slices and concatenations", async ()
     }
   });
 });
+
+Deno.test("RNN (forward, Tanh and Relu) onto UNIDIRECTIONAL_SEQUENCE_RNN", async () => {
+  await withTestServer({}, async (server) => {
+    const [seq, batch, input, hidden] = [4, 2, 3, 5];
+    for (const activation of ["Tanh", "Relu"]) {
+      await compare(server, {
+        inputs: [{ name: "x", dims: [seq, batch, input] }, {
+          name: "h0",
+          dims: [1, batch, hidden],
+        }],
+        outputs: [{ name: "y", dims: [seq, 1, batch, hidden] }, {
+          name: "yh",
+          dims: [1, batch, hidden],
+        }],
+        nodes: [{
+          op: "RNN",
+          inputs: ["x", "w", "r", "b", "", "h0"],
+          outputs: ["y", "yh"],
+          attributes: { hidden_size: hidden, activations: { strings: [activation] } },
+        }],
+        initializers: [
+          weights("w", [1, hidden, input], 50),
+          weights("r", [1, hidden, hidden], 51),
+          weights("b", [1, 2 * hidden], 52),
+        ],
+      }, `RNN ${activation}`);
+    }
+  });
+});

@@ -25,6 +25,7 @@ export type AttributeValue =
   | number[]
   | { floats: number[] }
   | string
+  | { strings: string[] }
   | { graph: Omit<GraphSpec, "opset"> };
 
 export interface NodeSpec {
@@ -61,6 +62,13 @@ function attribute(name: string, value: AttributeValue): onnxProto.onnx.IAttribu
   if (Array.isArray(value)) return { name, type: A.INTS, ints: value };
   if ("float" in value) return { name, type: A.FLOAT, f: value.float };
   if ("graph" in value) return { name, type: A.GRAPH, g: graphProto(value.graph) };
+  if ("strings" in value) {
+    return {
+      name,
+      type: A.STRINGS,
+      strings: value.strings.map((t) => new TextEncoder().encode(t)),
+    };
+  }
   return { name, type: A.FLOATS, floats: value.floats };
 }
 

@@ -137,4 +137,46 @@ const lstm: Rule = {
   },
 };
 
-export const RECURRENT_RULES: Record<string, Rule> = { LSTM: lstm };
+/** NNAPI activation codes of the ONNX RNN activations it has. */
+const RNN_ACTIVATIONS: Record<string, number> = { Tanh: TANH, Relu: 1, Sigmoid: 6 };
+
+/** RNN (forward, sequence-major) onto UNIDIRECTIONAL_SEQUENCE_RNN (HAL 1.3's state output). */
+const rnn: Rule = {
+  convert(node, ctx) {
+    const [x, w, r, b, sequenceLens, initialH] = node.inputs;
+    requireFloat(ctx, x);
+    const direction = node.string("direction", "forward");
+    if (direction !== "forward") throw new Error(`direction '${direction}' is not supported yet`);
+    if (node.int("layout", 0) !== 0) throw new Error("layout 1 (batch-major) is not supported");
+    if (node.has("clip")) throw new Error("clip is not supported");
+    if (sequenceLens) throw new Error("sequence_lens is not supported");
+    const [activation] = node.has("activations") ? node.strings("activations") : ["Tanh"];
+    const code = RNN_ACTIVATIONS[activation];
+    if (code === undefined) throw new Error(`activation ${activation} is not supported`);
+    const h = node.int("hidden_size");
+    const W = ctx.requireConstant(w, "RNN's W");
+    const R = ctx.requireConstant(r, "RNN's R");
+    const B = b ? ctx.requireConstant(b, "RNN's B") : undefined;
+    const spec = sameTypeAs(ctx, x);
+    const bias = new Float64Array(h);
+    if (B) { for (let i = 0; i < h; i++) bias[i] = B.data[i] + B.data[h + i]; }
+    const s = ctx.builder;
+    const [sequence, finalH] = ctx.emit("UNIDIRECTIONAL_SEQUENCE_RNN", [
+      ctx.operand(x),
+      floatConstant(ctx, spec, [h, W.dims[2]], gateRows(W, 0, h)),
+      floatConstant(ctx, spec, [h, h], gateRows(R, 0, h)),
+      floatConstant(ctx, spec, [h], bias),
+      initialState(ctx, initialH, x, ctx.dims(x)[1], h),
+      s.int32(code),
+      s.int32(1),
+    ], [spec, spec]);
+    if (node.outputs[0] && ctx.uses(node.outputs[0]) > 0) {
+      ctx.emitAs(node.outputs[0], "EXPAND_DIMS", [sequence, s.int32(1)], spec);
+    }
+    if (node.outputs[1] && ctx.uses(node.outputs[1]) > 0) {
+      ctx.emitAs(node.outputs[1], "EXPAND_DIMS", [finalH, s.int32(0)], spec);
+    }
+  },
+};
+
+export const RECURRENT_RULES: Record<string, Rule> = { LSTM: lstm, RNN: rnn };
