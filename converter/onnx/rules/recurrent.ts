@@ -73,9 +73,8 @@ const lstm: Rule = {
     const inputSize = W.dims[2];
     // onnxruntime, the oracle, has no batch-major LSTM: refused until it can be checked.
     if (node.int("layout", 0) !== 0) throw new Error("layout 1 (batch-major) is not supported");
-    const batchMajor = false;
     const dims = ctx.dims(x);
-    const batch = batchMajor ? dims[0] : dims[1];
+    const batch = dims[1];
     const spec = sameTypeAs(ctx, x);
     const constant = (shape: number[], values: Float64Array) =>
       floatConstant(ctx, spec, shape, values);
@@ -119,13 +118,13 @@ const lstm: Rule = {
       s.int32(TANH),
       s.float32(0),
       s.float32(0),
-      s.bool(!batchMajor),
+      s.bool(true), // time-major
       // No layer normalization.
       ...[0, 1, 2, 3].map(() => s.noValue("TENSOR_FLOAT32")),
     ], [spec, spec, spec]);
-    // Y: [seq, 1, batch, h] (layout 0) or [batch, seq, 1, h] (layout 1).
+    // Y: [seq, 1, batch, h].
     if (node.outputs[0] && ctx.uses(node.outputs[0]) > 0) {
-      const axis = ctx.builder.int32(batchMajor ? 2 : 1);
+      const axis = ctx.builder.int32(1);
       ctx.emitAs(node.outputs[0], "EXPAND_DIMS", [sequence, axis], spec);
     }
     // Y_h and Y_c: the final states with the direction axis, [1, batch, h].
