@@ -6,7 +6,7 @@
  * expected, where it is absent.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { chromium } from "playwright-core";
+import { chromium, type Page } from "playwright-core";
 import * as driverProtocol from "../driver/burst_protocol.ts";
 import { DEMO_CLASSES, DEMO_INPUT_SIZE } from "../routes/demo.ts";
 import * as pageProtocol from "../web/burst_protocol.js";
@@ -225,6 +225,57 @@ Deno.test("GET /demo serves the page and its assets; the demo model classifies o
   }
 });
 
+/**
+ * Runs `fn` on a page of headless Chromium (fake camera), collecting page errors, console
+ * errors and HTTP errors in `problems`; closes the browser, then the server.
+ */
+async function withDemoPage(
+  server: TestServer,
+  fn: (page: Page, problems: string[]) => Promise<void>,
+): Promise<void> {
+  const profile = await Deno.makeTempDir({ prefix: "nnserve-chromium-" });
+  try {
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      timeout: 30_000,
+    });
+    const problems: string[] = [];
+    try {
+      const page = context.pages()[0] ?? await context.newPage();
+      page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+      page.on("console", (m) => {
+        if (m.type() === "error") problems.push(`console: ${m.text()}`);
+      });
+      page.on("response", (r) => {
+        if (r.status() >= 400) problems.push(`${r.status()} for ${r.url()}`);
+      });
+      await fn(page, problems);
+    } finally {
+      await context.close();
+    }
+  } finally {
+    await server.close();
+    await Deno.remove(profile, { recursive: true });
+    await Deno.remove(server.dataDir, { recursive: true });
+  }
+}
+
+/**
+ * Polls until `done` says so or the page shows an error, for at most a minute (the page's
+ * CSP rightly refuses the eval of Playwright's waitForFunction).
+ */
+async function waitFor(page: Page, done: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (
+    !(await done()) && (await page.getAttribute("body", "data-state")) !== "error" &&
+    Date.now() < deadline
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 async function burstsActive(server: TestServer): Promise<number> {
   const text = await (await fetch(`${server.url}/metrics`)).text();
   const match = /^nnserve_bursts_active (\d+)$/m.exec(text);
@@ -243,32 +294,9 @@ Deno.test({
       headerTimeoutSeconds: DEFAULT_HEADER_TIMEOUT_SECONDS,
       idleTimeoutSeconds: DEFAULT_IDLE_TIMEOUT_SECONDS,
     });
-    const profile = await Deno.makeTempDir({ prefix: "nnserve-chromium-" });
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      timeout: 30_000,
-    });
-    const problems: string[] = [];
-    try {
-      const page = context.pages()[0] ?? await context.newPage();
-      page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-      page.on("console", (m) => {
-        if (m.type() === "error") problems.push(`console: ${m.text()}`);
-      });
-      page.on("response", (r) => {
-        if (r.status() >= 400) problems.push(`${r.status()} for ${r.url()}`);
-      });
+    await withDemoPage(server, async (page, problems) => {
       await page.goto(`${server.url}/demo?key=${key}`);
-      // Polled from here: the page's CSP (rightly) refuses the eval of waitForFunction.
-      const deadline = Date.now() + 60_000;
-      while (
-        Number(await page.textContent("#frames")) < FRAMES_WANTED &&
-        (await page.getAttribute("body", "data-state")) !== "error" && Date.now() < deadline
-      ) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await waitFor(page, async () => Number(await page.textContent("#frames")) >= FRAMES_WANTED);
       const status = await page.textContent("#status");
       strictEqual(
         await page.getAttribute("body", "data-state"),
@@ -312,12 +340,7 @@ Deno.test({
       }
       strictEqual(await burstsActive(server), 0, "the burst ended with the page");
       deepStrictEqual(problems, []);
-    } finally {
-      await context.close();
-      await server.close();
-      await Deno.remove(profile, { recursive: true });
-      await Deno.remove(server.dataDir, { recursive: true });
-    }
+    });
   },
 });
 
@@ -342,34 +365,19 @@ Deno.test({
   async fn() {
     requireChromium();
     const server = await startTestServer();
-    const profile = await Deno.makeTempDir({ prefix: "nnserve-chromium-" });
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      timeout: 30_000,
-    });
-    const problems: string[] = [];
-    try {
-      const page = context.pages()[0] ?? await context.newPage();
-      page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-      page.on("response", (r) => {
-        if (r.status() >= 400) problems.push(`${r.status()} for ${r.url()}`);
-      });
+    await withDemoPage(server, async (page, problems) => {
       await page.goto(`${server.url}/demo`);
       await page.setInputFiles("#onnx", {
         name: "tiny.onnx",
         mimeType: "application/octet-stream",
         buffer: Buffer.from(tinyOnnxClassifier()),
       });
-      const deadline = Date.now() + 60_000;
       const result = async () => (await page.textContent("#result")) ?? "";
-      while (
-        !(/^class \d/.test(await result()) && Number(await page.textContent("#frames")) >= 20) &&
-        (await page.getAttribute("body", "data-state")) !== "error" && Date.now() < deadline
-      ) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await waitFor(
+        page,
+        async () =>
+          /^class \d/.test(await result()) && Number(await page.textContent("#frames")) >= 20,
+      );
       const status = await page.textContent("#status");
       strictEqual(
         await page.getAttribute("body", "data-state"),
@@ -380,11 +388,6 @@ Deno.test({
       strictEqual(await page.textContent("#errors"), "0");
       strictEqual(await page.locator("#probs tr").count(), 4);
       deepStrictEqual(problems, []);
-    } finally {
-      await context.close();
-      await server.close();
-      await Deno.remove(profile, { recursive: true });
-      await Deno.remove(server.dataDir, { recursive: true });
-    }
+    });
   },
 });
