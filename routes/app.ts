@@ -7,6 +7,7 @@ import { bodyLimit } from "hono/body-limit";
 import type { Driver } from "../driver/driver.ts";
 import { DriverError } from "../nnapi/errors.ts";
 import { type ApiKeys, authenticate } from "./auth.ts";
+import { JSON_MEDIA_TYPE } from "./schemas.ts";
 import { bufferRoutes } from "./buffers.ts";
 import { type BurstRouteOptions, burstRoutes } from "./bursts.ts";
 import { compilationRoutes } from "./compilations.ts";
@@ -42,9 +43,6 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024 * 1024;
  */
 export const DEFAULT_MAX_JSON_BYTES = 64 * 1024 * 1024;
 
-/** JSON media types (application/json, application/*+json), with or without parameters. */
-const JSON_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
-
 /** 413 RESOURCE_EXHAUSTED_PERSISTENT past the limit of the body's kind (JSON or other). */
 function bodyLimits(maxBytes: number, maxJsonBytes: number): MiddlewareHandler {
   const limit = (maxSize: number, message: string) =>
@@ -65,7 +63,7 @@ function bodyLimits(maxBytes: number, maxJsonBytes: number): MiddlewareHandler {
     `the request body is larger than ${maxBytes} bytes (NNSERVE_MAX_BODY_BYTES)`,
   );
   return (c, next) =>
-    JSON_TYPE.test(c.req.header("content-type") ?? "") ? json(c, next) : other(c, next);
+    JSON_MEDIA_TYPE.test(c.req.header("content-type") ?? "") ? json(c, next) : other(c, next);
 }
 
 /** Builds the Hono app over a driver. */

@@ -7,6 +7,7 @@ import { newRouter } from "./router.ts";
 import {
   errorResponses,
   IdParams,
+  JSON_MEDIA_TYPE,
   jsonBody,
   jsonResponse,
   ModelInfoBody,
@@ -91,9 +92,6 @@ const supportedOperations = createRoute({
   },
 });
 
-/** JSON media types, as the JSON body limit recognizes them. */
-const JSON_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
-
 /** The media type of ONNX files. */
 const ONNX_TYPE = /^application\/onnx\s*(?:;|$)/i;
 
@@ -126,7 +124,7 @@ export function modelRoutes(driver: Driver) {
           201,
         );
       }
-      if (!JSON_TYPE.test(c.req.header("content-type") ?? "")) {
+      if (!JSON_MEDIA_TYPE.test(c.req.header("content-type") ?? "")) {
         throw invalid(
           "send an NNAPI model as application/json or an ONNX file as application/onnx",
         );

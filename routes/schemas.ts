@@ -248,6 +248,9 @@ export function jsonBody<T extends z.ZodType>(schema: T) {
   return { body: { content: { "application/json": { schema } }, required: true } };
 }
 
+/** JSON media types (application/json, application/*+json), with or without parameters. */
+export const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
+
 /** A JSON response for createRoute. */
 export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
   return { description, content: { "application/json": { schema } } };
