@@ -1,5 +1,6 @@
 /** What the ONNX rules share: output specs, axes, and host arithmetic for folding. */
 import { broadcastShape, forEachBroadcastRow } from "../../../kernels/elementwise_binary.ts";
+import { resolveAxis } from "../../../driver/operations/common/axis.ts";
 import type { OperandType } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, OutputSpec } from "../context.ts";
@@ -51,11 +52,9 @@ export function requireFloat(ctx: ConversionContext, name: string): void {
   }
 }
 
-/** A possibly negative ONNX axis as an index into a rank-`rank` shape. */
+/** A possibly negative ONNX axis as an index into a rank-`rank` shape (the driver's rule). */
 export function normalizeAxis(axis: number, rank: number): number {
-  const a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= rank) throw new Error(`axis ${axis} is out of range for rank ${rank}`);
-  return a;
+  return resolveAxis(axis, rank, "the node's axis");
 }
 
 /** The product of extents, or undefined when one is known only at execution. */
