@@ -4,8 +4,8 @@
  * then the wire model `POST /v1/models` takes. Front ends speak in tensors; this module
  * owns the NNAPI bookkeeping (operand indexes, lifetimes, constant encoding).
  */
-import type { ModelJson, OperandJson, OperationJson } from "../driver/model_schema.ts";
-import { type TensorData, toBytes } from "../nnapi/tensor.ts";
+import type { GraphJson, ModelJson, OperandJson, OperationJson } from "../driver/model_schema.ts";
+import { type ChannelQuant, type TensorData, toBytes } from "../nnapi/tensor.ts";
 import type { OperandType, OperationType } from "../nnapi/types.ts";
 
 /**
@@ -18,6 +18,8 @@ const MAX_COPIED_BYTES = 128;
 export interface Quantization {
   scale: number;
   zeroPoint: number;
+  /** A TENSOR_QUANT8_SYMM_PER_CHANNEL operand's scales (its scale and zero point are 0). */
+  channelQuant?: ChannelQuant;
 }
 
 /** An operand of the model under construction, as front-end rules see it. */
@@ -28,18 +30,59 @@ export interface BuiltOperand {
   readonly dimensions: readonly number[];
   readonly scale: number;
   readonly zeroPoint: number;
+  readonly channelQuant?: ChannelQuant;
   readonly lifetime: OperandJson["lifetime"];
   /** The data of a constant (tensors and scalar parameters), for shape inference. */
   readonly value?: TensorData;
 }
 
-/** An NNAPI model under construction. */
+/**
+ * An NNAPI model under construction: the main graph, or a subgraph an IF or WHILE
+ * references. Every graph of one model shares the model's `referenced` list.
+ */
 export class GraphBuilder {
   readonly #operands: OperandJson[] = [];
   readonly #operations: OperationJson[] = [];
   readonly #inputs: number[] = [];
   readonly #outputs: number[] = [];
   readonly #scalars = new Map<string, BuiltOperand>();
+
+  readonly #referenced: GraphJson[];
+
+  constructor(referenced: GraphJson[] = []) {
+    this.#referenced = referenced;
+  }
+
+  /** A builder for a subgraph of the same model (an IF branch, a WHILE condition or body). */
+  subgraphBuilder(): GraphBuilder {
+    return new GraphBuilder(this.#referenced);
+  }
+
+  /**
+   * Adds this builder's graph to the model's referenced subgraphs; returns its index. Call
+   * once, when the subgraph is complete.
+   */
+  reference(): number {
+    this.#referenced.push(this.#graph());
+    return this.#referenced.length - 1;
+  }
+
+  /** How many subgraphs the model references so far: a mark to roll back to. */
+  get referencedCount(): number {
+    return this.#referenced.length;
+  }
+
+  /** Forgets the subgraphs referenced since `mark` (a conversion attempt to be redone). */
+  dropReferenced(mark: number): void {
+    this.#referenced.length = mark;
+  }
+
+  /** A SUBGRAPH operand standing for referenced subgraph `index`. */
+  subgraph(index: number): BuiltOperand {
+    const operand = this.#add("SUBGRAPH", [], "SUBGRAPH");
+    this.#operands[operand.index].subgraph = index;
+    return operand;
+  }
 
   /** A model input. */
   input(type: OperandType, dimensions: readonly number[], quant?: Quantization): BuiltOperand {
@@ -104,8 +147,9 @@ export class GraphBuilder {
   }
 
   /**
-   * Makes an operand a model output. A temporary becomes MODEL_OUTPUT; an input or a
-   * constant cannot be an NNAPI output, so it is copied through a no-op first.
+   * Makes an operand a model output. A temporary becomes MODEL_OUTPUT; an input, a
+   * constant or an output already cannot be an NNAPI output, so it is copied through a
+   * no-op first.
    */
   output(operand: BuiltOperand): BuiltOperand {
     const json = this.#operands[operand.index];
@@ -114,28 +158,41 @@ export class GraphBuilder {
       this.#outputs.push(operand.index);
       return { ...operand, lifetime: "MODEL_OUTPUT" };
     }
+    const copy = this.#add(operand.type, operand.dimensions, "MODEL_OUTPUT", operand);
+    this.#outputs.push(copy.index);
+    if (operand.type === "TENSOR_BOOL8") {
+      // RESHAPE takes no booleans; AND with true copies them.
+      const yes = this.constant("TENSOR_BOOL8", [1], new Uint8Array([1]));
+      this.operation("LOGICAL_AND", [operand, yes], [copy]);
+      return copy;
+    }
     if (operand.dimensions.filter((d) => d === 0).length > 1) {
       throw new Error("an output that is a graph input or constant has several unknown extents");
     }
-    const copy = this.#add(operand.type, operand.dimensions, "MODEL_OUTPUT", operand);
     const shape = this.constant(
       "TENSOR_INT32",
       [operand.dimensions.length],
       new Int32Array(operand.dimensions.map((d) => d === 0 ? -1 : d)),
     );
     this.operation("RESHAPE", [operand, shape], [copy]);
-    this.#outputs.push(copy.index);
     return copy;
   }
 
-  /** The wire model. */
+  /** The wire model: this graph as the main one, with every referenced subgraph. */
   build(): ModelJson {
+    return {
+      ...this.#graph(),
+      relaxComputationFloat32toFloat16: false,
+      ...(this.#referenced.length > 0 ? { referenced: this.#referenced } : {}),
+    };
+  }
+
+  #graph(): GraphJson {
     return {
       operands: this.#operands,
       operations: this.#operations,
       inputIndexes: this.#inputs,
       outputIndexes: this.#outputs,
-      relaxComputationFloat32toFloat16: false,
     };
   }
 
@@ -157,6 +214,8 @@ export class GraphBuilder {
     value?: TensorData,
   ): BuiltOperand {
     const index = this.#operands.length;
+    const channelQuant = quant?.channelQuant;
+    const perChannel = channelQuant ? { channelQuant } : {};
     const operand: OperandJson = {
       type,
       dimensions: [...dimensions],
@@ -164,6 +223,7 @@ export class GraphBuilder {
       zeroPoint: quant?.zeroPoint ?? 0,
       lifetime,
       ...(value === undefined ? {} : { value: { base64: toBytes(value).toBase64() } }),
+      ...perChannel,
     };
     this.#operands.push(operand);
     return {
@@ -172,6 +232,7 @@ export class GraphBuilder {
       dimensions: [...dimensions],
       scale: operand.scale,
       zeroPoint: operand.zeroPoint,
+      ...perChannel,
       lifetime,
       ...(value === undefined ? {} : { value }),
     };

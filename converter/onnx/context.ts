@@ -133,11 +133,15 @@ export interface OutputSpec {
   quant?: Quantization;
 }
 
-/** The conversion state shared by the rules. */
+/** How the converter turns one node into operations (set by `convert.ts`). */
+export type NodeConverter = (ctx: ConversionContext, node: NodeView) => void;
+
+/**
+ * The conversion state shared by the rules: of the main graph, or of a subgraph (an If
+ * branch, a Loop body) that becomes a referenced NNAPI subgraph of the same model.
+ */
 export class ConversionContext {
-  readonly builder = new GraphBuilder();
-  /** Things the response should tell the client (int64 narrowed, layout, ...). */
-  readonly notes: string[] = [];
+  readonly #convertNode: NodeConverter;
   readonly #values = new Map<string, Value>();
   readonly #materialized = new Map<string, BuiltOperand>();
   readonly #uses = new Map<string, number>();
@@ -145,7 +149,17 @@ export class ConversionContext {
   readonly #absorbed = new Set<number>();
   readonly #pendingAliases = new Map<string, string>();
 
-  constructor(readonly opset: number, nodes: readonly NodeView[], graphOutputs: string[]) {
+  constructor(
+    readonly opset: number,
+    nodes: readonly NodeView[],
+    graphOutputs: readonly string[],
+    convertNode: NodeConverter,
+    /** The graph the operations go to. */
+    readonly builder: GraphBuilder = new GraphBuilder(),
+    /** Things the response should tell the client (int64 narrowed, layout, ...). */
+    readonly notes: string[] = [],
+  ) {
+    this.#convertNode = convertNode;
     for (const node of nodes) {
       for (const name of node.inputs) {
         if (!name) continue;
@@ -159,10 +173,25 @@ export class ConversionContext {
     for (const name of graphOutputs) this.#uses.set(name, this.uses(name) + 1);
   }
 
-  /** Converts nodes in order (set by the converter; rules of subgraphs call it). */
-  convertNodes: (nodes: readonly NodeView[]) => void = () => {
-    throw new Error("no converter is attached");
-  };
+  /** Converts nodes in order (the graph's own, or those of a branch inlined by a rule). */
+  convertNodes(nodes: readonly NodeView[]): void {
+    for (const node of nodes) this.#convertNode(this, node);
+  }
+
+  /**
+   * A context for a subgraph of this graph: its operations go to a new referenced subgraph
+   * of the same model; it shares the notes.
+   */
+  subgraphContext(nodes: readonly NodeView[], graphOutputs: readonly string[]): ConversionContext {
+    return new ConversionContext(
+      this.opset,
+      nodes,
+      graphOutputs,
+      this.#convertNode,
+      this.builder.subgraphBuilder(),
+      this.notes,
+    );
+  }
 
   #countSubgraphUses(graph: GraphProto): void {
     for (const proto of list(graph.node)) {
@@ -310,6 +339,7 @@ function inferShapes(
       shape: o.dimensions.map((d) => d === 0 ? placeholder : d),
       scale: o.scale,
       zeroPoint: o.zeroPoint,
+      channelQuant: o.channelQuant,
       value: o.lifetime === "NO_VALUE" ? null : o.value as TensorData | undefined,
     }));
     try {

@@ -65,8 +65,7 @@ export function convertOnnx(
   const { graph, opset } = decodeOnnx(bytes);
   const nodes = list(graph.node).map((proto, i) => new NodeView(proto, i));
   const graphOutputs = list(graph.output).map((o) => o.name ?? "");
-  const ctx = new ConversionContext(opset, nodes, graphOutputs);
-  ctx.convertNodes = (list) => list.forEach((node) => convertNode(ctx, node));
+  const ctx = new ConversionContext(opset, nodes, graphOutputs, convertNode);
   const initializers = new Set<string>();
   for (const proto of list(graph.initializer)) {
     try {
@@ -83,7 +82,7 @@ export function convertOnnx(
     }
   }
   const inputs = graphInputs.map((info) => addInput(ctx, info, options.shapes?.[info.name ?? ""]));
-  for (const node of nodes) convertNode(ctx, node);
+  ctx.convertNodes(nodes);
   const outputs = list(graph.output).map((info) => markOutput(ctx, info));
   return { model: ctx.builder.build(), inputs, outputs, layout: "NCHW", opset, notes: ctx.notes };
 }
