@@ -6,7 +6,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { NnClient } from "../client/mod.ts";
 import { addModel, type TestServer, withTestServer } from "./server_fixture.ts";
-import { onnxBytes } from "./onnx/graphs.ts";
+import { INT64, onnxBytes } from "./onnx/graphs.ts";
 import { chain, weights } from "./onnx/compare.ts";
 
 async function upload(server: TestServer, bytes: Uint8Array, query = "") {
@@ -183,5 +183,47 @@ Deno.test("?view=model returns the converted model as JSON that registers again 
     deepStrictEqual(plainInfo.body, info);
     const bad = await server.request("GET", `/v1/models/${info.id}?view=onnx`);
     strictEqual(bad.status, 400);
+  });
+});
+
+Deno.test("int64 inputs become TENSOR_INT32: the import says so and executions refuse values beyond int32", async () => {
+  await withTestServer({}, async (server) => {
+    // Token ids in, ids + 1 out (int64 in the ONNX file).
+    const bytes = onnxBytes({
+      inputs: [{ name: "ids", dims: [3], type: INT64 }],
+      outputs: [{ name: "next", dims: [3], type: INT64 }],
+      nodes: [{ op: "Add", inputs: ["ids", "one"], outputs: ["next"] }],
+      initializers: [{ name: "one", dims: [1], values: [1], int64: true }],
+    });
+    const { status, body: info } = await upload(server, bytes);
+    strictEqual(status, 201, JSON.stringify(info));
+    deepStrictEqual(info.inputs[0].type, "TENSOR_INT32");
+    ok(
+      info.onnx.notes.some((note: string) => /'ids' is int64 .* values must fit int32/.test(note)),
+      JSON.stringify(info.onnx.notes),
+    );
+    const compilation = await server.request("POST", "/v1/compilations", { model: info.id });
+    const path = `/v1/compilations/${compilation.body.id}/executions`;
+    const fits = await server.request("POST", path, {
+      inputs: { ids: { data: [0, 2147483646, -2147483648] } },
+    });
+    strictEqual(fits.status, 200, JSON.stringify(fits.body));
+    deepStrictEqual(fits.body.outputs[0].data, [1, 2147483647, -2147483647]);
+    const beyond = await server.request("POST", path, {
+      inputs: { ids: { data: [1, 2147483648, 3] } },
+    });
+    strictEqual(beyond.status, 400, JSON.stringify(beyond.body));
+    ok(/2147483648 does not fit TENSOR_INT32/.test(beyond.body.message), beyond.body.message);
+  });
+  const tooBig = onnxBytes({
+    inputs: [{ name: "ids", dims: [1], type: INT64 }],
+    outputs: [{ name: "next", dims: [1], type: INT64 }],
+    nodes: [{ op: "Add", inputs: ["ids", "big"], outputs: ["next"] }],
+    initializers: [{ name: "big", dims: [1], values: [2 ** 40], int64: true }],
+  });
+  await withTestServer({}, async (server) => {
+    const { status, body } = await upload(server, tooBig);
+    strictEqual(status, 400);
+    ok(/1099511627776, outside the int32 range/.test(body.message), body.message);
   });
 });
