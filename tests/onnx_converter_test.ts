@@ -8,7 +8,7 @@ import { convertOnnx } from "../converter/onnx/convert.ts";
 import { DriverError } from "../nnapi/errors.ts";
 import { withTestServer } from "./server_fixture.ts";
 import { type GraphSpec, type NodeSpec, onnxBytes } from "./onnx/graphs.ts";
-import { chain, compare, weights } from "./onnx/compare.ts";
+import { chain, compare, compareBytes, weights } from "./onnx/compare.ts";
 
 Deno.test("Conv in its three NNAPI forms, with padding modes and BatchNormalization folded", async () => {
   await withTestServer({}, async (server) => {
@@ -349,5 +349,72 @@ Deno.test("every refusal names its cause", () => {
   refusal(
     chain([1, 4], [1, 4], [{ op: "Relu", inputs: ["nowhere"], outputs: ["y"], name: "r" }]),
     /node 'r' \(Relu\): input 'nowhere' is not produced/,
+  );
+});
+
+Deno.test("Shape of a dynamic extent drives a Reshape; computing with it is refused", async () => {
+  const batchFlatten = (target: NodeSpec[]): GraphSpec => ({
+    inputs: [{ name: "x", dims: ["N", 3, 4] }],
+    outputs: [{ name: "y", dims: ["N", 12] }],
+    nodes: [
+      ...target,
+      { op: "Reshape", inputs: ["x", "target"], outputs: ["r"] },
+      { op: "Relu", inputs: ["r"], outputs: ["y"] },
+    ],
+    initializers: [
+      { name: "zero", dims: [1], values: [0], int64: true },
+      { name: "rest", dims: [1], values: [-1], int64: true },
+      { name: "twelve", dims: [1], values: [12], int64: true },
+    ],
+    opset: 15,
+  });
+  // Shape(x)[0:1] ++ [-1]: the batch symbol cancels against x's own batch extent.
+  const exported = batchFlatten([
+    { op: "Shape", inputs: ["x"], outputs: ["s"] },
+    { op: "Gather", inputs: ["s", "zero"], outputs: ["n"], attributes: { axis: 0 } },
+    { op: "Concat", inputs: ["n", "rest"], outputs: ["target"], attributes: { axis: 0 } },
+  ]);
+  // Shape(x)[0:1] ++ [12]: the one unknown extent becomes RESHAPE's -1.
+  const explicit = batchFlatten([
+    { op: "Shape", inputs: ["x"], outputs: ["s"], attributes: { end: 1 } },
+    { op: "Concat", inputs: ["s", "twelve"], outputs: ["target"], attributes: { axis: 0 } },
+  ]);
+  // [0, -1]: ONNX's copy of the input extent, then the rest inferred.
+  const copied = batchFlatten([
+    { op: "Concat", inputs: ["zero", "rest"], outputs: ["target"], attributes: { axis: 0 } },
+  ]);
+  await withTestServer({}, async (server) => {
+    for (const [what, spec] of [["exported", exported], ["explicit", explicit], ["copy", copied]]) {
+      for (const n of [1, 3]) {
+        const { conversion } = await compareBytes(
+          server,
+          onnxBytes(spec as GraphSpec),
+          { x: [n, 3, 4] },
+          `${what} batch ${n}`,
+        );
+        deepStrictEqual(conversion.outputs[0].dimensions, [0, 12], `${what}: a dynamic batch`);
+        const reshapes = conversion.model.operations.filter((o) => o.type === "RESHAPE");
+        strictEqual(reshapes.length, 1, `${what}: one RESHAPE`);
+      }
+    }
+  });
+  // Arithmetic or a comparison on a dynamic extent cannot fold; NNAPI cannot compute it.
+  const computed = onnxBytes({
+    inputs: [{ name: "x", dims: ["N", 3] }],
+    outputs: [{ name: "y", dims: ["N", 3] }],
+    nodes: [
+      { op: "Shape", inputs: ["x"], outputs: ["s"] },
+      { op: "Equal", inputs: ["s", "one"], outputs: ["is_one"] },
+      { op: "Cast", inputs: ["is_one"], outputs: ["f"], attributes: { to: 1 } },
+      { op: "Mul", inputs: ["x", "f"], outputs: ["y"] },
+    ],
+    initializers: [{ name: "one", dims: [1], values: [1], int64: true }],
+  });
+  throws(
+    () => convertOnnx(computed),
+    (e: DriverError) =>
+      e.status === "INVALID_ARGUMENT" &&
+      /node 'Equal_1' \(Equal\): 's' is computed from extents known only at execution.*\?shape=/
+        .test(e.message),
   );
 });

@@ -22,6 +22,11 @@ import { type ElementType, type HostTensor, nnapiConstant, tensorFromProto } fro
 
 const AttributeType = onnx.AttributeProto.AttributeType;
 
+/** Why a value computed from extents known only at execution cannot be used. */
+const DEPENDS_ON_EXTENTS = "is computed from extents known only at execution (a Shape of " +
+  "a dynamic input), which an NNAPI model cannot compute; fix the input's shape at import " +
+  "(?shape=) to fold it";
+
 /** A value of the graph: known at conversion, or an operand of the model. */
 export type Value =
   | { kind: "constant"; tensor: HostTensor }
@@ -232,17 +237,38 @@ export class ConversionContext {
     return value;
   }
 
-  /** The host tensor of a constant value, undefined for a runtime value. */
+  /**
+   * The host tensor of a constant value; undefined for a runtime value and for a partial one
+   * (extents known only at execution), which only `shapeValues` reads.
+   */
   constant(name: string): HostTensor | undefined {
     const value = this.value(name);
-    return value.kind === "constant" ? value.tensor : undefined;
+    return value.kind === "constant" && !value.tensor.partial ? value.tensor : undefined;
   }
 
   /** The host tensor of a value that must be known at conversion. */
   requireConstant(name: string, what: string): HostTensor {
     const tensor = this.constant(name);
-    if (!tensor) throw new Error(`${what} ('${name}') must be a constant`);
+    if (!tensor) {
+      if (this.#isPartial(name)) throw new Error(`${what} ('${name}') ${DEPENDS_ON_EXTENTS}`);
+      throw new Error(`${what} ('${name}') must be a constant`);
+    }
     return tensor;
+  }
+
+  /**
+   * A shape-like int64 tensor known at conversion, possibly partial: extents known only at
+   * execution are `extentSymbol`s.
+   */
+  shapeValues(name: string, what: string): HostTensor {
+    const value = this.value(name);
+    if (value.kind !== "constant") throw new Error(`${what} ('${name}') must be a constant`);
+    return value.tensor;
+  }
+
+  #isPartial(name: string): boolean {
+    const value = this.value(name);
+    return value.kind === "constant" && value.tensor.partial === true;
   }
 
   /** The value's ONNX element type. */
@@ -255,6 +281,7 @@ export class ConversionContext {
   operand(name: string): BuiltOperand {
     const value = this.value(name);
     if (value.kind === "operand") return value.operand;
+    if (value.tensor.partial) throw new Error(`'${name}' ${DEPENDS_ON_EXTENTS}`);
     let operand = this.#materialized.get(name);
     if (!operand) {
       const { type, data } = nnapiConstant(value.tensor);

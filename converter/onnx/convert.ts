@@ -11,7 +11,13 @@ import { asNodeFault, fileFault, nodeFault } from "../errors.ts";
 import { ConversionContext, NodeView } from "./context.ts";
 import { decodeOnnx, type Int64, int64, list, type ValueInfoProto } from "./decode.ts";
 import { RULES } from "./rules/index.ts";
-import { dataTypeName, type ElementType, elementType, tensorFromProto } from "./tensors.ts";
+import {
+  dataTypeName,
+  type ElementType,
+  elementType,
+  symbolOf,
+  tensorFromProto,
+} from "./tensors.ts";
 
 /** An input or output of the converted model as the ONNX file names it. */
 export interface OnnxTensorInfo {
@@ -98,13 +104,20 @@ function convertNode(ctx: ConversionContext, node: NodeView): void {
   try {
     if (rule.fold) {
       const given = node.inputs.map((name) => name ? ctx.value(name) : undefined);
-      if (given.every((v) => v === undefined || v.kind === "constant")) {
-        const folded = rule.fold(
-          node,
-          given.map((v) => v?.kind === "constant" ? v.tensor : undefined),
-          ctx,
-        );
-        folded.forEach((tensor, i) => ctx.setConstant(node.outputs[i], tensor));
+      const tensors = given.map((v) => v?.kind === "constant" ? v.tensor : undefined);
+      const movable = (i: number) => rule.moves === "all" || !!rule.moves?.includes(i);
+      const foldable = given.every((v, i) =>
+        v === undefined || (v.kind === "constant" && (!v.tensor.partial || movable(i)))
+      );
+      if (foldable) {
+        const folded = rule.fold(node, tensors, ctx);
+        const fromPartial = tensors.some((t) => t?.partial);
+        folded.forEach((tensor, i) => {
+          if (fromPartial && tensor.data.some((v) => symbolOf(v) !== undefined)) {
+            tensor = { ...tensor, partial: true };
+          }
+          ctx.setConstant(node.outputs[i], tensor);
+        });
         return;
       }
     }

@@ -15,6 +15,12 @@ export interface Rule {
     inputs: readonly (HostTensor | undefined)[],
     ctx: ConversionContext,
   ): HostTensor[];
+  /**
+   * The inputs whose values `fold` only moves (gathers, slices, concatenates, reshapes), so
+   * a partial tensor (extents known only at execution) may pass through them; "all" for
+   * every input. Omitted: a partial input is never folded.
+   */
+  moves?: readonly number[] | "all";
   /** Appends the NNAPI operations computing the node's outputs. */
   convert(node: NodeView, ctx: ConversionContext): void;
 }

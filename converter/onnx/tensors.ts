@@ -25,6 +25,29 @@ export interface HostTensor {
   type: ElementType;
   dims: number[];
   data: Float32Array | Float16Array | Float64Array | Int32Array | Int8Array | Uint8Array;
+  /**
+   * Set on an int64 tensor holding extents known only at execution (a Shape of a dynamic
+   * value) as `extentSymbol`s. Such a tensor is only moved (gathered, sliced, concatenated)
+   * and read as a Reshape target; computing with it or making it an operand is refused.
+   */
+  partial?: boolean;
+}
+
+/** Symbols start below every int64 value a real shape computation holds. */
+const SYMBOL_BASE = -(2 ** 40);
+/** Axes per operand in a symbol's number. */
+const SYMBOL_AXES = 64;
+
+/** The stand-in for extent `axis` of model operand `operand`, known only at execution. */
+export function extentSymbol(operand: number, axis: number): number {
+  return SYMBOL_BASE - (operand * SYMBOL_AXES + axis);
+}
+
+/** The operand and axis an extent symbol stands for, or undefined for a plain value. */
+export function symbolOf(value: number): { operand: number; axis: number } | undefined {
+  if (value > SYMBOL_BASE) return undefined;
+  const code = SYMBOL_BASE - value;
+  return { operand: Math.floor(code / SYMBOL_AXES), axis: code % SYMBOL_AXES };
 }
 
 const ELEMENT_TYPES: Partial<Record<number, ElementType>> = {

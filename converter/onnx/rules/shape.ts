@@ -15,8 +15,10 @@ import {
   allocateHost,
   type ElementType,
   elementType,
+  extentSymbol,
   type HostTensor,
   hostTensor,
+  symbolOf,
   toInt32,
 } from "../tensors.ts";
 import { knownProduct, normalizeAxis, sameTypeAs, specOf } from "./common.ts";
@@ -55,25 +57,57 @@ function reshaped(t: HostTensor, dims: number[]): HostTensor {
   return { type: t.type, dims, data: t.data };
 }
 
-/** ONNX Reshape's target: 0 copies the input extent (unless allowzero), -1 is inferred. */
-function reshapeDims(node: NodeView, input: readonly number[], shape: readonly number[]): number[] {
+/**
+ * ONNX Reshape's target for an input of extents `input` (0 = known only at execution) held
+ * by model operand `operand`: 0 copies the input extent (unless allowzero), -1 is inferred, a
+ * symbol (from a Shape of a dynamic value) stands for an extent known only at execution. A
+ * symbol or copy of one of the input's own extents cancels against it when -1 is inferred,
+ * so `Reshape(x, [Shape(x)[0], -1])` keeps a dynamic batch.
+ */
+function reshapeDims(
+  node: NodeView,
+  input: readonly number[],
+  target: ArrayLike<number>,
+  operand?: number,
+): number[] {
   const allowZero = node.int("allowzero", 0) === 1;
-  const dims = shape.map((d, i) => (d === 0 && !allowZero ? input[i] : d));
+  /** Input axes copied, and the target positions that copy them (each axis once). */
+  const copiedAxes = new Set<number>();
+  const copies = new Set<number>();
+  const dims = Array.from(target, (d, i) => {
+    const symbol = symbolOf(d);
+    const axis = symbol
+      ? (symbol.operand === operand ? symbol.axis : undefined)
+      : (d === 0 && !allowZero ? i : undefined);
+    if (axis === undefined) return symbol ? 0 : d;
+    if (!copiedAxes.has(axis)) {
+      copiedAxes.add(axis);
+      copies.add(i);
+    }
+    return input[axis];
+  });
   const inferred = dims.indexOf(-1);
   if (inferred >= 0) {
-    const total = knownProduct(input);
-    const rest = knownProduct(dims.filter((_, i) => i !== inferred));
+    const total = knownProduct(input.filter((_, axis) => !copiedAxes.has(axis)));
+    const rest = knownProduct(dims.filter((_, i) => i !== inferred && !copies.has(i)));
     dims[inferred] = total !== undefined && rest ? total / rest : 0;
   }
   return dims;
 }
 
 const reshape: Rule = {
-  fold: (node, [x, shape]) => [reshaped(x!, reshapeDims(node, x!.dims, [...shape!.data]))],
+  fold: (node, [x, shape]) => [reshaped(x!, reshapeDims(node, x!.dims, shape!.data))],
+  moves: [0],
   convert(node, ctx) {
     const [x, s] = node.inputs;
-    const shape = [...ctx.requireConstant(s, "Reshape's shape").data];
-    emitReshape(ctx, node.outputs[0], x, reshapeDims(node, ctx.dims(x), shape));
+    const target = ctx.shapeValues(s, "Reshape's shape").data;
+    const operand = ctx.operand(x);
+    emitReshape(
+      ctx,
+      node.outputs[0],
+      x,
+      reshapeDims(node, operand.dimensions, target, operand.index),
+    );
   },
 };
 
@@ -86,6 +120,7 @@ function flattenDims(node: NodeView, dims: readonly number[]): number[] {
 }
 
 const flatten: Rule = {
+  moves: [0],
   fold: (node, [x]) => [reshaped(x!, flattenDims(node, x!.dims))],
   convert(node, ctx) {
     const x = node.inputs[0];
@@ -103,6 +138,7 @@ function squeezeDims(dims: readonly number[], axes: number[] | undefined): numbe
 }
 
 const squeeze: Rule = {
+  moves: [0],
   fold: (node, [x], ctx) => [reshaped(x!, squeezeDims(x!.dims, intList(node, ctx, "axes", 1, 13)))],
   convert(node, ctx) {
     const x = node.inputs[0];
@@ -129,6 +165,7 @@ function unsqueezeDims(dims: readonly number[], axes: number[]): number[] {
 }
 
 const unsqueeze: Rule = {
+  moves: [0],
   fold: (
     node,
     [x],
@@ -162,6 +199,7 @@ const transposeRule: Rule = {
 };
 
 const concat: Rule = {
+  moves: "all",
   fold(node, inputs) {
     const parts = inputs.filter((t): t is HostTensor => t !== undefined && t.data.length > 0);
     const first = parts[0] ?? inputs[0]!;
@@ -193,23 +231,20 @@ const concat: Rule = {
   },
 };
 
-/** Shape: the input's extents, which must be known at conversion. */
+/**
+ * Shape: the input's extents. Extents known only at execution become symbols (a partial
+ * tensor) that may be moved on and end as a Reshape target, never computed with.
+ */
 const shapeRule: Rule = {
   fold(node, [x]) {
     return [shapeOf(node, x!.dims)];
   },
   convert(node, ctx) {
-    const dims = ctx.dims(node.inputs[0]);
-    const start = node.int("start", 0);
-    const end = node.int("end", dims.length);
-    const picked = dims.slice(
-      start < 0 ? start + dims.length : start,
-      end < 0 ? end + dims.length : end,
-    );
-    if (picked.includes(0)) {
-      throw new Error("Shape of extents known only at execution is not supported yet");
-    }
-    ctx.setConstant(node.outputs[0], shapeOf(node, dims));
+    const x = ctx.operand(node.inputs[0]);
+    const extents = x.dimensions.map((d, axis) => d === 0 ? extentSymbol(x.index, axis) : d);
+    const shape = shapeOf(node, extents);
+    const partial = shape.data.some((v) => symbolOf(v) !== undefined);
+    ctx.setConstant(node.outputs[0], partial ? { ...shape, partial } : shape);
   },
 };
 
@@ -224,6 +259,7 @@ function shapeOf(node: NodeView, dims: readonly number[]): HostTensor {
 }
 
 const gather: Rule = {
+  moves: [0],
   fold(node, [data, indices]) {
     const axis = normalizeAxis(node.int("axis", 0), data!.dims.length);
     const extent = data!.dims[axis];
@@ -305,6 +341,7 @@ function sliceWindow(dims: readonly number[], p: ReturnType<typeof sliceParams>)
 }
 
 const slice: Rule = {
+  moves: [0],
   fold(node, [x], ctx) {
     const w = sliceWindow(x!.dims, sliceParams(node, ctx, x!.dims.length));
     const out = allocateHost(x!.type, w.count);
@@ -411,6 +448,7 @@ const cast: Rule = {
 
 /** Identity and Dropout (inference): the output is the input. */
 const identity: Rule = {
+  moves: [0],
   fold: (_node, [x]) => [x!],
   convert(node, ctx) {
     if (node.outputs.length > 1 && node.outputs[1] && ctx.uses(node.outputs[1]) > 0) {
