@@ -5,11 +5,10 @@
  */
 import { transpose } from "../../../kernels/shape_transform.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
-import type { ConversionContext, NodeView } from "../context.ts";
+import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
 import type { Rule } from "../rule.ts";
 import type { HostTensor } from "../tensors.ts";
 import { floatConstant, requireFloat, sameTypeAs } from "./common.ts";
-import type { OperationType } from "../../../nnapi/types.ts";
 import { spatialPadding } from "./padding.ts";
 
 const NO_ACTIVATION = 0;
@@ -38,8 +37,11 @@ function batchNormAffine(
   return { scale, shift };
 }
 
+/** A Conv node's own parameters (QLinearConv's too), checked. */
+export type ConvAttributes = ReturnType<typeof convAttributes>;
+
 /** The convolution's own parameters, checked. */
-function convAttributes(node: NodeView, ctx: ConversionContext, weights: HostTensor) {
+export function convAttributes(node: NodeView, ctx: ConversionContext, weights: HostTensor) {
   const x = node.inputs[0];
   const dims = ctx.dims(x);
   if (dims.length !== 4 || weights.dims.length !== 4) {
@@ -59,6 +61,90 @@ function convAttributes(node: NodeView, ctx: ConversionContext, weights: HostTen
   return { dims, kh, kw, strides, dilations, group, padding };
 }
 
+/** The NNAPI convolution a Conv node becomes, with its filter laid out for it. */
+export interface ConvolutionPlan {
+  type: "CONV_2D" | "DEPTHWISE_CONV_2D" | "GROUPED_CONV_2D";
+  /** [O, kh, kw, I / group], or [1, kh, kw, O] for DEPTHWISE_CONV_2D. */
+  filterDims: number[];
+  filter: Float64Array;
+  /** The filter's output-channel dimension (per-channel quantization's channelDim). */
+  channelDim: number;
+  /** DEPTHWISE_CONV_2D's depth multiplier or GROUPED_CONV_2D's group count. */
+  parameter?: number;
+}
+
+/**
+ * Chooses the operation by the group count (1: CONV_2D; one group per input channel:
+ * DEPTHWISE_CONV_2D; otherwise GROUPED_CONV_2D) and lays the ONNX OIHW weights out for it.
+ */
+export function convolutionPlan(
+  a: ConvAttributes,
+  weights: { dims: readonly number[]; values: ArrayLike<number> },
+): ConvolutionPlan {
+  const [outChannels, inPerGroup] = weights.dims;
+  const depthwise = a.group > 1 && a.group === a.dims[1] && inPerGroup === 1 &&
+    outChannels % a.group === 0;
+  const ohwi = [outChannels, a.kh, a.kw, inPerGroup];
+  // ONNX weights are OIHW; NNAPI filters are OHWI (depthwise: 1HW(C*multiplier)).
+  const permuted = new Float64Array(weights.values.length);
+  transpose(weights.values, weights.dims, [0, 2, 3, 1], permuted);
+  if (a.group === 1) return { type: "CONV_2D", filterDims: ohwi, filter: permuted, channelDim: 0 };
+  if (depthwise) {
+    // OHWI with I = 1 is [C*multiplier, kh, kw, 1]; NNAPI wants [1, kh, kw, C*multiplier].
+    return {
+      type: "DEPTHWISE_CONV_2D",
+      filterDims: [1, a.kh, a.kw, outChannels],
+      filter: transposed(permuted, ohwi),
+      channelDim: 3,
+      parameter: outChannels / a.group,
+    };
+  }
+  if (a.dilations.some((d) => d !== 1)) {
+    throw new Error(`grouped convolution (group ${a.group}) with dilations is not supported`);
+  }
+  return {
+    type: "GROUPED_CONV_2D",
+    filterDims: ohwi,
+    filter: permuted,
+    channelDim: 0,
+    parameter: a.group,
+  };
+}
+
+/** What {@link emitConvolution} appends: the planned operation on these operands. */
+export interface ConvolutionCall {
+  output: string;
+  attributes: ConvAttributes;
+  plan: ConvolutionPlan;
+  input: BuiltOperand;
+  /** The plan's filter as an operand of the model. */
+  filter: BuiltOperand;
+  bias: BuiltOperand;
+  spec: OutputSpec;
+}
+
+/** Appends the planned convolution (NCHW, no fused activation) and names its result. */
+export function emitConvolution(ctx: ConversionContext, call: ConvolutionCall): BuiltOperand {
+  const { attributes: a, plan } = call;
+  const s = ctx.builder;
+  const pads = a.padding;
+  // Every form: input, filter, bias, padding, strides, [its parameter], activation, NCHW.
+  return ctx.emitAs(call.output, plan.type, [
+    call.input,
+    call.filter,
+    call.bias,
+    ...(pads.kind === "explicit"
+      ? [s.int32(pads.left), s.int32(pads.right), s.int32(pads.top), s.int32(pads.bottom)]
+      : [s.int32(pads.scheme)]),
+    s.int32(a.strides[1]),
+    s.int32(a.strides[0]),
+    ...(plan.parameter === undefined ? [] : [s.int32(plan.parameter)]),
+    s.int32(NO_ACTIVATION),
+    s.bool(NCHW),
+    ...(plan.type === "GROUPED_CONV_2D" ? [] : [s.int32(a.dilations[1]), s.int32(a.dilations[0])]),
+  ], call.spec);
+}
+
 const conv: Rule = {
   convert(node, ctx) {
     const [x, w, b] = node.inputs;
@@ -66,7 +152,6 @@ const conv: Rule = {
     const weights = ctx.requireConstant(w, "Conv's weights");
     const a = convAttributes(node, ctx, weights);
     const outChannels = weights.dims[0];
-    const inPerGroup = weights.dims[1];
     const bias = b ? ctx.requireConstant(b, "Conv's bias") : undefined;
     const filter = Float64Array.from(weights.data);
     const biasValues = bias ? Float64Array.from(bias.data) : new Float64Array(outChannels);
@@ -89,48 +174,16 @@ const conv: Rule = {
     }
 
     const spec = sameTypeAs(ctx, x);
-    const inChannels = a.dims[1];
-    const depthwise = a.group > 1 && a.group === inChannels && inPerGroup === 1 &&
-      outChannels % a.group === 0;
-    const ohwi = [outChannels, a.kh, a.kw, inPerGroup];
-    // ONNX weights are OIHW; NNAPI filters are OHWI (depthwise: 1HW(C*multiplier)).
-    const permuted = new Float64Array(filter.length);
-    transpose(filter, weights.dims, [0, 2, 3, 1], permuted);
-    const s = ctx.builder;
-    const pads = a.padding;
-    // Every form: input, filter, bias, padding, strides, [its parameter], activation, NCHW.
-    const emitConv = (type: OperationType, filterOperand: BuiltOperand, extra: BuiltOperand[]) =>
-      ctx.emitAs(output, type, [
-        ctx.operand(x),
-        filterOperand,
-        floatConstant(ctx, spec, [outChannels], biasValues),
-        ...(pads.kind === "explicit"
-          ? [s.int32(pads.left), s.int32(pads.right), s.int32(pads.top), s.int32(pads.bottom)]
-          : [s.int32(pads.scheme)]),
-        s.int32(a.strides[1]),
-        s.int32(a.strides[0]),
-        ...extra,
-        s.int32(NO_ACTIVATION),
-        s.bool(NCHW),
-        ...(type === "GROUPED_CONV_2D" ? [] : [s.int32(a.dilations[1]), s.int32(a.dilations[0])]),
-      ], spec);
-    if (a.group === 1) {
-      emitConv("CONV_2D", floatConstant(ctx, spec, ohwi, permuted), []);
-    } else if (depthwise) {
-      // OHWI with I = 1 is [C*multiplier, kh, kw, 1]; NNAPI wants [1, kh, kw, C*multiplier].
-      const filterOperand = floatConstant(
-        ctx,
-        spec,
-        [1, a.kh, a.kw, outChannels],
-        transposed(permuted, ohwi),
-      );
-      emitConv("DEPTHWISE_CONV_2D", filterOperand, [s.int32(outChannels / a.group)]);
-    } else {
-      if (a.dilations.some((d) => d !== 1)) {
-        throw new Error(`grouped convolution (group ${a.group}) with dilations is not supported`);
-      }
-      emitConv("GROUPED_CONV_2D", floatConstant(ctx, spec, ohwi, permuted), [s.int32(a.group)]);
-    }
+    const plan = convolutionPlan(a, { dims: weights.dims, values: filter });
+    emitConvolution(ctx, {
+      output,
+      attributes: a,
+      plan,
+      filter: floatConstant(ctx, spec, plan.filterDims, plan.filter),
+      input: ctx.operand(x),
+      bias: floatConstant(ctx, spec, [outChannels], biasValues),
+      spec,
+    });
   },
 };
 

@@ -10,6 +10,7 @@ import { MATMUL_RULES } from "./matmul.ts";
 import { NORMALIZATION_RULES } from "./normalization.ts";
 import { PAD_SPLIT_RULES } from "./pad_split.ts";
 import { POOL_RULES } from "./pool.ts";
+import { QLINEAR_RULES } from "./qlinear.ts";
 import { QUANTIZATION_RULES } from "./quantization.ts";
 import { RECURRENT_RULES } from "./recurrent.ts";
 import { REDUCE_RULES } from "./reduce.ts";
@@ -31,6 +32,7 @@ export const RULES: Readonly<Record<string, Rule>> = {
   ...PAD_SPLIT_RULES,
   ...RESIZE_RULES,
   ...QUANTIZATION_RULES,
+  ...QLINEAR_RULES,
   ...ERF_RULES,
   ...CONTROL_FLOW_RULES,
   ...RECURRENT_RULES,

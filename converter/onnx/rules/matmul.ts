@@ -94,41 +94,66 @@ const matMul: Rule = {
     requireFloat(ctx, a);
     const weights = ctx.constant(b);
     if (!weights) return runtimeMatMul(ctx, node.outputs[0], a, b);
-    if (weights.dims.length !== 2) {
-      throw new Error(`the weights have rank ${weights.dims.length}, expected 2`);
-    }
-    const [k, n] = weights.dims;
-    const w = new Float64Array(n * k);
-    transpose(weights.data, weights.dims, [1, 0], w);
-    const dims = ctx.dims(a);
-    if (dims.length < 1) throw new Error("the first input is a scalar");
-    if (dims.length === 2) {
-      fullyConnected(ctx, node.outputs[0], ctx.operand(a), a, w, n, k, new Float64Array(n));
-      return;
-    }
-    // [..., k] -> rows [r, k] -> [r, n] -> [..., n].
-    const lead = dims.slice(0, -1);
-    const spec = sameTypeAs(ctx, a);
-    const rows = ctx.builder.constant("TENSOR_INT32", [2], new Int32Array([-1, k]));
-    const [flat] = ctx.emit("RESHAPE", [ctx.operand(a), rows], [spec]);
-    const product = fullyConnected(
-      ctx,
-      `${node.outputs[0]}#rows`,
-      flat,
+    const { w, n, k } = transposedWeights(weights);
+    matMulRows(ctx, {
+      name: node.outputs[0],
       a,
-      w,
-      n,
       k,
-      new Float64Array(n),
-    );
-    if (lead.filter((d) => d === 0).length > 1) {
-      throw new Error("MatMul input with several extents known only at execution");
-    }
-    const target = [...lead.map((d) => d === 0 ? -1 : d), n];
-    const shape = ctx.builder.constant("TENSOR_INT32", [target.length], new Int32Array(target));
-    ctx.emitAs(node.outputs[0], "RESHAPE", [product, shape], spec);
+      n,
+      product: (rows, name) => fullyConnected(ctx, name, rows, a, w, n, k, new Float64Array(n)),
+    });
   },
 };
+
+/** MatMul's constant right matrix [k, n] as FULLY_CONNECTED weights [n, k]. */
+export function transposedWeights(weights: HostTensor): { w: Float64Array; n: number; k: number } {
+  if (weights.dims.length !== 2) {
+    throw new Error(`the weights have rank ${weights.dims.length}, expected 2`);
+  }
+  const [k, n] = weights.dims;
+  const w = new Float64Array(n * k);
+  transpose(weights.data, weights.dims, [1, 0], w);
+  return { w, n, k };
+}
+
+/** A product of runtime rows by constant weights, as {@link matMulRows} appends it. */
+export interface RowsProduct {
+  /** The name the result gets. */
+  name: string;
+  /** The runtime left input [..., k]. */
+  a: string;
+  k: number;
+  n: number;
+  /** Appends the product of `rows` [r, k] giving [r, n], named `name`. */
+  product: (rows: BuiltOperand, name: string) => BuiltOperand;
+}
+
+/**
+ * Appends a MatMul of a runtime input by constant weights: an input of rank 2 goes to
+ * `product` as it is; any other is flattened to rows [r, k] and the result [r, n] reshaped
+ * back to [..., n].
+ */
+export function matMulRows(ctx: ConversionContext, call: RowsProduct): void {
+  const { a, k, n } = call;
+  const dims = ctx.dims(a);
+  if (dims.length < 1) throw new Error("the first input is a scalar");
+  if (dims.length === 2) {
+    call.product(ctx.operand(a), call.name);
+    return;
+  }
+  // [..., k] -> rows [r, k] -> [r, n] -> [..., n].
+  const lead = dims.slice(0, -1);
+  const rows = ctx.builder.constant("TENSOR_INT32", [2], new Int32Array([-1, k]));
+  const [flat] = ctx.emit("RESHAPE", [ctx.operand(a), rows], [sameTypeAs(ctx, a)]);
+  const rowsName = `${call.name}#rows`;
+  const product = call.product(flat, rowsName);
+  if (lead.filter((d) => d === 0).length > 1) {
+    throw new Error("MatMul input with several extents known only at execution");
+  }
+  const target = [...lead.map((d) => d === 0 ? -1 : d), n];
+  const shape = ctx.builder.constant("TENSOR_INT32", [target.length], new Int32Array(target));
+  ctx.emitAs(call.name, "RESHAPE", [product, shape], sameTypeAs(ctx, rowsName));
+}
 
 /**
  * A product of two runtime tensors [..., m, k] x [..., k, n] with equal leading extents
