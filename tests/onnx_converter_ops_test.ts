@@ -2,7 +2,7 @@
  * More ONNX operators against onnxruntime-node (see tests/onnx/compare.ts): reductions and
  * arg-max, comparisons and selection, normalizations, Pad and Split, ConvTranspose.
  */
-import { deepStrictEqual, rejects } from "node:assert/strict";
+import { deepStrictEqual } from "node:assert/strict";
 import { withTestServer } from "./server_fixture.ts";
 import { type GraphSpec, INT64, INT8, type NodeSpec, UINT8 } from "./onnx/graphs.ts";
 import { chain, compare, weights } from "./onnx/compare.ts";
@@ -368,43 +368,6 @@ Deno.test("an If whose condition folds at conversion becomes its selected branch
   });
 });
 
-Deno.test("LSTM (forward, with biases, peepholes and initial state) onto UNIDIRECTIONAL_SEQUENCE_LSTM", async () => {
-  await withTestServer({}, async (server) => {
-    const [seq, batch, input, hidden] = [5, 2, 3, 4];
-    const lstm = (layout: number, withState: boolean): GraphSpec => {
-      const x = layout === 0 ? [seq, batch, input] : [batch, seq, input];
-      const state = layout === 0 ? [1, batch, hidden] : [batch, 1, hidden];
-      return {
-        inputs: [
-          { name: "x", dims: x },
-          ...(withState ? [{ name: "h0", dims: state }, { name: "c0", dims: state }] : []),
-        ],
-        outputs: [
-          { name: "y", dims: layout === 0 ? [seq, 1, batch, hidden] : [batch, seq, 1, hidden] },
-          { name: "yh", dims: state },
-          { name: "yc", dims: state },
-        ],
-        nodes: [{
-          op: "LSTM",
-          inputs: ["x", "w", "r", "b", "", withState ? "h0" : "", withState ? "c0" : "", "p"],
-          outputs: ["y", "yh", "yc"],
-          attributes: { hidden_size: hidden, ...(layout ? { layout } : {}) },
-        }],
-        initializers: [
-          weights("w", [1, 4 * hidden, input], 40),
-          weights("r", [1, 4 * hidden, hidden], 41),
-          weights("b", [1, 8 * hidden], 42),
-          weights("p", [1, 3 * hidden], 43),
-        ],
-        opset: 14,
-      };
-    };
-    await compare(server, lstm(0, true), "LSTM seq-major with initial state");
-    await compare(server, lstm(0, false), "LSTM without initial state");
-    await rejects(() => compare(server, lstm(1, true), "layout 1"), /layout 1 \(batch-major\)/);
-  });
-});
-
 Deno.test("MatMul of two runtime tensors, plain and batched", async () => {
   await withTestServer({}, async (server) => {
     for (const [a, b, y] of [[[3, 4], [4, 2], [3, 2]], [[2, 3, 4], [2, 4, 5], [2, 3, 5]]]) {
@@ -434,35 +397,6 @@ Deno.test("reflect and edge Pad, built from slices and concatenations", async ()
         }], [{ name: "pads", dims: [8], values: [0, 0, 2, 1, 0, 0, 1, 2], int64: true }]),
         `Pad ${mode}`,
       );
-    }
-  });
-});
-
-Deno.test("RNN (forward, Tanh and Relu) onto UNIDIRECTIONAL_SEQUENCE_RNN", async () => {
-  await withTestServer({}, async (server) => {
-    const [seq, batch, input, hidden] = [4, 2, 3, 5];
-    for (const activation of ["Tanh", "Relu"]) {
-      await compare(server, {
-        inputs: [{ name: "x", dims: [seq, batch, input] }, {
-          name: "h0",
-          dims: [1, batch, hidden],
-        }],
-        outputs: [{ name: "y", dims: [seq, 1, batch, hidden] }, {
-          name: "yh",
-          dims: [1, batch, hidden],
-        }],
-        nodes: [{
-          op: "RNN",
-          inputs: ["x", "w", "r", "b", "", "h0"],
-          outputs: ["y", "yh"],
-          attributes: { hidden_size: hidden, activations: { strings: [activation] } },
-        }],
-        initializers: [
-          weights("w", [1, hidden, input], 50),
-          weights("r", [1, hidden, hidden], 51),
-          weights("b", [1, 2 * hidden], 52),
-        ],
-      }, `RNN ${activation}`);
     }
   });
 });
