@@ -3,8 +3,8 @@
  * into steps, and each step of each direction projects its input (FULLY_CONNECTED, z and r
  * together, then the candidate h~) and its state (FULLY_CONNECTED), applies LOGISTIC or
  * TANH, and blends: h = h~ + z * (h_prev - h~), which is ONNX's (1 - z) * h~ + z * h_prev.
- * With linear_before_reset 0 the reset gate scales the state before its projection (Rbh joins the input bias); with 1 it scales the projection
- * (Rbh included). An omitted initial_h is zeros: the first step then has no recurrent terms,
+ * With linear_before_reset 0 the reset gate scales the state before its projection (Rbh
+ * joins the input bias); with 1 it scales the projection (Rbh included). An omitted initial_h is zeros: the first step then has no recurrent terms,
  * so the batch may be known only at execution. Refused: other activations, clip,
  * sequence_lens, and a sequence length known only at execution.
  */
