@@ -418,3 +418,21 @@ Deno.test("Shape of a dynamic extent drives a Reshape; computing with it is refu
         .test(e.message),
   );
 });
+
+Deno.test("an ONNX scalar input has shape [1] in the model, and the import says so", async () => {
+  const spec: GraphSpec = {
+    inputs: [{ name: "x", dims: [2, 3] }, { name: "gain", dims: [] }],
+    outputs: [{ name: "y", dims: [2, 3] }],
+    nodes: [{ op: "Mul", inputs: ["x", "gain"], outputs: ["y"] }],
+  };
+  await withTestServer({}, async (server) => {
+    const { conversion } = await compare(server, spec, "scalar input");
+    deepStrictEqual(conversion.inputs[1].dimensions, [1]);
+    deepStrictEqual(conversion.inputs[1].shape, []);
+    ok(
+      conversion.notes.includes(
+        "input 'gain' is a scalar in the ONNX model and has shape [1] here",
+      ),
+    );
+  });
+});

@@ -171,6 +171,11 @@ function addInput(
     }
     dimensions = [...fixed];
   }
+  if (dimensions.length === 0) {
+    // NNAPI reads a tensor of rank 0 as one of unknown rank: an ONNX scalar travels as [1].
+    dimensions = [1];
+    ctx.notes.push(`input '${name}' is a scalar in the ONNX model and has shape [1] here`);
+  }
   const operandType = INPUT_TYPES[elementType]!;
   const operand = ctx.builder.input(operandType, dimensions);
   ctx.setOperand(name, operand, elementType);
