@@ -1,7 +1,8 @@
 /**
- * Conv (2-D, NCHW) onto CONV_2D, DEPTHWISE_CONV_2D or GROUPED_CONV_2D in NNAPI's NCHW mode,
- * with a following BatchNormalization folded into the filter and bias when the convolution
- * is its only input; BatchNormalization elsewhere becomes MUL + ADD per channel.
+ * Conv (2-D, NCHW; 1-D as 2-D with a height of 1) onto CONV_2D, DEPTHWISE_CONV_2D or
+ * GROUPED_CONV_2D in NNAPI's NCHW mode, with a following BatchNormalization folded into the
+ * filter and bias when the 2-D convolution is its only input; BatchNormalization elsewhere
+ * (after a 1-D convolution too) becomes MUL + ADD per channel.
  */
 import { transpose } from "../../../kernels/shape_transform.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
@@ -10,6 +11,7 @@ import type { Rule } from "../rule.ts";
 import type { HostTensor } from "../tensors.ts";
 import { floatConstant, requireFloat, sameTypeAs } from "./common.ts";
 import { spatialPadding } from "./padding.ts";
+import { withOneDimensional } from "./spatial_1d.ts";
 
 const NO_ACTIVATION = 0;
 const NCHW = true;
@@ -223,6 +225,6 @@ const batchNormalization: Rule = {
 };
 
 export const CONV_RULES: Record<string, Rule> = {
-  Conv: conv,
+  Conv: withOneDimensional(conv, { weights: 1 }),
   BatchNormalization: batchNormalization,
 };

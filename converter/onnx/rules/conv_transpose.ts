@@ -1,11 +1,12 @@
 /**
- * ConvTranspose (2-D, NCHW, group 1) onto TRANSPOSE_CONV_2D in NCHW mode: ONNX weights
- * [C, M, kh, kw] become NNAPI's [M, kh, kw, C]; output_padding moves into a smaller (even
- * negative) end padding, which NNAPI allows.
+ * ConvTranspose (2-D, NCHW, group 1; 1-D as 2-D with a height of 1) onto TRANSPOSE_CONV_2D
+ * in NCHW mode: ONNX weights [C, M, kh, kw] become NNAPI's [M, kh, kw, C]; output_padding
+ * moves into a smaller (even negative) end padding, which NNAPI allows.
  */
 import { transpose } from "../../../kernels/shape_transform.ts";
 import type { Rule } from "../rule.ts";
 import { floatConstant, requireFloat, sameTypeAs } from "./common.ts";
+import { withOneDimensional } from "./spatial_1d.ts";
 
 const NO_ACTIVATION = 0;
 const NCHW = true;
@@ -17,7 +18,9 @@ const convTranspose: Rule = {
     const dims = ctx.dims(x);
     const weights = ctx.requireConstant(w, "ConvTranspose's weights");
     if (dims.length !== 4 || weights.dims.length !== 4) {
-      throw new Error("only 2-D transposed convolutions (4-D input and weights) are supported");
+      throw new Error(
+        "only 1-D and 2-D transposed convolutions (3-D or 4-D input and weights) are supported",
+      );
     }
     if (node.int("group", 1) !== 1) throw new Error("grouped ConvTranspose is not supported");
     if (node.ints("dilations", [1, 1]).some((d) => d !== 1)) {
@@ -59,4 +62,6 @@ const convTranspose: Rule = {
   },
 };
 
-export const CONV_TRANSPOSE_RULES: Record<string, Rule> = { ConvTranspose: convTranspose };
+export const CONV_TRANSPOSE_RULES: Record<string, Rule> = {
+  ConvTranspose: withOneDimensional(convTranspose, { weights: 1 }),
+};

@@ -17,6 +17,8 @@ import { REDUCE_RULES } from "./reduce.ts";
 import { RESIZE_RULES } from "./resize.ts";
 import { SHAPE_RULES } from "./shape.ts";
 import { SOFTMAX_RULES } from "./softmax.ts";
+import { SPECTRAL_RULES } from "./spectral.ts";
+import { SPECTRAL_CONSTANT_RULES } from "./spectral_constants.ts";
 
 export const RULES: Readonly<Record<string, Rule>> = {
   ...ELEMENTWISE_RULES,
@@ -36,4 +38,6 @@ export const RULES: Readonly<Record<string, Rule>> = {
   ...ERF_RULES,
   ...CONTROL_FLOW_RULES,
   ...RECURRENT_RULES,
+  ...SPECTRAL_RULES,
+  ...SPECTRAL_CONSTANT_RULES,
 };

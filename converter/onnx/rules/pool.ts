@@ -1,13 +1,14 @@
 /**
- * MaxPool, AveragePool (2-D, NCHW; pads, auto_pad, ceil_mode, count_include_pad) onto
- * NNAPI's pooling in NCHW mode; GlobalAveragePool onto MEAN and GlobalMaxPool onto
- * REDUCE_MAX over the spatial axes.
+ * MaxPool, AveragePool (2-D, NCHW; pads, auto_pad, ceil_mode, count_include_pad; 1-D as 2-D
+ * with a height of 1) onto NNAPI's pooling in NCHW mode; GlobalAveragePool onto MEAN and
+ * GlobalMaxPool onto REDUCE_MAX over the spatial axes.
  */
 import type { OperationType } from "../../../nnapi/types.ts";
 import type { ConversionContext, NodeView } from "../context.ts";
 import type { Rule } from "../rule.ts";
 import { requireFloat, sameTypeAs } from "./common.ts";
 import { ceilModeExtra, type SpatialPadding, spatialPadding } from "./padding.ts";
+import { withOneDimensional } from "./spatial_1d.ts";
 
 const NO_ACTIVATION = 0;
 const NCHW = true;
@@ -21,7 +22,9 @@ function pool(type: "MAX_POOL_2D" | "AVERAGE_POOL_2D"): Rule {
         throw new Error("the Indices output is not supported");
       }
       const dims = ctx.dims(x);
-      if (dims.length !== 4) throw new Error(`only 2-D pooling (4-D input) is supported`);
+      if (dims.length !== 4) {
+        throw new Error(`only 1-D and 2-D pooling (3-D or 4-D input) is supported`);
+      }
       const kernel = node.ints("kernel_shape");
       if (kernel.length !== 2) throw new Error(`kernel_shape [${kernel}] is not 2-D`);
       const strides = node.ints("strides", [1, 1]);
@@ -105,8 +108,8 @@ function globalPool(type: OperationType): Rule {
 }
 
 export const POOL_RULES: Record<string, Rule> = {
-  MaxPool: pool("MAX_POOL_2D"),
-  AveragePool: pool("AVERAGE_POOL_2D"),
+  MaxPool: withOneDimensional(pool("MAX_POOL_2D")),
+  AveragePool: withOneDimensional(pool("AVERAGE_POOL_2D")),
   GlobalAveragePool: globalPool("MEAN"),
   GlobalMaxPool: globalPool("REDUCE_MAX"),
 };
