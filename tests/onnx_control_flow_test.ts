@@ -9,21 +9,21 @@ import type { GraphSpec, NodeSpec } from "./onnx/graphs.ts";
 
 const BOOL = 9;
 
-/** `cond = ReduceSum(x) <op> 0`, a runtime scalar. */
-function sumTest(op: "Greater" | "Less"): NodeSpec[] {
+/** `cond = ReduceSum(x) <op> 0`, a runtime scalar (or [1, 1] with `keepdims`). */
+function sumTest(op: "Greater" | "Less", keepdims = 0): NodeSpec[] {
   return [
-    { op: "ReduceSum", inputs: ["x"], outputs: ["sum"], attributes: { keepdims: 0 } },
+    { op: "ReduceSum", inputs: ["x"], outputs: ["sum"], attributes: { keepdims } },
     { op: op, inputs: ["sum", "zero"], outputs: ["cond"] },
   ];
 }
 
 /** if (sum(x) <op> 0) y = relu(x) * w else y = sigmoid(x) - x, reading outer values. */
-function ifGraph(op: "Greater" | "Less"): GraphSpec {
+function ifGraph(op: "Greater" | "Less", keepdims = 0): GraphSpec {
   return {
     inputs: [{ name: "x", dims: [2, 3] }],
     outputs: [{ name: "y", dims: [2, 3] }],
     nodes: [
-      ...sumTest(op),
+      ...sumTest(op, keepdims),
       { op: "Sigmoid", inputs: ["x"], outputs: ["s"] },
       {
         op: "If",
@@ -124,6 +124,8 @@ Deno.test("an If whose condition is known only at execution becomes NNAPI's IF",
       taken.add(op);
     }
     deepStrictEqual(taken.size, 2);
+    // A condition of shape [1, 1] (ONNX takes any single-element tensor) becomes NNAPI's [1].
+    await compare(server, ifGraph("Greater", 1), "If on a [1, 1] condition");
   });
 });
 

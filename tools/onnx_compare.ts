@@ -1,10 +1,11 @@
 /**
- * `deno task onnx:compare <file.onnx> [input=1x3x224x224 ...] [--fixed] [--seed N]
- * [--url http://host:port]`: runs an ONNX model in nnserve (converted, registered, compiled
- * and executed over HTTP; an in-process server unless --url is given) and in
- * onnxruntime-node on the same seeded random inputs, and prints the largest absolute and
- * relative error of every output, with both run times. `--fixed` specializes the model to
- * the given shapes at conversion; otherwise they are given at execution.
+ * `deno task onnx:compare <file.onnx> [input=1x3x224x224 ...] [--value sr=16000 ...] [--fixed]
+ * [--seed N] [--url http://host:port]`: runs an ONNX model in nnserve (converted, registered,
+ * compiled and executed over HTTP; an in-process server unless --url is given) and in
+ * onnxruntime-node on the same seeded random inputs (float inputs; integer and boolean inputs
+ * take the values `--value` gives), and prints the largest absolute and relative error of
+ * every output, with both run times. `--fixed` specializes the model to the given shapes at
+ * conversion; otherwise they are given at execution.
  */
 import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
@@ -41,6 +42,56 @@ export interface CompareOptions {
   fixed?: boolean;
   /** The absolute error allowed (tests): 1e-4 unless said, e.g. one quantization step. */
   tolerance?: number;
+  /** Values of inputs by name (required for non-float inputs: sample rates, token ids). */
+  values?: Record<string, number[]>;
+}
+
+/** onnxruntime's tensor types for the converter's input element types. */
+const ORT_TYPES = {
+  float32: "float32",
+  float16: "float16",
+  int64: "int64",
+  int32: "int32",
+  bool: "bool",
+} as const;
+
+/** An input's feed: given values, or seeded floats in [-scale/2, scale/2). */
+function feedValues(
+  info: OnnxConversion["inputs"][number],
+  count: number,
+  seed: number,
+  options: CompareOptions,
+): number[] {
+  const given = options.values?.[info.name];
+  if (given) {
+    if (given.length !== count) {
+      throw new Error(`${given.length} values given for input '${info.name}' of ${count}`);
+    }
+    return given;
+  }
+  if (info.elementType !== "float32" && info.elementType !== "float16") {
+    throw new Error(`give values for the ${info.elementType} input '${info.name}'`);
+  }
+  return Array.from(seededFloats(count, seed, options.scale ?? 2));
+}
+
+/** An onnxruntime tensor of an input's values. */
+function ortTensor(info: OnnxConversion["inputs"][number], values: number[], dims: number[]) {
+  const type = ORT_TYPES[info.elementType as keyof typeof ORT_TYPES];
+  if (!type) throw new Error(`input '${info.name}' has element type ${info.elementType}`);
+  switch (type) {
+    case "int64":
+      return new ort.Tensor(type, BigInt64Array.from(values, BigInt), dims);
+    case "int32":
+      return new ort.Tensor(type, Int32Array.from(values), dims);
+    case "bool":
+      return new ort.Tensor(type, Uint8Array.from(values), dims);
+    case "float16":
+      // onnxruntime takes float16 as its bits.
+      return new ort.Tensor(type, new Uint16Array(Float16Array.from(values).buffer), dims);
+    default:
+      return new ort.Tensor(type, Float32Array.from(values), dims);
+  }
 }
 
 async function call(baseUrl: string, method: string, path: string, body: unknown) {
@@ -69,7 +120,7 @@ export async function compareWithOnnxRuntime(
     const dims = shapes[info.name];
     if (!dims) throw new Error(`no shape given for input '${info.name}'`);
     const n = dims.reduce((a, b) => a * b, 1);
-    return [info.name, { dims, data: seededFloats(n, seed + i, options.scale ?? 2) }];
+    return [info.name, { info, dims, data: feedValues(info, n, seed + i, options) }];
   }));
 
   const session = await ort.InferenceSession.create(bytes);
@@ -77,7 +128,7 @@ export async function compareWithOnnxRuntime(
   const ortStarted = performance.now();
   try {
     expected = await session.run(Object.fromEntries(
-      Object.entries(feeds).map(([k, v]) => [k, new ort.Tensor("float32", v.data, v.dims)]),
+      Object.entries(feeds).map(([k, v]) => [k, ortTensor(v.info, v.data, v.dims)]),
     ));
   } finally {
     await session.release();
@@ -89,7 +140,7 @@ export async function compareWithOnnxRuntime(
   const started = performance.now();
   const execution = await call(baseUrl, "POST", `/v1/compilations/${compilation.id}/executions`, {
     inputs: conversion.inputs.map((info) => ({
-      data: Array.from(feeds[info.name].data),
+      data: feeds[info.name].data,
       ...(info.dimensions.includes(0) ? { dimensions: feeds[info.name].dims } : {}),
     })),
   });
@@ -126,6 +177,12 @@ function parseShape(text: string): [string, number[]] {
   return [text.slice(0, at), text.slice(at + 1).split("x").map(Number)];
 }
 
+function parseValues(text: string): [string, number[]] {
+  const at = text.lastIndexOf("=");
+  if (at < 0) throw new Error(`'${text}' is not name=V,V,...`);
+  return [text.slice(0, at), text.slice(at + 1).split(",").map(Number)];
+}
+
 async function main() {
   const { values, positionals } = parseArgs({
     args: Deno.args,
@@ -134,11 +191,15 @@ async function main() {
       fixed: { type: "boolean", default: false },
       seed: { type: "string", default: "1" },
       url: { type: "string" },
+      value: { type: "string", multiple: true, default: [] },
     },
   });
   const [file, ...shapeArgs] = positionals;
   if (!file) {
-    console.error("usage: deno task onnx:compare <file.onnx> [input=1x3x224x224 ...] [--fixed]");
+    console.error(
+      "usage: deno task onnx:compare <file.onnx> [input=1x3x224x224 ...] [--value sr=16000] " +
+        "[--fixed]",
+    );
     Deno.exit(2);
   }
   const bytes = await Deno.readFile(file);
@@ -170,6 +231,7 @@ async function main() {
     const result = await compareWithOnnxRuntime(baseUrl, bytes, shapes, {
       seed: Number(values.seed),
       fixed: values.fixed,
+      values: Object.fromEntries(values.value.map(parseValues)),
     });
     console.log(
       `${file}: opset ${result.conversion.opset}, ` +

@@ -5,7 +5,7 @@
  * driver's own shape rules (one shape helper: the operation's `prepare`).
  */
 import { type BuiltOperand, GraphBuilder, type Quantization } from "../graph_builder.ts";
-import type { PrepareInput } from "../../driver/operations/operation.ts";
+import type { DeclaredOperand, PrepareInput } from "../../driver/operations/operation.ts";
 import { operationDefinition } from "../../driver/operations/registry.ts";
 import type { TensorData } from "../../nnapi/tensor.ts";
 import type { OperandType, OperationType } from "../../nnapi/types.ts";
@@ -328,6 +328,13 @@ export class ConversionContext {
   ): BuiltOperand[] {
     const shapes = inferShapes(type, inputs, outputs);
     const built = outputs.map((o, i) => this.builder.temporary(o.type, shapes[i], o.quant));
+    // The driver's own validation, so a rule's mistake is a refusal naming the node here
+    // rather than a model the server rejects.
+    operationDefinition(type)!.validate({
+      type,
+      inputs: inputs.map(declared),
+      outputs: built.map(declared),
+    });
     this.builder.operation(type, inputs, built);
     return built;
   }
@@ -345,6 +352,26 @@ export class ConversionContext {
   }
 }
 
+/** An operand as the driver's validation sees it. */
+function declared(o: BuiltOperand): DeclaredOperand {
+  return {
+    index: o.index,
+    type: o.type,
+    dimensions: o.dimensions,
+    scale: o.scale,
+    zeroPoint: o.zeroPoint,
+    lifetime: o.lifetime,
+    ...(o.channelQuant ? { channelQuant: o.channelQuant } : {}),
+    ...(o.value === undefined ? {} : { value: o.value }),
+  };
+}
+
+/** Whether an operand is a tensor whose rank is known only at execution. */
+function hasUnknownRank(o: BuiltOperand): boolean {
+  return o.type.startsWith("TENSOR_") && o.dimensions.length === 0 && o.value === undefined &&
+    o.lifetime !== "NO_VALUE";
+}
+
 /** Stand-ins for extents known only at execution: two runs tell known from unknown. */
 const PLACEHOLDERS = [7919, 7927] as const;
 
@@ -360,6 +387,7 @@ function inferShapes(
 ): number[][] {
   const definition = operationDefinition(type);
   if (!definition) throw new Error(`the NNAPI operation ${type} is not implemented`);
+  if (inputs.some(hasUnknownRank)) return outputs.map(() => []);
   const runs = PLACEHOLDERS.map((placeholder) => {
     const prepareInputs: PrepareInput[] = inputs.map((o) => ({
       type: o.type,

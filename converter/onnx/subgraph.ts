@@ -115,8 +115,20 @@ export function conditionOperand(ctx: ConversionContext, name: string): BuiltOpe
     throw new Error(`the condition '${name}' is ${ctx.elementType(name)}, not bool`);
   }
   const operand = ctx.operand(name);
-  if (operand.dimensions.length === 1 && operand.dimensions[0] === 1) return operand;
-  // A scalar (or [1, ...] of one element): AND with true declares the [1] NNAPI requires.
+  const rank = operand.dimensions.length;
+  if (rank === 1 && operand.dimensions[0] === 1) return operand;
+  if (rank > 1) {
+    // [1, 1, ...]: ANY over every axis but the first leaves [1].
+    const axes = ctx.builder.constant(
+      "TENSOR_INT32",
+      [rank - 1],
+      Int32Array.from({ length: rank - 1 }, (_, i) => i + 1),
+    );
+    return ctx.emit("REDUCE_ANY", [operand, axes, ctx.builder.bool(false)], [
+      { type: "TENSOR_BOOL8", elementType: "bool" },
+    ])[0];
+  }
+  // A scalar: AND with true declares the [1] NNAPI requires.
   const condition = ctx.builder.temporary("TENSOR_BOOL8", [1]);
   const yes = ctx.builder.constant("TENSOR_BOOL8", [1], new Uint8Array([1]));
   ctx.builder.operation("LOGICAL_AND", [operand, yes], [condition]);
