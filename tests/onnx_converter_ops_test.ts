@@ -4,8 +4,8 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { withTestServer } from "./server_fixture.ts";
-import { type GraphSpec, INT64, INT8, type NodeSpec, UINT8 } from "./onnx/graphs.ts";
-import { chain, compare, weights } from "./onnx/compare.ts";
+import { type GraphSpec, INT64, INT8, type NodeSpec, onnxBytes, UINT8 } from "./onnx/graphs.ts";
+import { chain, compare, compareBytes, weights } from "./onnx/compare.ts";
 
 /** A one-node graph with an int64 output (ArgMax/ArgMin). */
 function argChain(input: number[], output: number[], node: NodeSpec): GraphSpec {
@@ -397,6 +397,22 @@ Deno.test("reflect and edge Pad, built from slices and concatenations", async ()
         }], [{ name: "pads", dims: [8], values: [0, 0, 2, 1, 0, 0, 1, 2], int64: true }]),
         `Pad ${mode}`,
       );
+    }
+  });
+});
+
+Deno.test("reflect and edge Pad along extents known only at execution, up to extent - 1", async () => {
+  await withTestServer({}, async (server) => {
+    for (const mode of ["reflect", "edge"]) {
+      const bytes = onnxBytes({
+        inputs: [{ name: "x", dims: ["N", 2, "H", "W"] }],
+        outputs: [{ name: "y", dims: ["N", 2, "H2", "W2"] }],
+        nodes: [{ op: "Pad", inputs: ["x", "pads"], outputs: ["y"], attributes: { mode } }],
+        initializers: [{ name: "pads", dims: [8], values: [0, 0, 1, 4, 0, 0, 4, 1], int64: true }],
+      });
+      for (const shape of [[1, 2, 5, 5], [2, 2, 6, 7]]) {
+        await compareBytes(server, bytes, { x: shape }, `Pad ${mode} at [${shape}]`);
+      }
     }
   });
 });

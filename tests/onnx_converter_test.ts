@@ -436,3 +436,32 @@ Deno.test("an ONNX scalar input has shape [1] in the model, and the import says 
     );
   });
 });
+
+Deno.test("Slice along extents known only at execution: negative indices, INT64 edges, steps", async () => {
+  const INT64_MAX = Number.MAX_SAFE_INTEGER; // onnxBytes writes int64; exporters use 2^63 - 1
+  const cases: [string, number[], number[], number[], number[]][] = [
+    ["from 1 to the end", [1], [INT64_MAX], [2], [1]],
+    ["the last 3", [-3], [INT64_MAX], [2], [1]],
+    ["all but the first and last", [1], [-1], [2], [1]],
+    ["reversed", [-1], [-INT64_MAX], [2], [-1]],
+    ["every other, two axes", [0, 1], [INT64_MAX, -1], [0, 2], [1, 2]],
+  ];
+  await withTestServer({}, async (server) => {
+    for (const [what, starts, ends, axes, steps] of cases) {
+      const bytes = onnxBytes({
+        inputs: [{ name: "x", dims: ["N", 3, "L"] }],
+        outputs: [{ name: "y", dims: ["N", 3, "M"] }],
+        nodes: [{ op: "Slice", inputs: ["x", "starts", "ends", "axes", "steps"], outputs: ["y"] }],
+        initializers: [
+          { name: "starts", dims: [starts.length], values: starts, int64: true },
+          { name: "ends", dims: [ends.length], values: ends, int64: true },
+          { name: "axes", dims: [axes.length], values: axes, int64: true },
+          { name: "steps", dims: [steps.length], values: steps, int64: true },
+        ],
+      });
+      for (const shape of [[1, 3, 7], [2, 3, 10]]) {
+        await compareBytes(server, bytes, { x: shape }, `Slice ${what} of [${shape}]`);
+      }
+    }
+  });
+});

@@ -372,8 +372,12 @@ function hasUnknownRank(o: BuiltOperand): boolean {
     o.lifetime !== "NO_VALUE";
 }
 
-/** Stand-ins for extents known only at execution: two runs tell known from unknown. */
-const PLACEHOLDERS = [7919, 7927] as const;
+/**
+ * Stand-ins for extents known only at execution: two runs tell known from unknown. They lie
+ * far apart, so a strided window (stride up to their difference) still tells them apart,
+ * and have many small factors, so a reshape may split them (into pairs, heads, ...).
+ */
+const PLACEHOLDERS = [7920, 11880] as const;
 
 /**
  * Output shapes by the driver's shape inference. Unknown input extents (0) are replaced by

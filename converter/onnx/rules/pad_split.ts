@@ -94,22 +94,26 @@ function padBySlices(
     const [before, after] = [full[axis], full[rank + axis]];
     if (before === 0 && after === 0) continue;
     const d = dims[axis];
-    if (d === 0) throw new Error(`${mode} padding along an extent known only at execution`);
-    if (mode === "reflect" && (before >= d || after >= d)) {
+    if (mode === "reflect" && d !== 0 && (before >= d || after >= d)) {
       throw new Error(
         `reflect padding of ${Math.max(before, after)} needs an extent above it (${d})`,
       );
     }
-    // Rows [from, to) of the axis stepping by `step` (to may be -1 with a negative step).
-    const rows = (from: number, to: number, step: number) => {
+    // Rows [from, to) of the axis stepping by `step`: a negative index counts from the end
+    // (so an extent known only at execution works), `to` undefined runs to the edge the
+    // step heads for. Every other axis is taken whole (its end mask).
+    const rows = (from: number, to: number | undefined, step: number) => {
       const begin = dims.map((_, i) => i === axis ? from : 0);
-      const end = dims.map((extent, i) => i === axis ? to : extent);
+      const end = dims.map((_, i) => i === axis ? to ?? 0 : 0);
       const strides = dims.map((_, i) => i === axis ? step : 1);
-      const endMask = to < 0 ? 1 << axis : 0;
+      const endMask = dims.reduce(
+        (mask, _, i) => i === axis && to !== undefined ? mask : mask | (1 << i),
+        0,
+      );
       return ctx.emit("STRIDED_SLICE", [
         value,
         vector(begin),
-        vector(end.map((e) => Math.max(e, 0))),
+        vector(end),
         vector(strides),
         s.int32(0),
         s.int32(endMask),
@@ -120,16 +124,20 @@ function padBySlices(
       ctx.emit("TILE", [row, vector(dims.map((_, i) => i === axis ? times : 1))], [spec])[0];
     const parts: BuiltOperand[] = [];
     if (before > 0) {
+      // Rows before..1 reversed; edge: row 0 repeated.
       parts.push(mode === "reflect" ? rows(before, 0, -1) : repeat(rows(0, 1, 1), before));
     }
     parts.push(value);
     if (after > 0) {
+      // Rows d-2 down to d-1-after, counted from the end; edge: row d-1 repeated.
       parts.push(
-        mode === "reflect" ? rows(d - 2, d - 2 - after, -1) : repeat(rows(d - 1, d, 1), after),
+        mode === "reflect"
+          ? rows(-2, -2 - after, -1)
+          : repeat(rows(-1, undefined, 1), after),
       );
     }
     [value] = ctx.emit("CONCATENATION", [...parts, s.int32(axis)], [spec]);
-    dims[axis] = d + before + after;
+    dims[axis] = d === 0 ? 0 : d + before + after;
   }
   return value;
 }

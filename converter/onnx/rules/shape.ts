@@ -45,11 +45,42 @@ function reshapeTarget(dims: readonly number[]): Int32Array {
   return new Int32Array(dims.map((d) => d === 0 ? -1 : d));
 }
 
-/** Emits RESHAPE of `x` to `dims` (0 = known only at execution) named `name`. */
-function emitReshape(ctx: ConversionContext, name: string, x: string, dims: readonly number[]) {
-  const target = reshapeTarget(dims);
-  const shape = ctx.builder.constant("TENSOR_INT32", [target.length], target);
-  ctx.emitAs(name, "RESHAPE", [ctx.operand(x), shape], sameTypeAs(ctx, x));
+/**
+ * Emits the reshape of `x` to `dims` (0 = known only at execution) named `name`. One
+ * unknown extent: RESHAPE (its -1). Several: only a reshape that drops and adds unit axes
+ * (each unknown extent the copy of the input axis `sources` names) can be expressed, as
+ * SQUEEZE then EXPAND_DIMS.
+ */
+function emitReshape(
+  ctx: ConversionContext,
+  name: string,
+  x: string,
+  dims: readonly number[],
+  sources: readonly (number | undefined)[] = [],
+) {
+  const spec = sameTypeAs(ctx, x);
+  if (dims.filter((d) => d === 0).length <= 1) {
+    const target = reshapeTarget(dims);
+    const shape = ctx.builder.constant("TENSOR_INT32", [target.length], target);
+    ctx.emitAs(name, "RESHAPE", [ctx.operand(x), shape], spec);
+    return;
+  }
+  const input = ctx.dims(x);
+  const kept = input.flatMap((d, axis) => d === 1 ? [] : [axis]);
+  const placed = dims.flatMap((d, i) => d === 1 ? [] : [i]);
+  const onlyUnitAxes = kept.length === placed.length &&
+    placed.every((i, k) => sources[i] === kept[k] || (dims[i] !== 0 && dims[i] === input[kept[k]]));
+  if (!onlyUnitAxes) reshapeTarget(dims); // throws: several extents known only at execution
+  let value = ctx.operand(x);
+  const dropped = input.flatMap((d, axis) => d === 1 ? [axis] : []);
+  if (dropped.length > 0) {
+    const axes = ctx.builder.constant("TENSOR_INT32", [dropped.length], Int32Array.from(dropped));
+    [value] = ctx.emit("SQUEEZE", [value, axes], [spec]);
+  }
+  for (const axis of dims.flatMap((d, i) => d === 1 ? [i] : [])) {
+    [value] = ctx.emit("EXPAND_DIMS", [value, ctx.builder.int32(axis)], [spec]);
+  }
+  ctx.setOperand(name, value, spec.elementType);
 }
 
 /** A host tensor with new dims (same data). */
@@ -62,24 +93,27 @@ function reshaped(t: HostTensor, dims: number[]): HostTensor {
  * by model operand `operand`: 0 copies the input extent (unless allowzero), -1 is inferred, a
  * symbol (from a Shape of a dynamic value) stands for an extent known only at execution. A
  * symbol or copy of one of the input's own extents cancels against it when -1 is inferred,
- * so `Reshape(x, [Shape(x)[0], -1])` keeps a dynamic batch.
+ * so `Reshape(x, [Shape(x)[0], -1])` keeps a dynamic batch. `sources` says which input axis
+ * each copied extent comes from.
  */
-function reshapeDims(
+function reshapeShape(
   node: NodeView,
   input: readonly number[],
   target: ArrayLike<number>,
   operand?: number,
-): number[] {
+): { dims: number[]; sources: (number | undefined)[] } {
   const allowZero = node.int("allowzero", 0) === 1;
   /** Input axes copied, and the target positions that copy them (each axis once). */
   const copiedAxes = new Set<number>();
   const copies = new Set<number>();
+  const sources: (number | undefined)[] = [];
   const dims = Array.from(target, (d, i) => {
     const symbol = symbolOf(d);
     const axis = symbol
       ? (symbol.operand === operand ? symbol.axis : undefined)
       : (d === 0 && !allowZero ? i : undefined);
     if (axis === undefined) return symbol ? 0 : d;
+    sources[i] = axis;
     if (!copiedAxes.has(axis)) {
       copiedAxes.add(axis);
       copies.add(i);
@@ -92,22 +126,18 @@ function reshapeDims(
     const rest = knownProduct(dims.filter((_, i) => i !== inferred && !copies.has(i)));
     dims[inferred] = total !== undefined && rest ? total / rest : 0;
   }
-  return dims;
+  return { dims, sources };
 }
 
 const reshape: Rule = {
-  fold: (node, [x, shape]) => [reshaped(x!, reshapeDims(node, x!.dims, shape!.data))],
+  fold: (node, [x, shape]) => [reshaped(x!, reshapeShape(node, x!.dims, shape!.data).dims)],
   moves: [0],
   convert(node, ctx) {
     const [x, s] = node.inputs;
     const target = ctx.shapeValues(s, "Reshape's shape").data;
     const operand = ctx.operand(x);
-    emitReshape(
-      ctx,
-      node.outputs[0],
-      x,
-      reshapeDims(node, operand.dimensions, target, operand.index),
-    );
+    const { dims, sources } = reshapeShape(node, operand.dimensions, target, operand.index);
+    emitReshape(ctx, node.outputs[0], x, dims, sources);
   },
 };
 
@@ -175,7 +205,13 @@ const unsqueeze: Rule = {
     const x = node.inputs[0];
     const axes = intList(node, ctx, "axes", 1, 13);
     if (!axes) throw new Error("axes are required");
-    emitReshape(ctx, node.outputs[0], x, unsqueezeDims(ctx.dims(x), axes));
+    const dims = ctx.dims(x);
+    const out = unsqueezeDims(dims, axes);
+    // Each extent that is not an inserted 1 comes from the next input axis.
+    let next = 0;
+    const inserted = new Set(axes.map((a) => normalizeAxis(a, out.length)));
+    const sources = out.map((_, i) => inserted.has(i) ? undefined : next++);
+    emitReshape(ctx, node.outputs[0], x, out, sources);
   },
 };
 
@@ -236,6 +272,8 @@ const concat: Rule = {
  * tensor) that may be moved on and end as a Reshape target, never computed with.
  */
 const shapeRule: Rule = {
+  // Only the input's extents are read, which a partial tensor has too.
+  moves: [0],
   fold(node, [x]) {
     return [shapeOf(node, x!.dims)];
   },
@@ -319,6 +357,13 @@ function sliceParams(node: NodeView, ctx: ConversionContext, rank: number) {
   return { starts, ends, axes: axes.map((a) => normalizeAxis(a, rank)), steps };
 }
 
+const INT32_MAX = 0x7fffffff;
+const INT32_MIN = -0x80000000;
+
+function clampInt32(v: number): number {
+  return Math.min(Math.max(v, INT32_MIN), INT32_MAX);
+}
+
 /** Clamped begin and count per dimension, as ONNX Slice defines them. */
 function sliceWindow(dims: readonly number[], p: ReturnType<typeof sliceParams>) {
   const begin = dims.map(() => 0);
@@ -352,25 +397,39 @@ const slice: Rule = {
     const x = node.inputs[0];
     const dims = ctx.dims(x);
     const p = sliceParams(node, ctx, dims.length);
-    if (p.axes.some((a) => dims[a] === 0)) {
-      throw new Error("Slice along an extent known only at execution is not supported yet");
-    }
-    const w = sliceWindow(dims, p);
+    const w = sliceWindow(dims.map((d) => d || INT32_MAX), p);
+    const begin = [...w.begin];
     const end = w.begin.map((b, i) => b + w.count[i] * w.step[i]);
+    let beginMask = 0;
     // An end of -1 on a negative step means "through index 0": NNAPI takes the end mask.
     let endMask = 0;
     end.forEach((e, i) => {
       if (e < 0 || dims[i] === 0) endMask |= 1 << i;
+    });
+    // Along an extent known only at execution, ONNX's own indices go to STRIDED_SLICE, which
+    // counts negative ones from the end and clamps as ONNX does; indices beyond int32 (the
+    // INT64 "to the edge" idiom) become masks.
+    p.axes.forEach((axis, i) => {
+      if (dims[axis] !== 0) return;
+      const forward = p.steps[i] > 0;
+      const [start, stop] = [p.starts[i], p.ends[i]];
+      begin[axis] = clampInt32(start);
+      if (forward ? start <= INT32_MIN : start >= INT32_MAX) beginMask |= 1 << axis;
+      if (forward ? stop >= INT32_MAX : stop <= INT32_MIN) endMask |= 1 << axis;
+      else {
+        endMask &= ~(1 << axis);
+        end[axis] = clampInt32(stop);
+      }
     });
     const s = ctx.builder;
     const vector = (values: number[]) =>
       s.constant("TENSOR_INT32", [values.length], new Int32Array(values));
     ctx.emitAs(node.outputs[0], "STRIDED_SLICE", [
       ctx.operand(x),
-      vector(w.begin),
-      vector(end.map((e) => Math.max(e, 0))),
+      vector(begin),
+      vector(end.map((e, i) => dims[i] === 0 ? e : Math.max(e, 0))),
       vector(w.step),
-      s.int32(0),
+      s.int32(beginMask),
       s.int32(endMask),
       s.int32(0),
     ], sameTypeAs(ctx, x));
