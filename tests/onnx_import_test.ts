@@ -208,12 +208,14 @@ Deno.test("int64 inputs become TENSOR_INT32: the import says so and executions r
       inputs: { ids: { data: [0, 2147483646, -2147483648] } },
     });
     strictEqual(fits.status, 200, JSON.stringify(fits.body));
-    deepStrictEqual(fits.body.outputs[0].data, [1, 2147483647, -2147483647]);
+    const [next] = fits.body.outputs as { data: number[] }[];
+    deepStrictEqual(next.data, [1, 2147483647, -2147483647]);
     const beyond = await server.request("POST", path, {
       inputs: { ids: { data: [1, 2147483648, 3] } },
     });
     strictEqual(beyond.status, 400, JSON.stringify(beyond.body));
-    ok(/2147483648 does not fit TENSOR_INT32/.test(beyond.body.message), beyond.body.message);
+    const message = beyond.body.message as string;
+    ok(/2147483648 does not fit TENSOR_INT32/.test(message), message);
   });
   const tooBig = onnxBytes({
     inputs: [{ name: "ids", dims: [1], type: INT64 }],
