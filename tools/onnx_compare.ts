@@ -44,6 +44,12 @@ export interface CompareOptions {
   tolerance?: number;
   /** Values of inputs by name (required for non-float inputs: sample rates, token ids). */
   values?: Record<string, number[]>;
+  /**
+   * onnxruntime's graph optimizations (default all). "disabled" keeps a QDQ model's float
+   * operations between its quantize steps, as its ONNX definition reads, instead of fusing
+   * them into integer kernels that round differently.
+   */
+  ortOptimization?: "disabled" | "all";
 }
 
 /** onnxruntime's tensor types for the converter's input element types. */
@@ -123,7 +129,9 @@ export async function compareWithOnnxRuntime(
     return [info.name, { info, dims, data: feedValues(info, n, seed + i, options) }];
   }));
 
-  const session = await ort.InferenceSession.create(bytes);
+  const session = await ort.InferenceSession.create(bytes, {
+    graphOptimizationLevel: options.ortOptimization ?? "all",
+  });
   let expected: ort.InferenceSession.OnnxValueMapType;
   const ortStarted = performance.now();
   try {
