@@ -166,6 +166,12 @@ export class GraphBuilder {
       this.operation("LOGICAL_AND", [operand, yes], [copy]);
       return copy;
     }
+    if (operand.type === "TENSOR_INT32") {
+      // Nor integers; adding 0 copies them (NNAPI 1.3's ADD takes TENSOR_INT32).
+      const zero = this.constant("TENSOR_INT32", [1], new Int32Array([0]));
+      this.operation("ADD", [operand, zero, this.int32(0)], [copy]);
+      return copy;
+    }
     if (operand.dimensions.filter((d) => d === 0).length > 1) {
       throw new Error("an output that is a graph input or constant has several unknown extents");
     }

@@ -1,10 +1,16 @@
-/** What the ONNX rules share: output specs, axes, and host arithmetic for folding. */
+/**
+ * What the ONNX rules share: output specs, axes, constants, booleans as numbers and back,
+ * and host arithmetic for folding.
+ */
 import { broadcastShape, forEachBroadcastRow } from "../../../kernels/elementwise_binary.ts";
 import { resolveAxis } from "../../../driver/operations/common/axis.ts";
 import type { OperandType } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
-import type { ConversionContext, OutputSpec } from "../context.ts";
-import { allocateHost, type ElementType, type HostTensor } from "../tensors.ts";
+import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
+import { allocateHost, type ElementType, type HostTensor, toInt32 } from "../tensors.ts";
+
+/** The fused activation operand value of "none" (ADD, SUB, MUL, DIV). */
+export const NO_ACTIVATION = 0;
 
 const OPERAND_TYPES: Partial<Record<ElementType, OperandType>> = {
   float32: "TENSOR_FLOAT32",
@@ -44,6 +50,70 @@ export function floatConstant(
     : ctx.builder.constant("TENSOR_FLOAT32", dims, Float32Array.from(values));
 }
 
+/** A 1-D TENSOR_INT32 constant: the axes, shapes and windows operations take. */
+export function int32Vector(ctx: ConversionContext, values: ArrayLike<number>): BuiltOperand {
+  return ctx.builder.constant("TENSOR_INT32", [values.length], Int32Array.from(values));
+}
+
+/** A constant of `spec`'s type: TENSOR_FLOAT16/32, TENSOR_INT32 or TENSOR_BOOL8 (nonzero). */
+export function tensorConstant(
+  ctx: ConversionContext,
+  spec: OutputSpec,
+  dims: readonly number[],
+  values: ArrayLike<number>,
+): BuiltOperand {
+  switch (spec.type) {
+    case "TENSOR_FLOAT16":
+    case "TENSOR_FLOAT32":
+      return floatConstant(ctx, spec, dims, values);
+    case "TENSOR_INT32":
+      return ctx.builder.constant("TENSOR_INT32", dims, toInt32(values, "a constant"));
+    case "TENSOR_BOOL8":
+      return ctx.builder.constant("TENSOR_BOOL8", dims, Uint8Array.from(values, (v) => v ? 1 : 0));
+    default:
+      throw new Error(`a constant of type ${spec.type} is not built here`);
+  }
+}
+
+/**
+ * A TENSOR_BOOL8 operand as numbers of `spec`'s type (1 for true, 0 for false). NNAPI's CAST
+ * takes no booleans, so SELECT picks between constants of the operand's shape, which must
+ * be known at conversion; `what` names the caller in the refusal.
+ */
+export function numbersFromBool(
+  ctx: ConversionContext,
+  cond: BuiltOperand,
+  options: { spec: OutputSpec; what: string },
+): BuiltOperand {
+  const dims = cond.dimensions;
+  const count = dims.length === 0 ? undefined : knownProduct(dims);
+  if (count === undefined) {
+    throw new Error(
+      `${options.what} needs the boolean input's shape known at conversion (it is ` +
+        `[${dims}], 0 = known only at execution): NNAPI's CAST takes no TENSOR_BOOL8, so ` +
+        "SELECT picks between constants of that shape; fix the input's shape at import (?shape=)",
+    );
+  }
+  const ones = tensorConstant(ctx, options.spec, dims, new Float64Array(count).fill(1));
+  const zeros = tensorConstant(ctx, options.spec, dims, new Float64Array(count));
+  return ctx.emit("SELECT", [cond, ones, zeros], [options.spec])[0];
+}
+
+/** `x != 0` as TENSOR_BOOL8 (NaN is true, as ONNX's Cast to bool has it); `spec` is x's. */
+export function boolFromNumbers(
+  ctx: ConversionContext,
+  x: BuiltOperand,
+  spec: OutputSpec,
+): BuiltOperand {
+  const zero = tensorConstant(ctx, spec, [1], [0]);
+  return ctx.emit("NOT_EQUAL", [x, zero], [specOf("bool")])[0];
+}
+
+/** Whether two shapes are the same extents (0 = known only at execution matches only 0). */
+export function sameDims(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
 /** Refuses anything but float32/float16 values (for operations NNAPI defines on floats). */
 export function requireFloat(ctx: ConversionContext, name: string): void {
   const type = ctx.elementType(name);
@@ -55,6 +125,20 @@ export function requireFloat(ctx: ConversionContext, name: string): void {
 /** A possibly negative ONNX axis as an index into a rank-`rank` shape (the driver's rule). */
 export function normalizeAxis(axis: number, rank: number): number {
   return resolveAxis(axis, rank, "the node's axis");
+}
+
+/** The values of a constant integer input or attribute (an attribute before `sinceOpset`). */
+export function intList(
+  node: NodeView,
+  ctx: ConversionContext,
+  attribute: string,
+  input: number,
+  sinceOpset: number,
+): number[] | undefined {
+  if (ctx.opset < sinceOpset) return node.has(attribute) ? node.ints(attribute) : undefined;
+  const name = node.input(input);
+  if (!name) return undefined;
+  return [...ctx.requireConstant(name, attribute).data];
 }
 
 /** The product of extents, or undefined when one is known only at execution. */

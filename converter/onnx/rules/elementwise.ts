@@ -4,6 +4,7 @@
  * HardSigmoid), each onto its NNAPI operation, folded when the inputs are constants.
  */
 import type { OperationType } from "../../../nnapi/types.ts";
+import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView } from "../context.ts";
 import type { Rule } from "../rule.ts";
 import type { HostTensor } from "../tensors.ts";
@@ -12,11 +13,10 @@ import {
   foldBinary,
   foldUnary,
   isIntegerType,
+  NO_ACTIVATION,
   requireFloat,
   sameTypeAs,
 } from "./common.ts";
-
-const NO_ACTIVATION = 0;
 
 function binary(type: OperationType, f: (x: number, y: number) => number): Rule {
   return {
@@ -51,8 +51,14 @@ function scalarTensor(ctx: ConversionContext, like: string, value: number) {
   return floatConstant(ctx, sameTypeAs(ctx, like), [1], [value]);
 }
 
-/** max(x, lo) then min(., hi) with NNAPI's MAXIMUM/MINIMUM, skipping infinite bounds. */
-function clamp(ctx: ConversionContext, node: NodeView, lo: number, hi: number): void {
+/** A Clip bound: a number known at conversion, or a runtime value (broadcast by NNAPI). */
+type Bound = number | BuiltOperand;
+
+/**
+ * max(x, lo) then min(., hi) with NNAPI's MAXIMUM/MINIMUM, skipping infinite bounds (RELU,
+ * RELU1, RELU6 for the bounds they have).
+ */
+function clamp(ctx: ConversionContext, node: NodeView, lo: Bound, hi: Bound): void {
   const x = node.inputs[0];
   const spec = sameTypeAs(ctx, x);
   if (lo === 0 && hi === 6) {
@@ -64,18 +70,19 @@ function clamp(ctx: ConversionContext, node: NodeView, lo: number, hi: number): 
   if (lo === 0 && hi === Infinity) {
     return void ctx.emitAs(node.outputs[0], "RELU", [ctx.operand(x)], spec);
   }
+  const operand = (b: Bound) => typeof b === "number" ? scalarTensor(ctx, x, b) : b;
   let value = ctx.operand(x);
-  if (lo !== -Infinity) [value] = ctx.emit("MAXIMUM", [value, scalarTensor(ctx, x, lo)], [spec]);
-  if (hi !== Infinity) [value] = ctx.emit("MINIMUM", [value, scalarTensor(ctx, x, hi)], [spec]);
+  if (lo !== -Infinity) [value] = ctx.emit("MAXIMUM", [value, operand(lo)], [spec]);
+  if (hi !== Infinity) [value] = ctx.emit("MINIMUM", [value, operand(hi)], [spec]);
   ctx.setOperand(node.outputs[0], value, spec.elementType);
 }
 
-/** A scalar bound given as an optional constant input (Clip since opset 11). */
-function bound(ctx: ConversionContext, node: NodeView, i: number, fallback: number): number {
+/** An optional bound input (Clip since opset 11): its value if constant, else its operand. */
+function bound(ctx: ConversionContext, node: NodeView, i: number, fallback: number): Bound {
   const name = node.input(i);
   if (!name) return fallback;
-  const t = ctx.requireConstant(name, `Clip's ${i === 1 ? "min" : "max"}`);
-  return t.data[0];
+  const t = ctx.constant(name);
+  return t ? t.data[0] : ctx.operand(name);
 }
 
 const clip: Rule = {

@@ -14,11 +14,13 @@ import { QLINEAR_RULES } from "./qlinear.ts";
 import { QUANTIZATION_RULES } from "./quantization.ts";
 import { RECURRENT_RULES } from "./recurrent.ts";
 import { REDUCE_RULES } from "./reduce.ts";
+import { RESHAPE_RULES } from "./reshape.ts";
 import { RESIZE_RULES } from "./resize.ts";
 import { SHAPE_RULES } from "./shape.ts";
 import { SOFTMAX_RULES } from "./softmax.ts";
 import { SPECTRAL_RULES } from "./spectral.ts";
 import { SPECTRAL_CONSTANT_RULES } from "./spectral_constants.ts";
+import { TRANSPOSE_RULES } from "./transpose.ts";
 
 export const RULES: Readonly<Record<string, Rule>> = {
   ...ELEMENTWISE_RULES,
@@ -26,6 +28,8 @@ export const RULES: Readonly<Record<string, Rule>> = {
   ...POOL_RULES,
   ...MATMUL_RULES,
   ...SHAPE_RULES,
+  ...RESHAPE_RULES,
+  ...TRANSPOSE_RULES,
   ...SOFTMAX_RULES,
   ...CONV_TRANSPOSE_RULES,
   ...REDUCE_RULES,

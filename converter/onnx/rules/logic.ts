@@ -1,13 +1,25 @@
 /**
  * Comparisons and selection: Equal, Greater, Less, GreaterOrEqual, LessOrEqual onto NNAPI's
- * comparisons (TENSOR_BOOL8 results), And/Or/Xor onto the logical operations, Where onto
- * SELECT (the condition broadcast to the values' shape).
+ * comparisons (TENSOR_BOOL8 results), And/Or onto the logical operations, Where onto SELECT
+ * (which does not broadcast: the condition and values are broadcast to the output's shape
+ * first).
  */
 import type { OperationType } from "../../../nnapi/types.ts";
+import type { BuiltOperand } from "../../graph_builder.ts";
+import type { ConversionContext, OutputSpec } from "../context.ts";
 import type { Rule } from "../rule.ts";
-import { allocateHost } from "../tensors.ts";
+import { allocateHost, nnapiConstant } from "../tensors.ts";
 import { broadcastShape } from "../../../kernels/elementwise_binary.ts";
-import { broadcastTo, foldBinary, sameTypeAs, specOf } from "./common.ts";
+import {
+  broadcastTo,
+  foldBinary,
+  knownProduct,
+  NO_ACTIVATION,
+  sameDims,
+  sameTypeAs,
+  specOf,
+  tensorConstant,
+} from "./common.ts";
 
 function comparison(type: OperationType, f: (x: number, y: number) => boolean): Rule {
   return {
@@ -41,22 +53,57 @@ const where: Rule = {
     return [out];
   },
   convert(node, ctx) {
-    const [c, a, b] = node.inputs;
-    const dims = [ctx.dims(c), ctx.dims(a), ctx.dims(b)];
-    const same = dims.every((d) =>
-      d.length === dims[1].length && d.every((x, i) => x === dims[1][i] && x !== 0)
+    const names = node.inputs;
+    const shapes = names.map((name) => ctx.dims(name));
+    // A constant's dims are all known ([] a scalar); an operand's [] is an unknown rank.
+    const known = names.every((name, i) =>
+      ctx.constant(name) !== undefined ||
+      (shapes[i].length > 0 && knownProduct(shapes[i]) !== undefined)
     );
-    if (!same) {
-      throw new Error("Where with broadcasting between condition and values is not supported yet");
+    if (!known) {
+      throw new Error(
+        "Where needs the shapes of its condition and values known at conversion (they are " +
+          `${shapes.map((d) => `[${d}]`).join(", ")}, 0 = known only at execution): NNAPI's ` +
+          "SELECT does not broadcast, so they are broadcast to the output's shape first; fix " +
+          "the input's shape at import (?shape=)",
+      );
     }
-    ctx.emitAs(
-      node.outputs[0],
-      "SELECT",
-      [ctx.operand(c), ctx.operand(a), ctx.operand(b)],
-      sameTypeAs(ctx, a),
-    );
+    const dims = shapes.reduce<number[] | null>((out, d) => out && broadcastShape(out, d), []);
+    if (!dims) {
+      throw new Error(`the shapes ${shapes.map((d) => `[${d}]`).join(", ")} do not broadcast`);
+    }
+    const values = sameTypeAs(ctx, names[1]);
+    const [c, a, b] = names.map((name, i) => {
+      const spec = i === 0 ? specOf("bool") : values;
+      const t = ctx.constant(name);
+      if (!t || sameDims(t.dims, dims)) return broadcastOperand(ctx, ctx.operand(name), spec, dims);
+      // A constant is broadcast on the host.
+      const { type, data } = nnapiConstant(broadcastTo(t, dims));
+      return ctx.builder.constant(type, dims, data);
+    });
+    ctx.emitAs(node.outputs[0], "SELECT", [c, a, b], values);
   },
 };
+
+/**
+ * `x` broadcast to `dims` (all known): LOGICAL_AND with an all-true constant of that shape
+ * for a condition, ADD of a zero constant for values.
+ */
+function broadcastOperand(
+  ctx: ConversionContext,
+  x: BuiltOperand,
+  spec: OutputSpec,
+  dims: readonly number[],
+): BuiltOperand {
+  if (sameDims(x.dimensions, dims)) return x;
+  const count = knownProduct(dims)!;
+  if (spec.type === "TENSOR_BOOL8") {
+    const yes = tensorConstant(ctx, spec, dims, new Float64Array(count).fill(1));
+    return ctx.emit("LOGICAL_AND", [x, yes], [spec])[0];
+  }
+  const zeros = tensorConstant(ctx, spec, dims, new Float64Array(count));
+  return ctx.emit("ADD", [x, zeros, ctx.builder.int32(NO_ACTIVATION)], [spec])[0];
+}
 
 export const LOGIC_RULES: Record<string, Rule> = {
   Equal: comparison("EQUAL", (x, y) => x === y),

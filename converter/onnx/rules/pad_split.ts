@@ -1,11 +1,19 @@
 /**
  * Pad onto PAD_V2 (constant mode) or slices and concatenations (reflect, edge), and Split
- * onto SPLIT (equal parts) or one SLICE per part.
+ * onto SPLIT (equal parts) or one SLICE per part (folded when its input is a constant).
  */
 import type { Rule } from "../rule.ts";
-import { normalizeAxis, requireFloat, sameTypeAs } from "./common.ts";
+import {
+  int32Vector,
+  intList,
+  knownProduct,
+  normalizeAxis,
+  requireFloat,
+  sameTypeAs,
+} from "./common.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView } from "../context.ts";
+import { allocateHost } from "../tensors.ts";
 
 /** ONNX pads [x1_begin, x2_begin, ..., x1_end, ...] for all axes. */
 function padAmounts(node: NodeView, ctx: ConversionContext, rank: number): number[] {
@@ -88,7 +96,7 @@ function padBySlices(
   const rank = dims.length;
   const spec = sameTypeAs(ctx, x);
   const s = ctx.builder;
-  const vector = (v: number[]) => s.constant("TENSOR_INT32", [v.length], new Int32Array(v));
+  const vector = (v: number[]) => int32Vector(ctx, v);
   let value = ctx.operand(x);
   for (let axis = 0; axis < rank; axis++) {
     const [before, after] = [full[axis], full[rank + axis]];
@@ -131,9 +139,7 @@ function padBySlices(
     if (after > 0) {
       // Rows d-2 down to d-1-after, counted from the end; edge: row d-1 repeated.
       parts.push(
-        mode === "reflect"
-          ? rows(-2, -2 - after, -1)
-          : repeat(rows(-1, undefined, 1), after),
+        mode === "reflect" ? rows(-2, -2 - after, -1) : repeat(rows(-1, undefined, 1), after),
       );
     }
     [value] = ctx.emit("CONCATENATION", [...parts, s.int32(axis)], [spec]);
@@ -142,20 +148,64 @@ function padBySlices(
   return value;
 }
 
+/**
+ * The extents of Split's parts along an extent: `split` (an attribute before opset 13, an
+ * input since), else `num_outputs` parts of ceil(extent / num_outputs), the last smaller
+ * (opset 18), else equal parts. Undefined for equal parts of an extent known only at
+ * execution (0).
+ */
+function splitSizes(node: NodeView, ctx: ConversionContext, extent: number): number[] | undefined {
+  const given = intList(node, ctx, "split", 1, 13);
+  if (given) {
+    const total = given.reduce((a, b) => a + b, 0);
+    if (extent !== 0 && total !== extent) {
+      throw new Error(`the parts [${given}] add up to ${total}, not the extent ${extent}`);
+    }
+    return given;
+  }
+  if (extent === 0) return undefined;
+  const count = node.outputs.length;
+  if (ctx.opset >= 18 && node.has("num_outputs")) {
+    const part = Math.ceil(extent / node.int("num_outputs"));
+    return Array.from({ length: count }, (_, i) => Math.max(0, Math.min(part, extent - i * part)));
+  }
+  if (extent % count !== 0) {
+    throw new Error(`an extent of ${extent} does not split into ${count} equal parts`);
+  }
+  return new Array(count).fill(extent / count);
+}
+
 const split: Rule = {
+  // The parts are moved, so a partial tensor (a Shape) splits too.
+  moves: [0],
+  fold(node, [x], ctx) {
+    const dims = x!.dims;
+    const axis = normalizeAxis(node.int("axis", 0), dims.length);
+    const extent = dims[axis];
+    const sizes = splitSizes(node, ctx, extent) ?? node.outputs.map(() => 0);
+    const outer = knownProduct(dims.slice(0, axis)) ?? 0;
+    const inner = knownProduct(dims.slice(axis + 1)) ?? 0;
+    let begin = 0;
+    return sizes.map((n) => {
+      const out = allocateHost(x!.type, dims.map((d, i) => i === axis ? n : d));
+      for (let o = 0; o < outer; o++) {
+        const from = (o * extent + begin) * inner;
+        out.data.set(x!.data.subarray(from, from + n * inner), o * n * inner);
+      }
+      begin += n;
+      return out;
+    });
+  },
   convert(node, ctx) {
     const x = node.inputs[0];
     const dims = ctx.dims(x);
     const axis = normalizeAxis(node.int("axis", 0), dims.length);
     const extent = dims[axis];
     const count = node.outputs.length;
-    let sizes: number[] | undefined;
-    if (ctx.opset < 13) sizes = node.has("split") ? node.ints("split") : undefined;
-    else if (node.input(1)) sizes = [...ctx.requireConstant(node.inputs[1], "Split's split").data];
+    const sizes = splitSizes(node, ctx, extent);
     const spec = sameTypeAs(ctx, x);
     const s = ctx.builder;
-    const equal = sizes === undefined || sizes.every((n) => n === sizes![0]);
-    if (equal && (sizes === undefined || extent === 0 || sizes[0] * count === extent)) {
+    if (sizes === undefined || sizes.every((n) => n === sizes[0])) {
       const parts = ctx.emit(
         "SPLIT",
         [ctx.operand(x), s.int32(axis), s.int32(count)],
@@ -166,11 +216,11 @@ const split: Rule = {
     }
     if (extent === 0) throw new Error("unequal parts of an extent known only at execution");
     let begin = 0;
-    sizes!.forEach((n, i) => {
+    sizes.forEach((n, i) => {
       const starts = dims.map((_, d) => d === axis ? begin : 0);
       const size = dims.map((_, d) => d === axis ? n : -1);
-      const vector = (v: number[]) => s.constant("TENSOR_INT32", [v.length], new Int32Array(v));
-      ctx.emitAs(node.outputs[i], "SLICE", [ctx.operand(x), vector(starts), vector(size)], spec);
+      const window = [int32Vector(ctx, starts), int32Vector(ctx, size)];
+      ctx.emitAs(node.outputs[i], "SLICE", [ctx.operand(x), ...window], spec);
       begin += n;
     });
   },

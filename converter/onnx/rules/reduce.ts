@@ -1,14 +1,28 @@
 /**
  * Reductions: ReduceMean/Sum/Max/Min/Prod onto MEAN and REDUCE_* (axes as an attribute
- * before opset 18, ReduceSum's since 13; noop_with_empty_axes), ArgMax/ArgMin onto
+ * before opset 18, ReduceSum's since 13; noop_with_empty_axes; Sum/Max/Min/Prod folded on
+ * constants of any type, such as the int64 extents of a Shape), ArgMax/ArgMin onto
  * ARGMAX/ARGMIN (keepdims by a reshape), and the variadic Sum/Max/Min/Mean as chains.
  */
+import { rowMajorStrides } from "../../../kernels/shape_transform.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
 import type { ConversionContext, NodeView } from "../context.ts";
 import type { Rule } from "../rule.ts";
-import { normalizeAxis, requireFloat, sameTypeAs, specOf } from "./common.ts";
+import { allocateHost, type HostTensor } from "../tensors.ts";
+import {
+  int32Vector,
+  NO_ACTIVATION,
+  normalizeAxis,
+  requireFloat,
+  sameTypeAs,
+  specOf,
+} from "./common.ts";
 
-const NO_ACTIVATION = 0;
+/** How a reduction folds on the host: its start value and how it takes in one element. */
+interface HostReduction {
+  initial: number;
+  combine: (accumulated: number, x: number) => number;
+}
 
 /** The reduced axes: an input since `inputSince`, an attribute before; all when absent. */
 function reduceAxes(
@@ -31,17 +45,50 @@ function reduceAxes(
   return axes.map((a) => normalizeAxis(a, rank));
 }
 
-function reduce(type: OperationType, inputSince: number): Rule {
+/** `x` reduced over `axes` on the host (keepdims or not). */
+function foldReduce(
+  x: HostTensor,
+  options: { axes: readonly number[]; keep: boolean; reduction: HostReduction },
+): HostTensor {
+  const { axes, keep, reduction } = options;
+  const kept = x.dims.map((d, axis) => axes.includes(axis) ? 1 : d);
+  const out = allocateHost(x.type, kept);
+  out.data.fill(reduction.initial);
+  // Each input element's output offset: its index along the kept axes.
+  const strides = rowMajorStrides(kept).map((s, axis) => axes.includes(axis) ? 0 : s);
+  const index = x.dims.map(() => 0);
+  for (let i = 0; i < x.data.length; i++) {
+    const o = index.reduce((sum, k, axis) => sum + k * strides[axis], 0);
+    out.data[o] = reduction.combine(out.data[o], x.data[i]);
+    for (let axis = index.length - 1; axis >= 0 && ++index[axis] === x.dims[axis]; axis--) {
+      index[axis] = 0;
+    }
+  }
+  return keep ? out : { ...out, dims: x.dims.filter((_, axis) => !axes.includes(axis)) };
+}
+
+function reduce(type: OperationType, inputSince: number, host?: HostReduction): Rule {
   return {
+    ...(host
+      ? {
+        fold(node: NodeView, [x]: readonly (HostTensor | undefined)[], ctx: ConversionContext) {
+          const axes = reduceAxes(node, ctx, x!.dims.length, inputSince);
+          if (axes === undefined) return [x!];
+          const keep = node.int("keepdims", 1) === 1;
+          return [foldReduce(x!, { axes, keep, reduction: host })];
+        },
+      }
+      : {}),
     convert(node, ctx) {
       const x = node.inputs[0];
+      ctx.operand(x); // refuses a value computed from extents known only at execution
       requireFloat(ctx, x);
       const rank = ctx.dims(x).length;
       const axes = reduceAxes(node, ctx, rank, inputSince);
       if (axes === undefined) return ctx.alias(node.outputs[0], x);
       const keep = node.int("keepdims", 1) === 1;
       const s = ctx.builder;
-      const axesOperand = s.constant("TENSOR_INT32", [axes.length], new Int32Array(axes));
+      const axesOperand = int32Vector(ctx, axes);
       const keepOperand = type === "MEAN" ? s.int32(keep ? 1 : 0) : s.bool(keep);
       ctx.emitAs(
         node.outputs[0],
@@ -104,10 +151,10 @@ function variadic(type: "ADD" | "MAXIMUM" | "MINIMUM", mean = false): Rule {
 
 export const REDUCE_RULES: Record<string, Rule> = {
   ReduceMean: reduce("MEAN", 18),
-  ReduceSum: reduce("REDUCE_SUM", 13),
-  ReduceMax: reduce("REDUCE_MAX", 18),
-  ReduceMin: reduce("REDUCE_MIN", 18),
-  ReduceProd: reduce("REDUCE_PROD", 18),
+  ReduceSum: reduce("REDUCE_SUM", 13, { initial: 0, combine: (a, x) => a + x }),
+  ReduceMax: reduce("REDUCE_MAX", 18, { initial: -Infinity, combine: Math.max }),
+  ReduceMin: reduce("REDUCE_MIN", 18, { initial: Infinity, combine: Math.min }),
+  ReduceProd: reduce("REDUCE_PROD", 18, { initial: 1, combine: (a, x) => a * x }),
   ArgMax: argReduce("ARGMAX"),
   ArgMin: argReduce("ARGMIN"),
   Sum: variadic("ADD"),

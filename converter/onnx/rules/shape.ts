@@ -1,14 +1,11 @@
 /**
- * Shape and data-movement operators: Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
- * Concat, Gather, Slice, Identity, Dropout, Cast, and the value sources Constant, Shape and
- * ConstantOfShape. Everything whose inputs are constants folds on the host, which removes
- * the Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains exporters emit.
+ * Data-movement operators: Concat, Gather, Slice, Identity, Dropout, Cast, and the value
+ * sources Constant, Shape, Size and ConstantOfShape (reshapes are in `reshape.ts`,
+ * Transpose in `transpose.ts`). Everything whose inputs are constants folds on the host,
+ * which removes the Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains exporters emit.
  */
-import {
-  gather as gatherKernel,
-  stridedSlice,
-  transpose,
-} from "../../../kernels/shape_transform.ts";
+import { gather as gatherKernel, stridedSlice } from "../../../kernels/shape_transform.ts";
+import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView } from "../context.ts";
 import type { Rule } from "../rule.ts";
 import {
@@ -21,218 +18,17 @@ import {
   symbolOf,
   toInt32,
 } from "../tensors.ts";
-import { knownProduct, normalizeAxis, sameTypeAs, specOf } from "./common.ts";
-
-/** The values of a constant integer input or attribute (opset-dependent place). */
-function intList(
-  node: NodeView,
-  ctx: ConversionContext,
-  attribute: string,
-  input: number,
-  sinceOpset: number,
-): number[] | undefined {
-  if (ctx.opset < sinceOpset) return node.has(attribute) ? node.ints(attribute) : undefined;
-  const name = node.input(input);
-  if (!name) return undefined;
-  return [...ctx.requireConstant(name, attribute).data];
-}
-
-/** `dims` as a RESHAPE target (0 = unknown extent becomes -1; at most one allowed). */
-function reshapeTarget(dims: readonly number[]): Int32Array {
-  if (dims.filter((d) => d === 0).length > 1) {
-    throw new Error(`the result shape [${dims}] has several extents known only at execution`);
-  }
-  return new Int32Array(dims.map((d) => d === 0 ? -1 : d));
-}
-
-/**
- * Emits the reshape of `x` to `dims` (0 = known only at execution) named `name`. One
- * unknown extent: RESHAPE (its -1). Several: only a reshape that drops and adds unit axes
- * (each unknown extent the copy of the input axis `sources` names) can be expressed, as
- * SQUEEZE then EXPAND_DIMS.
- */
-function emitReshape(
-  ctx: ConversionContext,
-  name: string,
-  x: string,
-  dims: readonly number[],
-  sources: readonly (number | undefined)[] = [],
-) {
-  const spec = sameTypeAs(ctx, x);
-  if (dims.filter((d) => d === 0).length <= 1) {
-    const target = reshapeTarget(dims);
-    const shape = ctx.builder.constant("TENSOR_INT32", [target.length], target);
-    ctx.emitAs(name, "RESHAPE", [ctx.operand(x), shape], spec);
-    return;
-  }
-  const input = ctx.dims(x);
-  const kept = input.flatMap((d, axis) => d === 1 ? [] : [axis]);
-  const placed = dims.flatMap((d, i) => d === 1 ? [] : [i]);
-  const onlyUnitAxes = kept.length === placed.length &&
-    placed.every((i, k) => sources[i] === kept[k] || (dims[i] !== 0 && dims[i] === input[kept[k]]));
-  if (!onlyUnitAxes) reshapeTarget(dims); // throws: several extents known only at execution
-  let value = ctx.operand(x);
-  const dropped = input.flatMap((d, axis) => d === 1 ? [axis] : []);
-  if (dropped.length > 0) {
-    const axes = ctx.builder.constant("TENSOR_INT32", [dropped.length], Int32Array.from(dropped));
-    [value] = ctx.emit("SQUEEZE", [value, axes], [spec]);
-  }
-  for (const axis of dims.flatMap((d, i) => d === 1 ? [i] : [])) {
-    [value] = ctx.emit("EXPAND_DIMS", [value, ctx.builder.int32(axis)], [spec]);
-  }
-  ctx.setOperand(name, value, spec.elementType);
-}
-
-/** A host tensor with new dims (same data). */
-function reshaped(t: HostTensor, dims: number[]): HostTensor {
-  return { type: t.type, dims, data: t.data };
-}
-
-/**
- * ONNX Reshape's target for an input of extents `input` (0 = known only at execution) held
- * by model operand `operand`: 0 copies the input extent (unless allowzero), -1 is inferred, a
- * symbol (from a Shape of a dynamic value) stands for an extent known only at execution. A
- * symbol or copy of one of the input's own extents cancels against it when -1 is inferred,
- * so `Reshape(x, [Shape(x)[0], -1])` keeps a dynamic batch. `sources` says which input axis
- * each copied extent comes from.
- */
-function reshapeShape(
-  node: NodeView,
-  input: readonly number[],
-  target: ArrayLike<number>,
-  operand?: number,
-): { dims: number[]; sources: (number | undefined)[] } {
-  const allowZero = node.int("allowzero", 0) === 1;
-  /** Input axes copied, and the target positions that copy them (each axis once). */
-  const copiedAxes = new Set<number>();
-  const copies = new Set<number>();
-  const sources: (number | undefined)[] = [];
-  const dims = Array.from(target, (d, i) => {
-    const symbol = symbolOf(d);
-    const axis = symbol
-      ? (symbol.operand === operand ? symbol.axis : undefined)
-      : (d === 0 && !allowZero ? i : undefined);
-    if (axis === undefined) return symbol ? 0 : d;
-    sources[i] = axis;
-    if (!copiedAxes.has(axis)) {
-      copiedAxes.add(axis);
-      copies.add(i);
-    }
-    return input[axis];
-  });
-  const inferred = dims.indexOf(-1);
-  if (inferred >= 0) {
-    const total = knownProduct(input.filter((_, axis) => !copiedAxes.has(axis)));
-    const rest = knownProduct(dims.filter((_, i) => i !== inferred && !copies.has(i)));
-    dims[inferred] = total !== undefined && rest ? total / rest : 0;
-  }
-  return { dims, sources };
-}
-
-const reshape: Rule = {
-  fold: (node, [x, shape]) => [reshaped(x!, reshapeShape(node, x!.dims, shape!.data).dims)],
-  moves: [0],
-  convert(node, ctx) {
-    const [x, s] = node.inputs;
-    const target = ctx.shapeValues(s, "Reshape's shape").data;
-    const operand = ctx.operand(x);
-    const { dims, sources } = reshapeShape(node, operand.dimensions, target, operand.index);
-    emitReshape(ctx, node.outputs[0], x, dims, sources);
-  },
-};
-
-function flattenDims(node: NodeView, dims: readonly number[]): number[] {
-  const axis = node.int("axis", 1);
-  const a = axis < 0 ? axis + dims.length : axis;
-  const outer = knownProduct(dims.slice(0, a)) ?? 0;
-  const inner = knownProduct(dims.slice(a)) ?? 0;
-  return [outer, inner];
-}
-
-const flatten: Rule = {
-  moves: [0],
-  fold: (node, [x]) => [reshaped(x!, flattenDims(node, x!.dims))],
-  convert(node, ctx) {
-    const x = node.inputs[0];
-    emitReshape(ctx, node.outputs[0], x, flattenDims(node, ctx.dims(x)));
-  },
-};
-
-function squeezeDims(dims: readonly number[], axes: number[] | undefined): number[] {
-  if (!axes) {
-    if (dims.includes(0)) throw new Error("Squeeze without axes needs every extent known");
-    return dims.filter((d) => d !== 1);
-  }
-  const drop = new Set(axes.map((a) => normalizeAxis(a, dims.length)));
-  return dims.filter((_, i) => !drop.has(i));
-}
-
-const squeeze: Rule = {
-  moves: [0],
-  fold: (node, [x], ctx) => [reshaped(x!, squeezeDims(x!.dims, intList(node, ctx, "axes", 1, 13)))],
-  convert(node, ctx) {
-    const x = node.inputs[0];
-    const dims = ctx.dims(x);
-    const axes = intList(node, ctx, "axes", 1, 13) ??
-      dims.flatMap((d, i) => d === 1 ? [i] : []);
-    const normalized = axes.map((a) => normalizeAxis(a, dims.length));
-    const squeezeAxes = ctx.builder.constant(
-      "TENSOR_INT32",
-      [normalized.length],
-      new Int32Array(normalized),
-    );
-    ctx.emitAs(node.outputs[0], "SQUEEZE", [ctx.operand(x), squeezeAxes], sameTypeAs(ctx, x));
-  },
-};
-
-function unsqueezeDims(dims: readonly number[], axes: number[]): number[] {
-  const rank = dims.length + axes.length;
-  const inserted = new Set(axes.map((a) => normalizeAxis(a, rank)));
-  const out: number[] = [];
-  let next = 0;
-  for (let i = 0; i < rank; i++) out.push(inserted.has(i) ? 1 : dims[next++]);
-  return out;
-}
-
-const unsqueeze: Rule = {
-  moves: [0],
-  fold: (
-    node,
-    [x],
-    ctx,
-  ) => [reshaped(x!, unsqueezeDims(x!.dims, intList(node, ctx, "axes", 1, 13)!))],
-  convert(node, ctx) {
-    const x = node.inputs[0];
-    const axes = intList(node, ctx, "axes", 1, 13);
-    if (!axes) throw new Error("axes are required");
-    const dims = ctx.dims(x);
-    const out = unsqueezeDims(dims, axes);
-    // Each extent that is not an inserted 1 comes from the next input axis.
-    let next = 0;
-    const inserted = new Set(axes.map((a) => normalizeAxis(a, out.length)));
-    const sources = out.map((_, i) => inserted.has(i) ? undefined : next++);
-    emitReshape(ctx, node.outputs[0], x, out, sources);
-  },
-};
-
-function permutation(node: NodeView, rank: number): number[] {
-  return node.ints("perm", Array.from({ length: rank }, (_, i) => rank - 1 - i));
-}
-
-const transposeRule: Rule = {
-  fold(node, [x]) {
-    const perm = permutation(node, x!.dims.length);
-    const out = allocateHost(x!.type, perm.map((p) => x!.dims[p]));
-    transpose(x!.data, x!.dims, perm, out.data);
-    return [out];
-  },
-  convert(node, ctx) {
-    const x = node.inputs[0];
-    const perm = permutation(node, ctx.dims(x).length);
-    const p = ctx.builder.constant("TENSOR_INT32", [perm.length], new Int32Array(perm));
-    ctx.emitAs(node.outputs[0], "TRANSPOSE", [ctx.operand(x), p], sameTypeAs(ctx, x));
-  },
-};
+import {
+  boolFromNumbers,
+  int32Vector,
+  intList,
+  knownProduct,
+  normalizeAxis,
+  numbersFromBool,
+  sameTypeAs,
+  specOf,
+} from "./common.ts";
+import { squeezeOperand } from "./reshape.ts";
 
 const concat: Rule = {
   moves: "all",
@@ -296,6 +92,29 @@ function shapeOf(node: NodeView, dims: readonly number[]): HostTensor {
   return hostTensor("int64", [picked.length], picked);
 }
 
+/**
+ * Size: the element count, an int64 scalar known at conversion when every extent is (the
+ * product of extents known only at execution is nothing an NNAPI model can compute).
+ */
+const size: Rule = {
+  // Only the input's extents are read, which a partial tensor has too.
+  moves: [0],
+  fold: (_node, [x]) => [hostTensor("int64", [], [x!.data.length])],
+  convert(node, ctx) {
+    const x = node.inputs[0];
+    const dims = ctx.dims(x);
+    const count = dims.length === 0 ? undefined : knownProduct(dims);
+    if (count === undefined) {
+      throw new Error(
+        `Size of '${x}' needs every extent known at conversion, and its shape is [${dims}] ` +
+          "(0 = known only at execution): a product of extents known only at execution " +
+          "cannot be computed; fix the input's shape at import (?shape=)",
+      );
+    }
+    ctx.setConstant(node.outputs[0], hostTensor("int64", [], [count]));
+  },
+};
+
 const gather: Rule = {
   moves: [0],
   fold(node, [data, indices]) {
@@ -332,8 +151,8 @@ const gather: Rule = {
         toInt32(constantIndices.data, "Gather's indices"),
       );
       const [picked] = ctx.emit("GATHER", [ctx.operand(x), ctx.builder.int32(axis), one], [spec]);
-      const axes = ctx.builder.constant("TENSOR_INT32", [1], new Int32Array([axis]));
-      ctx.emitAs(node.outputs[0], "SQUEEZE", [picked, axes], spec);
+      const squeezed = squeezeOperand(ctx, picked, { spec, axes: [axis] });
+      ctx.setOperand(node.outputs[0], squeezed, spec.elementType);
       return;
     }
     const indices = constantIndices
@@ -385,6 +204,27 @@ function sliceWindow(dims: readonly number[], p: ReturnType<typeof sliceParams>)
   return { begin, step, count };
 }
 
+/** The most axes NNAPI's STRIDED_SLICE takes. */
+const STRIDED_SLICE_RANK = 4;
+
+/**
+ * A Slice as SLICE, which takes any rank and TENSOR_INT32 (STRIDED_SLICE takes neither) but
+ * steps of 1 only, along sliced extents known at conversion. Undefined when it cannot.
+ */
+function sliceBySize(
+  ctx: ConversionContext,
+  x: string,
+  p: ReturnType<typeof sliceParams>,
+): BuiltOperand | undefined {
+  const dims = ctx.dims(x);
+  if (p.steps.some((s) => s !== 1) || p.axes.some((axis) => dims[axis] === 0)) return undefined;
+  const w = sliceWindow(dims, p);
+  const sliced = new Set(p.axes);
+  const size = dims.map((_, axis) => sliced.has(axis) ? w.count[axis] : -1);
+  const window = [int32Vector(ctx, w.begin), int32Vector(ctx, size)];
+  return ctx.emit("SLICE", [ctx.operand(x), ...window], [sameTypeAs(ctx, x)])[0];
+}
+
 const slice: Rule = {
   moves: [0],
   fold(node, [x], ctx) {
@@ -397,6 +237,17 @@ const slice: Rule = {
     const x = node.inputs[0];
     const dims = ctx.dims(x);
     const p = sliceParams(node, ctx, dims.length);
+    if (dims.length > STRIDED_SLICE_RANK || ctx.operand(x).type === "TENSOR_INT32") {
+      const window = sliceBySize(ctx, x, p);
+      if (window) return ctx.setOperand(node.outputs[0], window, ctx.elementType(x));
+      if (dims.length > STRIDED_SLICE_RANK) {
+        throw new Error(
+          `a rank-${dims.length} Slice (STRIDED_SLICE takes rank <= ${STRIDED_SLICE_RANK}) runs ` +
+            "as SLICE, which needs steps of 1 and the sliced extents known at conversion; " +
+            `steps [${p.steps}] along axes [${p.axes}] of [${dims}]`,
+        );
+      }
+    }
     const w = sliceWindow(dims.map((d) => d || INT32_MAX), p);
     const begin = [...w.begin];
     const end = w.begin.map((b, i) => b + w.count[i] * w.step[i]);
@@ -422,8 +273,7 @@ const slice: Rule = {
       }
     });
     const s = ctx.builder;
-    const vector = (values: number[]) =>
-      s.constant("TENSOR_INT32", [values.length], new Int32Array(values));
+    const vector = (values: number[]) => int32Vector(ctx, values);
     ctx.emitAs(node.outputs[0], "STRIDED_SLICE", [
       ctx.operand(x),
       vector(begin),
@@ -487,7 +337,8 @@ const cast: Rule = {
     const integer = to === "int32" || to === "int64";
     for (let i = 0; i < x!.data.length; i++) {
       const v = x!.data[i];
-      out.data[i] = to === "bool" ? (v ? 1 : 0) : integer ? Math.trunc(v) : v;
+      // NaN casts to true, as ONNX has it.
+      out.data[i] = to === "bool" ? (v !== 0 ? 1 : 0) : integer ? Math.trunc(v) : v;
     }
     return [out];
   },
@@ -496,12 +347,20 @@ const cast: Rule = {
     const to = castTarget(node);
     const from = sameTypeAs(ctx, x);
     const spec = specOf(to);
+    const operand = ctx.operand(x);
+    let result: BuiltOperand;
     if (from.type === spec.type) {
       // int64 <-> int32 are both TENSOR_INT32 here.
-      ctx.setOperand(node.outputs[0], ctx.operand(x), to);
-      return;
+      result = operand;
+    } else if (from.type === "TENSOR_BOOL8") {
+      // NNAPI's CAST takes no booleans (but into themselves).
+      result = numbersFromBool(ctx, operand, { spec, what: `Cast from bool to ${to}` });
+    } else if (spec.type === "TENSOR_BOOL8") {
+      result = boolFromNumbers(ctx, operand, from);
+    } else {
+      [result] = ctx.emit("CAST", [operand], [spec]);
     }
-    ctx.emitAs(node.outputs[0], "CAST", [ctx.operand(x)], spec);
+    ctx.setOperand(node.outputs[0], result, to);
   },
 };
 
@@ -518,13 +377,9 @@ const identity: Rule = {
 };
 
 export const SHAPE_RULES: Record<string, Rule> = {
-  Reshape: reshape,
-  Flatten: flatten,
-  Squeeze: squeeze,
-  Unsqueeze: unsqueeze,
-  Transpose: transposeRule,
   Concat: concat,
   Shape: shapeRule,
+  Size: size,
   Gather: gather,
   Slice: slice,
   Constant: constant,
