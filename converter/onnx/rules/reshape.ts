@@ -43,7 +43,7 @@ interface UnitAxes {
 const HALF = 65536;
 
 /** `dims` as a RESHAPE target (0 = unknown extent becomes -1; at most one allowed). */
-function reshapeTarget(dims: readonly number[]): Int32Array {
+export function reshapeTarget(dims: readonly number[]): Int32Array {
   if (dims.filter((d) => d === 0).length > 1) {
     throw new Error(`the result shape [${dims}] has several extents known only at execution`);
   }

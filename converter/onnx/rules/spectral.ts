@@ -20,7 +20,8 @@ import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
 import type { Rule } from "../rule.ts";
 import { positive } from "./spectral_constants.ts";
-import { floatConstant, normalizeAxis, requireFloat, sameTypeAs } from "./common.ts";
+import { reshapeTarget } from "./reshape.ts";
+import { floatConstant, int32Vector, normalizeAxis, requireFloat, sameTypeAs } from "./common.ts";
 
 const NO_ACTIVATION = 0;
 const NHWC = false;
@@ -141,18 +142,6 @@ function componentsOf(extent: number): 1 | 2 {
   return extent;
 }
 
-/** A RESHAPE target for `dims` (0 = known only at execution, at most one of them). */
-function reshapeTarget(ctx: ConversionContext, dims: readonly number[]): BuiltOperand {
-  if (dims.filter((d) => d === 0).length > 1) {
-    throw new Error(`the result shape [${dims}] has several extents known only at execution`);
-  }
-  return ctx.builder.constant(
-    "TENSOR_INT32",
-    [dims.length],
-    new Int32Array(dims.map((d) => d === 0 ? -1 : d)),
-  );
-}
-
 /** FULLY_CONNECTED of `rows` with a DFT matrix [units, inputs] and no bias. */
 function applyMatrix(
   ctx: ConversionContext,
@@ -186,7 +175,7 @@ function applyMatrixPerBatch(
   const s = ctx.builder;
   const columns = matrix.length / units;
   const rest = lead.slice(1).reduce((a, b) => a * b, 1);
-  const [image] = ctx.emit("RESHAPE", [input, reshapeTarget(ctx, [0, rest, 1, columns])], [spec]);
+  const [image] = ctx.emit("RESHAPE", [input, reshapeVector(ctx, [0, rest, 1, columns])], [spec]);
   return ctx.emit("CONV_2D", [
     image,
     floatConstant(ctx, spec, [units, 1, 1, columns], matrix),
@@ -281,7 +270,7 @@ function stftByGather(node: NodeView, ctx: ConversionContext, plan: StftPlan): v
   ctx.emitAs(
     node.outputs[0],
     "RESHAPE",
-    [spectra, reshapeTarget(ctx, [dims[0], frames, bins, 2])],
+    [spectra, reshapeVector(ctx, [dims[0], frames, bins, 2])],
     spec,
   );
 }
@@ -403,7 +392,7 @@ const dft: Rule = {
     const spectra = unknown.length > 0 && lead.length > 1
       ? applyMatrixPerBatch(ctx, rows, leadDims, matrix, units, spec)
       : applyMatrix(ctx, rows, matrix, units, spec);
-    const target = reshapeTarget(ctx, [...leadDims, extent, parts]);
+    const target = reshapeVector(ctx, [...leadDims, extent, parts]);
     if (moved) {
       ctx.emitAs(node.outputs[0], "RESHAPE", [spectra, target], spec);
       return;
@@ -423,3 +412,8 @@ export const SPECTRAL_RULES: Record<string, Rule> = {
   STFT: stft,
   DFT: dft,
 };
+
+/** A RESHAPE shape operand for `dims` (0 = known only at execution, at most one). */
+function reshapeVector(ctx: ConversionContext, dims: readonly number[]): BuiltOperand {
+  return int32Vector(ctx, reshapeTarget(dims));
+}
