@@ -9,8 +9,8 @@ import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
 import { allocateHost, type ElementType, type HostTensor, toInt32 } from "../tensors.ts";
 
-/** The fused activation operand value of "none" (ADD, SUB, MUL, DIV). */
-export const NO_ACTIVATION = 0;
+/** NNAPI's layout flag of the image operations: true = NCHW, the layout ONNX graphs use. */
+export const NCHW = true;
 
 const OPERAND_TYPES: Partial<Record<ElementType, OperandType>> = {
   float32: "TENSOR_FLOAT32",

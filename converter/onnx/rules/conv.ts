@@ -4,17 +4,15 @@
  * filter and bias when the 2-D convolution is its only input; BatchNormalization elsewhere
  * (after a 1-D convolution too) becomes MUL + ADD per channel.
  */
+import { FUSED_NONE } from "../../../nnapi/types.ts";
 import { transpose } from "../../../kernels/shape_transform.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
 import type { Rule } from "../rule.ts";
 import type { HostTensor } from "../tensors.ts";
-import { floatConstant, requireFloat, sameTypeAs } from "./common.ts";
+import { floatConstant, NCHW, requireFloat, sameTypeAs } from "./common.ts";
 import { spatialPadding } from "./padding.ts";
 import { withOneDimensional } from "./spatial_1d.ts";
-
-const NO_ACTIVATION = 0;
-const NCHW = true;
 
 /** Per-channel inference parameters of a BatchNormalization: y = x * scale + shift. */
 function batchNormAffine(
@@ -141,7 +139,7 @@ export function emitConvolution(ctx: ConversionContext, call: ConvolutionCall): 
     s.int32(a.strides[1]),
     s.int32(a.strides[0]),
     ...(plan.parameter === undefined ? [] : [s.int32(plan.parameter)]),
-    s.int32(NO_ACTIVATION),
+    s.int32(FUSED_NONE),
     s.bool(NCHW),
     ...(plan.type === "GROUPED_CONV_2D" ? [] : [s.int32(a.dilations[1]), s.int32(a.dilations[0])]),
   ], call.spec);
@@ -209,7 +207,7 @@ const batchNormalization: Rule = {
     const { scale, shift } = batchNormAffine(ctx, node);
     const spec = sameTypeAs(ctx, x);
     const shape = [scale.length, ...new Array(Math.max(rank - 2, 0)).fill(1)];
-    const none = ctx.builder.int32(NO_ACTIVATION);
+    const none = ctx.builder.int32(FUSED_NONE);
     const [scaled] = ctx.emit(
       "MUL",
       [ctx.operand(x), floatConstant(ctx, spec, shape, scale), none],

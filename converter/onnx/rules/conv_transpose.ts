@@ -3,13 +3,11 @@
  * in NCHW mode: ONNX weights [C, M, kh, kw] become NNAPI's [M, kh, kw, C]; output_padding
  * moves into a smaller (even negative) end padding, which NNAPI allows.
  */
+import { FUSED_NONE } from "../../../nnapi/types.ts";
 import { transpose } from "../../../kernels/shape_transform.ts";
 import type { Rule } from "../rule.ts";
-import { floatConstant, requireFloat, sameTypeAs } from "./common.ts";
+import { floatConstant, NCHW, requireFloat, sameTypeAs } from "./common.ts";
 import { withOneDimensional } from "./spatial_1d.ts";
-
-const NO_ACTIVATION = 0;
-const NCHW = true;
 
 const convTranspose: Rule = {
   convert(node, ctx) {
@@ -56,7 +54,7 @@ const convTranspose: Rule = {
       s.int32(bottom - extraH),
       s.int32(strides[1]),
       s.int32(strides[0]),
-      s.int32(NO_ACTIVATION),
+      s.int32(FUSED_NONE),
       s.bool(NCHW),
     ], spec);
   },

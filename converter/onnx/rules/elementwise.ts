@@ -3,6 +3,7 @@
  * math, and the activations (Relu, Clip, Sigmoid, Tanh, Elu, LeakyRelu, PRelu, HardSwish,
  * HardSigmoid), each onto its NNAPI operation, folded when the inputs are constants.
  */
+import { FUSED_NONE } from "../../../nnapi/types.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView } from "../context.ts";
@@ -13,7 +14,6 @@ import {
   foldBinary,
   foldUnary,
   isIntegerType,
-  NO_ACTIVATION,
   requireFloat,
   sameTypeAs,
 } from "./common.ts";
@@ -26,7 +26,7 @@ function binary(type: OperationType, f: (x: number, y: number) => number): Rule 
       ctx.emitAs(
         node.outputs[0],
         type,
-        [ctx.operand(a), ctx.operand(b), ctx.builder.int32(NO_ACTIVATION)],
+        [ctx.operand(a), ctx.operand(b), ctx.builder.int32(FUSED_NONE)],
         sameTypeAs(ctx, a),
       );
     },
@@ -135,7 +135,7 @@ const hardSigmoid: Rule = {
     const x = node.inputs[0];
     requireFloat(ctx, x);
     const spec = sameTypeAs(ctx, x);
-    const none = ctx.builder.int32(NO_ACTIVATION);
+    const none = ctx.builder.int32(FUSED_NONE);
     const alpha = scalarTensor(ctx, x, node.float("alpha", 0.2));
     const beta = scalarTensor(ctx, x, node.float("beta", 0.5));
     const [scaled] = ctx.emit("MUL", [ctx.operand(x), alpha, none], [spec]);

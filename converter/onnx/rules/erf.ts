@@ -4,12 +4,11 @@
  * 1.2e-7 everywhere), the sign restored with SELECT. Gelu (opset 20) is
  * 0.5 x (1 + erf(x / sqrt 2)), or its tanh form when approximate = "tanh".
  */
+import { FUSED_NONE } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, OutputSpec } from "../context.ts";
 import type { Rule } from "../rule.ts";
 import { floatConstant, foldUnary, requireFloat, sameTypeAs, specOf } from "./common.ts";
-
-const NO_ACTIVATION = 0;
 
 /** erfc(z) for z >= 0: t exp(-z^2 + P(t)), t = 1 / (1 + z/2) (Numerical Recipes' erfcc). */
 const ERFC_COEFFICIENTS = [
@@ -41,7 +40,7 @@ export function emitErf(
   spec: OutputSpec,
 ): BuiltOperand {
   const s = ctx.builder;
-  const none = s.int32(NO_ACTIVATION);
+  const none = s.int32(FUSED_NONE);
   const constant = (v: number) => floatConstant(ctx, spec, [1], [v]);
   const one = (type: Parameters<typeof ctx.emit>[0], inputs: BuiltOperand[]) =>
     ctx.emit(type, inputs, [spec])[0];
@@ -78,7 +77,7 @@ const gelu: Rule = {
     requireFloat(ctx, x);
     const spec = sameTypeAs(ctx, x);
     const s = ctx.builder;
-    const none = s.int32(NO_ACTIVATION);
+    const none = s.int32(FUSED_NONE);
     const constant = (v: number) => floatConstant(ctx, spec, [1], [v]);
     const one = (type: Parameters<typeof ctx.emit>[0], inputs: BuiltOperand[]) =>
       ctx.emit(type, inputs, [spec])[0];

@@ -8,14 +8,13 @@
  * so the batch may be known only at execution. Refused: other activations, clip,
  * sequence_lens, and a sequence length known only at execution.
  */
+import { FUSED_NONE } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext } from "../context.ts";
 import type { Rule } from "../rule.ts";
 import { Recurrence } from "./recurrent_common.ts";
 
 const DEFAULT_ACTIVATIONS = ["Sigmoid", "Tanh"];
-/** NNAPI's fused activation code for none. */
-const NONE = 0;
 
 /** What one direction's unrolling needs besides the node. */
 interface Direction {
@@ -28,7 +27,7 @@ interface Direction {
 
 /** Emits operations on X's type (no fused activations). */
 function emitter(ctx: ConversionContext, rec: Recurrence) {
-  const none = ctx.builder.int32(NONE);
+  const none = ctx.builder.int32(FUSED_NONE);
   return {
     one: (type: "LOGISTIC" | "TANH", a: BuiltOperand) => ctx.emit(type, [a], [rec.spec])[0],
     two: (type: "ADD" | "SUB" | "MUL", a: BuiltOperand, b: BuiltOperand) =>

@@ -4,6 +4,7 @@
  * (which does not broadcast: the condition and values are broadcast to the output's shape
  * first).
  */
+import { FUSED_NONE } from "../../../nnapi/types.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, OutputSpec } from "../context.ts";
@@ -14,7 +15,6 @@ import {
   broadcastTo,
   foldBinary,
   knownProduct,
-  NO_ACTIVATION,
   sameDims,
   sameTypeAs,
   specOf,
@@ -102,7 +102,7 @@ function broadcastOperand(
     return ctx.emit("LOGICAL_AND", [x, yes], [spec])[0];
   }
   const zeros = tensorConstant(ctx, spec, dims, new Float64Array(count));
-  return ctx.emit("ADD", [x, zeros, ctx.builder.int32(NO_ACTIVATION)], [spec])[0];
+  return ctx.emit("ADD", [x, zeros, ctx.builder.int32(FUSED_NONE)], [spec])[0];
 }
 
 export const LOGIC_RULES: Record<string, Rule> = {

@@ -3,14 +3,13 @@
  * the transposes and Gemm's alpha/beta folded into the constants); inputs of rank above 2
  * are flattened to rows and the result reshaped back.
  */
+import { FUSED_NONE } from "../../../nnapi/types.ts";
 import { transpose } from "../../../kernels/shape_transform.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext } from "../context.ts";
 import type { Rule } from "../rule.ts";
 import type { HostTensor } from "../tensors.ts";
 import { floatConstant, requireFloat, sameTypeAs } from "./common.ts";
-
-const NO_ACTIVATION = 0;
 
 /** FULLY_CONNECTED of `input` rows [rows, k] with weights [n, k] and bias [n]. */
 function fullyConnected(
@@ -28,7 +27,7 @@ function fullyConnected(
     input,
     floatConstant(ctx, spec, [n, k], weights),
     floatConstant(ctx, spec, [n], bias),
-    ctx.builder.int32(NO_ACTIVATION),
+    ctx.builder.int32(FUSED_NONE),
   ], spec);
 }
 
@@ -79,11 +78,11 @@ const gemm: Rule = {
     let addend = ctx.operand(c);
     if (beta !== 1) {
       const betaTensor = ctx.builder.constant("TENSOR_FLOAT32", [1], new Float32Array([beta]));
-      [addend] = ctx.emit("MUL", [addend, betaTensor, ctx.builder.int32(NO_ACTIVATION)], [
+      [addend] = ctx.emit("MUL", [addend, betaTensor, ctx.builder.int32(FUSED_NONE)], [
         sameTypeAs(ctx, a),
       ]);
     }
-    ctx.emitAs(out, "ADD", [product, addend, ctx.builder.int32(NO_ACTIVATION)], sameTypeAs(ctx, a));
+    ctx.emitAs(out, "ADD", [product, addend, ctx.builder.int32(FUSED_NONE)], sameTypeAs(ctx, a));
   },
 };
 
@@ -199,7 +198,7 @@ function runtimeMatMul(ctx: ConversionContext, name: string, a: string, b: strin
   const products = lefts.map((l, i) => {
     const [rows] = ctx.emit("RESHAPE", [l, two(m, k)], [spec]);
     const [weights] = ctx.emit("RESHAPE", [rights[i], two(n, k)], [spec]);
-    return ctx.emit("FULLY_CONNECTED", [rows, weights, zeros, s.int32(NO_ACTIVATION)], [spec])[0];
+    return ctx.emit("FULLY_CONNECTED", [rows, weights, zeros, s.int32(FUSED_NONE)], [spec])[0];
   });
   const joined = products.length === 1
     ? products[0]

@@ -2,12 +2,11 @@
  * InstanceNormalization and LayerNormalization, both decomposed into MEAN, SUB, MUL, RSQRT
  * and ADD over the normalized axes, then the scale and bias.
  */
+import { FUSED_NONE } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView } from "../context.ts";
 import type { Rule } from "../rule.ts";
 import { floatConstant, normalizeAxis, requireFloat, sameTypeAs } from "./common.ts";
-
-const NO_ACTIVATION = 0;
 
 /** (x - mean) / sqrt(variance + epsilon) over `axes`, by MEAN, SUB, MUL, ADD and RSQRT. */
 function normalize(
@@ -18,7 +17,7 @@ function normalize(
 ): BuiltOperand {
   const s = ctx.builder;
   const spec = sameTypeAs(ctx, x);
-  const none = s.int32(NO_ACTIVATION);
+  const none = s.int32(FUSED_NONE);
   const axesOperand = s.constant("TENSOR_INT32", [axes.length], new Int32Array(axes));
   const keep = s.int32(1);
   const input = ctx.operand(x);
@@ -52,7 +51,7 @@ const instanceNormalization: Rule = {
     const beta = ctx.requireConstant(bias, "InstanceNormalization's B").data;
     const perChannel = [gamma.length, ...new Array(rank - 2).fill(1)];
     const spec = sameTypeAs(ctx, x);
-    const none = ctx.builder.int32(NO_ACTIVATION);
+    const none = ctx.builder.int32(FUSED_NONE);
     const [scaled] = ctx.emit("MUL", [
       normalized,
       floatConstant(ctx, sameTypeAs(ctx, x), perChannel, gamma),
@@ -80,7 +79,7 @@ const layerNormalization: Rule = {
     const axis = normalizeAxis(node.int("axis", -1), rank);
     const axes = Array.from({ length: rank - axis }, (_, i) => axis + i);
     const spec = sameTypeAs(ctx, x);
-    const none = ctx.builder.int32(NO_ACTIVATION);
+    const none = ctx.builder.int32(FUSED_NONE);
     let [y] = ctx.emit("MUL", [
       normalize(ctx, x, axes, node.float("epsilon", 1e-5)),
       ctx.operand(scale),

@@ -3,15 +3,13 @@
  * with a height of 1) onto NNAPI's pooling in NCHW mode; GlobalAveragePool onto MEAN and
  * GlobalMaxPool onto REDUCE_MAX over the spatial axes.
  */
+import { FUSED_NONE } from "../../../nnapi/types.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
 import type { ConversionContext, NodeView } from "../context.ts";
 import type { Rule } from "../rule.ts";
-import { requireFloat, sameTypeAs } from "./common.ts";
+import { NCHW, requireFloat, sameTypeAs } from "./common.ts";
 import { ceilModeExtra, type SpatialPadding, spatialPadding } from "./padding.ts";
 import { withOneDimensional } from "./spatial_1d.ts";
-
-const NO_ACTIVATION = 0;
-const NCHW = true;
 
 function pool(type: "MAX_POOL_2D" | "AVERAGE_POOL_2D"): Rule {
   return {
@@ -66,7 +64,7 @@ function pool(type: "MAX_POOL_2D" | "AVERAGE_POOL_2D"): Rule {
         s.int32(strides[0]),
         s.int32(kernel[1]),
         s.int32(kernel[0]),
-        s.int32(NO_ACTIVATION),
+        s.int32(FUSED_NONE),
         s.bool(NCHW),
       ], spec);
     },

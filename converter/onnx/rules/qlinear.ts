@@ -8,14 +8,13 @@
  * node's y_scale and y_zero_point. Scales are float32, as NNAPI's are, so nothing is
  * rounded twice.
  */
+import { FUSED_NONE } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
 import type { Rule } from "../rule.ts";
 import type { ElementType, HostTensor } from "../tensors.ts";
 import { convAttributes, type ConvolutionPlan, convolutionPlan, emitConvolution } from "./conv.ts";
 import { matMulRows, transposedWeights } from "./matmul.ts";
-
-const NO_ACTIVATION = 0;
 
 /** The two 8-bit element types and the NNAPI operand types they quantize to. */
 type Quant8 = "uint8" | "int8";
@@ -263,7 +262,7 @@ const qlinearMatMul: Rule = {
           rows,
           weights,
           bias,
-          ctx.builder.int32(NO_ACTIVATION),
+          ctx.builder.int32(FUSED_NONE),
         ], spec),
     });
   },

@@ -4,19 +4,13 @@
  * constants of any type, such as the int64 extents of a Shape), ArgMax/ArgMin onto
  * ARGMAX/ARGMIN (keepdims by a reshape), and the variadic Sum/Max/Min/Mean as chains.
  */
+import { FUSED_NONE } from "../../../nnapi/types.ts";
 import { rowMajorStrides } from "../../../kernels/shape_transform.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
 import type { ConversionContext, NodeView } from "../context.ts";
 import type { Rule } from "../rule.ts";
 import { allocateHost, type HostTensor } from "../tensors.ts";
-import {
-  int32Vector,
-  NO_ACTIVATION,
-  normalizeAxis,
-  requireFloat,
-  sameTypeAs,
-  specOf,
-} from "./common.ts";
+import { int32Vector, normalizeAxis, requireFloat, sameTypeAs, specOf } from "./common.ts";
 
 /** How a reduction folds on the host: its start value and how it takes in one element. */
 interface HostReduction {
@@ -131,7 +125,7 @@ function variadic(type: "ADD" | "MAXIMUM" | "MINIMUM", mean = false): Rule {
       const spec = sameTypeAs(ctx, names[0]);
       const binary = (a: ReturnType<typeof ctx.operand>, b: ReturnType<typeof ctx.operand>) =>
         type === "ADD"
-          ? ctx.emit("ADD", [a, b, ctx.builder.int32(NO_ACTIVATION)], [spec])[0]
+          ? ctx.emit("ADD", [a, b, ctx.builder.int32(FUSED_NONE)], [spec])[0]
           : ctx.emit(type, [a, b], [spec])[0];
       let value = ctx.operand(names[0]);
       for (const name of names.slice(1)) value = binary(value, ctx.operand(name));
@@ -141,7 +135,7 @@ function variadic(type: "ADD" | "MAXIMUM" | "MINIMUM", mean = false): Rule {
           [1],
           new Float32Array([1 / names.length]),
         );
-        [value] = ctx.emit("MUL", [value, scale, ctx.builder.int32(NO_ACTIVATION)], [spec]);
+        [value] = ctx.emit("MUL", [value, scale, ctx.builder.int32(FUSED_NONE)], [spec]);
       }
       if (names.length === 1) return ctx.alias(node.outputs[0], names[0]);
       ctx.setOperand(node.outputs[0], value, spec.elementType);

@@ -4,6 +4,7 @@
  * execution, so the other types and shapes take exact routes of their own (EXPAND_DIMS,
  * REDUCE_ANY, integers as two float32 halves, booleans as numbers).
  */
+import { FUSED_NONE } from "../../../nnapi/types.ts";
 import { MOVED_TYPES } from "../../../driver/operations/common/shape_ops.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
@@ -14,7 +15,6 @@ import {
   int32Vector,
   intList,
   knownProduct,
-  NO_ACTIVATION,
   normalizeAxis,
   numbersFromBool,
   sameTypeAs,
@@ -131,7 +131,7 @@ function reshapeInt32(
 ): BuiltOperand {
   const { spec } = to;
   if (change && change.dropped.length === 0) return moveUnitAxes(ctx, x, spec, change);
-  const none = ctx.builder.int32(NO_ACTIVATION);
+  const none = ctx.builder.int32(FUSED_NONE);
   const half = tensorConstant(ctx, spec, [1], [HALF]);
   const [high] = ctx.emit("DIV", [x, half, none], [spec]);
   const [highPart] = ctx.emit("MUL", [high, half, none], [spec]);

@@ -7,9 +7,7 @@
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView } from "../context.ts";
 import type { Rule } from "../rule.ts";
-import { requireFloat, sameTypeAs } from "./common.ts";
-
-const NCHW = true;
+import { NCHW, requireFloat, sameTypeAs } from "./common.ts";
 
 /** NNAPI's (align_corners, half_pixel_centers) for an ONNX mode combination. */
 function coordinateFlags(node: NodeView, mode: string, opset: number): [boolean, boolean] {

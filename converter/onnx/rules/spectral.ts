@@ -16,6 +16,7 @@
  *   the matrix (a 1x1 CONV_2D when an extent known only at execution must stay apart from
  *   known ones), RESHAPE splits the bins from their parts and TRANSPOSE moves them back.
  */
+import { FUSED_NONE } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
 import type { Rule } from "../rule.ts";
@@ -23,7 +24,6 @@ import { positive } from "./spectral_constants.ts";
 import { reshapeTarget } from "./reshape.ts";
 import { floatConstant, int32Vector, normalizeAxis, requireFloat, sameTypeAs } from "./common.ts";
 
-const NO_ACTIVATION = 0;
 const NHWC = false;
 
 /** What one DFT matrix computes. */
@@ -154,7 +154,7 @@ function applyMatrix(
     rows,
     floatConstant(ctx, spec, [units, matrix.length / units], matrix),
     floatConstant(ctx, spec, [units], new Float64Array(units)),
-    ctx.builder.int32(NO_ACTIVATION),
+    ctx.builder.int32(FUSED_NONE),
   ], [spec])[0];
 }
 
@@ -186,7 +186,7 @@ function applyMatrixPerBatch(
     s.int32(0),
     s.int32(1),
     s.int32(1),
-    s.int32(NO_ACTIVATION),
+    s.int32(FUSED_NONE),
     s.bool(NHWC),
   ], [spec])[0];
 }
@@ -299,7 +299,7 @@ function stftByConvolution(node: NodeView, ctx: ConversionContext, plan: StftPla
       s.int32(0),
       s.int32(plan.step),
       s.int32(1),
-      s.int32(NO_ACTIVATION),
+      s.int32(FUSED_NONE),
       s.bool(NHWC),
     ], [spec])[0]
   );
