@@ -41,7 +41,7 @@ let userModel;
 /**
  * One run of the demo: what it created on the server and what it holds in the browser.
  * @typedef {{
- *   stopped: boolean, model?: string, compilation?: string, stream?: MediaStream,
+ *   stopped: boolean, starting: boolean, model?: string, compilation?: string, stream?: MediaStream,
  *   socket?: WebSocket, window: number, inFlight: number, nextId: number,
  *   sent: Map<number, number>, frames: number, errors: number, skipped: number,
  *   resultTimes: number[], roundTrips: number[], classes: string[], inputSize: number,
@@ -297,7 +297,10 @@ function openBurst(session) {
 /**
  * Releases what a run holds: closes the burst, stops the camera and deletes what the run
  * created on the server. Each thing is released once, so a run stopped while it was still
- * starting calls this again for what it created after the stop.
+ * starting calls this again for what it created after the stop. While the run is still
+ * creating things, its model and compilation are deleted only once that request is answered
+ * (`start` releases again then): deleting the model under its own compilation request would
+ * make that request fail with 404.
  * @param {Session} session
  * @param {boolean} [leaving] the page is going away (requests must outlive it)
  */
@@ -307,6 +310,7 @@ function release(session, leaving = false) {
   session.stream?.getTracks().forEach((track) => track.stop());
   session.stream = undefined;
   if (current === session) video.srcObject = null;
+  if (session.starting && !leaving) return;
   const created = [
     session.compilation && `/v1/compilations/${encodeURIComponent(session.compilation)}`,
     session.model && `/v1/models/${encodeURIComponent(session.model)}`,
@@ -346,6 +350,7 @@ async function start() {
   /** @type {Session} */
   const session = {
     stopped: false,
+    starting: true,
     window: 1,
     inFlight: 0,
     nextId: 1,
@@ -401,6 +406,9 @@ async function start() {
     await openBurst(session);
   } catch (error) {
     if (!session.stopped) fail(session, error);
+  } finally {
+    session.starting = false;
+    if (session.stopped) release(session);
   }
 }
 
