@@ -13,7 +13,7 @@ import * as pageProtocol from "../web/burst_protocol.js";
 import { DEFAULT_HEADER_TIMEOUT_SECONDS, DEFAULT_IDLE_TIMEOUT_SECONDS } from "../server.ts";
 import { startTestServer, type TestServer } from "./server_fixture.ts";
 import { Buffer } from "node:buffer";
-import { onnxBytes } from "./onnx/graphs.ts";
+import { onnxBytes } from "../tools/onnx_graphs.ts";
 import { weights } from "./onnx/compare.ts";
 
 /** Debian's chromium (NNSERVE_CHROMIUM overrides the path). */

@@ -9,7 +9,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import * as ort from "onnxruntime-node";
 import { seededFloats } from "../kernels/seeded_random.ts";
-import { type GraphSpec, onnx, onnxBytes } from "./onnx/graphs.ts";
+import { type GraphSpec, onnx, onnxBytes } from "../tools/onnx_graphs.ts";
 import { type TestServer, withTestServer } from "./server_fixture.ts";
 
 const INT32 = onnx.TensorProto.DataType.INT32;

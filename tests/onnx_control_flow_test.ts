@@ -5,7 +5,7 @@
 import { deepStrictEqual, ok, rejects } from "node:assert/strict";
 import { withTestServer } from "./server_fixture.ts";
 import { compare } from "./onnx/compare.ts";
-import type { GraphSpec, NodeSpec } from "./onnx/graphs.ts";
+import type { GraphSpec, NodeSpec } from "../tools/onnx_graphs.ts";
 
 const BOOL = 9;
 

@@ -9,7 +9,7 @@ import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { convertOnnx, type OnnxConversion } from "../converter/onnx/convert.ts";
 import { DriverError } from "../nnapi/errors.ts";
 import { withTestServer } from "./server_fixture.ts";
-import { FLOAT, type GraphSpec, INT64, onnx, onnxBytes } from "./onnx/graphs.ts";
+import { FLOAT, type GraphSpec, INT64, onnx, onnxBytes } from "../tools/onnx_graphs.ts";
 import { chain, compare, compareBytes } from "./onnx/compare.ts";
 import type { TestServer } from "./server_fixture.ts";
 

@@ -4,7 +4,14 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { withTestServer } from "./server_fixture.ts";
-import { type GraphSpec, INT64, INT8, type NodeSpec, onnxBytes, UINT8 } from "./onnx/graphs.ts";
+import {
+  type GraphSpec,
+  INT64,
+  INT8,
+  type NodeSpec,
+  onnxBytes,
+  UINT8,
+} from "../tools/onnx_graphs.ts";
 import { chain, compare, compareBytes, weights } from "./onnx/compare.ts";
 
 /** A one-node graph with an int64 output (ArgMax/ArgMin). */

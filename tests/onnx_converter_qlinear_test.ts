@@ -17,7 +17,7 @@ import {
   onnxBytes,
   seeded,
   UINT8,
-} from "./onnx/graphs.ts";
+} from "../tools/onnx_graphs.ts";
 import { type TestServer, withTestServer } from "./server_fixture.ts";
 
 const INT32 = onnx.TensorProto.DataType.INT32;

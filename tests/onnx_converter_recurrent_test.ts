@@ -13,7 +13,7 @@ import {
   onnx,
   onnxBytes,
   seeded,
-} from "./onnx/graphs.ts";
+} from "../tools/onnx_graphs.ts";
 import { compare, compareBytes, weights } from "./onnx/compare.ts";
 
 type Op = "LSTM" | "RNN" | "GRU";

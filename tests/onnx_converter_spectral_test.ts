@@ -8,7 +8,7 @@ import { deepStrictEqual, throws } from "node:assert/strict";
 import { convertOnnx } from "../converter/onnx/convert.ts";
 import { DriverError } from "../nnapi/errors.ts";
 import { withTestServer } from "./server_fixture.ts";
-import { type GraphSpec, INT64, type NodeSpec, onnxBytes } from "./onnx/graphs.ts";
+import { type GraphSpec, INT64, type NodeSpec, onnxBytes } from "../tools/onnx_graphs.ts";
 import { chain, compare, compareBytes, weights } from "./onnx/compare.ts";
 
 /** An int64 scalar initializer. */

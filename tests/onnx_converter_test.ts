@@ -7,7 +7,7 @@ import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
 import { convertOnnx } from "../converter/onnx/convert.ts";
 import { DriverError } from "../nnapi/errors.ts";
 import { withTestServer } from "./server_fixture.ts";
-import { type GraphSpec, type NodeSpec, onnxBytes } from "./onnx/graphs.ts";
+import { type GraphSpec, type NodeSpec, onnxBytes } from "../tools/onnx_graphs.ts";
 import { chain, compare, compareBytes, weights } from "./onnx/compare.ts";
 
 Deno.test("Conv in its three NNAPI forms, with padding modes and BatchNormalization folded", async () => {

@@ -6,7 +6,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { NnClient } from "../client/mod.ts";
 import { addModel, type TestServer, withTestServer } from "./server_fixture.ts";
-import { INT64, onnxBytes } from "./onnx/graphs.ts";
+import { INT64, onnxBytes } from "../tools/onnx_graphs.ts";
 import { chain, weights } from "./onnx/compare.ts";
 
 async function upload(server: TestServer, bytes: Uint8Array, query = "") {

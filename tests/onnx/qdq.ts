@@ -9,7 +9,7 @@
  */
 import type onnxProto from "onnx-proto";
 import * as ort from "onnxruntime-node";
-import { FLOAT, INT8, onnx, UINT8 } from "./graphs.ts";
+import { FLOAT, INT8, onnx, UINT8 } from "../../tools/onnx_graphs.ts";
 
 type Graph = onnxProto.onnx.IGraphProto;
 

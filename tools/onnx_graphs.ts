@@ -1,9 +1,9 @@
 /**
- * Small ONNX graphs built in tests with `onnx-proto`, seeded inputs, and the tolerance the
+ * Small ONNX graphs built in tests and benchmarks with `onnx-proto`, seeded inputs, and the tolerance the
  * converter must meet against onnxruntime-node (tools/onnx_compare.ts runs both).
  */
 import onnxProto from "onnx-proto";
-import { seededFloats } from "../../kernels/seeded_random.ts";
+import { seededFloats } from "../kernels/seeded_random.ts";
 
 export const { onnx } = onnxProto;
 export const FLOAT = onnx.TensorProto.DataType.FLOAT;
