@@ -25,6 +25,8 @@ export interface ServerConfig {
   /** Client name by API key; empty means the open single-client mode. */
   apiKeys?: ApiKeys;
   workers?: number;
+  /** Kernel threads shared by all executions (NNSERVE_THREADS; default the CPU count). */
+  threads?: number;
   /** Plans up to this many estimated multiply-adds run inline (NNSERVE_INLINE_WORK). */
   inlineWork?: number;
   /** Memory pool limits (NNSERVE_MAX_MEMORY_BYTES, NNSERVE_CLIENT_MEMORY_BUDGET). */
@@ -121,6 +123,7 @@ export function configFromEnv(): ServerConfig {
     kvPath: env("NNSERVE_KV_URL") ?? env("NNSERVE_KV_PATH"),
     apiKeys: apiKeysFromEnv(),
     workers: number("NNSERVE_WORKERS", { integer: true, min: 1 }),
+    threads: number("NNSERVE_THREADS", { integer: true, min: 1 }),
     maxBodyBytes: bytes("NNSERVE_MAX_BODY_BYTES"),
     maxJsonBytes: bytes("NNSERVE_MAX_JSON_BYTES"),
     headerTimeoutSeconds: number("NNSERVE_HEADER_TIMEOUT", { min: 0 }) ??
@@ -197,6 +200,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       dataDir: config.dataDir,
       cache,
       workers: config.workers ?? Math.max(1, navigator.hardwareConcurrency),
+      threads: config.threads ?? Math.max(1, navigator.hardwareConcurrency),
       memoryLimits: config.memoryLimits,
       inlineWork: config.inlineWork,
       devices: await discoverDevices({ gpu: config.gpu ?? true }),

@@ -69,6 +69,11 @@ export interface DriverConfig {
   cache: CompilationCache;
   /** Executor workers (parallel executions). */
   workers: number;
+  /**
+   * Kernel threads all executions share (default: one per worker): one execution alone
+   * splits its large kernel calls across all of them, concurrent ones share them.
+   */
+  threads?: number;
   /** Memory pool size limits. */
   memoryLimits?: MemoryLimits;
   /**
@@ -126,9 +131,21 @@ export class Driver {
       store: new CompilationStore(config.kv),
       models: this.#models,
     });
-    this.#pool = new ExecutorPool(config.workers);
+    const threads = config.threads ?? config.workers;
+    this.#pool = new ExecutorPool(config.workers, threads, (count) =>
+      this.metrics.count(
+        "nnserve_kernel_split_calls_total",
+        "Kernel calls split across compute lanes (threads)",
+        {},
+        count,
+      ));
     this.#inlineWork = config.inlineWork ?? DEFAULT_INLINE_WORK;
     const gauges: [string, string, () => number][] = [
+      [
+        "nnserve_kernel_threads_free",
+        `Kernel threads free of the ${threads} all executions share`,
+        () => this.#pool.freeThreads,
+      ],
       [
         "nnserve_buffers_live",
         "Driver-managed buffers allocated",

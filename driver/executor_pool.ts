@@ -17,6 +17,7 @@ import type { StepTiming } from "./step_timing.ts";
 import { loopTimeoutMs, type RunLimits } from "./control_flow/run.ts";
 import type { PreparedModel } from "./prepared_model.ts";
 import { toBytes } from "../nnapi/tensor.ts";
+import type { ThreadBudget } from "../kernels/compute_lanes.ts";
 
 /** Messages to a worker. */
 export type WorkerRequest =
@@ -30,12 +31,22 @@ export type WorkerRequest =
     perOperation?: boolean;
     /** Loop timeout and deadline, which WHILE loops check between iterations. */
     limits?: RunLimits;
+    /** The process's kernel thread budget as this executor uses it (`compute_lanes.ts`). */
+    threads?: ThreadBudget;
   }
   | { kind: "unload"; compilation: string };
 
 /** Messages from a worker. */
 export type WorkerResponse =
-  | { kind: "result"; id: number; outputs: RunOutput[]; onDeviceUs: number; steps: StepTiming[] }
+  | {
+    kind: "result";
+    id: number;
+    outputs: RunOutput[];
+    onDeviceUs: number;
+    steps: StepTiming[];
+    /** Kernel calls of the run that were split across compute lanes. */
+    splitCalls: number;
+  }
   | {
     kind: "error";
     id: number;
@@ -102,18 +113,52 @@ interface Slot {
 const EXECUTOR_URL = new URL("./executor_worker.ts", import.meta.url).href;
 const SPAWNER_URL = new URL("./executor_spawner.ts", import.meta.url).href;
 
-/** Runs prepared models on a fixed number of workers with a priority queue. */
+/**
+ * Runs prepared models on a fixed number of workers with a priority queue, sharing
+ * `threads` kernel threads among them: each running execution counts one, and its large
+ * kernel calls split across compute lanes while threads are free (`compute_lanes.ts`).
+ */
 export class ExecutorPool {
   readonly #slots: Slot[] = [];
   readonly #queue: Job[] = [];
+  /**
+   * The thread budget: [free threads, lanes held by each slot's executor..., each slot's
+   * epoch...] (a slot's epoch changes when its executor is terminated: its lanes end).
+   */
+  readonly #budget: Int32Array;
+  readonly #maxLanes: number;
   #spawner: Worker;
   #nextId = 1;
   #nextExecutor = 1;
   #closed = false;
 
-  constructor(size: number) {
+  /** Told how many kernel calls of each run were split across compute lanes (metrics). */
+  readonly #onSplitCalls?: (count: number) => void;
+
+  constructor(size: number, threads = size, onSplitCalls?: (count: number) => void) {
+    this.#onSplitCalls = onSplitCalls;
+    const slots = Math.max(1, size);
+    this.#budget = new Int32Array(new SharedArrayBuffer(4 * (1 + 2 * slots)));
+    this.#budget[0] = Math.max(1, threads);
+    this.#maxLanes = Math.max(0, threads - 1);
     this.#spawner = this.#startSpawner();
-    for (let i = 0; i < Math.max(1, size); i++) this.#slots.push(this.#startHere());
+    for (let i = 0; i < slots; i++) this.#slots.push(this.#startHere());
+  }
+
+  /** Kernel threads free right now (tests read it: all of them once the pool is idle). */
+  get freeThreads(): number {
+    return Atomics.load(this.#budget, 0);
+  }
+
+  /** The budget as the executor of slot `index` uses it. */
+  #threadBudget(index: number): ThreadBudget {
+    const held = 1 + index;
+    return {
+      counters: this.#budget,
+      slot: held,
+      epochIndex: held + this.#slots.length,
+      maxLanes: this.#maxLanes,
+    };
   }
 
   /** Number of executions waiting for a worker. */
@@ -179,6 +224,11 @@ export class ExecutorPool {
   /** Stops every worker; queued and running executions fail. */
   close(): void {
     this.#closed = true;
+    this.#slots.forEach((_, index) => {
+      const { epochIndex } = this.#threadBudget(index);
+      Atomics.add(this.#budget, epochIndex, 1);
+      Atomics.notify(this.#budget, epochIndex);
+    });
     const failure = new DriverError("DEVICE_UNAVAILABLE", "the executor is shut down");
     for (const job of this.#queue.splice(0)) {
       clearTimeout(job.timer);
@@ -273,6 +323,14 @@ export class ExecutorPool {
     slot.port?.close();
     slot.stop();
     const index = this.#slots.indexOf(slot);
+    if (index >= 0) {
+      // Its lanes end, and the threads its execution held go back to the budget.
+      const { slot: held, epochIndex } = this.#threadBudget(index);
+      Atomics.add(this.#budget, epochIndex, 1);
+      Atomics.notify(this.#budget, epochIndex);
+      const lanes = Atomics.exchange(this.#budget, held, 0);
+      if (job) Atomics.add(this.#budget, 0, 1 + lanes);
+    }
     if (index >= 0 && !this.#closed) this.#slots[index] = this.#startSpawned();
     job?.reject(failure);
     this.#dispatch();
@@ -289,11 +347,12 @@ export class ExecutorPool {
   }
 
   #dispatch(): void {
-    for (const slot of this.#slots) {
+    for (const [index, slot] of this.#slots.entries()) {
       if (slot.job || !slot.port) continue;
       const job = this.#nextJob();
       if (!job) return;
       slot.job = job;
+      Atomics.sub(this.#budget, 0, 1);
       const needsPlan = !slot.loaded.has(job.compilation);
       slot.loaded.add(job.compilation);
       const transfer = job.inputs.flatMap((i) =>
@@ -311,6 +370,7 @@ export class ExecutorPool {
           perOperation: job.perOperation,
           // Loops stop themselves at the deadline; replacing the worker is the backstop.
           limits: { loopTimeoutMs: loopTimeoutMs(job.loopTimeoutMs), deadline: job.deadline },
+          threads: this.#threadBudget(index),
         } satisfies WorkerRequest,
         [...new Set(transfer)],
       );
@@ -322,8 +382,10 @@ export class ExecutorPool {
     if (!job || job.id !== response.id) return;
     clearTimeout(job.timer);
     slot.job = undefined;
+    Atomics.add(this.#budget, 0, 1);
     if (response.kind === "result") {
-      const { outputs, onDeviceUs, steps } = response;
+      const { outputs, onDeviceUs, steps, splitCalls } = response;
+      if (splitCalls > 0) this.#onSplitCalls?.(splitCalls);
       job.resolve({ outputs, onDeviceUs, steps });
     } else {
       job.reject(new DriverError(response.status, response.message, response.details));

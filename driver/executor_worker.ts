@@ -9,6 +9,7 @@ import { Executable } from "./executable.ts";
 import { runMeasuredAsync } from "./measured_run.ts";
 import type { ExecutorConnect, WorkerRequest, WorkerResponse } from "./executor_pool.ts";
 import { toBytes } from "../nnapi/tensor.ts";
+import { setThreadBudget, splitCallCount } from "../kernels/compute_lanes.ts";
 
 const executables = new Map<string, Executable>();
 
@@ -29,6 +30,7 @@ async function serve(
     return;
   }
   try {
+    setThreadBudget(request.threads);
     let executable = executables.get(request.compilation);
     if (!executable) {
       if (!request.prepared) {
@@ -37,6 +39,7 @@ async function serve(
       executable = new Executable(request.prepared);
       executables.set(request.compilation, executable);
     }
+    const splitsBefore = splitCallCount();
     const { outputs, onDeviceUs, steps } = await runMeasuredAsync(executable, request.inputs, {
       perOperation: request.perOperation,
       limits: request.limits,
@@ -44,7 +47,14 @@ async function serve(
     // Copy each output out of the arena so only its own bytes cross the thread boundary.
     const copies = outputs.map((o) => ({ shape: o.shape, data: o.data.slice() }));
     respond(
-      { kind: "result", id: request.id, outputs: copies, onDeviceUs, steps },
+      {
+        kind: "result",
+        id: request.id,
+        outputs: copies,
+        onDeviceUs,
+        steps,
+        splitCalls: splitCallCount() - splitsBefore,
+      },
       copies.map((o) => toBytes(o.data).buffer as ArrayBuffer),
     );
   } catch (error) {

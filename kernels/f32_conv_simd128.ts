@@ -21,20 +21,25 @@ import {
 import { blockCount, F32_BLOCK } from "./f32_packing.ts";
 import type { ActivationRange } from "./fixed_point.ts";
 import { copyPaddedInput, type PaddedInput, windowInput } from "./f32_window_input.ts";
-import { BLOCK_BYTES, simdModuleBytes } from "./f32_simd_codegen.ts";
+import { BLOCK_BYTES, simdModuleBytes, TILE } from "./f32_simd_codegen.ts";
 import { WasmHeap } from "./wasm_heap.ts";
+import { ComputeLanes } from "./compute_lanes.ts";
 
 type WasmKernel = (...args: number[]) => void;
 
-interface SimdRuntime {
+/** The kernel module's exports, in the order compute lanes index them. */
+const KERNEL_EXPORTS = ["gemm", "conv", "dwconv"] as const;
+type KernelName = typeof KERNEL_EXPORTS[number];
+
+interface SimdRuntime extends Record<KernelName, WasmKernel> {
   heap: WasmHeap;
-  gemm: WasmKernel;
-  conv: WasmKernel;
-  dwconv: WasmKernel;
+  /** Index of this flavour's first kernel in the lanes' table (plain, then relaxed). */
+  laneBase: number;
 }
 
 let sharedHeap: WasmHeap | undefined;
 const runtimes = new Map<boolean, SimdRuntime | null>();
+const modules = new Map<boolean, WebAssembly.Module | null>();
 
 function exported(instance: WebAssembly.Instance, name: string): WasmKernel {
   const value = instance.exports[name];
@@ -42,19 +47,36 @@ function exported(instance: WebAssembly.Instance, name: string): WasmKernel {
   return value as WasmKernel;
 }
 
+/** The compiled kernel module of one flavour, or null when this engine cannot run it. */
+function simdModule(relaxed: boolean): WebAssembly.Module | null {
+  let module = modules.get(relaxed);
+  if (module !== undefined) return module;
+  module = null;
+  try {
+    const bytes = simdModuleBytes(relaxed);
+    if (typeof WebAssembly === "object" && WebAssembly.validate(bytes)) {
+      module = new WebAssembly.Module(bytes);
+    }
+  } catch {
+    module = null;
+  }
+  modules.set(relaxed, module);
+  return module;
+}
+
 /** The compiled kernels of this realm, or null when this engine cannot run them. */
 function simdRuntime(relaxed: boolean): SimdRuntime | null {
   let runtime = runtimes.get(relaxed);
   if (runtime !== undefined) return runtime;
   runtime = null;
+  const module = simdModule(relaxed);
   try {
-    const bytes = simdModuleBytes(relaxed);
-    if (typeof WebAssembly === "object" && WebAssembly.validate(bytes)) {
+    if (module) {
       sharedHeap ??= new WasmHeap();
-      const module = new WebAssembly.Module(bytes);
       const instance = new WebAssembly.Instance(module, { env: { memory: sharedHeap.memory } });
       runtime = {
         heap: sharedHeap,
+        laneBase: relaxed ? KERNEL_EXPORTS.length : 0,
         gemm: exported(instance, "gemm"),
         conv: exported(instance, "conv"),
         dwconv: exported(instance, "dwconv"),
@@ -65,6 +87,46 @@ function simdRuntime(relaxed: boolean): SimdRuntime | null {
   }
   runtimes.set(relaxed, runtime);
   return runtime;
+}
+
+/** Multiply-adds below which a call runs whole: a split costs microseconds to hand out. */
+const SPLIT_MIN_WORK = 1 << 19;
+
+/** Part `index` of `count` of [0, total), boundaries rounded to multiples of `step`. */
+function share(total: number, index: number, count: number, step: number): [number, number] {
+  const at = (i: number) => i === count ? total : Math.round((total * i) / count / step) * step;
+  return [at(index), at(index + 1)];
+}
+
+/**
+ * Calls kernel `name`, split across compute lanes when it is `work` multiply-adds or more
+ * and lanes are free: `part(i, n)` gives the arguments of part `i` of `n` (at most
+ * `maxParts`, none of them empty).
+ */
+function callSplit(
+  runtime: SimdRuntime,
+  name: KernelName,
+  work: number,
+  maxParts: number,
+  part: (index: number, count: number) => number[],
+): void {
+  const kernel = runtime[name];
+  if (work < SPLIT_MIN_WORK || maxParts < 2) {
+    kernel(...part(0, 1));
+    return;
+  }
+  const plain = simdModule(false), relaxed = simdModule(true);
+  const lanes = ComputeLanes.of(
+    runtime.heap,
+    [plain ?? relaxed!, relaxed ?? plain!],
+    KERNEL_EXPORTS,
+  );
+  lanes.run(
+    runtime.laneBase + KERNEL_EXPORTS.indexOf(name),
+    maxParts,
+    part,
+    (args) => kernel(...args),
+  );
 }
 
 /** Whether this engine runs the SIMD kernels (relaxed SIMD or plain SIMD128). */
@@ -145,18 +207,26 @@ export function f32Gemm4x8Simd(relaxed: boolean) {
       }
       heap.f32.set(a.subarray(0, rows * depth), base / 4);
       const o = base + inputBytes;
-      runtime.gemm(
-        rows,
-        depth,
-        blocks,
-        base,
-        depth * 4,
-        weights,
-        o,
-        blocks * BLOCK_BYTES,
-        clamp.min,
-        clamp.max,
-      );
+      const outStride = blocks * BLOCK_BYTES;
+      const work = rows * depth * blocks * F32_BLOCK;
+      if (rows >= 2 * TILE) {
+        // Row bands of whole tiles.
+        callSplit(runtime, "gemm", work, Math.floor(rows / TILE), (i, n) => {
+          const [r0, r1] = share(rows, i, n, TILE);
+          const a = base + r0 * depth * 4;
+          return [r1 - r0, depth, blocks, a, depth * 4, weights, o + r0 * outStride, outStride]
+            .concat(clamp.min, clamp.max);
+        });
+      } else {
+        // Few rows (a fully connected layer): bands of output channel blocks.
+        const blockBytes = (depth + 1) * BLOCK_BYTES;
+        callSplit(runtime, "gemm", work, blocks, (i, n) => {
+          const [b0, b1] = share(blocks, i, n, 1);
+          const w = weights + b0 * blockBytes;
+          return [rows, depth, b1 - b0, base, depth * 4, w, o + b0 * BLOCK_BYTES, outStride]
+            .concat(clamp.min, clamp.max);
+        });
+      }
       copyOut(heap, o, rows, channels, blocks * F32_BLOCK, out);
     };
     weights = placeWeights(heap, run, packed);
@@ -177,8 +247,40 @@ interface WindowedRun {
   packed: Float32Array;
   /** The plain-JS kernel used when the heap cannot give scratch space. */
   scalar: () => F32Runner;
-  /** Calls the wasm kernel: staged input at `input`, weights at `weights`, output at `output`. */
-  call(input: number, weights: number, output: number): void;
+  /** The wasm kernel and its runtime. */
+  runtime: SimdRuntime;
+  kernel: "conv" | "dwconv";
+  /** Multiply-adds per output pixel. */
+  pixelWork: number;
+  /**
+   * The kernel's arguments for staged input at `input`, weights at `weights`, output at
+   * `output`: `batches, outHeight, outWidth, blocks, input, batchStride, rowStride, ...`,
+   * with `out, min, max` last.
+   */
+  args(input: number, weights: number, output: number): number[];
+}
+
+/**
+ * Runs a windowed kernel on its staged input, split into bands of output rows (one batch
+ * at a time) across compute lanes when it is large enough.
+ */
+function callWindowed(w: WindowedRun, input: number, weights: number, output: number): void {
+  const whole = w.args(input, weights, output);
+  const [batches, outHeight, outWidth] = whole;
+  const batchStride = whole[5], rowStride = whole[6];
+  const rowBytes = outWidth * w.outputStride * 4;
+  const work = outHeight * outWidth * w.pixelWork;
+  for (let b = 0; b < batches; b++) {
+    callSplit(w.runtime, w.kernel, work, outHeight, (i, n) => {
+      const [y0, y1] = share(outHeight, i, n, 1);
+      const args = [...whole];
+      args[0] = 1;
+      args[1] = y1 - y0;
+      args[4] = input + b * batchStride + y0 * rowStride;
+      args[args.length - 3] = output + (b * outHeight + y0) * rowBytes;
+      return args;
+    });
+  }
 }
 
 /**
@@ -202,7 +304,7 @@ function windowedRunner(w: WindowedRun): F32Runner {
     }
     copyPaddedInput(input, heap.f32, { g, p: padded, offset: base / 4 });
     const output = base + inputBytes;
-    w.call(base, weights, output);
+    callWindowed(w, base, weights, output);
     copyOut(heap, output, pixels, w.channels, w.outputStride, out);
   };
   weights = placeWeights(heap, run, w.packed);
@@ -227,26 +329,28 @@ export function f32Conv4x8Simd(relaxed: boolean) {
       outputStride: blocks * F32_BLOCK,
       packed,
       scalar: () => f32Conv2x8Scalar(g, packed, clamp),
-      call: (input, weights, output) =>
-        runtime.conv(
-          batches,
-          outHeight,
-          outWidth,
-          blocks,
-          input,
-          padded.height * rowBytes,
-          g.strideHeight * rowBytes,
-          g.strideWidth * inDepth * 4,
-          g.filterHeight,
-          g.dilationHeight * rowBytes,
-          dense ? 1 : filterWidth,
-          g.dilationWidth * inDepth * 4,
-          dense ? filterWidth * inDepth : inDepth,
-          weights,
-          output,
-          clamp.min,
-          clamp.max,
-        ),
+      runtime,
+      kernel: "conv",
+      pixelWork: g.filterHeight * filterWidth * inDepth * blocks * F32_BLOCK,
+      args: (input, weights, output) => [
+        batches,
+        outHeight,
+        outWidth,
+        blocks,
+        input,
+        padded.height * rowBytes,
+        g.strideHeight * rowBytes,
+        g.strideWidth * inDepth * 4,
+        g.filterHeight,
+        g.dilationHeight * rowBytes,
+        dense ? 1 : filterWidth,
+        g.dilationWidth * inDepth * 4,
+        dense ? filterWidth * inDepth : inDepth,
+        weights,
+        output,
+        clamp.min,
+        clamp.max,
+      ],
     });
   };
 }
@@ -273,25 +377,27 @@ export function f32Dwconv4x8Simd(relaxed: boolean) {
       outputStride: pixelStride,
       packed,
       scalar: () => f32Dwconv1xcScalar(g, packed, clamp),
-      call: (input, weights, output) =>
-        runtime.dwconv(
-          batches,
-          outHeight,
-          outWidth,
-          blocks,
-          input,
-          padded.height * rowBytes,
-          g.strideHeight * rowBytes,
-          g.strideWidth * pixelStride * 4,
-          g.filterHeight,
-          g.dilationHeight * rowBytes,
-          g.filterWidth,
-          g.dilationWidth * pixelStride * 4,
-          weights,
-          output,
-          clamp.min,
-          clamp.max,
-        ),
+      runtime,
+      kernel: "dwconv",
+      pixelWork: g.filterHeight * g.filterWidth * pixelStride,
+      args: (input, weights, output) => [
+        batches,
+        outHeight,
+        outWidth,
+        blocks,
+        input,
+        padded.height * rowBytes,
+        g.strideHeight * rowBytes,
+        g.strideWidth * pixelStride * 4,
+        g.filterHeight,
+        g.dilationHeight * rowBytes,
+        g.filterWidth,
+        g.dilationWidth * pixelStride * 4,
+        weights,
+        output,
+        clamp.min,
+        clamp.max,
+      ],
     });
   };
 }

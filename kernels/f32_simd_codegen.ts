@@ -11,7 +11,7 @@ import { FunctionBuilder, ModuleBuilder } from "./wasm_assembler.ts";
 /** Bytes of one packed block row (8 floats, two vectors). */
 export const BLOCK_BYTES = F32_BLOCK * 4;
 /** Output pixels per full tile. */
-const TILE = 4;
+export const TILE = 4;
 
 /** Code generation state of one function. */
 interface Emitter {
@@ -417,9 +417,12 @@ function dwconvFunction(relaxed: boolean): FunctionBuilder {
   return f;
 }
 
-/** The kernels' module bytes, with or without relaxed SIMD. */
+/**
+ * The kernels' module bytes, with or without relaxed SIMD; they import a shared memory (see
+ * `WasmHeap`), so worker lanes can run them on the same data.
+ */
 export function simdModuleBytes(relaxed: boolean): Uint8Array<ArrayBuffer> {
-  return new ModuleBuilder()
+  return new ModuleBuilder({ shared: true })
     .export("gemm", gemmFunction(relaxed))
     .export("conv", convFunction(relaxed))
     .export("dwconv", dwconvFunction(relaxed))

@@ -227,9 +227,21 @@ export class FunctionBuilder {
   }
 }
 
-/** A module importing one memory (`env.memory`) and exporting named functions. */
+/**
+ * Pages a shared memory import declares as its maximum (2 GiB): a shared memory must have
+ * one, and the memory given at instantiation must not allow more.
+ */
+export const SHARED_MEMORY_MAX_PAGES = 32768;
+
+/**
+ * A module importing one memory (`env.memory`) and exporting named functions. With `shared`,
+ * the import is a shared memory (a SharedArrayBuffer that worker threads run the same code
+ * on) of at most {@link SHARED_MEMORY_MAX_PAGES}.
+ */
 export class ModuleBuilder {
   readonly #functions: { name: string; code: FunctionBuilder }[] = [];
+
+  constructor(readonly options: { shared?: boolean } = {}) {}
 
   /** Adds an exported function. */
   export(name: string, code: FunctionBuilder): this {
@@ -253,8 +265,11 @@ export class ModuleBuilder {
       );
       return [0x60, ...vector(params.map((t) => [t])), ...vector(results.map((t) => [t]))];
     });
-    // env.memory: memory import (kind 2) with limits {min 0, no max}.
-    const imports = [[...utf8Name("env"), ...utf8Name("memory"), 0x02, 0x00, 0x00]];
+    // env.memory: memory import (kind 2) with limits {min 0, no max}, or shared with a max.
+    const limits = this.options.shared
+      ? [0x03, 0x00, ...unsignedLeb128(SHARED_MEMORY_MAX_PAGES)]
+      : [0x00, 0x00];
+    const imports = [[...utf8Name("env"), ...utf8Name("memory"), 0x02, ...limits]];
     const exports = this.#functions.map(({ name }, i) => [
       ...utf8Name(name),
       0x00,

@@ -3,7 +3,11 @@
  * long-lived regions for packed weights, owned by bound kernels and returned when those
  * are garbage collected, and above them a scratch area that each kernel call uses for its
  * input and output copies (kernel calls never nest, so one scratch area serves all).
+ *
+ * The memory is shared (a SharedArrayBuffer): compute lanes (`compute_lanes.ts`) run the
+ * same kernels on it from other threads, and views into it stay valid when it grows.
  */
+import { SHARED_MEMORY_MAX_PAGES } from "./wasm_assembler.ts";
 
 const PAGE_BYTES = 65536;
 const ALIGNMENT = 64;
@@ -14,7 +18,11 @@ function align(n: number): number {
 
 /** A first-fit allocator over a growable WebAssembly memory. */
 export class WasmHeap {
-  readonly memory: WebAssembly.Memory = new WebAssembly.Memory({ initial: 1 });
+  readonly memory: WebAssembly.Memory = new WebAssembly.Memory({
+    initial: 1,
+    maximum: SHARED_MEMORY_MAX_PAGES,
+    shared: true,
+  });
   #f32 = new Float32Array(this.memory.buffer);
   /** Free regions below `#top`, by offset. */
   #free: { offset: number; size: number }[] = [];
@@ -25,7 +33,9 @@ export class WasmHeap {
 
   /** A float32 view of the whole memory (renewed after the memory grows). */
   get f32(): Float32Array {
-    if (this.#f32.buffer !== this.memory.buffer) this.#f32 = new Float32Array(this.memory.buffer);
+    // A shared memory's buffer object is renewed when it grows; the old one stays valid.
+    const buffer = this.memory.buffer;
+    if (this.#f32.byteLength !== buffer.byteLength) this.#f32 = new Float32Array(buffer);
     return this.#f32;
   }
 

@@ -1,0 +1,233 @@
+/**
+ * Compute lanes: worker threads that run this realm's SIMD kernels on its shared
+ * {@link WasmHeap} memory, so that one large kernel call (a convolution, a GEMM) splits
+ * across cores. The calling thread runs the first part itself and waits for the lanes
+ * (spinning briefly, then sleeping in `Atomics.wait`), so a split call is synchronous like
+ * any other kernel.
+ *
+ * Threads are a budget shared by every executor of the process: a counter of free threads
+ * in a SharedArrayBuffer, from which each split claims lanes atomically for the length of
+ * one call and gives them back after it. A call claims only what is free, so concurrent
+ * executions never run more kernel threads than the budget together: one execution alone
+ * gets every core, two share them. The pool counts one thread per running execution.
+ */
+import { LANE_CONTROL, LANE_SPIN, type LaneStart } from "./lane_protocol.ts";
+import type { WasmHeap } from "./wasm_heap.ts";
+
+/** The process-wide thread budget as one realm sees it. */
+export interface ThreadBudget {
+  /**
+   * Index 0: threads free for lanes (the pool takes one per running execution); index
+   * `slot`: the lanes this realm holds right now (the pool gives them back if it
+   * terminates the realm's worker mid-call).
+   */
+  counters: Int32Array;
+  slot: number;
+  /**
+   * Index of this realm's epoch in `counters`: the pool changes it when it terminates the
+   * realm's worker, and the lanes (which outlive a terminated parent) then end.
+   */
+  epochIndex: number;
+  /** The most lanes one call of this realm may add to its own thread. */
+  maxLanes: number;
+}
+
+/** Lanes this realm may ever start, whatever the budget (idle lanes cost memory). */
+const MAX_LANES = 15;
+
+/** The budget this realm splits under; none (no splitting) until the executor sets it. */
+let budget: ThreadBudget | undefined;
+
+/** A budget for a process of its own (benchmarks, tests): `threads` in all, one realm. */
+export function privateThreadBudget(threads: number): ThreadBudget {
+  const counters = new Int32Array(new SharedArrayBuffer(12));
+  counters[0] = threads - 1;
+  return { counters, slot: 1, epochIndex: 2, maxLanes: threads - 1 };
+}
+
+/** Sets (or clears) the budget this realm's kernel calls split under. */
+export function setThreadBudget(next: ThreadBudget | undefined): void {
+  budget = next;
+  if (next && next.maxLanes > 0) lanesOf.forEach((lanes) => lanes.reserve(next.maxLanes));
+}
+
+/** Calls split across lanes so far in this realm (tests and benchmarks read it). */
+let splitCalls = 0;
+
+/** How many kernel calls this realm split across lanes. */
+export function splitCallCount(): number {
+  return splitCalls;
+}
+
+/** Lanes of this realm ready to take calls. */
+export function readyLaneCount(): number {
+  let ready = 0;
+  for (const lanes of lanesOf.values()) ready += lanes.readyCount;
+  return ready;
+}
+
+/** Takes up to `wanted` lanes from the budget; returns how many it got. */
+function claim(wanted: number): number {
+  if (!budget || wanted <= 0) return 0;
+  const { counters, slot } = budget;
+  for (;;) {
+    const free = Atomics.load(counters, 0);
+    const take = Math.min(wanted, free);
+    if (take <= 0) return 0;
+    if (Atomics.compareExchange(counters, 0, free, free - take) === free) {
+      Atomics.add(counters, slot, take);
+      return take;
+    }
+  }
+}
+
+/**
+ * Gives lanes back: first off this realm's slot, then to the free count, so that a worker
+ * terminated between the two can only under-count (one lane idle), never over-count.
+ */
+function giveBack(count: number): void {
+  if (!budget || count === 0) return;
+  Atomics.sub(budget.counters, budget.slot, count);
+  Atomics.add(budget.counters, 0, count);
+}
+
+/** One lane: its worker and its control block (`lane_protocol.ts`). */
+interface Lane {
+  worker: Worker;
+  control: Int32Array;
+  args: Float64Array;
+  generation: number;
+}
+
+const LANE_URL = new URL("./lane_worker.ts", import.meta.url).href;
+const lanesOf = new Map<WasmHeap, ComputeLanes>();
+
+/**
+ * The lanes of one heap: each lane instantiates the heap's kernel modules on its memory and
+ * runs their `exports` by index (module after module, names in the order given).
+ */
+export class ComputeLanes {
+  readonly #lanes: Lane[] = [];
+
+  private constructor(
+    readonly heap: WasmHeap,
+    readonly modules: readonly WebAssembly.Module[],
+    readonly exports: readonly string[],
+  ) {}
+
+  /** The lanes of `heap` running `exports` of `modules` (created on first use). */
+  static of(
+    heap: WasmHeap,
+    modules: readonly WebAssembly.Module[],
+    exports: readonly string[],
+  ): ComputeLanes {
+    let lanes = lanesOf.get(heap);
+    if (!lanes) {
+      lanes = new ComputeLanes(heap, modules, exports);
+      lanesOf.set(heap, lanes);
+      if (budget && budget.maxLanes > 0) lanes.reserve(budget.maxLanes);
+    }
+    return lanes;
+  }
+
+  /** Starts lanes up to `count` (they become usable once their modules are instantiated). */
+  reserve(count: number): void {
+    while (this.#lanes.length < Math.min(count, MAX_LANES)) {
+      const worker = new Worker(LANE_URL, { type: "module" });
+      const buffer = new SharedArrayBuffer(LANE_CONTROL.bytes);
+      const lane: Lane = {
+        worker,
+        control: new Int32Array(buffer, 0, LANE_CONTROL.ints),
+        args: new Float64Array(buffer, LANE_CONTROL.argsOffset, LANE_CONTROL.maxArgs),
+        generation: 0,
+      };
+      const owner = budget && {
+        counters: budget.counters,
+        index: budget.epochIndex,
+        epoch: Atomics.load(budget.counters, budget.epochIndex),
+      };
+      worker.postMessage(
+        {
+          memory: this.heap.memory,
+          modules: [...this.modules],
+          exports: [...this.exports],
+          buffer,
+          owner,
+        } satisfies LaneStart,
+      );
+      this.#lanes.push(lane);
+    }
+  }
+
+  /** How many lanes finished instantiating. */
+  get readyCount(): number {
+    return this.#ready().length;
+  }
+
+  /** Lanes that finished instantiating. */
+  #ready(): Lane[] {
+    return this.#lanes.filter((lane) => Atomics.load(lane.control, LANE_CONTROL.ready) === 1);
+  }
+
+  /**
+   * Runs `parts` of one kernel call: `part(i, n)` gives the arguments of part `i` of `n`;
+   * `local` runs one part in this thread. Splits into as many parts as lanes can be
+   * claimed (at most `maxParts`), else runs it whole here.
+   */
+  run(
+    kernel: number,
+    maxParts: number,
+    part: (index: number, count: number) => number[],
+    local: (args: number[]) => void,
+  ): void {
+    const ready = this.#ready();
+    const lanes = claim(Math.min(maxParts - 1, ready.length, budget?.maxLanes ?? 0));
+    if (lanes === 0) {
+      local(part(0, 1));
+      return;
+    }
+    splitCalls++;
+    const count = lanes + 1;
+    const used = ready.slice(0, lanes);
+    try {
+      used.forEach((lane, i) => {
+        const args = part(i + 1, count);
+        lane.args.set(args);
+        lane.control[LANE_CONTROL.kernel] = kernel;
+        lane.control[LANE_CONTROL.argc] = args.length;
+        lane.generation++;
+        Atomics.store(lane.control, LANE_CONTROL.generation, lane.generation);
+        Atomics.notify(lane.control, LANE_CONTROL.generation);
+      });
+      local(part(0, count));
+      let failed = false;
+      for (const lane of used) {
+        waitDone(lane);
+        if (lane.control[LANE_CONTROL.error] !== 0) failed = true;
+      }
+      if (failed) throw new Error("a compute lane failed in a kernel call");
+    } finally {
+      giveBack(lanes);
+    }
+  }
+
+  /** Stops every lane (their worker threads end). */
+  close(): void {
+    for (const lane of this.#lanes) lane.worker.terminate();
+    this.#lanes.length = 0;
+    lanesOf.delete(this.heap);
+  }
+}
+
+/** Waits until `lane` finished its current call: a short spin, then `Atomics.wait`. */
+function waitDone(lane: Lane): void {
+  const { control, generation } = lane;
+  for (let i = 0; i < LANE_SPIN; i++) {
+    if (Atomics.load(control, LANE_CONTROL.done) === generation) return;
+  }
+  for (;;) {
+    const done = Atomics.load(control, LANE_CONTROL.done);
+    if (done === generation) return;
+    Atomics.wait(control, LANE_CONTROL.done, done, 1000);
+  }
+}
