@@ -4,6 +4,7 @@
  * executable never share mutable memory. IF and WHILE steps run their referenced subgraphs
  * through `control_flow/run.ts`, each subgraph bound once by an executable of its own.
  */
+import { realmHeap } from "../kernels/wasm_heap.ts";
 import { DriverError, invalid } from "../nnapi/errors.ts";
 import {
   checkDeclaredShape,
@@ -105,6 +106,8 @@ export class Executable {
   readonly #constants: (TensorData | undefined)[];
   /** Device units by their first step. */
   readonly #units = new Map<number, DeviceUnit>();
+  /** Where the arena lives once the first planned run placed it. */
+  #arena?: { buffer: ArrayBufferLike; offset: number };
 
   /**
    * Binds the plan's main graph (`referenced` is for the executable itself: it binds each
@@ -250,6 +253,25 @@ export class Executable {
     }
   }
 
+  /**
+   * The arena's bytes, which every run reuses: a region of this realm's kernel heap, where
+   * the SIMD kernels read and write tensors in place (an ArrayBuffer of its own when the
+   * heap cannot grow). Runs of one executable never overlap: an executor runs one job at a
+   * time, and inline runs are synchronous; outputs are copied out (`#outputs`).
+   */
+  #arenaBytes(size: number): { buffer: ArrayBufferLike; offset: number } {
+    if (this.#arena) return this.#arena;
+    const heap = realmHeap();
+    try {
+      const offset = heap.allocateFor(this, size);
+      this.#arena = { buffer: heap.buffer(), offset };
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      this.#arena = { buffer: new ArrayBuffer(size), offset: 0 };
+    }
+    return this.#arena;
+  }
+
   /** Per-execution tensors: constants, inputs, and the arena for planned shapes. */
   #begin(inputs: readonly RunInput[]): { tensors: (Tensor | undefined)[]; staticShapes: boolean } {
     const { operands, inputIndexes } = this.#graph;
@@ -270,13 +292,13 @@ export class Executable {
       tensors[operandIndex] = { ...operands[operandIndex], ...inputs[k] };
     });
     if (staticShapes && arena) {
-      const buffer = new ArrayBuffer(arena.size);
+      const { buffer, offset: base } = this.#arenaBytes(arena.size);
       arena.offsets.forEach((offset, i) => {
         if (offset < 0) return;
         const operand = operands[i];
         tensors[i] = {
           ...operand,
-          data: typedView(operand.type, buffer, offset, elementCount(operand.shape)),
+          data: typedView(operand.type, buffer, base + offset, elementCount(operand.shape)),
         };
       });
     }
@@ -385,10 +407,13 @@ export class Executable {
     return this.#graph.outputIndexes.map((i) => tensors[i]!);
   }
 
+  /** The outputs, copied out of the arena (the next run reuses it). */
   #outputs(tensors: (Tensor | undefined)[]): RunOutput[] {
     return this.#graph.outputIndexes.map((i) => {
       const t = tensors[i]!;
-      return { shape: [...t.shape], data: t.data! };
+      const data = t.data!;
+      const inArena = this.#arena !== undefined && data.buffer === this.#arena.buffer;
+      return { shape: [...t.shape], data: inArena ? data.slice() : data };
     });
   }
 

@@ -8,6 +8,7 @@ import { DriverError } from "../nnapi/errors.ts";
 import { Executable } from "./executable.ts";
 import { runMeasuredAsync } from "./measured_run.ts";
 import type { ExecutorConnect, WorkerRequest, WorkerResponse } from "./executor_pool.ts";
+import type { RunOutput } from "./executable.ts";
 import { toBytes } from "../nnapi/tensor.ts";
 import { setThreadBudget, splitCallCount } from "../kernels/compute_lanes.ts";
 
@@ -44,8 +45,12 @@ async function serve(
       perOperation: request.perOperation,
       limits: request.limits,
     });
-    // Copy each output out of the arena so only its own bytes cross the thread boundary.
-    const copies = outputs.map((o) => ({ shape: o.shape, data: o.data.slice() }));
+    // Only each output's own bytes cross the thread boundary: those that are not a whole
+    // buffer of their own are copied first.
+    const copies = outputs.map((o) => ({
+      shape: o.shape,
+      data: ownsBuffer(o.data) ? o.data : o.data.slice(),
+    }));
     respond(
       {
         kind: "result",
@@ -63,4 +68,10 @@ async function serve(
       : { status: "GENERAL_FAILURE" as const, message: String(error), details: {} };
     respond({ kind: "error", id: request.id, ...failure });
   }
+}
+
+/** Whether `data` is all of a plain ArrayBuffer (transferable without copying). */
+function ownsBuffer(data: RunOutput["data"]): boolean {
+  return data.buffer instanceof ArrayBuffer && data.byteOffset === 0 &&
+    data.byteLength === data.buffer.byteLength;
 }

@@ -2,7 +2,8 @@
  * Kernel calls split across compute lanes give the same floats, bit for bit, as the call run
  * whole (each output element is computed by one thread in the same order), at band
  * boundaries that fall inside tiles, with few rows (channel bands) and several batches; the
- * thread budget is back where it was after every call.
+ * thread budget is back where it was after every call. Operands that live in the kernel
+ * heap (an executable's arena) are read and written in place with the same result.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { Conv2dGeometry } from "./conv_common.ts";
@@ -22,6 +23,7 @@ import {
   type KernelIsa,
 } from "./manifest.ts";
 import { seededFloats } from "./seeded_random.ts";
+import { realmHeap } from "./wasm_heap.ts";
 import type { F32Runner } from "./f32_conv_scalar.ts";
 
 const RELU6 = activationRangeFloat(3);
@@ -109,6 +111,10 @@ const CASES: Case[] = [
   depthwiseCase({ ...conv(29, 96, 5, 2, 96), depthMultiplier: 1, batches: 3 }, 40),
   fullyConnectedCase(1, 1280, 1000, 50),
   fullyConnectedCase(3, 2000, 99, 60),
+  // VALID padding, windows covering the whole input: read in place.
+  convCase({ ...conv(33, 8, 3, 1, 16), outHeight: 31, outWidth: 31, padTop: 0, padLeft: 0 }, 70),
+  // 13 channels: the output keeps its copy (channels are not whole SIMD blocks).
+  convCase(conv(80, 13, 1, 1, 13), 80),
 ];
 
 async function untilLanesReady(count: number): Promise<void> {
@@ -162,5 +168,30 @@ Deno.test("with no free threads in the budget a call runs whole in its own threa
     strictEqual(budget.counters[0], 0);
   } finally {
     setThreadBudget(undefined);
+  }
+});
+
+Deno.test("operands in the kernel heap are read and written in place with the same floats", () => {
+  const heap = realmHeap();
+  for (const c of CASES) {
+    for (const isa of ["simd128", "relaxedsimd"] as const) {
+      const want = new Float32Array(c.outputLength);
+      const run = c.runner(isa);
+      run(c.input, want);
+      const inputAt = heap.allocate(c.input.byteLength);
+      const outputAt = heap.allocate(c.outputLength * 4);
+      try {
+        const input = new Float32Array(heap.buffer(), inputAt, c.input.length);
+        const output = new Float32Array(heap.buffer(), outputAt, c.outputLength);
+        input.set(c.input);
+        output.fill(Number.NaN);
+        run(input, output);
+        deepStrictEqual(output.slice(), want, `${c.name} (${isa})`);
+        deepStrictEqual(input.slice(), c.input, `${c.name} (${isa}): input untouched`);
+      } finally {
+        heap.release(inputAt);
+        heap.release(outputAt);
+      }
+    }
   }
 });

@@ -22,7 +22,7 @@ import { blockCount, F32_BLOCK } from "./f32_packing.ts";
 import type { ActivationRange } from "./fixed_point.ts";
 import { copyPaddedInput, type PaddedInput, windowInput } from "./f32_window_input.ts";
 import { BLOCK_BYTES, simdModuleBytes, TILE } from "./f32_simd_codegen.ts";
-import { WasmHeap } from "./wasm_heap.ts";
+import { realmHeap, type WasmHeap } from "./wasm_heap.ts";
 import { ComputeLanes } from "./compute_lanes.ts";
 
 type WasmKernel = (...args: number[]) => void;
@@ -37,7 +37,6 @@ interface SimdRuntime extends Record<KernelName, WasmKernel> {
   laneBase: number;
 }
 
-let sharedHeap: WasmHeap | undefined;
 const runtimes = new Map<boolean, SimdRuntime | null>();
 const modules = new Map<boolean, WebAssembly.Module | null>();
 
@@ -72,10 +71,10 @@ function simdRuntime(relaxed: boolean): SimdRuntime | null {
   const module = simdModule(relaxed);
   try {
     if (module) {
-      sharedHeap ??= new WasmHeap();
-      const instance = new WebAssembly.Instance(module, { env: { memory: sharedHeap.memory } });
+      const heap = realmHeap();
+      const instance = new WebAssembly.Instance(module, { env: { memory: heap.memory } });
       runtime = {
-        heap: sharedHeap,
+        heap,
         laneBase: relaxed ? KERNEL_EXPORTS.length : 0,
         gemm: exported(instance, "gemm"),
         conv: exported(instance, "conv"),
@@ -200,20 +199,28 @@ export function f32Gemm4x8Simd(relaxed: boolean) {
     let fallback: F32Runner | undefined;
     const run: F32Runner = (a, out) => {
       if (rows === 0) return;
-      const base = scratchOrUndefined(heap, inputBytes + outputBytes);
+      // Operands in the heap (an executable's arena) are read and written in place.
+      const aInPlace = heap.addressOf(a);
+      const outInPlace = channels === blocks * F32_BLOCK ? heap.addressOf(out) : undefined;
+      const aBytes = aInPlace === undefined ? inputBytes : 0;
+      const base = scratchOrUndefined(
+        heap,
+        aBytes + (outInPlace === undefined ? outputBytes : 0),
+      );
       if (base === undefined) {
         fallback ??= f32Gemm2x8Scalar(shape, packed, clamp);
         return fallback(a, out);
       }
-      heap.f32.set(a.subarray(0, rows * depth), base / 4);
-      const o = base + inputBytes;
+      const input = aInPlace ?? base;
+      if (aInPlace === undefined) heap.f32.set(a.subarray(0, rows * depth), base / 4);
+      const o = outInPlace ?? base + aBytes;
       const outStride = blocks * BLOCK_BYTES;
       const work = rows * depth * blocks * F32_BLOCK;
       if (rows >= 2 * TILE) {
         // Row bands of whole tiles.
         callSplit(runtime, "gemm", work, Math.floor(rows / TILE), (i, n) => {
           const [r0, r1] = share(rows, i, n, TILE);
-          const a = base + r0 * depth * 4;
+          const a = input + r0 * depth * 4;
           return [r1 - r0, depth, blocks, a, depth * 4, weights, o + r0 * outStride, outStride]
             .concat(clamp.min, clamp.max);
         });
@@ -223,11 +230,11 @@ export function f32Gemm4x8Simd(relaxed: boolean) {
         callSplit(runtime, "gemm", work, blocks, (i, n) => {
           const [b0, b1] = share(blocks, i, n, 1);
           const w = weights + b0 * blockBytes;
-          return [rows, depth, b1 - b0, base, depth * 4, w, o + b0 * BLOCK_BYTES, outStride]
+          return [rows, depth, b1 - b0, input, depth * 4, w, o + b0 * BLOCK_BYTES, outStride]
             .concat(clamp.min, clamp.max);
         });
       }
-      copyOut(heap, o, rows, channels, blocks * F32_BLOCK, out);
+      if (outInPlace === undefined) copyOut(heap, o, rows, channels, blocks * F32_BLOCK, out);
     };
     weights = placeWeights(heap, run, packed);
     return run;
@@ -295,17 +302,30 @@ function windowedRunner(w: WindowedRun): F32Runner {
   const outputBytes = pixels * w.outputStride * 4;
   let weights = 0;
   let fallback: F32Runner | undefined;
+  // The kernel reads the input in place when the staged copy would be the input itself.
+  const inputIsStaged = padded.inside && padded.depthMultiplier === 1 &&
+    padded.pixelStride === g.inDepth && padded.width === g.inWidth &&
+    (g.batches === 1 || padded.height === g.inHeight);
   const run: F32Runner = (input, out) => {
     if (pixels === 0) return;
-    const base = scratchOrUndefined(heap, inputBytes + outputBytes);
+    // Operands in the heap (an executable's arena) are read and written in place.
+    const inputInPlace = inputIsStaged ? heap.addressOf(input) : undefined;
+    const outInPlace = w.outputStride === w.channels ? heap.addressOf(out) : undefined;
+    const stagedBytes = inputInPlace === undefined ? inputBytes : 0;
+    const base = scratchOrUndefined(
+      heap,
+      stagedBytes + (outInPlace === undefined ? outputBytes : 0),
+    );
     if (base === undefined) {
       fallback ??= w.scalar();
       return fallback(input, out);
     }
-    copyPaddedInput(input, heap.f32, { g, p: padded, offset: base / 4 });
-    const output = base + inputBytes;
-    callWindowed(w, base, weights, output);
-    copyOut(heap, output, pixels, w.channels, w.outputStride, out);
+    if (inputInPlace === undefined) {
+      copyPaddedInput(input, heap.f32, { g, p: padded, offset: base / 4 });
+    }
+    const output = outInPlace ?? base + stagedBytes;
+    callWindowed(w, inputInPlace ?? base, weights, output);
+    if (outInPlace === undefined) copyOut(heap, output, pixels, w.channels, w.outputStride, out);
   };
   weights = placeWeights(heap, run, w.packed);
   return run;

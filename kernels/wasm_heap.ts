@@ -23,7 +23,9 @@ export class WasmHeap {
     maximum: SHARED_MEMORY_MAX_PAGES,
     shared: true,
   });
-  #f32 = new Float32Array(this.memory.buffer);
+  /** Buffer objects of the memory that views were made on (renewed when it grows). */
+  readonly #buffers = new WeakSet<ArrayBufferLike>();
+  #f32 = new Float32Array(this.buffer());
   /** Free regions below `#top`, by offset. */
   #free: { offset: number; size: number }[] = [];
   #sizes = new Map<number, number>();
@@ -33,10 +35,22 @@ export class WasmHeap {
 
   /** A float32 view of the whole memory (renewed after the memory grows). */
   get f32(): Float32Array {
-    // A shared memory's buffer object is renewed when it grows; the old one stays valid.
-    const buffer = this.memory.buffer;
-    if (this.#f32.byteLength !== buffer.byteLength) this.#f32 = new Float32Array(buffer);
     return this.#f32;
+  }
+
+  /** The memory's current buffer, for views that kernels may then address in place. */
+  buffer(): SharedArrayBuffer {
+    const buffer = this.memory.buffer as unknown as SharedArrayBuffer;
+    this.#buffers.add(buffer);
+    return buffer;
+  }
+
+  /**
+   * The byte address of `view` in this memory when it is a view made on {@link buffer}
+   * (kernels then read or write it in place), else undefined.
+   */
+  addressOf(view: ArrayBufferView): number | undefined {
+    return this.#buffers.has(view.buffer) ? view.byteOffset : undefined;
   }
 
   /** Bytes allocated to long-lived regions (including free holes below the top). */
@@ -45,8 +59,12 @@ export class WasmHeap {
   }
 
   #ensure(bytes: number): void {
-    const have = this.memory.buffer.byteLength;
-    if (bytes > have) this.memory.grow(Math.ceil((bytes - have) / PAGE_BYTES));
+    const have = this.#f32.byteLength;
+    if (bytes <= have) return;
+    // Only this thread grows the memory (lanes never do), so the view is renewed here; a
+    // shared memory's buffer object is renewed when it grows, and the old one stays valid.
+    this.memory.grow(Math.ceil((bytes - have) / PAGE_BYTES));
+    this.#f32 = new Float32Array(this.buffer());
   }
 
   /**
@@ -107,4 +125,11 @@ export class WasmHeap {
     this.#ensure(this.#top + align(bytes));
     return this.#top;
   }
+}
+
+let realm: WasmHeap | undefined;
+
+/** The heap of this realm (thread), which its kernels and executables share. */
+export function realmHeap(): WasmHeap {
+  return realm ??= new WasmHeap();
 }
