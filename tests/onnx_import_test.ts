@@ -168,9 +168,9 @@ Deno.test("?view=model returns the converted model as JSON that registers again 
     const view = await server.request("GET", `/v1/models/${info.id}?view=model`);
     strictEqual(view.status, 200, JSON.stringify(view.body));
     const operations = view.body.operations as { type: string }[];
+    // The Relu is the convolution's fused activation.
     deepStrictEqual(operations.map((o) => o.type), [
       "CONV_2D",
-      "RELU",
       "MEAN",
       "RESHAPE",
       "SOFTMAX",

@@ -11,6 +11,7 @@ import { asNodeFault, fileFault, nodeFault } from "../errors.ts";
 import { ConversionContext, NodeView } from "./context.ts";
 import { decodeOnnx, type Int64, int64, list, type ValueInfoProto } from "./decode.ts";
 import { RULES } from "./rules/index.ts";
+import { optimizeModel } from "../passes/index.ts";
 import {
   dataTypeName,
   type ElementType,
@@ -90,7 +91,8 @@ export function convertOnnx(
   const inputs = graphInputs.map((info) => addInput(ctx, info, options.shapes?.[info.name ?? ""]));
   ctx.convertNodes(nodes);
   const outputs = list(graph.output).map((info) => markOutput(ctx, info));
-  return { model: ctx.builder.build(), inputs, outputs, layout: "NCHW", opset, notes: ctx.notes };
+  const model = optimizeModel(ctx.builder.build());
+  return { model, inputs, outputs, layout: "NCHW", opset, notes: ctx.notes };
 }
 
 function convertNode(ctx: ConversionContext, node: NodeView): void {
