@@ -57,7 +57,10 @@ export const ModelInfoBody = z.object({
   name: z.string().optional(),
   onnx: z.object({
     opset: z.number(),
-    layout: z.string().openapi({ description: "The image layout the model runs in (NCHW)" }),
+    layout: z.string().openapi({
+      description: "The image layout its operations run in: NHWC where moving NCHW image " +
+        "operations there removes transposes, else NCHW (inputs and outputs keep their ONNX shapes)",
+    }),
     notes: z.array(z.string()).openapi({
       description: "What the conversion did that the client should know (int64 narrowed " +
         "to int32, BatchNormalization folded, ...)",

@@ -2,12 +2,14 @@
  * The optimization passes on converted models (`converter/passes/`), each checked against
  * onnxruntime-node and by the structure of the model they leave: activations fused into
  * their producer where nothing else sees the value before the activation, and kept where
- * something does.
+ * something does; NCHW image operations moved to NHWC with transposes only where the graph
+ * needs NCHW, and left in NCHW mode where moving them would not remove transposes.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { ModelJson } from "../driver/model_schema.ts";
-import type { GraphSpec, NodeSpec } from "../tools/onnx_graphs.ts";
-import { compare, weights } from "./onnx/compare.ts";
+import { type GraphSpec, type NodeSpec, onnxBytes } from "../tools/onnx_graphs.ts";
+import { compare, compareBytes, weights } from "./onnx/compare.ts";
+import { mobilenetV2Onnx } from "../bench/mobilenet_v2_onnx.ts";
 import { activationInput } from "../converter/passes/fuse_activations.ts";
 import { ModelGraph } from "../converter/passes/model_graph.ts";
 import { withTestServer } from "./server_fixture.ts";
@@ -83,5 +85,136 @@ Deno.test("an Add's Relu is fused; a value read elsewhere or returned keeps its 
     );
     deepStrictEqual(types(returned.conversion.model), ["CONV_2D", "RELU"]);
     strictEqual(activationOf(returned.conversion.model, "CONV_2D"), 0);
+  });
+});
+
+const count = (model: ModelJson, type: string) =>
+  model.operations.filter((o) => o.type === type).length;
+
+/** A small NCHW network touching every layout-aware rewrite, `batch`, `h`, `w` given. */
+function smallNetwork(batch: number | string, h: number | string, w: number | string): GraphSpec {
+  return {
+    inputs: [{ name: "x", dims: [batch, 3, h, w] }],
+    outputs: [{ name: "y", dims: [batch, 16] }, { name: "z", dims: [batch, 16, "H", "W"] }],
+    nodes: [
+      CONV,
+      { op: "Relu", inputs: ["c"], outputs: ["r"] },
+      {
+        op: "Conv",
+        inputs: ["r", "w2", "b2"],
+        outputs: ["d"],
+        attributes: { pads: [1, 1, 1, 1], group: 4 },
+      },
+      { op: "Add", inputs: ["d", "r"], outputs: ["residual"] },
+      // A per-channel constant broadcast as NCHW writes it: [C, 1, 1].
+      { op: "Mul", inputs: ["residual", "scale"], outputs: ["scaled"] },
+      {
+        op: "Concat",
+        inputs: ["scaled", "r", "r", "d"],
+        outputs: ["cat"],
+        attributes: { axis: 1 },
+      },
+      {
+        op: "MaxPool",
+        inputs: ["cat"],
+        outputs: ["pooled"],
+        attributes: { kernel_shape: [2, 2], strides: [2, 2] },
+      },
+      {
+        op: "Resize",
+        inputs: ["pooled", "", "scales"],
+        outputs: ["z"],
+        attributes: {
+          mode: "nearest",
+          coordinate_transformation_mode: "asymmetric",
+          nearest_mode: "floor",
+        },
+      },
+      { op: "GlobalAveragePool", inputs: ["z"], outputs: ["g"] },
+      { op: "Flatten", inputs: ["g"], outputs: ["y"] },
+    ],
+    initializers: [
+      weights("w", [4, 3, 3, 3], 1),
+      weights("b", [4], 2),
+      weights("w2", [4, 1, 3, 3], 3),
+      weights("b2", [4], 4),
+      weights("scale", [4, 1, 1], 5),
+      { name: "scales", dims: [4], values: [1, 1, 2, 2] },
+    ],
+  };
+}
+
+Deno.test("an NCHW network runs in NHWC with one transpose in and one out, equal to onnxruntime", async () => {
+  await withTestServer({}, async (server) => {
+    const { conversion } = await compare(server, smallNetwork(1, 8, 8), "NHWC network");
+    strictEqual(conversion.layout, "NHWC");
+    const model = conversion.model;
+    // In: the input; out: the returned image z (the pooled vector reads the same in both).
+    strictEqual(count(model, "TRANSPOSE"), 2, JSON.stringify(types(model)));
+    strictEqual(count(model, "RELU"), 0, "fused");
+    for (const operation of model.operations) {
+      const flag = operation.inputs.find((i) => model.operands[i].type === "BOOL");
+      if (
+        flag !== undefined &&
+        ["CONV_2D", "MAX_POOL_2D", "RESIZE_NEAREST_NEIGHBOR"].includes(operation.type)
+      ) {
+        deepStrictEqual(model.operands[flag].value, [0], `${operation.type} in NHWC`);
+      }
+    }
+  });
+});
+
+Deno.test("NHWC with extents given at execution (batch, height and width unknown at import)", async () => {
+  await withTestServer({}, async (server) => {
+    const { conversion } = await compareBytes(
+      server,
+      onnxBytes(smallNetwork("N", "H0", "W0")),
+      { x: [2, 3, 10, 6] },
+      "NHWC network, dynamic extents",
+    );
+    strictEqual(conversion.layout, "NHWC");
+  });
+});
+
+Deno.test("a reshape across channels and pixels reads NCHW; a lone convolution stays in NCHW mode", async () => {
+  await withTestServer({}, async (server) => {
+    const flattened = await compare(server, {
+      inputs: [{ name: "x", dims: [1, 3, 8, 8] }],
+      outputs: [{ name: "y", dims: [1, 8 * 64] }],
+      nodes: [
+        CONV,
+        { op: "Relu", inputs: ["c"], outputs: ["r"] },
+        { op: "MaxPool", inputs: ["r"], outputs: ["p"], attributes: { kernel_shape: [1, 1] } },
+        { op: "Concat", inputs: ["p", "r"], outputs: ["cat"], attributes: { axis: 1 } },
+        { op: "Flatten", inputs: ["cat"], outputs: ["y"] },
+      ],
+      initializers: [weights("w", [4, 3, 3, 3], 1), weights("b", [4], 2)],
+    }, "NHWC, then flattened in NCHW order");
+    strictEqual(flattened.conversion.layout, "NHWC");
+    strictEqual(count(flattened.conversion.model, "TRANSPOSE"), 2, "in, and before the reshape");
+
+    const direct = await compare(server, {
+      inputs: [{ name: "x", dims: [1, 3, 8, 8] }],
+      outputs: [{ name: "y", dims: [1, 4 * 64] }],
+      nodes: [CONV, { op: "Flatten", inputs: ["c"], outputs: ["y"] }],
+      initializers: [weights("w", [4, 3, 3, 3], 1), weights("b", [4], 2)],
+    }, "a convolution flattened");
+    strictEqual(direct.conversion.layout, "NCHW", "two transposes for one convolution: no gain");
+    strictEqual(count(direct.conversion.model, "TRANSPOSE"), 0);
+  });
+});
+
+Deno.test("MobileNetV2 converts to NHWC with fused ReLU6 and one transpose, equal to onnxruntime", async () => {
+  await withTestServer({}, async (server) => {
+    const { conversion } = await compareBytes(
+      server,
+      mobilenetV2Onnx(1),
+      { input: [1, 3, 224, 224] },
+      "MobileNetV2",
+      { fixed: true },
+    );
+    strictEqual(conversion.layout, "NHWC");
+    strictEqual(count(conversion.model, "TRANSPOSE"), 1, "the input's");
+    strictEqual(count(conversion.model, "RELU6"), 0, "every ReLU6 fused");
   });
 });

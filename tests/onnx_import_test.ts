@@ -44,7 +44,8 @@ Deno.test("an ONNX upload registers a model that names its inputs and outputs", 
       elementType: "float32",
       shape: ["batch", 3, 4, 4],
     }]);
-    strictEqual(body.onnx.layout, "NCHW");
+    // Its convolution runs in NHWC: one transpose at the input instead of two per image op.
+    strictEqual(body.onnx.layout, "NHWC");
     strictEqual(body.onnx.opset, 13);
     const again = await server.request("GET", `/v1/models/${body.id}`);
     deepStrictEqual(again.body, body);
@@ -168,8 +169,9 @@ Deno.test("?view=model returns the converted model as JSON that registers again 
     const view = await server.request("GET", `/v1/models/${info.id}?view=model`);
     strictEqual(view.status, 200, JSON.stringify(view.body));
     const operations = view.body.operations as { type: string }[];
-    // The Relu is the convolution's fused activation.
+    // The Relu is the convolution's fused activation; the image operations run in NHWC.
     deepStrictEqual(operations.map((o) => o.type), [
+      "TRANSPOSE",
       "CONV_2D",
       "MEAN",
       "RESHAPE",

@@ -2,8 +2,9 @@
  * ONNX -> NNAPI: decodes the file, turns graph inputs into model inputs, initializers into
  * constants, and each node through its rule (folding what is constant), then marks the graph
  * outputs. The result is an ordinary NNAPI model plus the ONNX names, types and shapes of
- * its inputs and outputs. Layout: NCHW graphs run in NNAPI's NCHW mode (the layout flag of
- * the image operations), so no transposes are added.
+ * its inputs and outputs. The rules emit NCHW image operations in NNAPI's NCHW mode (their
+ * layout flag); the passes (`../passes/`) then fuse activations and move the image
+ * operations to NHWC where that removes transposes.
  */
 import type { ModelJson } from "../../driver/model_schema.ts";
 import type { OperandType } from "../../nnapi/types.ts";
@@ -11,7 +12,7 @@ import { asNodeFault, fileFault, nodeFault } from "../errors.ts";
 import { ConversionContext, NodeView } from "./context.ts";
 import { decodeOnnx, type Int64, int64, list, type ValueInfoProto } from "./decode.ts";
 import { RULES } from "./rules/index.ts";
-import { optimizeModel } from "../passes/index.ts";
+import { type ImageLayout, optimizeModel } from "../passes/index.ts";
 import {
   dataTypeName,
   type ElementType,
@@ -39,8 +40,11 @@ export interface OnnxConversion {
   model: ModelJson;
   inputs: OnnxTensorInfo[];
   outputs: OnnxTensorInfo[];
-  /** The image layout the model runs in. */
-  layout: "NCHW";
+  /**
+   * The image layout the model's operations run in: NHWC when moving NCHW image operations
+   * to NHWC removes transposes (inputs and outputs keep their ONNX shapes either way).
+   */
+  layout: ImageLayout;
   opset: number;
   /** What the client should know (int64 narrowed to int32, ...). */
   notes: string[];
@@ -91,8 +95,8 @@ export function convertOnnx(
   const inputs = graphInputs.map((info) => addInput(ctx, info, options.shapes?.[info.name ?? ""]));
   ctx.convertNodes(nodes);
   const outputs = list(graph.output).map((info) => markOutput(ctx, info));
-  const model = optimizeModel(ctx.builder.build());
-  return { model, inputs, outputs, layout: "NCHW", opset, notes: ctx.notes };
+  const { model, layout } = optimizeModel(ctx.builder.build());
+  return { model, inputs, outputs, layout, opset, notes: ctx.notes };
 }
 
 function convertNode(ctx: ConversionContext, node: NodeView): void {

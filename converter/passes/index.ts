@@ -5,10 +5,22 @@
 import type { ModelJson } from "../../driver/model_schema.ts";
 import { fuseActivations } from "./fuse_activations.ts";
 import { ModelGraph } from "./model_graph.ts";
+import { rewriteToNhwc } from "./nhwc_layout.ts";
 
-/** The model after the passes. */
-export function optimizeModel(model: ModelJson): ModelJson {
-  const graph = new ModelGraph(model);
-  fuseActivations(graph);
-  return graph.toJson();
+/** The image layout a converted model's operations run in. */
+export type ImageLayout = "NCHW" | "NHWC";
+
+/** The model after the passes, and the layout it runs in. */
+export function optimizeModel(model: ModelJson): { model: ModelJson; layout: ImageLayout } {
+  const fused = new ModelGraph(model);
+  fuseActivations(fused);
+  const nchw = fused.toJson();
+  // NHWC when it pays: NCHW mode transposes twice per image operation; the rewrite adds
+  // transposes only where the graph needs NCHW.
+  const nhwc = new ModelGraph(nchw);
+  const { layoutOperations, transposes } = rewriteToNhwc(nhwc);
+  if (layoutOperations === 0 || transposes >= 2 * layoutOperations) {
+    return { model: nchw, layout: "NCHW" };
+  }
+  return { model: nhwc.toJson(), layout: "NHWC" };
 }
