@@ -245,10 +245,16 @@ Deno.test("profile-guided partitioning times the model on each device; the profi
     strictEqual(plan.costs, "profile");
     deepStrictEqual(plan.steps.flatMap((s) => s.operations).sort(), [0, 1, 2, 3]);
     ok(plan.steps.every((s) => s.estimatedCost > 0), JSON.stringify(plan.steps));
-    // Only cpu-reference runs RELU and SOFTMAX, whatever the measurements say.
+    // Only cpu-reference runs RELU and SOFTMAX, whatever the measurements say (they may also
+    // put the tiny FULLY_CONNECTED between them there, joining the two in one step).
+    const withReluOrSoftmax = plan.steps.filter((s) =>
+      s.operations.some((k) => k === 1 || k === 3)
+    );
+    ok(withReluOrSoftmax.length > 0, JSON.stringify(plan.steps));
     deepStrictEqual(
-      plan.steps.filter((s) => s.operations.some((k) => k === 1 || k === 3)).map((s) => s.device),
-      ["cpu-reference", "cpu-reference"],
+      [...new Set(withReluOrSoftmax.map((s) => s.device))],
+      ["cpu-reference"],
+      JSON.stringify(plan.steps),
     );
     const reference = await server.request("POST", "/v1/compilations", {
       model: model.body.id,
