@@ -29,6 +29,22 @@ async function rate(
   return done / ((performance.now() - started) / 1000);
 }
 
+/** The tiny model of REST throughput benchmarks: ADD of two float32[4]. */
+export const TINY_ADD_MODEL = (() => {
+  const t = { type: "TENSOR_FLOAT32", dimensions: [4], scale: 0, zeroPoint: 0 };
+  return {
+    operands: [
+      { ...t, lifetime: "MODEL_INPUT" },
+      { ...t, lifetime: "MODEL_INPUT" },
+      { type: "INT32", dimensions: [], lifetime: "CONSTANT_COPY", value: [0] },
+      { ...t, lifetime: "MODEL_OUTPUT" },
+    ],
+    operations: [{ type: "ADD", inputs: [0, 1, 2], outputs: [3] }],
+    inputIndexes: [0, 1],
+    outputIndexes: [3],
+  };
+})();
+
 /** Prints executions/s, echo requests/s and their ratio. */
 export async function restOverhead(): Promise<void> {
   const dataDir = await Deno.makeTempDir({ prefix: "nnserve-bench-" });
@@ -36,25 +52,13 @@ export async function restOverhead(): Promise<void> {
   const echo = new Hono().post("/echo", async (c) => c.json(await c.req.json()));
   const echoServer = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, echo.fetch);
   try {
-    const t = { type: "TENSOR_FLOAT32", dimensions: [4], scale: 0, zeroPoint: 0 };
-    const model = {
-      operands: [
-        { ...t, lifetime: "MODEL_INPUT" },
-        { ...t, lifetime: "MODEL_INPUT" },
-        { type: "INT32", dimensions: [], lifetime: "CONSTANT_COPY", value: [0] },
-        { ...t, lifetime: "MODEL_OUTPUT" },
-      ],
-      operations: [{ type: "ADD", inputs: [0, 1, 2], outputs: [3] }],
-      inputIndexes: [0, 1],
-      outputIndexes: [3],
-    };
     const post = async (path: string, body: unknown) =>
       await (await fetch(`${server.url}${path}`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify(body),
       })).json();
-    const { id: modelId } = await post("/v1/models", model);
+    const { id: modelId } = await post("/v1/models", TINY_ADD_MODEL);
     const { id } = await post("/v1/compilations", { model: modelId });
     const body = JSON.stringify({ inputs: [{ data: [1, 2, 3, 4] }, { data: [5, 6, 7, 8] }] });
     const options = { concurrency: 8, seconds: 3 };

@@ -24,7 +24,7 @@ export const LANE_CONTROL = {
  * Polls before sleeping in `Atomics.wait` (a few tens of microseconds): kernel calls come
  * back to back during a run, and a futex wake-up costs more than the spin.
  */
-export const LANE_SPIN = 20_000;
+export const LANE_SPIN = 2_000;
 
 /** What a lane worker is sent once, at start. */
 export interface LaneStart {

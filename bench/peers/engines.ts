@@ -1,0 +1,137 @@
+/**
+ * The engines the peers benchmark compares, each behind one small interface: prepare a model
+ * (ONNX bytes) at a thread count, then run it on one input. nnserve runs in process (the
+ * executable the executor workers run, kernels and plan only) and over HTTP (a server
+ * process, JSON with base64 tensors); onnxruntime-node is the native peer.
+ */
+import * as ort from "onnxruntime-node";
+import { convertOnnx } from "../../converter/onnx/convert.ts";
+import { Executable } from "../../driver/executable.ts";
+import { buildModel } from "../../driver/model.ts";
+import { prepareModel } from "../../driver/prepared_model.ts";
+import {
+  privateThreadBudget,
+  readyLaneCount,
+  setThreadBudget,
+} from "../../kernels/compute_lanes.ts";
+import { spawnServer } from "../server_process.ts";
+
+/** One input of a model run: its name, shape and float32 values. */
+export interface PeerInput {
+  name: string;
+  shape: number[];
+  data: Float32Array;
+}
+
+/** A prepared model in one engine. */
+export interface PeerRun {
+  /** Runs once; resolves to the first output's values. */
+  run(): Promise<Float32Array>;
+  /** For HTTP runs: the driver's own time of the last run (ms), to split off HTTP. */
+  lastDriverMs?: () => number;
+  close(): Promise<void>;
+}
+
+export interface Engine {
+  name: string;
+  prepare(model: Uint8Array, input: PeerInput, threads: number): Promise<PeerRun>;
+}
+
+export const ONNXRUNTIME_NODE: Engine = {
+  name: "onnxruntime-node",
+  async prepare(model, input, threads) {
+    const session = await ort.InferenceSession.create(model, {
+      intraOpNumThreads: threads,
+      interOpNumThreads: 1,
+      executionMode: "sequential",
+      graphOptimizationLevel: "all",
+    });
+    const feeds = { [input.name]: new ort.Tensor("float32", input.data, input.shape) };
+    const output = session.outputNames[0];
+    return {
+      async run() {
+        const result = await session.run(feeds);
+        return result[output].data as Float32Array;
+      },
+      close: () => session.release(),
+    };
+  },
+};
+
+export const NNSERVE_IN_PROCESS: Engine = {
+  name: "nnserve in process",
+  async prepare(model, input, threads) {
+    const conversion = convertOnnx(model, { shapes: { [input.name]: input.shape } });
+    const prepared = prepareModel(buildModel(conversion.model), {
+      preference: "FAST_SINGLE_ANSWER",
+      priority: "MEDIUM",
+    });
+    const executable = new Executable(prepared);
+    setThreadBudget(threads > 1 ? privateThreadBudget(threads) : undefined);
+    const inputs = [{ data: input.data, shape: input.shape }];
+    executable.run(inputs);
+    const deadline = Date.now() + 10_000;
+    while (threads > 1 && readyLaneCount() < threads - 1 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return {
+      run: () => Promise.resolve(executable.run(inputs)[0].data as Float32Array),
+      close() {
+        setThreadBudget(undefined);
+        return Promise.resolve();
+      },
+    };
+  },
+};
+
+export const NNSERVE_HTTP_BASE64: Engine = {
+  name: "nnserve HTTP (JSON, base64)",
+  async prepare(model, input, threads) {
+    const server = await spawnServer({
+      NNSERVE_THREADS: String(threads),
+      NNSERVE_WORKERS: "1",
+    });
+    const post = async (path: string, body: BodyInit, type = "application/json") => {
+      const response = await fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": type },
+        body,
+      });
+      const json = await response.json();
+      if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`);
+      return json;
+    };
+    const shape = `${input.name}:${input.shape.join("x")}`;
+    const imported = await post(
+      `/v1/models?name=peer&shape=${encodeURIComponent(shape)}`,
+      model as Uint8Array<ArrayBuffer>,
+      "application/onnx",
+    );
+    const compilation = await post(
+      "/v1/compilations",
+      // The CPU devices, as the in-process run: this machine's software GPU (llvmpipe) is
+      // slower, and calibration noise must not move steps onto it between runs.
+      JSON.stringify({
+        model: imported.id,
+        preference: "FAST_SINGLE_ANSWER",
+        devices: ["cpu-simd", "cpu-reference"],
+      }),
+    );
+    const body = JSON.stringify({
+      inputs: [{ base64: new Uint8Array(input.data.buffer).toBase64() }],
+      outputEncoding: "base64",
+      measureTiming: true,
+    });
+    let driverMs = 0;
+    return {
+      async run() {
+        const result = await post(`/v1/compilations/${compilation.id}/executions`, body);
+        driverMs = result.timing.inDriverUs / 1000;
+        const bytes = Uint8Array.fromBase64(result.outputs[0].base64);
+        return new Float32Array(bytes.buffer);
+      },
+      lastDriverMs: () => driverMs,
+      close: () => server.stop(),
+    };
+  },
+};

@@ -1,0 +1,124 @@
+/**
+ * `deno task bench:peers [--quick] [--write]`: in one run on this machine, the same models
+ * in nnserve (in process and over HTTP) and in onnxruntime-node at 1 and 2 threads, median
+ * and p90 latency and nnserve's ratio to the peer; GEMM GFLOP/s against this CPU's measured
+ * WebAssembly SIMD128 peak; REST throughput of a tiny model against a Hono JSON echo. With
+ * `--write` it writes the tables and a chart to docs/performance.md and performance.svg.
+ */
+import { parseArgs } from "node:util";
+import { fileURLToPath } from "node:url";
+import { MOBILENET_V2_INPUT, mobilenetV2Onnx } from "../mobilenet_v2_onnx.ts";
+import { seededFloats } from "../../kernels/seeded_random.ts";
+import {
+  type Engine,
+  NNSERVE_HTTP_BASE64,
+  NNSERVE_IN_PROCESS,
+  ONNXRUNTIME_NODE,
+  type PeerInput,
+} from "./engines.ts";
+import { gemmGflops } from "./gemm.ts";
+import { restThroughput } from "./rest.ts";
+import { simd128PeakGflops } from "./simd_peak.ts";
+import { type Latency, measure } from "./timing.ts";
+import { barChartSvg, performanceMarkdown, type Results } from "./report.ts";
+
+const { values: flags } = parseArgs({
+  options: { quick: { type: "boolean" }, write: { type: "boolean" } },
+});
+const budget = flags.quick
+  ? { warmup: 2, runs: 10, budgetMs: 2000 }
+  : { warmup: 5, runs: 50, budgetMs: 10000 };
+
+const THREADS = [1, 2];
+const ENGINES: Engine[] = [NNSERVE_HTTP_BASE64, NNSERVE_IN_PROCESS, ONNXRUNTIME_NODE];
+
+const models = [{
+  name: "MobileNetV2 1.0 224x224",
+  bytes: mobilenetV2Onnx(1),
+  input: {
+    name: MOBILENET_V2_INPUT.name,
+    shape: [...MOBILENET_V2_INPUT.dims],
+    data: seededFloats(3 * 224 * 224, 7, 2),
+  } satisfies PeerInput,
+}];
+
+const results: Results = { latency: [], gemm: [], machine: machine() };
+for (const model of models) {
+  for (const threads of THREADS) {
+    let reference: Float32Array | undefined;
+    for (const engine of [...ENGINES].reverse()) {
+      const run = await engine.prepare(model.bytes, model.input, threads);
+      try {
+        const output = await run.run();
+        reference ??= output; // onnxruntime-node runs first
+        let maxError = 0;
+        for (let i = 0; i < output.length; i++) {
+          maxError = Math.max(maxError, Math.abs(output[i] - reference[i]));
+        }
+        let driverMs = 0;
+        const latency: Latency = await measure(async () => {
+          await run.run();
+          driverMs += run.lastDriverMs?.() ?? 0;
+        }, budget);
+        const httpOverhead = run.lastDriverMs
+          ? latency.median - driverMs / (latency.runs + budget.warmup)
+          : undefined;
+        results.latency.push({
+          model: model.name,
+          engine: engine.name,
+          threads,
+          latency,
+          maxError,
+          httpOverheadMs: httpOverhead,
+        });
+        console.log(
+          `${model.name} | ${engine.name} | ${threads} thread(s) | median ` +
+            `${latency.median.toFixed(2)} ms, p90 ${latency.p90.toFixed(2)} ms | max |error| ` +
+            `${maxError.toExponential(1)}` +
+            (httpOverhead === undefined ? "" : ` | HTTP ${httpOverhead.toFixed(2)} ms`),
+        );
+      } finally {
+        await run.close();
+      }
+    }
+  }
+}
+
+const peak = simd128PeakGflops();
+results.peak = peak;
+console.log(`WebAssembly SIMD128 peak, one core: ${peak.gflops.toFixed(1)} GFLOP/s`);
+for (const n of [512, 1024]) {
+  for (const threads of THREADS) {
+    const gflops = await gemmGflops(n, threads);
+    results.gemm.push({ n, threads, gflops });
+    console.log(
+      `GEMM ${n}^3, ${threads} thread(s): ${gflops.toFixed(1)} GFLOP/s ` +
+        `(${(100 * gflops / peak.gflops).toFixed(0)}% of one core's peak)`,
+    );
+  }
+}
+
+const rest = await restThroughput(flags.quick ? 2 : 5);
+results.rest = rest;
+console.log(
+  rest
+    ? `REST: ${rest.executions.toFixed(0)} executions/s, Hono echo ${rest.echoes.toFixed(0)} ` +
+      `req/s, ratio ${(rest.executions / rest.echoes).toFixed(2)}`
+    : "REST: wrk is not installed (apt install wrk); not measured",
+);
+
+if (flags.write) {
+  const docs = new URL("../../docs/", import.meta.url);
+  await Deno.writeTextFile(new URL("performance.svg", docs), barChartSvg(results));
+  await Deno.writeTextFile(new URL("performance.md", docs), performanceMarkdown(results));
+  console.log(`wrote ${fileURLToPath(new URL("performance.md", docs))}`);
+}
+Deno.exit(0);
+
+function machine(): string {
+  let cpu = "unknown CPU";
+  try {
+    cpu = /model name\s*:\s*(.+)/.exec(Deno.readTextFileSync("/proc/cpuinfo"))?.[1] ?? cpu;
+  } catch { /* not Linux */ }
+  return `${cpu}, ${navigator.hardwareConcurrency} cores, Deno ${Deno.version.deno}`;
+}
