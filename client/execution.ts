@@ -4,12 +4,14 @@
  * execution owns its request; outputs come back as typed arrays of each output's type,
  * except those written to a memory (`setOutputFromMemory`), which stay there.
  */
-import type { Transport } from "./http.ts";
+import { frameBody, INFERENCE_HEADER_LENGTH, readFramed } from "./binary_frame.ts";
+import { NnapiError, type Transport } from "./http.ts";
 import { checkMemoryRegion, type Memory, type MemoryRange } from "./memory.ts";
 import {
   decodeBase64,
-  encodeBase64,
   fromJsonNumber,
+  fromLittleEndian,
+  littleEndianBytes,
   type TensorArray,
   type TensorValues,
   toJsonNumber,
@@ -64,11 +66,21 @@ export function copyDimensions(dimensions: readonly number[] | undefined): {
   return dimensions ? { dimensions: [...dimensions] } : {};
 }
 
-/** An execution being set up; `compute` may be called more than once. */
+/** An input given as typed data: its little-endian bytes, sent raw by `compute`. */
+interface BytesInput {
+  bytes: Uint8Array;
+  dimensions?: number[];
+}
+
+/**
+ * An execution being set up; `compute` may be called more than once. Typed-array inputs
+ * and all inline outputs travel as raw bytes (a framed body, API.md's binary tensors);
+ * `toJSON` gives the same request as JSON with base64.
+ */
 export class Execution {
   readonly #transport: Transport;
   readonly #target: ExecutionTarget;
-  readonly #inputs: (ArgumentJson | undefined)[];
+  readonly #inputs: (ArgumentJson | BytesInput | undefined)[];
   readonly #outputs: (ArgumentJson | undefined)[];
   #measureTiming = false;
   #deadlineMs: number | undefined;
@@ -106,8 +118,8 @@ export class Execution {
 
   /**
    * Gives input `index` (in the model's input order) its value. Typed arrays are converted
-   * to the operand's type and sent as little-endian bytes; number arrays as JSON numbers.
-   * A number is a scalar.
+   * to the operand's type and sent as raw little-endian bytes (copied now: later changes
+   * to the array are not sent); number arrays as JSON numbers. A number is a scalar.
    */
   setInput(index: number, data: TensorValues | number, options: ArgumentOptions = {}): this {
     const type = this.#check("input", index);
@@ -117,7 +129,11 @@ export class Execution {
     } else if (Array.isArray(data)) {
       this.#inputs[index] = { data: data.map(toJsonNumber), ...dimensions };
     } else {
-      this.#inputs[index] = { base64: encodeBase64(toTensorArray(type, data)), ...dimensions };
+      const bytes = littleEndianBytes(toTensorArray(type, data));
+      this.#inputs[index] = {
+        bytes: ArrayBuffer.isView(data) && bytes.buffer === data.buffer ? bytes.slice() : bytes,
+        ...dimensions,
+      };
     }
     return this;
   }
@@ -193,34 +209,62 @@ export class Execution {
     return this;
   }
 
-  /** The request body of `POST /v1/compilations/{id}/executions` as set up so far. */
-  toJSON(): ExecutionRequestJson {
-    const missing = this.#inputs.findIndex((arg) => arg === undefined);
-    if (missing >= 0) {
-      throw new Error(`input ${missing} has no value: call setInput or setInputOmitted`);
-    }
+  /** The request's options and outputs, common to its JSON and framed forms. */
+  #requestOptions(): Omit<ExecutionRequestJson, "inputs" | "outputEncoding"> {
     return {
-      inputs: this.#inputs as ArgumentJson[],
       ...(this.#outputs.some((arg) => arg !== undefined)
         ? { outputs: this.#outputs.map((arg) => arg ?? {}) }
         : {}),
       ...(this.#measureTiming ? { measureTiming: true } : {}),
       ...(this.#deadlineMs !== undefined ? { deadlineMs: this.#deadlineMs } : {}),
+    };
+  }
+
+  #setInputs(): (ArgumentJson | BytesInput)[] {
+    const missing = this.#inputs.findIndex((arg) => arg === undefined);
+    if (missing >= 0) {
+      throw new Error(`input ${missing} has no value: call setInput or setInputOmitted`);
+    }
+    return this.#inputs as (ArgumentJson | BytesInput)[];
+  }
+
+  /**
+   * The request body of `POST /v1/compilations/{id}/executions` as set up so far, as JSON
+   * (typed inputs as base64).
+   */
+  toJSON(): ExecutionRequestJson {
+    return {
+      inputs: this.#setInputs().map((arg) =>
+        "bytes" in arg ? { base64: arg.bytes.toBase64(), ...copyDimensions(arg.dimensions) } : arg
+      ),
+      ...this.#requestOptions(),
       outputEncoding: "base64",
     };
   }
 
   /** Runs the execution and waits for its outputs. */
   async compute(): Promise<ExecutionResult> {
-    const body = await this.#transport.json<ExecutionResponseJson>(
-      "POST",
-      `/v1/compilations/${encodeURIComponent(this.#target.id)}/executions`,
-      this.toJSON(),
-    );
+    const tensors: Uint8Array[] = [];
+    const inputs = this.#setInputs().map((arg): ArgumentJson => {
+      if (!("bytes" in arg)) return arg;
+      tensors.push(arg.bytes);
+      return {
+        parameters: { binary_data_size: arg.bytes.byteLength },
+        ...copyDimensions(arg.dimensions),
+      };
+    });
+    const request = { inputs, ...this.#requestOptions(), outputEncoding: "binary" as const };
+    const { body, headerLength } = frameBody(request, tensors);
+    const path = `/v1/compilations/${encodeURIComponent(this.#target.id)}/executions`;
+    const response = await this.#transport.send("POST", path, { bytes: body }, {
+      [INFERENCE_HEADER_LENGTH]: String(headerLength),
+    });
+    const { header, binary } = await readFramed(response, `POST ${path}`);
     return decodeResult(
       this.#target.signature,
-      body,
+      header as ExecutionResponseJson,
       this.#outputs.map((arg) => arg !== undefined && "memory" in arg),
+      binary,
     );
   }
 }
@@ -228,12 +272,15 @@ export class Execution {
 /**
  * Turns an execution response into typed outputs of the model's output types. Outputs
  * flagged in `inMemory` were written to a memory and come back with dimensions only.
+ * `binary` holds the bytes after a framed answer's header.
  */
 export function decodeResult(
   signature: ModelSignature,
   body: ExecutionResponseJson,
   inMemory: readonly boolean[] = [],
+  binary: Uint8Array = new Uint8Array(),
 ): ExecutionResult {
+  let offset = 0;
   const outputs = body.outputs.map((output, k): ExecutionOutput => {
     const type = signature.outputs[k]?.type;
     if (type === undefined) {
@@ -242,7 +289,18 @@ export function decodeResult(
       );
     }
     let data: TensorArray;
-    if (output.base64 !== undefined) data = decodeBase64(type, output.base64);
+    const size = output.parameters?.binary_data_size;
+    if (size !== undefined) {
+      if (offset + size > binary.byteLength) {
+        throw new NnapiError(
+          "GENERAL_FAILURE",
+          200,
+          `output ${k}: ${size} bytes announced, ${binary.byteLength - offset} left in the answer`,
+        );
+      }
+      data = fromLittleEndian(type, binary.subarray(offset, offset + size));
+      offset += size;
+    } else if (output.base64 !== undefined) data = decodeBase64(type, output.base64);
     else if (output.data !== undefined) {
       data = toTensorArray(type, output.data.map(fromJsonNumber));
     } else if (inMemory[k]) return { dimensions: output.dimensions };

@@ -149,6 +149,7 @@ export type ArgumentJson =
   | { memory: string; offset: number; length: number; dimensions?: number[] }
   | { buffer: string; dimensions?: number[] }
   | { omitted: true }
+  | { parameters: { binary_data_size: number }; dimensions?: number[] }
   | { dimensions?: number[] };
 
 /** The body of `POST /v1/compilations/{id}/executions`. */
@@ -157,7 +158,7 @@ export interface ExecutionRequestJson {
   outputs?: ArgumentJson[];
   measureTiming?: boolean;
   deadlineMs?: number;
-  outputEncoding?: "json" | "base64";
+  outputEncoding?: "json" | "base64" | "binary";
 }
 
 /** One output of an execution response. */
@@ -166,6 +167,8 @@ export interface OutputJson {
   /** Non-finite values come as "NaN", "Infinity", "-Infinity" (JSON has no such numbers). */
   data?: JsonNumber[];
   base64?: string;
+  /** In a framed answer: the output's bytes follow the header, in output order. */
+  parameters?: { binary_data_size: number };
 }
 
 /** The body of a successful execution. */

@@ -79,19 +79,15 @@ function bodyLimits(maxBytes: number, maxJsonBytes: number): MiddlewareHandler {
 /** Builds the Hono app over a driver. */
 export function buildApp(driver: Driver, options: AppOptions) {
   const app = newRouter();
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxJsonBytes = Math.min(options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES, maxBodyBytes);
   app.use("/v1/*", authenticate(options.apiKeys));
-  app.use(
-    "*",
-    bodyLimits(
-      options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-      options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES,
-    ),
-  );
+  app.use("*", bodyLimits(maxBodyBytes, maxJsonBytes));
   app.route("/", healthRoutes(driver));
   app.route("/", deviceRoutes(driver));
   app.route("/", modelRoutes(driver));
   app.route("/", compilationRoutes(driver));
-  app.route("/", executionRoutes(driver));
+  app.route("/", executionRoutes(driver, { maxJsonBytes }));
   app.route("/", memoryRoutes(driver));
   app.route("/", bufferRoutes(driver));
   app.route("/", burstRoutes(driver, options.bursts ?? { idleTimeoutSeconds: 4 }));

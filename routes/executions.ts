@@ -2,11 +2,22 @@
  * `POST /v1/compilations/{id}/executions`: synchronous execution with inline data, memory
  * regions or driver-managed buffers.
  */
-import { createRoute, type z } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { Driver } from "../driver/driver.ts";
 import { invalid } from "../nnapi/errors.ts";
 import type { InputArgument, OutputArgument } from "../driver/execution.ts";
 import { toBytes, toJsonNumbers } from "../nnapi/tensor.ts";
+import {
+  acceptsOctetStream,
+  BinarySections,
+  framedResponse,
+  INFERENCE_HEADER_LENGTH,
+  OCTET_STREAM,
+  parseDimensionList,
+  splitFramedBody,
+} from "./binary_tensors.ts";
+import { schemaError } from "./errors.ts";
 import { newRouter } from "./router.ts";
 import {
   type Argument,
@@ -14,18 +25,52 @@ import {
   ExecutionBody,
   ExecutionRequest,
   IdParams,
-  jsonBody,
-  jsonResponse,
+  JSON_MEDIA_TYPE,
+  RawExecutionQuery,
 } from "./schemas.ts";
 
 const execute = createRoute({
   method: "post",
   path: "/v1/compilations/{id}/executions",
   summary: "Run one synchronous execution",
-  request: { params: IdParams, ...jsonBody(ExecutionRequest) },
+  description: "The body is JSON (ExecutionRequest); or a framed binary body: " +
+    "`Inference-Header-Content-Length` bytes of JSON header (ExecutionRequest whose inputs " +
+    "may say `parameters.binary_data_size`), then those inputs' bytes back to back (the " +
+    "KServe/Triton binary tensor extension); or, for a single-input model, " +
+    "`application/octet-stream` with the input's bytes (options in the query). " +
+    "`outputEncoding: binary` answers framed; `Accept: application/octet-stream` answers " +
+    "a single output's bytes raw (`Output-Dimensions` header), several outputs framed.",
+  request: {
+    params: IdParams,
+    query: RawExecutionQuery,
+    headers: z.object({
+      "inference-header-content-length": z.string().optional().openapi({
+        description: "Framed binary bodies: the length of the leading JSON header",
+      }),
+      "input-dimensions": z.string().optional().openapi({
+        description: "application/octet-stream bodies: the input's dimensions, e.g. 1,224,224,3",
+      }),
+    }),
+    body: {
+      // The handler reads and validates every form itself. A zod schema here would make the
+      // router refuse bodies without a Content-Type, which framed bodies may lack (as
+      // tritonclient sends them); the schema is documented by reference instead.
+      required: true,
+      content: {
+        "application/json": { schema: { $ref: "#/components/schemas/ExecutionRequest" } },
+        [OCTET_STREAM]: { schema: z.string().openapi({ format: "binary" }) },
+      },
+    },
+  },
   responses: {
-    200: jsonResponse(ExecutionBody, "Outputs, output shapes and timing"),
-    ...errorResponses(400, 401, 404, 422, 504),
+    200: {
+      description: "Outputs, output shapes and timing; binary when asked",
+      content: {
+        "application/json": { schema: ExecutionBody },
+        [OCTET_STREAM]: { schema: z.string().openapi({ format: "binary" }) },
+      },
+    },
+    ...errorResponses(400, 401, 404, 413, 422, 504),
   },
 });
 
@@ -39,11 +84,25 @@ function decodeBase64(text: string, path: (string | number)[]): Uint8Array {
   }
 }
 
-/** Translates a wire ARG into the driver's input argument. */
-function inputArgument(arg: Arg, k: number | string): InputArgument {
+/**
+ * Translates a wire ARG into the driver's input argument. `binary` holds the bytes after
+ * the header of a framed body; absent for a JSON body.
+ */
+function inputArgument(arg: Arg, k: number | string, binary?: BinarySections): InputArgument {
   const path = ["inputs", k];
   const { dimensions } = arg;
   if (arg.omitted) return { value: { kind: "omitted" } };
+  if (arg.parameters !== undefined) {
+    if (!binary) {
+      throw invalid(
+        `${path.join(".")}.parameters.binary_data_size: only a framed binary body ` +
+          `(${INFERENCE_HEADER_LENGTH}) has binary data`,
+        { path: [...path, "parameters"] },
+      );
+    }
+    const bytes = binary.take(arg.parameters.binary_data_size, [...path, "parameters"]);
+    return { value: { kind: "bytes", bytes }, dimensions };
+  }
   if (arg.data !== undefined) return { value: { kind: "numbers", values: arg.data }, dimensions };
   if (arg.base64 !== undefined) {
     const bytes = decodeBase64(arg.base64, [...path, "base64"]);
@@ -67,30 +126,115 @@ function outputArgument(arg: Arg, k: number): OutputArgument {
     return { dimensions, target: { kind: "memory", memory, offset, length } };
   }
   if (arg.buffer !== undefined) return { target: { kind: "buffer", token: arg.buffer } };
-  if (arg.data !== undefined || arg.base64 !== undefined || arg.omitted) {
+  if (
+    arg.data !== undefined || arg.base64 !== undefined || arg.omitted ||
+    arg.parameters !== undefined
+  ) {
     throw invalid(`output ${k}: an output takes only dimensions (or a memory region)`, { path });
   }
   return { dimensions };
 }
 
+type ExecutionJson = z.infer<typeof ExecutionRequest>;
+
+/** What the handler runs, read from whichever body form the request has. */
+interface ReadRequest {
+  body: ExecutionJson;
+  binary?: BinarySections;
+}
+
+/** Reads a JSON, framed binary or raw single-input body. */
+async function readRequest(c: Context, maxHeaderBytes: number): Promise<ReadRequest> {
+  const framedLength = c.req.header(INFERENCE_HEADER_LENGTH);
+  const contentType = c.req.header("content-type") ?? "";
+  if (framedLength !== undefined) {
+    const framed = splitFramedBody(await c.req.arrayBuffer(), framedLength, maxHeaderBytes);
+    const parsed = ExecutionRequest.safeParse(framed.header);
+    if (!parsed.success) throw schemaError(parsed.error, "header");
+    return { body: parsed.data, binary: new BinarySections(framed.binary) };
+  }
+  if (JSON_MEDIA_TYPE.test(contentType)) {
+    const parsed = ExecutionRequest.safeParse(await c.req.json());
+    if (!parsed.success) throw schemaError(parsed.error, "json");
+    return { body: parsed.data };
+  }
+  if (contentType.toLowerCase().startsWith(OCTET_STREAM)) {
+    const query = RawExecutionQuery.safeParse(c.req.query());
+    if (!query.success) throw schemaError(query.error, "query");
+    const { dimensions, outputEncoding, measureTiming, deadlineMs } = query.data;
+    const dimensionText = dimensions ?? c.req.header("input-dimensions");
+    const bytes = new Uint8Array(await c.req.arrayBuffer());
+    return {
+      body: {
+        inputs: [{
+          parameters: { binary_data_size: bytes.byteLength },
+          ...(dimensionText === undefined
+            ? {}
+            : { dimensions: parseDimensionList(dimensionText, "dimensions") }),
+        }],
+        outputEncoding,
+        measureTiming: measureTiming === "true",
+        deadlineMs,
+      },
+      binary: new BinarySections(bytes),
+    };
+  }
+  throw invalid(
+    "send the execution as application/json, as a framed binary body " +
+      `(${INFERENCE_HEADER_LENGTH}), or a single input's bytes as ${OCTET_STREAM}`,
+  );
+}
+
 /** Execution routes. */
-export function executionRoutes(driver: Driver) {
-  return newRouter().openapi(execute, async (c) => {
-    const body = c.req.valid("json");
+export function executionRoutes(driver: Driver, options: { maxJsonBytes: number }) {
+  const router = newRouter();
+  router.openAPIRegistry.register("ExecutionRequest", ExecutionRequest);
+  return router.openapi(execute, async (c) => {
+    const { body, binary } = await readRequest(c, options.maxJsonBytes);
+    const inputs = Array.isArray(body.inputs)
+      ? body.inputs.map((arg, k) => inputArgument(arg, k, binary))
+      : Object.fromEntries(
+        Object.entries(body.inputs).map(([name, arg]) => [name, inputArgument(arg, name, binary)]),
+      );
+    binary?.finish();
     const result = await driver.execute(c.get("client"), c.req.valid("param").id, {
-      inputs: Array.isArray(body.inputs) ? body.inputs.map(inputArgument) : Object.fromEntries(
-        Object.entries(body.inputs).map(([name, arg]) => [name, inputArgument(arg, name)]),
-      ),
+      inputs,
       outputs: body.outputs?.map(outputArgument),
       measureTiming: body.measureTiming,
       deadlineMs: body.deadlineMs,
       loopTimeoutMs: body.loopTimeoutMs,
     });
+    const named = (o: { name?: string }) => (o.name === undefined ? {} : { name: o.name });
+    const timing = result.timing ? { timing: result.timing } : {};
+    const inline = result.outputs.filter((o) => o.data);
+    const raw = acceptsOctetStream(c.req.header("accept"));
+    if (raw && inline.length === 1 && result.outputs.length === 1) {
+      const [only] = result.outputs;
+      return c.body(toBytes(only.data!) as Uint8Array<ArrayBuffer>, 200, {
+        "content-type": OCTET_STREAM,
+        "output-dimensions": only.shape.join(","),
+        ...(only.name === undefined ? {} : { "output-name": only.name }),
+        ...(result.timing ? { "server-timing": serverTiming(result.timing) } : {}),
+      });
+    }
+    if (raw || body.outputEncoding === "binary") {
+      const header = {
+        status: "NONE",
+        outputs: result.outputs.map((o) => ({
+          ...named(o),
+          dimensions: o.shape,
+          ...(o.data ? { parameters: { binary_data_size: o.data.byteLength } } : {}),
+        })),
+        outputShapes: result.outputShapes,
+        ...timing,
+      };
+      return framedResponse(header, inline.map((o) => toBytes(o.data!)));
+    }
     const base64 = body.outputEncoding === "base64";
     return c.json({
       status: "NONE" as const,
       outputs: result.outputs.map((o) => ({
-        ...(o.name === undefined ? {} : { name: o.name }),
+        ...named(o),
         ...(!o.data
           ? { dimensions: o.shape }
           : base64
@@ -98,7 +242,12 @@ export function executionRoutes(driver: Driver) {
           : { dimensions: o.shape, data: toJsonNumbers(o.data) }),
       })),
       outputShapes: result.outputShapes,
-      ...(result.timing ? { timing: result.timing } : {}),
+      ...timing,
     }, 200);
   });
+}
+
+/** Timing as a Server-Timing header (durations in ms), for answers without a JSON body. */
+function serverTiming(timing: { onDeviceUs: number; inDriverUs: number }): string {
+  return `device;dur=${timing.onDeviceUs / 1000}, driver;dur=${timing.inDriverUs / 1000}`;
 }

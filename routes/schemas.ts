@@ -148,7 +148,7 @@ export const CompilationDescriptionBody = z.object({
 }).openapi("CompilationDescription");
 
 /** The keys of an argument that give it a value; at most one may appear. */
-const VALUE_KEYS = ["data", "base64", "memory", "buffer", "omitted"] as const;
+const VALUE_KEYS = ["data", "base64", "memory", "buffer", "omitted", "parameters"] as const;
 
 /**
  * One execution argument (API.md "ARG"). One object with exclusive keys rather than a union
@@ -163,6 +163,12 @@ export const Argument = z.object({
   length: z.number().int().nonnegative().optional(),
   buffer: id.optional(),
   omitted: z.literal(true).optional(),
+  parameters: z.object({
+    binary_data_size: z.number().int().nonnegative(),
+  }).strict().optional().openapi({
+    description: "In a framed binary body (Inference-Header-Content-Length): the input's " +
+      "bytes are the next binary_data_size bytes after the JSON header",
+  }),
   dimensions: dimensions.optional(),
 }).strict().superRefine((arg, context) => {
   const given = VALUE_KEYS.filter((key) => arg[key] !== undefined);
@@ -198,7 +204,8 @@ export const Argument = z.object({
   }
 }).openapi("Argument", {
   description: 'Exactly one of data (JSON numbers; non-finite values as "NaN", ' +
-    '"Infinity", "-Infinity"), base64, {memory, offset, length}, buffer or omitted, ' +
+    '"Infinity", "-Infinity"), base64, {memory, offset, length}, buffer, omitted or ' +
+    "parameters.binary_data_size (framed binary bodies), " +
     "with optional dimensions; an output with none of them is returned inline.",
 });
 
@@ -215,8 +222,26 @@ export const ExecutionRequest = z.object({
       "each WHILE loop may run, in ms; default 2000, larger values clamped to 15000. A loop " +
       "past it (or past deadlineMs) fails the execution with 504 MISSED_DEADLINE_TRANSIENT",
   }),
-  outputEncoding: z.enum(["json", "base64"]).optional(),
+  outputEncoding: z.enum(["json", "base64", "binary"]).optional().openapi({
+    description: "How inline outputs come back: JSON numbers (default), base64, or binary: " +
+      "a framed application/octet-stream answer (Inference-Header-Content-Length bytes of " +
+      "JSON header, each output's bytes after it as its parameters.binary_data_size says)",
+  }),
 }).strict().openapi("ExecutionRequest");
+
+/** Query options of an execution whose body is the raw bytes of the model's one input. */
+export const RawExecutionQuery = z.object({
+  dimensions: z.string().optional().openapi({
+    description: "application/octet-stream bodies: the input's dimensions, e.g. 1,224,224,3 " +
+      "(or the Input-Dimensions header), for an input whose model dimensions are unknown",
+  }),
+  outputEncoding: z.enum(["json", "base64", "binary"]).optional().openapi({
+    description: "application/octet-stream bodies: as the JSON request's outputEncoding",
+  }),
+  measureTiming: z.enum(["true", "false"]).optional(),
+  deadlineMs: z.string().regex(/^\d+(\.\d+)?$/, "must be a positive number of ms")
+    .transform(Number).refine((ms) => ms > 0, "must be positive").optional(),
+});
 
 export const ExecutionBody = z.object({
   status: z.literal("NONE"),
@@ -225,6 +250,10 @@ export const ExecutionBody = z.object({
     dimensions,
     data: z.array(JsonNumberSchema).optional(),
     base64: z.string().optional(),
+    parameters: z.object({ binary_data_size: z.number().int() }).optional().openapi({
+      description: "In a framed binary answer's header: the output's bytes are the next " +
+        "binary_data_size bytes after the header",
+    }),
   })),
   outputShapes: z.array(z.object({ dimensions, isSufficient: z.boolean() })),
   timing: z.object({

@@ -84,54 +84,80 @@ export const NNSERVE_IN_PROCESS: Engine = {
   },
 };
 
-export const NNSERVE_HTTP_BASE64: Engine = {
-  name: "nnserve HTTP (JSON, base64)",
-  async prepare(model, input, threads) {
-    const server = await spawnServer({
-      NNSERVE_THREADS: String(threads),
-      NNSERVE_WORKERS: "1",
-    });
-    const post = async (path: string, body: BodyInit, type = "application/json") => {
-      const response = await fetch(`${server.url}${path}`, {
-        method: "POST",
-        headers: { "content-type": type },
-        body,
+/** How an HTTP run sends its input and receives its output. */
+type HttpEncoding = "base64" | "binary";
+
+/** nnserve in a server process of its own, called over HTTP with one encoding. */
+function nnserveHttp(name: string, encoding: HttpEncoding): Engine {
+  return {
+    name,
+    async prepare(model, input, threads) {
+      const server = await spawnServer({
+        NNSERVE_THREADS: String(threads),
+        NNSERVE_WORKERS: "1",
       });
-      const json = await response.json();
-      if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`);
-      return json;
-    };
-    const shape = `${input.name}:${input.shape.join("x")}`;
-    const imported = await post(
-      `/v1/models?name=peer&shape=${encodeURIComponent(shape)}`,
-      model as Uint8Array<ArrayBuffer>,
-      "application/onnx",
-    );
-    const compilation = await post(
-      "/v1/compilations",
-      // The CPU devices, as the in-process run: this machine's software GPU (llvmpipe) is
-      // slower, and calibration noise must not move steps onto it between runs.
-      JSON.stringify({
-        model: imported.id,
-        preference: "FAST_SINGLE_ANSWER",
-        devices: ["cpu-simd", "cpu-reference"],
-      }),
-    );
-    const body = JSON.stringify({
-      inputs: [{ base64: new Uint8Array(input.data.buffer).toBase64() }],
-      outputEncoding: "base64",
-      measureTiming: true,
-    });
-    let driverMs = 0;
-    return {
-      async run() {
-        const result = await post(`/v1/compilations/${compilation.id}/executions`, body);
-        driverMs = result.timing.inDriverUs / 1000;
-        const bytes = Uint8Array.fromBase64(result.outputs[0].base64);
-        return new Float32Array(bytes.buffer);
-      },
-      lastDriverMs: () => driverMs,
-      close: () => server.stop(),
-    };
-  },
-};
+      const post = async (path: string, body: BodyInit, type = "application/json") => {
+        const response = await fetch(`${server.url}${path}`, {
+          method: "POST",
+          headers: { "content-type": type },
+          body,
+        });
+        const json = await response.json();
+        if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`);
+        return json;
+      };
+      const shape = `${input.name}:${input.shape.join("x")}`;
+      const imported = await post(
+        `/v1/models?name=peer&shape=${encodeURIComponent(shape)}`,
+        model as Uint8Array<ArrayBuffer>,
+        "application/onnx",
+      );
+      const compilation = await post(
+        "/v1/compilations",
+        // The CPU devices, as the in-process run: this machine's software GPU (llvmpipe) is
+        // slower, and calibration noise must not move steps onto it between runs.
+        JSON.stringify({
+          model: imported.id,
+          preference: "FAST_SINGLE_ANSWER",
+          devices: ["cpu-simd", "cpu-reference"],
+        }),
+      );
+      const executions = `/v1/compilations/${compilation.id}/executions`;
+      let driverMs = 0;
+      const run = encoding === "base64"
+        ? (() => {
+          const body = JSON.stringify({
+            inputs: [{ base64: new Uint8Array(input.data.buffer).toBase64() }],
+            outputEncoding: "base64",
+            measureTiming: true,
+          });
+          return async () => {
+            const result = await post(executions, body);
+            driverMs = result.timing.inDriverUs / 1000;
+            const bytes = Uint8Array.fromBase64(result.outputs[0].base64);
+            return new Float32Array(bytes.buffer);
+          };
+        })()
+        : (() => {
+          // The raw form: the input's bytes as the body, the output's bytes as the answer.
+          const body = new Uint8Array(input.data.buffer as ArrayBuffer);
+          const url = `${server.url}${executions}?measureTiming=true`;
+          const headers = {
+            "content-type": "application/octet-stream",
+            accept: "application/octet-stream",
+          };
+          return async () => {
+            const response = await fetch(url, { method: "POST", headers, body });
+            if (!response.ok) throw new Error(`${executions}: ${await response.text()}`);
+            const timing = /driver;dur=([\d.]+)/.exec(response.headers.get("server-timing") ?? "");
+            driverMs = Number(timing?.[1]);
+            return new Float32Array(await response.arrayBuffer());
+          };
+        })();
+      return { run, lastDriverMs: () => driverMs, close: () => server.stop() };
+    },
+  };
+}
+
+export const NNSERVE_HTTP_BASE64 = nnserveHttp("nnserve HTTP (JSON, base64)", "base64");
+export const NNSERVE_HTTP_BINARY = nnserveHttp("nnserve HTTP (binary)", "binary");

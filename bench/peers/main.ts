@@ -12,6 +12,7 @@ import { seededFloats } from "../../kernels/seeded_random.ts";
 import {
   type Engine,
   NNSERVE_HTTP_BASE64,
+  NNSERVE_HTTP_BINARY,
   NNSERVE_IN_PROCESS,
   ONNXRUNTIME_NODE,
   type PeerInput,
@@ -30,7 +31,12 @@ const budget = flags.quick
   : { warmup: 5, runs: 50, budgetMs: 10000 };
 
 const THREADS = [1, 2];
-const ENGINES: Engine[] = [NNSERVE_HTTP_BASE64, NNSERVE_IN_PROCESS, ONNXRUNTIME_NODE];
+const ENGINES: Engine[] = [
+  NNSERVE_HTTP_BASE64,
+  NNSERVE_HTTP_BINARY,
+  NNSERVE_IN_PROCESS,
+  ONNXRUNTIME_NODE,
+];
 
 const models = [{
   name: "MobileNetV2 1.0 224x224",
