@@ -2,7 +2,8 @@
  * The engines the peers benchmark compares, each behind one small interface: prepare a model
  * (ONNX bytes) at a thread count, then run it on one input. nnserve runs in process (the
  * executable the executor workers run, kernels and plan only) and over HTTP (a server
- * process, JSON with base64 tensors); onnxruntime-node is the native peer.
+ * process, JSON with base64 tensors or raw bytes); onnxruntime-node is the native peer and
+ * onnxruntime-web (WebAssembly SIMD, in a worker) the WebAssembly one.
  */
 import * as ort from "onnxruntime-node";
 import { convertOnnx } from "../../converter/onnx/convert.ts";
@@ -54,6 +55,37 @@ export const ONNXRUNTIME_NODE: Engine = {
         return result[output].data as Float32Array;
       },
       close: () => session.release(),
+    };
+  },
+};
+
+export const ONNXRUNTIME_WEB: Engine = {
+  name: "onnxruntime-web (wasm)",
+  async prepare(model, input, threads) {
+    const worker = new Worker(new URL("./ort_web_worker.ts", import.meta.url), {
+      type: "module",
+    });
+    const next = () =>
+      new Promise<{ output?: Float32Array; error?: string }>((resolve) => {
+        worker.onmessage = (event) => resolve(event.data);
+      });
+    const answer = (reply: { output?: Float32Array; error?: string }) => {
+      if (reply.error) throw new Error(`onnxruntime-web: ${reply.error}`);
+      return reply.output!;
+    };
+    const ready = next();
+    worker.postMessage({ model, input, threads });
+    answer(await ready);
+    return {
+      async run() {
+        const reply = next();
+        worker.postMessage("run");
+        return answer(await reply);
+      },
+      close() {
+        worker.terminate();
+        return Promise.resolve();
+      },
     };
   },
 };

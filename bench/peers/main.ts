@@ -15,10 +15,11 @@ import {
   NNSERVE_HTTP_BINARY,
   NNSERVE_IN_PROCESS,
   ONNXRUNTIME_NODE,
+  ONNXRUNTIME_WEB,
   type PeerInput,
 } from "./engines.ts";
 import { gemmGflops } from "./gemm.ts";
-import { restThroughput } from "./rest.ts";
+import { restThroughput, uploadFloor } from "./rest.ts";
 import { simd128PeakGflops } from "./simd_peak.ts";
 import { type Latency, measure } from "./timing.ts";
 import { barChartSvg, performanceMarkdown, type Results } from "./report.ts";
@@ -35,6 +36,7 @@ const ENGINES: Engine[] = [
   NNSERVE_HTTP_BASE64,
   NNSERVE_HTTP_BINARY,
   NNSERVE_IN_PROCESS,
+  ONNXRUNTIME_WEB,
   ONNXRUNTIME_NODE,
 ];
 
@@ -89,6 +91,14 @@ for (const model of models) {
     }
   }
 }
+
+const input = models[0].input.data;
+const floor = await uploadFloor(new Uint8Array(input.buffer as ArrayBuffer), budget);
+results.uploadFloor = { bytes: input.byteLength, latency: floor };
+console.log(
+  `HTTP floor: ${input.byteLength} bytes to a bare Hono server, median ` +
+    `${floor.median.toFixed(2)} ms, p90 ${floor.p90.toFixed(2)} ms`,
+);
 
 const peak = simd128PeakGflops();
 results.peak = peak;

@@ -14,9 +14,12 @@ export interface Results {
   gemm: { n: number; threads: number; gflops: number }[];
   peak?: { gflops: number; relaxed: boolean };
   rest?: { executions: number; echoes: number };
+  /** POSTing the model's input bytes to a bare Hono server: HTTP's own floor here. */
+  uploadFloor?: { bytes: number; latency: Latency };
 }
 
 const PEER = "onnxruntime-node";
+const WASM_PEER = "onnxruntime-web (wasm)";
 
 /** What profiling found and what changed (kept with the tables it explains). */
 const FINDINGS = `## What was found and changed
@@ -64,19 +67,23 @@ before trusting one number):
 /** The latency table with each nnserve row's ratio to the peer at equal threads. */
 function latencyTable(results: Results): string {
   const rows = results.latency.map((r) => {
-    const peer = results.latency.find((p) =>
-      p.model === r.model && p.threads === r.threads && p.engine === PEER
-    );
-    const ratio = peer && r.engine !== PEER
-      ? `${(r.latency.median / peer.latency.median).toFixed(2)}x`
-      : "";
+    const ratioTo = (engine: string) => {
+      const peer = results.latency.find((p) =>
+        p.model === r.model && p.threads === r.threads && p.engine === engine
+      );
+      return peer && r.engine.startsWith("nnserve")
+        ? `${(r.latency.median / peer.latency.median).toFixed(2)}x`
+        : "";
+    };
     const http = r.httpOverheadMs === undefined ? "" : r.httpOverheadMs.toFixed(2);
     return `| ${r.model} | ${r.engine} | ${r.threads} | ${r.latency.median.toFixed(2)} | ` +
-      `${r.latency.p90.toFixed(2)} | ${ratio} | ${http} | ${r.maxError.toExponential(1)} |`;
+      `${r.latency.p90.toFixed(2)} | ${ratioTo(PEER)} | ${ratioTo(WASM_PEER)} | ${http} | ` +
+      `${r.maxError.toExponential(1)} |`;
   });
   return [
-    "| model | engine | threads | median ms | p90 ms | / onnxruntime-node | HTTP ms | max abs error |",
-    "| --- | --- | --: | --: | --: | --: | --: | --: |",
+    "| model | engine | threads | median ms | p90 ms | / onnxruntime-node | / onnxruntime-web | " +
+    "HTTP ms | max abs error |",
+    "| --- | --- | --: | --: | --: | --: | --: | --: | --: |",
     ...rows,
   ].join("\n");
 }
@@ -108,7 +115,17 @@ Written by \`deno task bench:peers --write\` on ${new Date().toISOString().slice
 ${latencyTable(results)}
 
 "HTTP ms" is the request's latency minus the driver's own time (\`timing.inDriverUs\`): the
-cost of the REST round trip with the tensor as base64 JSON.
+cost of the REST round trip, with the tensor as base64 JSON or as raw bytes (an
+\`application/octet-stream\` body answered with the output's bytes). ${
+    results.uploadFloor
+      ? `For scale, the same ${results.uploadFloor.bytes} bytes POSTed to a bare Hono server ` +
+        `in a process of its own, answered with 4000 bytes, take ${
+          results.uploadFloor.latency.median.toFixed(2)
+        } ms median (p90 ${
+          results.uploadFloor.latency.p90.toFixed(2)
+        } ms) with the same client: HTTP's own floor on this machine.`
+      : ""
+  }
 
 ## GEMM
 

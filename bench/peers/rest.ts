@@ -6,6 +6,7 @@
 import { fileURLToPath } from "node:url";
 import { TINY_ADD_MODEL } from "../rest_overhead.ts";
 import { spawnServer } from "../server_process.ts";
+import { type Latency, measure } from "./timing.ts";
 
 const BODY = '{"inputs":[{"data":[1,2,3,4]},{"data":[5,6,7,8]}]}';
 
@@ -29,6 +30,7 @@ async function wrk(url: string, seconds: number): Promise<number> {
   }
 }
 
+/** The Hono echo process; `url` is its root. */
 async function spawnEcho(): Promise<{ url: string; stop(): Promise<void> }> {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", fileURLToPath(new URL("./hono_echo.ts", import.meta.url))],
@@ -38,7 +40,7 @@ async function spawnEcho(): Promise<{ url: string; stop(): Promise<void> }> {
   let seen = "";
   while (!/listening on/.test(seen)) seen += (await reader.read()).value ?? "";
   return {
-    url: `${/listening on (\S+)/.exec(seen)![1]}/echo`,
+    url: /listening on (\S+)/.exec(seen)![1],
     async stop() {
       child.kill("SIGTERM");
       await child.status;
@@ -70,11 +72,35 @@ export async function restThroughput(
     const url = `${server.url}/v1/compilations/${compilation.id}/executions`;
     await wrk(url, 1);
     const executions = await wrk(url, seconds);
-    await wrk(echo.url, 1);
-    const echoes = await wrk(echo.url, seconds);
+    await wrk(`${echo.url}/echo`, 1);
+    const echoes = await wrk(`${echo.url}/echo`, seconds);
     return { executions, echoes };
   } finally {
     await echo.stop();
     await server.stop();
+  }
+}
+
+/**
+ * Latency of POSTing `bytes` as application/octet-stream to a bare Hono server in a process
+ * of its own, answered with 4000 bytes: what HTTP alone costs for a tensor of that size
+ * here, with the same fetch client as the nnserve runs.
+ */
+export async function uploadFloor(
+  bytes: Uint8Array<ArrayBuffer>,
+  budget: { warmup: number; runs: number; budgetMs: number },
+): Promise<Latency> {
+  const echo = await spawnEcho();
+  try {
+    return await measure(async () => {
+      const response = await fetch(`${echo.url}/upload`, {
+        method: "POST",
+        headers: { "content-type": "application/octet-stream" },
+        body: bytes,
+      });
+      await response.arrayBuffer();
+    }, budget);
+  } finally {
+    await echo.stop();
   }
 }
