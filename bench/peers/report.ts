@@ -64,9 +64,13 @@ before trusting one number):
   128-bit kernels can reach. A per-operation profile of the converted model (one thread,
   about 21 ms): CONV_2D 14.7 ms (the 1x1 convolutions run near the GEMM rate), depthwise
   3.7 ms, ADD 0.9 ms, the input transpose 0.5 ms.
-- At least 1.5x faster than onnxruntime-web at equal threads: in process met (1.5-1.7x);
-  over HTTP with binary tensors 1.3-1.5x in this session's runs (the HTTP floor below is
-  most of the gap): borderline.
+- At least 1.5x faster than onnxruntime-web at equal threads: one thread, in process met
+  (1.5-1.7x), over HTTP with binary tensors 1.3-1.5x (the HTTP floor below is most of the
+  gap): borderline. Two threads: missed. onnxruntime-web scales to about 19 ms while nnserve
+  gains little from its second thread, in process (20 -> 16 ms) and less in the server
+  (about 19 ms on the device): there a MobileNetV2 run splits 26 kernel calls across lanes
+  where the in-process run splits 48, and none in the first ~10 runs, while the lanes are
+  still starting. Why fewer calls split in the executor worker is not found yet.
 - HTTP overhead with binary tensors at most 1 ms: missed, 2-4 ms. The floor measured in the
   same run (the same 0.6 MB POSTed to a bare Hono server in a process of its own) is about
   4 ms median on this virtual machine, and a raw TCP client against a bare Deno.serve measured
