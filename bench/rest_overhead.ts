@@ -4,6 +4,7 @@
  */
 import { Hono } from "hono";
 import { startServer } from "../server.ts";
+import { postJson } from "./server_process.ts";
 
 async function rate(
   url: string,
@@ -52,12 +53,7 @@ export async function restOverhead(): Promise<void> {
   const echo = new Hono().post("/echo", async (c) => c.json(await c.req.json()));
   const echoServer = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, echo.fetch);
   try {
-    const post = async (path: string, body: unknown) =>
-      await (await fetch(`${server.url}${path}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
-      })).json();
+    const post = (path: string, body: unknown) => postJson(server.url, path, body);
     const { id: modelId } = await post("/v1/models", TINY_ADD_MODEL);
     const { id } = await post("/v1/compilations", { model: modelId });
     const body = JSON.stringify({ inputs: [{ data: [1, 2, 3, 4] }, { data: [5, 6, 7, 8] }] });

@@ -42,3 +42,13 @@ export async function spawnServer(env: Record<string, string> = {}): Promise<Ser
     },
   };
 }
+
+/** POSTs `body` as JSON to `baseUrl + path` and parses the JSON answer (benchmark set-up). */
+export async function postJson(baseUrl: string, path: string, body: unknown) {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return await response.json();
+}

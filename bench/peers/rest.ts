@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { TINY_ADD_MODEL } from "../rest_overhead.ts";
-import { spawnServer } from "../server_process.ts";
+import { postJson, spawnServer } from "../server_process.ts";
 import { type Latency, measure } from "./timing.ts";
 
 const BODY = '{"inputs":[{"data":[1,2,3,4]},{"data":[5,6,7,8]}]}';
@@ -61,12 +61,7 @@ export async function restThroughput(
   const server = await spawnServer();
   const echo = await spawnEcho();
   try {
-    const post = async (path: string, body: unknown) =>
-      await (await fetch(`${server.url}${path}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
-      })).json();
+    const post = (path: string, body: unknown) => postJson(server.url, path, body);
     const model = await post("/v1/models", TINY_ADD_MODEL);
     const compilation = await post("/v1/compilations", { model: model.id });
     const url = `${server.url}/v1/compilations/${compilation.id}/executions`;
