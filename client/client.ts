@@ -13,7 +13,10 @@ import type { DeviceInfo, ModelInfo } from "./types.ts";
 /** Options of {@link NnClient.importOnnx}. */
 export interface OnnxImportOptions {
   name?: string;
+  /** Input shapes fixed at conversion, by ONNX input name. */
   shapes?: Record<string, readonly number[]>;
+  /** Input values fixed at conversion (a sample rate): they are then not inputs. */
+  values?: Record<string, readonly number[]>;
 }
 
 /** Where the service is and which API key identifies this client. */
@@ -48,13 +51,17 @@ export class NnClient {
   /**
    * Imports an ONNX file (`POST /v1/models` as application/onnx): the service converts it
    * into an NNAPI model and registers it. `shapes` fixes input shapes at conversion (by
-   * ONNX input name); otherwise symbolic extents are given at execution.
+   * ONNX input name); otherwise symbolic extents are given at execution. `values` fixes
+   * inputs' values at conversion, which folds what depends only on them.
    */
   async importOnnx(bytes: Uint8Array, options: OnnxImportOptions = {}): Promise<ModelInfo> {
     const query = new URLSearchParams();
     if (options.name !== undefined) query.set("name", options.name);
     for (const [input, shape] of Object.entries(options.shapes ?? {})) {
       query.append("shape", `${input}:${shape.join("x")}`);
+    }
+    for (const [input, values] of Object.entries(options.values ?? {})) {
+      query.append("value", `${input}:${values.join(",")}`);
     }
     const search = query.size > 0 ? `?${query}` : "";
     const response = await this.#transport.send("POST", `/v1/models${search}`, { bytes }, {

@@ -57,6 +57,8 @@ export interface OnnxImportOptions {
   name?: string;
   /** Input shapes fixed at conversion, by ONNX input name. */
   shapes?: Record<string, number[]>;
+  /** Input values fixed at conversion, by ONNX input name (they stop being inputs). */
+  values?: Record<string, number[]>;
 }
 import { runsOnHost } from "./prepared_model.ts";
 import { estimateWork } from "./work_estimate.ts";
@@ -203,7 +205,10 @@ export class Driver {
     bytes: Uint8Array,
     options: OnnxImportOptions = {},
   ): Promise<ModelInfo> {
-    const conversion = await convertOnnxInWorker(bytes, { shapes: options.shapes });
+    const conversion = await convertOnnxInWorker(bytes, {
+      shapes: options.shapes,
+      values: options.values,
+    });
     const port = (p: OnnxTensorInfo) => ({
       name: p.name,
       elementType: p.elementType,

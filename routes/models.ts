@@ -24,6 +24,11 @@ const ImportQuery = z.object({
       "(symbolic extents specialized); repeat for several inputs. Without it, symbolic " +
       "extents stay unknown and are given at execution with `dimensions`",
   }),
+  value: z.string().optional().openapi({
+    description: "ONNX imports: `input:16000` (or `input:1,2,3`) fixes an input's values at " +
+      "conversion: it becomes a constant and is no longer an input, so what depends only on " +
+      "it folds (an If on a sample rate keeps only the branch taken); repeat for several inputs",
+  }),
 });
 
 const registerModel = createRoute({
@@ -111,6 +116,22 @@ function parseShapes(values: string[]): Record<string, number[]> {
   return shapes;
 }
 
+/** `input:16000` or `input:1,2,3` query values as fixed input values by input name. */
+function parseValues(values: string[]): Record<string, number[]> {
+  const fixed: Record<string, number[]> = {};
+  values.forEach((value, k) => {
+    const at = value.lastIndexOf(":");
+    const numbers = value.slice(at + 1).split(",").map((v) => v.trim() === "" ? NaN : Number(v));
+    if (at <= 0 || numbers.some((v) => !Number.isFinite(v))) {
+      throw invalid(`value '${value}' is not input:V or input:V,V,... with numbers`, {
+        path: ["query", "value", k],
+      });
+    }
+    fixed[value.slice(0, at)] = numbers;
+  });
+  return fixed;
+}
+
 /** Model routes. */
 export function modelRoutes(driver: Driver) {
   return newRouter()
@@ -119,8 +140,9 @@ export function modelRoutes(driver: Driver) {
       if (ONNX_TYPE.test(c.req.header("content-type") ?? "")) {
         const bytes = new Uint8Array(await c.req.arrayBuffer());
         const shapes = parseShapes(c.req.queries("shape") ?? []);
+        const values = parseValues(c.req.queries("value") ?? []);
         return c.json(
-          await driver.importOnnx(owner, bytes, { name: c.req.query("name"), shapes }),
+          await driver.importOnnx(owner, bytes, { name: c.req.query("name"), shapes, values }),
           201,
         );
       }

@@ -5,7 +5,7 @@
 import { deepStrictEqual, ok, rejects } from "node:assert/strict";
 import { withTestServer } from "./server_fixture.ts";
 import { compare } from "./onnx/compare.ts";
-import type { GraphSpec, NodeSpec } from "../tools/onnx_graphs.ts";
+import { type GraphSpec, ifNode, type NodeSpec } from "../tools/onnx_graphs.ts";
 
 const BOOL = 9;
 
@@ -25,30 +25,16 @@ function ifGraph(op: "Greater" | "Less", keepdims = 0): GraphSpec {
     nodes: [
       ...sumTest(op, keepdims),
       { op: "Sigmoid", inputs: ["x"], outputs: ["s"] },
-      {
-        op: "If",
-        inputs: ["cond"],
-        outputs: ["y"],
-        attributes: {
-          then_branch: {
-            graph: {
-              inputs: [],
-              outputs: [{ name: "t", dims: [2, 3] }],
-              nodes: [
-                { op: "Relu", inputs: ["x"], outputs: ["r"] },
-                { op: "Mul", inputs: ["r", "w"], outputs: ["t"] },
-              ],
-            },
-          },
-          else_branch: {
-            graph: {
-              inputs: [],
-              outputs: [{ name: "e", dims: [2, 3] }],
-              nodes: [{ op: "Sub", inputs: ["s", "x"], outputs: ["e"] }],
-            },
-          },
-        },
-      },
+      ifNode("cond", "y", {
+        output: { name: "t", dims: [2, 3] },
+        nodes: [
+          { op: "Relu", inputs: ["x"], outputs: ["r"] },
+          { op: "Mul", inputs: ["r", "w"], outputs: ["t"] },
+        ],
+      }, {
+        output: { name: "e", dims: [2, 3] },
+        nodes: [{ op: "Sub", inputs: ["s", "x"], outputs: ["e"] }],
+      }),
     ],
     initializers: [
       { name: "zero", dims: [], values: [0] },

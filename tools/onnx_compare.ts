@@ -1,11 +1,12 @@
 /**
  * `deno task onnx:compare <file.onnx> [input=1x3x224x224 ...] [--value sr=16000 ...] [--fixed]
- * [--seed N] [--url http://host:port]`: runs an ONNX model in nnserve (converted, registered,
+ * [--fix-values] [--seed N] [--url http://host:port]`: runs an ONNX model in nnserve (converted, registered,
  * compiled and executed over HTTP; an in-process server unless --url is given) and in
  * onnxruntime-node on the same seeded random inputs (float inputs; integer and boolean inputs
  * take the values `--value` gives), and prints the largest absolute and relative error of
  * every output, with both run times. `--fixed` specializes the model to the given shapes at
- * conversion; otherwise they are given at execution.
+ * conversion; otherwise they are given at execution. `--fix-values` fixes the `--value`
+ * inputs at conversion (as `?value=` does) instead of sending them.
  */
 import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
@@ -44,6 +45,8 @@ export interface CompareOptions {
   tolerance?: number;
   /** Values of inputs by name (required for non-float inputs: sample rates, token ids). */
   values?: Record<string, number[]>;
+  /** Fix the `values` at conversion (they are then not inputs of nnserve's model). */
+  fixValues?: boolean;
   /**
    * onnxruntime's graph optimizations (default all). "disabled" keeps a QDQ model's float
    * operations between its quantize steps, as its ONNX definition reads, instead of fusing
@@ -62,8 +65,11 @@ const ORT_TYPES = {
 } as const;
 
 /** An input's feed: given values, or seeded floats in [-scale/2, scale/2). */
+/** What a feed needs to know of its input. */
+type FeedInfo = { name: string; elementType: string };
+
 function feedValues(
-  info: OnnxConversion["inputs"][number],
+  info: FeedInfo,
   count: number,
   seed: number,
   options: CompareOptions,
@@ -82,7 +88,7 @@ function feedValues(
 }
 
 /** An onnxruntime tensor of an input's values. */
-function ortTensor(info: OnnxConversion["inputs"][number], values: number[], dims: number[]) {
+function ortTensor(info: FeedInfo, values: number[], dims: number[]) {
   const type = ORT_TYPES[info.elementType as keyof typeof ORT_TYPES];
   if (!type) throw new Error(`input '${info.name}' has element type ${info.elementType}`);
   switch (type) {
@@ -121,13 +127,21 @@ export async function compareWithOnnxRuntime(
   options: CompareOptions = {},
 ): Promise<ModelComparison> {
   const seed = options.seed ?? 1;
-  const conversion = convertOnnx(bytes, options.fixed ? { shapes } : {});
-  const feeds = Object.fromEntries(conversion.inputs.map((info, i) => {
-    const dims = shapes[info.name];
-    if (!dims) throw new Error(`no shape given for input '${info.name}'`);
-    const n = dims.reduce((a, b) => a * b, 1);
-    return [info.name, { info, dims, data: feedValues(info, n, seed + i, options) }];
-  }));
+  const conversion = convertOnnx(bytes, {
+    ...(options.fixed ? { shapes } : {}),
+    ...(options.fixValues ? { values: options.values } : {}),
+  });
+  const feeds: Record<string, { info: FeedInfo; dims: number[]; data: number[] }> = Object
+    .fromEntries(conversion.inputs.map((info, i) => {
+      const dims = shapes[info.name];
+      if (!dims) throw new Error(`no shape given for input '${info.name}'`);
+      const n = dims.reduce((a, b) => a * b, 1);
+      return [info.name, { info, dims, data: feedValues(info, n, seed + i, options) }];
+    }));
+  for (const fixed of conversion.fixedInputs) {
+    const dims = shapes[fixed.name] ?? fixed.dimensions;
+    feeds[fixed.name] = { info: fixed, dims, data: fixed.values };
+  }
 
   const session = await ort.InferenceSession.create(bytes, {
     graphOptimizationLevel: options.ortOptimization ?? "all",
@@ -201,13 +215,14 @@ async function main() {
       seed: { type: "string", default: "1" },
       url: { type: "string" },
       value: { type: "string", multiple: true, default: [] },
+      "fix-values": { type: "boolean", default: false },
     },
   });
   const [file, ...shapeArgs] = positionals;
   if (!file) {
     console.error(
       "usage: deno task onnx:compare <file.onnx> [input=1x3x224x224 ...] [--value sr=16000] " +
-        "[--fixed]",
+        "[--fixed] [--fix-values]",
     );
     Deno.exit(2);
   }
@@ -241,6 +256,7 @@ async function main() {
       seed: Number(values.seed),
       fixed: values.fixed,
       values: Object.fromEntries(values.value.map(parseValues)),
+      fixValues: values["fix-values"],
     });
     console.log(
       `${file}: opset ${result.conversion.opset}, ` +

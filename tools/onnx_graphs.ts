@@ -36,6 +36,32 @@ export interface NodeSpec {
   name?: string;
 }
 
+/** A branch of an If: the nodes and the one output they give (branches read outer values). */
+export interface BranchSpec {
+  output: ValueSpec;
+  nodes: NodeSpec[];
+}
+
+/** An If node on `condition` whose branches each give one value, named `output` here. */
+export function ifNode(
+  condition: string,
+  output: string,
+  thenBranch: BranchSpec,
+  elseBranch: BranchSpec,
+  name?: string,
+): NodeSpec {
+  const graph = (branch: BranchSpec) => ({
+    graph: { inputs: [], outputs: [branch.output], nodes: branch.nodes },
+  });
+  return {
+    op: "If",
+    inputs: [condition],
+    outputs: [output],
+    attributes: { then_branch: graph(thenBranch), else_branch: graph(elseBranch) },
+    ...(name ? { name } : {}),
+  };
+}
+
 export interface GraphSpec {
   inputs: ValueSpec[];
   outputs: ValueSpec[];

@@ -17,6 +17,7 @@ import {
   dataTypeName,
   type ElementType,
   elementType,
+  hostTensor,
   symbolOf,
   tensorFromProto,
 } from "./tensors.ts";
@@ -48,6 +49,16 @@ export interface OnnxConversion {
   opset: number;
   /** What the client should know (int64 narrowed to int32, ...). */
   notes: string[];
+  /** Inputs fixed to values at conversion (`values`): constants, not inputs of the model. */
+  fixedInputs: FixedInput[];
+}
+
+/** An ONNX input fixed to values at conversion. */
+export interface FixedInput {
+  name: string;
+  elementType: ElementType;
+  dimensions: number[];
+  values: number[];
 }
 
 const INPUT_TYPES: Partial<Record<ElementType, OperandType>> = {
@@ -66,6 +77,13 @@ export interface OnnxConversionOptions {
    * plans get static layouts.
    */
   shapes?: Record<string, readonly number[]>;
+  /**
+   * Inputs fixed to these values at conversion, by name (a sample rate, a flag): each becomes
+   * a constant and is no longer an input, so what depends only on it folds (an If on it
+   * selects its branch). Shaped by `shapes` or the ONNX shape; a 1-D input of symbolic
+   * length takes the number of values.
+   */
+  values?: Record<string, readonly number[]>;
 }
 
 /** Converts an ONNX file; every refusal is an INVALID_ARGUMENT naming the cause. */
@@ -87,16 +105,26 @@ export function convertOnnx(
     initializers.add(proto.name ?? "");
   }
   const graphInputs = list(graph.input).filter((info) => !initializers.has(info.name ?? ""));
-  for (const name of Object.keys(options.shapes ?? {})) {
-    if (!graphInputs.some((info) => info.name === name)) {
-      throw fileFault(`a shape is given for '${name}', which is not an input of the graph`);
+  for (const [what, given] of [["shape", options.shapes], ["value", options.values]] as const) {
+    for (const name of Object.keys(given ?? {})) {
+      if (!graphInputs.some((info) => info.name === name)) {
+        throw fileFault(`a ${what} is given for '${name}', which is not an input of the graph`);
+      }
     }
   }
-  const inputs = graphInputs.map((info) => addInput(ctx, info, options.shapes?.[info.name ?? ""]));
+  const inputs: OnnxTensorInfo[] = [];
+  const fixedInputs: FixedInput[] = [];
+  for (const info of graphInputs) {
+    const name = info.name ?? "";
+    const shape = options.shapes?.[name];
+    const values = options.values?.[name];
+    if (values) fixedInputs.push(fixInput(ctx, info, shape, values));
+    else inputs.push(addInput(ctx, info, shape));
+  }
   ctx.convertNodes(nodes);
   const outputs = list(graph.output).map((info) => markOutput(ctx, info));
   const { model, layout } = optimizeModel(ctx.builder.build());
-  return { model, inputs, outputs, layout, opset, notes: ctx.notes };
+  return { model, inputs, outputs, layout, opset, notes: ctx.notes, fixedInputs };
 }
 
 function convertNode(ctx: ConversionContext, node: NodeView): void {
@@ -191,6 +219,40 @@ function addInput(
     );
   }
   return { name, elementType, shape, operandType, dimensions };
+}
+
+/** An input fixed to `values` at conversion: a constant from here on. */
+function fixInput(
+  ctx: ConversionContext,
+  info: ValueInfoProto,
+  fixed: readonly number[] | undefined,
+  values: readonly number[],
+): FixedInput {
+  const name = info.name ?? "";
+  const { elementType, shape } = tensorType(info, "input");
+  const dims = fixed ??
+    (shape.length === 1 && typeof shape[0] !== "number"
+      ? [values.length]
+      : shape.map((d) => typeof d === "number" ? d : NaN));
+  if (dims.some((d) => !Number.isInteger(d))) {
+    throw fileFault(`input '${name}' has shape [${shape}]: give its shape too to fix its values`);
+  }
+  const count = dims.reduce((a, b) => a * b, 1);
+  if (values.length !== count) {
+    throw fileFault(`${values.length} values given for input '${name}' of shape [${dims}]`);
+  }
+  const integral = elementType !== "float32" && elementType !== "float16";
+  const limit = elementType === "int64" ? Number.MAX_SAFE_INTEGER : 2 ** 31 - 1;
+  const fits = (v: number) =>
+    elementType === "bool"
+      ? v === 0 || v === 1
+      : !integral || (Number.isInteger(v) && Math.abs(v) <= limit);
+  if (!values.every(fits)) {
+    throw fileFault(`the values given for input '${name}' are not all ${elementType} values`);
+  }
+  ctx.setConstant(name, hostTensor(elementType, dims, values));
+  ctx.notes.push(`input '${name}' is fixed to [${values}] at import and is not an input here`);
+  return { name, elementType, dimensions: [...dims], values: [...values] };
 }
 
 function markOutput(ctx: ConversionContext, info: ValueInfoProto): OnnxTensorInfo {

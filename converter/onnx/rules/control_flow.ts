@@ -52,7 +52,22 @@ const ifRule: Rule = {
       ...new Set([...outerReads(thenGraph), ...outerReads(elseGraph)]),
     ]);
     const inputs = passed.map((name) => outerInput(ctx, name));
-    const branches = [thenGraph, elseGraph].map((graph) => convertSubgraph(ctx, graph, inputs));
+    const branches = (["then_branch", "else_branch"] as const).map((branch) => {
+      try {
+        return convertSubgraph(ctx, branch === "then_branch" ? thenGraph : elseGraph, inputs);
+      } catch (error) {
+        // Both branches must convert for the shapes given, though only one may ever run for
+        // the inputs a client sends (Silero VAD's 8 kHz branch cannot take a 16 kHz frame).
+        const taken = branch === "then_branch" ? "true" : "false";
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new Error(
+          `the condition '${node.inputs[0]}' is known only at execution, so both branches ` +
+            `become subgraphs, and ${branch} (taken when it is ${taken}) does not convert: ` +
+            `${reason}. If the condition depends on an input your use fixes (a sample rate), ` +
+            `fix its value at import (?value=input:v) and the branch is chosen then`,
+        );
+      }
+    });
     const [then, otherwise] = branches;
     for (const branch of branches) {
       if (branch.outputs.length !== node.outputs.length) {
