@@ -21,8 +21,9 @@ const ImportQuery = z.object({
   }),
   shape: z.string().optional().openapi({
     description: "ONNX imports: `input:1x3x224x224` fixes an input's shape at conversion " +
-      "(symbolic extents specialized); repeat for several inputs. Without it, symbolic " +
-      "extents stay unknown and are given at execution with `dimensions`",
+      "(symbolic extents specialized; `?` keeps an extent as the file has it, as in " +
+      "`x:1x3x48x?`); repeat for several inputs. Without it, symbolic extents stay unknown " +
+      "and are given at execution with `dimensions`",
   }),
   value: z.string().optional().openapi({
     description: "ONNX imports: `input:16000` (or `input:1,2,3`) fixes an input's values at " +
@@ -100,16 +101,22 @@ const supportedOperations = createRoute({
 /** The media type of ONNX files. */
 const ONNX_TYPE = /^application\/onnx\s*(?:;|$)/i;
 
-/** `input:1x3x224x224` query values as shapes by input name. */
+/**
+ * `input:1x3x224x224` query values as shapes by input name; `?` for an extent keeps it as the
+ * file has it (`x:1x3x48x?` fixes the batch and leaves the width to execution): 0 here.
+ */
 function parseShapes(values: string[]): Record<string, number[]> {
   const shapes: Record<string, number[]> = {};
   values.forEach((value, k) => {
     const at = value.lastIndexOf(":");
-    const dims = value.slice(at + 1).split("x").map(Number);
-    if (at <= 0 || dims.some((d) => !Number.isInteger(d) || d <= 0)) {
-      throw invalid(`shape '${value}' is not input:DxDx...D with positive extents`, {
-        path: ["query", "shape", k],
-      });
+    const parts = value.slice(at + 1).split("x");
+    const dims = parts.map((d) => d === "?" ? 0 : Number(d));
+    const valid = parts.every((d, i) => d === "?" || (Number.isInteger(dims[i]) && dims[i] > 0));
+    if (at <= 0 || !valid || dims.every((d) => d === 0)) {
+      throw invalid(
+        `shape '${value}' is not input:DxDx...D with positive extents (? keeps one as it is)`,
+        { path: ["query", "shape", k] },
+      );
     }
     shapes[value.slice(0, at)] = dims;
   });

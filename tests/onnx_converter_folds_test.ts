@@ -8,10 +8,16 @@
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { convertOnnx, type OnnxConversion } from "../converter/onnx/convert.ts";
 import { DriverError } from "../nnapi/errors.ts";
-import { withTestServer } from "./server_fixture.ts";
-import { FLOAT, type GraphSpec, INT64, onnx, onnxBytes } from "../tools/onnx_graphs.ts";
+import { type TestServer, withTestServer } from "./server_fixture.ts";
+import {
+  FLOAT,
+  type GraphSpec,
+  INT64,
+  type NodeSpec,
+  onnx,
+  onnxBytes,
+} from "../tools/onnx_graphs.ts";
 import { chain, compare, compareBytes } from "./onnx/compare.ts";
-import type { TestServer } from "./server_fixture.ts";
 
 const BOOL = onnx.TensorProto.DataType.BOOL;
 const INT32 = onnx.TensorProto.DataType.INT32;
@@ -46,6 +52,70 @@ function compareWithValues(
 
 /** `y = Relu(x)` beside other outputs, so a graph of constants still reads its input. */
 const relu = { op: "Relu", inputs: ["x"], outputs: ["y"] };
+
+/**
+ * Reshape(x, [batch, -1]) of x [N, 3, 4] with N known only at execution, `batch` taken from
+ * `s = Shape(x)` by `nodes`: it must fold to a single RESHAPE and match onnxruntime.
+ */
+async function reshapeToBatchRows(
+  server: TestServer,
+  what: string,
+  nodes: NodeSpec[],
+  initializers: NonNullable<GraphSpec["initializers"]>,
+  opset?: number,
+) {
+  const { conversion } = await compareBytes(
+    server,
+    onnxBytes({
+      inputs: [{ name: "x", dims: ["N", 3, 4] }],
+      outputs: [{ name: "y", dims: ["N", 12] }],
+      nodes: [
+        { op: "Shape", inputs: ["x"], outputs: ["s"] },
+        ...nodes,
+        { op: "Concat", inputs: ["batch", "minus"], outputs: ["target"], attributes: { axis: 0 } },
+        { op: "Reshape", inputs: ["x", "target"], outputs: ["y"] },
+      ],
+      initializers: [...initializers, { name: "minus", dims: [1], values: [-1], int64: true }],
+      ...(opset ? { opset } : {}),
+    }),
+    { x: [5, 3, 4] },
+    what,
+  );
+  deepStrictEqual(operationTypes(conversion), ["RESHAPE"]);
+}
+
+Deno.test("extents known only at execution pass through integer Casts (Paddle2ONNX's Shape -> Cast(int32) -> Slice -> Cast(int64))", async () => {
+  await withTestServer({}, async (server) => {
+    const INT32 = 6;
+    await reshapeToBatchRows(
+      server,
+      "Reshape(x, [Cast(Cast(Shape(x), int32)[0:1], int64), -1])",
+      [
+        { op: "Cast", inputs: ["s"], outputs: ["s32"], attributes: { to: INT32 } },
+        {
+          op: "Slice",
+          inputs: ["s32"],
+          outputs: ["batch32"],
+          attributes: { axes: [0], starts: [0], ends: [1] },
+        },
+        { op: "Cast", inputs: ["batch32"], outputs: ["batch"], attributes: { to: INT64 } },
+      ],
+      [],
+      9,
+    );
+  });
+  match(
+    refusal({
+      inputs: [{ name: "x", dims: ["N", 4] }],
+      outputs: [{ name: "y", dims: [2] }],
+      nodes: [
+        { op: "Shape", inputs: ["x"], outputs: ["s"] },
+        { op: "Cast", inputs: ["s"], outputs: ["y"], attributes: { to: 1 }, name: "to_float" },
+      ],
+    }),
+    /node 'to_float' \(Cast\): 's' is computed from extents known only at execution/,
+  );
+});
 
 Deno.test("Size folds to an int64 scalar when every extent is known, and is refused otherwise", async () => {
   await withTestServer({}, async (server) => {
@@ -140,31 +210,9 @@ Deno.test("Split of a constant folds: split attribute, split input, num_outputs,
       ok(operationTypes(conversion).every((t) => t === "ADD"), operationTypes(conversion).join());
     }
     // Split of a Shape (extents known only at execution) moves its symbols.
-    const { conversion } = await compareBytes(
-      server,
-      onnxBytes({
-        inputs: [{ name: "x", dims: ["N", 3, 4] }],
-        outputs: [{ name: "y", dims: ["N", 12] }],
-        nodes: [
-          { op: "Shape", inputs: ["x"], outputs: ["s"] },
-          { op: "Split", inputs: ["s", "sizes"], outputs: ["batch", "rest"] },
-          {
-            op: "Concat",
-            inputs: ["batch", "minus"],
-            outputs: ["target"],
-            attributes: { axis: 0 },
-          },
-          { op: "Reshape", inputs: ["x", "target"], outputs: ["y"] },
-        ],
-        initializers: [
-          { name: "sizes", dims: [2], values: [1, 2], int64: true },
-          { name: "minus", dims: [1], values: [-1], int64: true },
-        ],
-      }),
-      { x: [5, 3, 4] },
-      "Split of a dynamic Shape",
-    );
-    deepStrictEqual(operationTypes(conversion), ["RESHAPE"]);
+    await reshapeToBatchRows(server, "Split of a dynamic Shape", [
+      { op: "Split", inputs: ["s", "sizes"], outputs: ["batch", "rest"] },
+    ], [{ name: "sizes", dims: [2], values: [1, 2], int64: true }]);
   });
 });
 

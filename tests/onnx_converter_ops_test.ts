@@ -2,7 +2,7 @@
  * More ONNX operators against onnxruntime-node (see tests/onnx/compare.ts): reductions and
  * arg-max, comparisons and selection, normalizations, Pad and Split, ConvTranspose.
  */
-import { deepStrictEqual } from "node:assert/strict";
+import { deepStrictEqual, rejects } from "node:assert/strict";
 import { withTestServer } from "./server_fixture.ts";
 import {
   type GraphSpec,
@@ -388,6 +388,46 @@ Deno.test("MatMul of two runtime tensors, plain and batched", async () => {
         `MatMul [${a}] x [${b}]`,
       );
     }
+  });
+});
+
+Deno.test("MatMul of two runtime tensors with extents given at execution (attention over a text line's width)", async () => {
+  await withTestServer({}, async (server) => {
+    // [a dims, b dims, extents at execution]: n known (rows times b^T), only m known (the
+    // transposed product), and m and n unknown with k known (a sum of outer products).
+    const cases: [(number | string)[], (number | string)[], Record<string, number>][] = [
+      [[2, "m", "k"], [2, "k", 4], { m: 3, k: 6 }],
+      [[2, 3, "k"], [2, "k", "n"], { k: 5, n: 7 }],
+      [[1, 2, "m", 3], [1, 2, 3, "n"], { m: 5, n: 4 }],
+    ];
+    for (const [a, b, extents] of cases) {
+      const at = (dims: (number | string)[]) =>
+        dims.map((d) => typeof d === "number" ? d : extents[d]);
+      const y = [...a.slice(0, -1), b[b.length - 1]];
+      await compareBytes(
+        server,
+        onnxBytes({
+          inputs: [{ name: "a", dims: a }, { name: "b", dims: b }],
+          outputs: [{ name: "y", dims: y }],
+          nodes: [{ op: "MatMul", inputs: ["a", "b"], outputs: ["y"] }],
+        }),
+        { a: at(a), b: at(b) },
+        `MatMul [${a}] x [${b}]`,
+      );
+    }
+    await rejects(
+      compareBytes(
+        server,
+        onnxBytes({
+          inputs: [{ name: "a", dims: ["m", "k"] }, { name: "b", dims: ["k", "n"] }],
+          outputs: [{ name: "y", dims: ["m", "n"] }],
+          nodes: [{ op: "MatMul", inputs: ["a", "b"], outputs: ["y"], name: "all_unknown" }],
+        }),
+        { a: [2, 3], b: [3, 2] },
+        "MatMul of unknowns",
+      ),
+      /node 'all_unknown' \(MatMul\): .*the inner one must be known/,
+    );
   });
 });
 

@@ -77,9 +77,16 @@ Deno.test("?shape= fixes an input's symbolic extents at conversion", async () =>
     const bad = await upload(server, CLASSIFIER, "?shape=image:1x3x5x4");
     strictEqual(bad.status, 400);
     ok(/does not fit its ONNX shape/.test(bad.body.message), bad.body.message);
-    const malformed = await upload(server, CLASSIFIER, "?shape=image");
-    strictEqual(malformed.status, 400);
-    ok(/is not input:DxDx/.test(malformed.body.message), malformed.body.message);
+    for (const query of ["?shape=image", "?shape=image:?x?x?x?", "?shape=image:0x3x4x4"]) {
+      const malformed = await upload(server, CLASSIFIER, query);
+      strictEqual(malformed.status, 400, query);
+      ok(/is not input:DxDx/.test(malformed.body.message), malformed.body.message);
+    }
+    // `?` keeps an extent as the file has it: the batch stays symbolic, or 3 stays 3.
+    const keepBatch = await upload(server, CLASSIFIER, "?shape=image:?x3x4x4");
+    deepStrictEqual(keepBatch.body.inputs[0].dimensions, [0, 3, 4, 4]);
+    const fixBatch = await upload(server, CLASSIFIER, "?shape=image:2x?x4x4");
+    deepStrictEqual(fixBatch.body.inputs[0].dimensions, [2, 3, 4, 4]);
   });
 });
 

@@ -1,12 +1,14 @@
 /**
  * `deno task onnx:compare <file.onnx> [input=1x3x224x224 ...] [--value sr=16000 ...] [--fixed]
- * [--fix-values] [--seed N] [--url http://host:port]`: runs an ONNX model in nnserve (converted, registered,
+ * [--import-shape x=1x3x48x?] [--fix-values] [--seed N] [--url http://host:port]`: runs an ONNX model in nnserve (converted, registered,
  * compiled and executed over HTTP; an in-process server unless --url is given) and in
  * onnxruntime-node on the same seeded random inputs (float inputs; integer and boolean inputs
  * take the values `--value` gives), and prints the largest absolute and relative error of
  * every output, with both run times. `--fixed` specializes the model to the given shapes at
- * conversion; otherwise they are given at execution. `--fix-values` fixes the `--value`
- * inputs at conversion (as `?value=` does) instead of sending them.
+ * conversion; otherwise they are given at execution. `--import-shape x=1x3x48x?` fixes what
+ * it gives at conversion instead (`?` keeps an extent to execution, as `?shape=` does).
+ * `--fix-values` fixes the `--value` inputs at conversion (as `?value=` does) instead of
+ * sending them.
  */
 import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
@@ -41,6 +43,8 @@ export interface CompareOptions {
   scale?: number;
   /** Specialize the model to the input shapes at conversion. */
   fixed?: boolean;
+  /** Shapes fixed at conversion instead (0 keeps an extent as the file has it). */
+  importShapes?: Record<string, number[]>;
   /** The absolute error allowed (tests): 1e-4 unless said, e.g. one quantization step. */
   tolerance?: number;
   /** Values of inputs by name (required for non-float inputs: sample rates, token ids). */
@@ -128,7 +132,7 @@ export async function compareWithOnnxRuntime(
 ): Promise<ModelComparison> {
   const seed = options.seed ?? 1;
   const conversion = convertOnnx(bytes, {
-    ...(options.fixed ? { shapes } : {}),
+    ...(options.fixed ? { shapes } : options.importShapes ? { shapes: options.importShapes } : {}),
     ...(options.fixValues ? { values: options.values } : {}),
   });
   const feeds: Record<string, { info: FeedInfo; dims: number[]; data: number[] }> = Object
@@ -200,6 +204,12 @@ function parseShape(text: string): [string, number[]] {
   return [text.slice(0, at), dims === "" ? [] : dims.split("x").map(Number)];
 }
 
+/** `name=1x3x48x?` for --import-shape: `?` keeps an extent as the file has it (0). */
+function parseImportShape(text: string): [string, number[]] {
+  const [name, dims] = parseShape(text.replaceAll("?", "0"));
+  return [name, dims];
+}
+
 function parseValues(text: string): [string, number[]] {
   const at = text.lastIndexOf("=");
   if (at < 0) throw new Error(`'${text}' is not name=V,V,...`);
@@ -216,13 +226,14 @@ async function main() {
       url: { type: "string" },
       value: { type: "string", multiple: true, default: [] },
       "fix-values": { type: "boolean", default: false },
+      "import-shape": { type: "string", multiple: true, default: [] },
     },
   });
   const [file, ...shapeArgs] = positionals;
   if (!file) {
     console.error(
       "usage: deno task onnx:compare <file.onnx> [input=1x3x224x224 ...] [--value sr=16000] " +
-        "[--fixed] [--fix-values]",
+        "[--fixed | --import-shape x=1x3x48x?] [--fix-values]",
     );
     Deno.exit(2);
   }
@@ -257,6 +268,9 @@ async function main() {
       fixed: values.fixed,
       values: Object.fromEntries(values.value.map(parseValues)),
       fixValues: values["fix-values"],
+      importShapes: values["import-shape"].length > 0
+        ? Object.fromEntries(values["import-shape"].map(parseImportShape))
+        : undefined,
     });
     console.log(
       `${file}: opset ${result.conversion.opset}, ` +

@@ -23,7 +23,7 @@ import { type ElementType, type HostTensor, nnapiConstant, tensorFromProto } fro
 const AttributeType = onnx.AttributeProto.AttributeType;
 
 /** Why a value computed from extents known only at execution cannot be used. */
-const DEPENDS_ON_EXTENTS = "is computed from extents known only at execution (a Shape of " +
+export const DEPENDS_ON_EXTENTS = "is computed from extents known only at execution (a Shape of " +
   "a dynamic input), which an NNAPI model cannot compute; fix the input's shape at import " +
   "(?shape=) to fold it";
 

@@ -73,8 +73,8 @@ const INPUT_TYPES: Partial<Record<ElementType, OperandType>> = {
 export interface OnnxConversionOptions {
   /**
    * Fixed shapes for inputs by name: symbolic extents become these numbers (fixed extents
-   * must agree). The model is then specialized to them: Shape-driven subgraphs fold and
-   * plans get static layouts.
+   * must agree; 0 keeps the file's extent, symbolic or not). The model is then specialized
+   * to them: Shape-driven subgraphs fold and plans get static layouts.
    */
   shapes?: Record<string, readonly number[]>;
   /**
@@ -196,14 +196,15 @@ function addInput(
   if (fixed) {
     const agrees = fixed.length === shape.length &&
       fixed.every((d, i) =>
-        Number.isInteger(d) && d > 0 && (typeof shape[i] !== "number" || shape[i] === d)
+        d === 0 ||
+        (Number.isInteger(d) && d > 0 && (typeof shape[i] !== "number" || shape[i] === d))
       );
     if (!agrees) {
       throw fileFault(
         `the shape [${fixed}] given for input '${name}' does not fit its ONNX shape [${shape}]`,
       );
     }
-    dimensions = [...fixed];
+    dimensions = fixed.map((d, i) => d || dimensions[i]);
   }
   if (dimensions.length === 0) {
     // NNAPI reads a tensor of rank 0 as one of unknown rank: an ONNX scalar travels as [1].
@@ -234,8 +235,10 @@ function fixInput(
     (shape.length === 1 && typeof shape[0] !== "number"
       ? [values.length]
       : shape.map((d) => typeof d === "number" ? d : NaN));
-  if (dims.some((d) => !Number.isInteger(d))) {
-    throw fileFault(`input '${name}' has shape [${shape}]: give its shape too to fix its values`);
+  if (dims.some((d) => !Number.isInteger(d) || d <= 0)) {
+    throw fileFault(
+      `input '${name}' has shape [${shape}]: give its whole shape (?shape=) to fix its values`,
+    );
   }
   const count = dims.reduce((a, b) => a * b, 1);
   if (values.length !== count) {

@@ -10,6 +10,7 @@ import type { ConversionContext } from "../context.ts";
 import type { Rule } from "../rule.ts";
 import type { HostTensor } from "../tensors.ts";
 import { floatConstant, requireFloat, sameTypeAs } from "./common.ts";
+import { runtimeMatMul } from "./matmul_runtime.ts";
 
 /** FULLY_CONNECTED of `input` rows [rows, k] with weights [n, k] and bias [n]. */
 function fullyConnected(
@@ -152,59 +153,6 @@ export function matMulRows(ctx: ConversionContext, call: RowsProduct): void {
   const target = [...lead.map((d) => d === 0 ? -1 : d), n];
   const shape = ctx.builder.constant("TENSOR_INT32", [target.length], new Int32Array(target));
   ctx.emitAs(call.name, "RESHAPE", [product, shape], sameTypeAs(ctx, rowsName));
-}
-
-/**
- * A product of two runtime tensors [..., m, k] x [..., k, n] with equal leading extents
- * (known at conversion): per leading index, FULLY_CONNECTED of the rows with the transposed
- * right matrix as its weights (NNAPI 1.3 has no batched matrix product), joined again.
- */
-function runtimeMatMul(ctx: ConversionContext, name: string, a: string, b: string): void {
-  const [aDims, bDims] = [ctx.dims(a), ctx.dims(b)];
-  if (aDims.length < 2 || aDims.length !== bDims.length) {
-    throw new Error(
-      `MatMul of runtime tensors of ranks ${aDims.length} and ${bDims.length} is not supported`,
-    );
-  }
-  const lead = aDims.slice(0, -2);
-  if (lead.some((d, i) => d === 0 || d !== bDims[i])) {
-    throw new Error("MatMul of runtime tensors needs equal leading extents known at conversion");
-  }
-  const [m, k] = aDims.slice(-2);
-  const n = bDims[bDims.length - 1];
-  if (m === 0 || k === 0 || n === 0 || bDims[bDims.length - 2] !== k) {
-    throw new Error(`inner extents [${aDims}] x [${bDims}] do not match or are unknown`);
-  }
-  const spec = sameTypeAs(ctx, a);
-  const s = ctx.builder;
-  const count = lead.reduce((x, y) => x * y, 1);
-  const flat = (name: string, rows: number, cols: number) => {
-    const shape = s.constant("TENSOR_INT32", [3], new Int32Array([count, rows, cols]));
-    return ctx.emit("RESHAPE", [ctx.operand(name), shape], [spec])[0];
-  };
-  const left = flat(a, m, k);
-  // [count, k, n] -> [count, n, k]: each slice is FULLY_CONNECTED's [units, inputSize].
-  const perm = s.constant("TENSOR_INT32", [3], new Int32Array([0, 2, 1]));
-  const right = ctx.emit("TRANSPOSE", [flat(b, k, n), perm], [spec])[0];
-  const parts = (t: BuiltOperand) =>
-    count === 1
-      ? [t]
-      : ctx.emit("SPLIT", [t, s.int32(0), s.int32(count)], new Array(count).fill(spec));
-  const two = (rows: number, cols: number) =>
-    s.constant("TENSOR_INT32", [2], new Int32Array([rows, cols]));
-  const lefts = parts(left);
-  const rights = parts(right);
-  const zeros = floatConstant(ctx, spec, [n], new Float64Array(n));
-  const products = lefts.map((l, i) => {
-    const [rows] = ctx.emit("RESHAPE", [l, two(m, k)], [spec]);
-    const [weights] = ctx.emit("RESHAPE", [rights[i], two(n, k)], [spec]);
-    return ctx.emit("FULLY_CONNECTED", [rows, weights, zeros, s.int32(FUSED_NONE)], [spec])[0];
-  });
-  const joined = products.length === 1
-    ? products[0]
-    : ctx.emit("CONCATENATION", [...products, s.int32(0)], [spec])[0];
-  const shape = s.constant("TENSOR_INT32", [aDims.length], new Int32Array([...lead, m, n]));
-  ctx.emitAs(name, "RESHAPE", [joined, shape], spec);
 }
 
 /** A 2-D matrix product on the host (constant folding). */

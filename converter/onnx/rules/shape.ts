@@ -6,7 +6,7 @@
  */
 import { gather as gatherKernel, stridedSlice } from "../../../kernels/shape_transform.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
-import type { ConversionContext, NodeView } from "../context.ts";
+import { type ConversionContext, DEPENDS_ON_EXTENTS, type NodeView } from "../context.ts";
 import type { Rule } from "../rule.ts";
 import {
   allocateHost,
@@ -331,8 +331,18 @@ function castTarget(node: NodeView): ElementType {
 }
 
 const cast: Rule = {
+  moves: [0],
   fold(node, [x]) {
     const to = castTarget(node);
+    if (x!.partial) {
+      // Extents known only at execution pass through integer casts (exporters emit Shape ->
+      // Cast(int32) -> Slice -> Cast(int64) -> Concat -> Reshape); partial tensors stay int64,
+      // whose Float64Array holds the symbols.
+      if (to !== "int32" && to !== "int64") {
+        throw new Error(`'${node.inputs[0]}' ${DEPENDS_ON_EXTENTS}`);
+      }
+      return [x!];
+    }
     const out = allocateHost(to, x!.dims);
     const integer = to === "int32" || to === "int64";
     for (let i = 0; i < x!.data.length; i++) {
