@@ -8,8 +8,6 @@
 import {
   type AddQuant8Params,
   addQuant8Params,
-  type ClampedFloat32Kernel,
-  clampedFloat32Kernel,
   forEachBroadcastRow,
   type Quantization,
 } from "./elementwise_binary.ts";
@@ -21,11 +19,7 @@ import {
 } from "./fixed_point.ts";
 import type { Numbers, ReadonlyNumbers } from "./typed_arrays.ts";
 
-/** Float SUB with broadcasting, clamped to [min, max] (the fused activation). */
-export const subFloat32: ClampedFloat32Kernel = clampedFloat32Kernel((x, y) => x - y);
-
-/** Float DIV with broadcasting, clamped to [min, max] (the fused activation). */
-export const divFloat32: ClampedFloat32Kernel = clampedFloat32Kernel((x, y) => x / y);
+export { divFloat32, subFloat32 } from "./elementwise_binary.ts";
 
 /**
  * The parameters of quantized SUB: those of quantized ADD with the second input's

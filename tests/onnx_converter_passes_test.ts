@@ -9,6 +9,7 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { ModelJson } from "../driver/model_schema.ts";
 import { type GraphSpec, type NodeSpec, onnxBytes } from "../tools/onnx_graphs.ts";
 import { compare, compareBytes, weights } from "./onnx/compare.ts";
+import { compareWithOnnxRuntime } from "../tools/onnx_compare.ts";
 import { mobilenetV2Onnx } from "../bench/mobilenet_v2_onnx.ts";
 import { activationInput } from "../converter/passes/fuse_activations.ts";
 import { ModelGraph } from "../converter/passes/model_graph.ts";
@@ -216,5 +217,74 @@ Deno.test("MobileNetV2 converts to NHWC with fused ReLU6 and one transpose, equa
     strictEqual(conversion.layout, "NHWC");
     strictEqual(count(conversion.model, "TRANSPOSE"), 1, "the input's");
     strictEqual(count(conversion.model, "RELU6"), 0, "every ReLU6 fused");
+  });
+});
+
+Deno.test("a constant scale and shift after a convolution fold into its weights; one read elsewhere stays", async () => {
+  await withTestServer({}, async (server) => {
+    const scaleShift = (scale: string, shift: string): NodeSpec[] => [
+      { op: "Mul", inputs: ["c", scale], outputs: ["m"] },
+      { op: "Add", inputs: [shift, "m"], outputs: ["a"] },
+      { op: "Relu", inputs: ["a"], outputs: ["y"] },
+    ];
+    const spec = (nodes: NodeSpec[], outputs = ["y"]): GraphSpec => {
+      const base = convThen(nodes, outputs);
+      base.initializers!.push(
+        { name: "s", dims: [1], values: [0.75] },
+        { name: "t", dims: [], values: [-0.25] },
+        { name: "sc", dims: [4, 1, 1], values: [0.5, -1, 2, 1.5] },
+        { name: "tc", dims: [1, 4, 1, 1], values: [0.1, 0.2, -0.3, 0.4] },
+      );
+      return base;
+    };
+    // One value each (PP-LCNetV3's learnable scale and bias), then one per channel: the
+    // convolution alone remains, with the Relu after the shift as its activation.
+    for (const [scale, shift] of [["s", "t"], ["sc", "tc"]]) {
+      const { conversion } = await compare(server, spec(scaleShift(scale, shift)), `${scale}`);
+      deepStrictEqual(types(conversion.model), ["CONV_2D"]);
+      strictEqual(activationOf(conversion.model, "CONV_2D"), 1, "RELU moved onto the conv");
+    }
+    // The scaled value is also a graph output: the scale folds (the convolution now gives
+    // that output), the shift after it stays.
+    const { conversion } = await compare(
+      server,
+      spec(scaleShift("s", "t"), ["y", "m"]),
+      "scaled value returned",
+    );
+    deepStrictEqual(types(conversion.model).filter((t) => t === "MUL" || t === "ADD"), ["ADD"]);
+  });
+});
+
+Deno.test("hard swish written out (Add 3, Clip 0..6, Mul, Div 6) becomes HARD_SWISH, bit for bit", async () => {
+  await withTestServer({}, async (server) => {
+    const swish = (outputs: string[]): GraphSpec => ({
+      inputs: [{ name: "x", dims: [2, 3, 4, 5] }],
+      outputs: outputs.map((name) => ({ name, dims: [2, 3, 4, 5] })),
+      nodes: [
+        { op: "Add", inputs: ["x", "three"], outputs: ["p"] },
+        { op: "Clip", inputs: ["p", "lo", "hi"], outputs: ["r"] },
+        { op: "Mul", inputs: ["r", "x"], outputs: ["q"] },
+        { op: "Div", inputs: ["q", "six"], outputs: ["y"] },
+      ],
+      initializers: [
+        { name: "three", dims: [], values: [3] },
+        { name: "six", dims: [], values: [6] },
+        { name: "lo", dims: [], values: [0] },
+        { name: "hi", dims: [], values: [6] },
+      ],
+    });
+    // onnxruntime unoptimized runs the four operations as written, each rounded to float32;
+    // HARD_SWISH rounds the same steps, so the values agree exactly (inputs in [-6, 6)).
+    const { conversion, outputs: [y] } = await compareWithOnnxRuntime(
+      server.url,
+      onnxBytes(swish(["y"])),
+      { x: [2, 3, 4, 5] },
+      { scale: 12, ortOptimization: "disabled" },
+    );
+    deepStrictEqual(types(conversion.model), ["HARD_SWISH"]);
+    strictEqual(y.maxAbsoluteError, 0);
+    // The gate is also returned: the pattern stays as written.
+    const kept = await compare(server, swish(["y", "r"]), "hard swish, gate returned");
+    strictEqual(types(kept.conversion.model).includes("HARD_SWISH"), false);
   });
 });

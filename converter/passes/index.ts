@@ -3,7 +3,9 @@
  * registered: semantics-preserving rewrites of the NNAPI graph (see each pass).
  */
 import type { ModelJson } from "../../driver/model_schema.ts";
+import { foldScaleShift } from "./fold_scale_shift.ts";
 import { fuseActivations } from "./fuse_activations.ts";
+import { fuseHardSwish } from "./hard_swish.ts";
 import { ModelGraph } from "./model_graph.ts";
 import { rewriteToNhwc } from "./nhwc_layout.ts";
 
@@ -13,7 +15,10 @@ export type ImageLayout = "NCHW" | "NHWC";
 /** The model after the passes, and the layout it runs in. */
 export function optimizeModel(model: ModelJson): { model: ModelJson; layout: ImageLayout } {
   const fused = new ModelGraph(model);
+  // Scale and shift first: an activation after them then fuses into the convolution.
+  foldScaleShift(fused);
   fuseActivations(fused);
+  fuseHardSwish(fused);
   const nchw = fused.toJson();
   // NHWC when it pays: NCHW mode transposes twice per image operation; the rewrite adds
   // transposes only where the graph needs NCHW.

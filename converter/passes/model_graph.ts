@@ -37,6 +37,12 @@ export class ModelGraph {
     return found;
   }
 
+  /** The one operation reading `operand` when nothing else sees it (not a model output). */
+  soleReader(operand: number): { index: number; operation: OperationJson } | undefined {
+    const readers = this.readers(operand);
+    return readers.length === 1 && !this.isOutput(operand) ? readers[0] : undefined;
+  }
+
   /** The operation that writes `operand`, if any. */
   writer(operand: number): { index: number; operation: OperationJson } | undefined {
     const index = this.operations.findIndex((o) => o?.outputs.includes(operand));
