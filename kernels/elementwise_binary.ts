@@ -151,6 +151,14 @@ export const mulFloat32: ClampedFloat32Kernel = arithmeticFloat32(Arithmetic.Mul
 /** Float DIV with broadcasting, clamped to [min, max] (the fused activation). */
 export const divFloat32: ClampedFloat32Kernel = arithmeticFloat32(Arithmetic.Div);
 
+/** The float arithmetic kernels by name (device kernels fall back to them). */
+export const ARITHMETIC_FLOAT32 = {
+  add: addFloat32,
+  sub: subFloat32,
+  mul: mulFloat32,
+  div: divFloat32,
+} as const satisfies Record<string, ClampedFloat32Kernel>;
+
 /** Scale and zero point of a quantized tensor. */
 export interface Quantization {
   scale: number;

@@ -194,8 +194,16 @@ export class FunctionBuilder {
     return this.#simd(0xe4);
   }
 
+  f32x4Sub(): this {
+    return this.#simd(0xe5);
+  }
+
   f32x4Mul(): this {
     return this.#simd(0xe6);
+  }
+
+  f32x4Div(): this {
+    return this.#simd(0xe7);
   }
 
   /** `pmin(a, b) = b < a ? b : a`: keeps `a` when it is NaN. */

@@ -288,3 +288,22 @@ Deno.test("hard swish written out (Add 3, Clip 0..6, Mul, Div 6) becomes HARD_SW
     strictEqual(types(kept.conversion.model).includes("HARD_SWISH"), false);
   });
 });
+
+Deno.test("a ConvTranspose after a convolution runs in NHWC too, its Relu fused", async () => {
+  await withTestServer({}, async (server) => {
+    const spec = convThen([
+      { op: "ConvTranspose", inputs: ["c", "up"], outputs: ["u"], attributes: { strides: [2, 2] } },
+      { op: "Relu", inputs: ["u"], outputs: ["y"] },
+    ], []);
+    spec.outputs = [{ name: "y", dims: [1, 2, 16, 16] }];
+    spec.initializers!.push(weights("up", [4, 2, 2, 2], 3));
+    const { conversion } = await compare(server, spec, "Conv, ConvTranspose, Relu");
+    deepStrictEqual(types(conversion.model), [
+      "TRANSPOSE",
+      "CONV_2D",
+      "TRANSPOSE_CONV_2D",
+      "TRANSPOSE",
+    ]);
+    strictEqual(activationOf(conversion.model, "TRANSPOSE_CONV_2D"), 1, "RELU");
+  });
+});

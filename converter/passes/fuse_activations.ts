@@ -38,6 +38,8 @@ export function activationInput(graph: ModelGraph, operation: OperationJson): nu
       return n >= 10 && isInt32(graph, at(7)) ? 9 : 6;
     case "DEPTHWISE_CONV_2D":
       return n >= 11 && isInt32(graph, at(8)) ? 10 : 7;
+    case "TRANSPOSE_CONV_2D":
+      return n === 11 ? 9 : 7;
     case "AVERAGE_POOL_2D":
     case "MAX_POOL_2D":
     case "L2_POOL_2D":

@@ -22,7 +22,11 @@ const LAYOUT_OPERATIONS = new Set<OperationType>([
   "L2_POOL_2D",
   "RESIZE_BILINEAR",
   "RESIZE_NEAREST_NEIGHBOR",
+  "TRANSPOSE_CONV_2D",
 ]);
+
+/** TRANSPOSE_CONV_2D's form with explicit padding (the other has an output shape in layout order). */
+const EXPLICIT_TRANSPOSE_CONV_INPUTS = 11;
 
 /** Element-wise operations of one tensor (input 0; any other inputs are scalars). */
 const UNARY = new Set<OperationType>([
@@ -138,6 +142,8 @@ class NhwcRewriter {
     const x = operation.inputs[0];
     if (
       LAYOUT_OPERATIONS.has(type) && flag > 0 &&
+      (type !== "TRANSPOSE_CONV_2D" ||
+        operation.inputs.length === EXPLICIT_TRANSPOSE_CONV_INPUTS) &&
       this.#graph.constantValues(operation.inputs[flag])?.[0] === 1 &&
       this.#operand(x).dimensions.length === 4
     ) {

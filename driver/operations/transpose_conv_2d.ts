@@ -37,6 +37,7 @@ import {
   checkTypes,
   type Kernel,
   type OperationDefinition,
+  type PrepareInput,
   scalarOf,
   scalarValue,
   tensorValue,
@@ -163,6 +164,26 @@ function geometry(
     strideWidth: p.strideWidth,
     padTop: p.padding.top,
     padLeft: p.padding.left,
+  };
+}
+
+/**
+ * The NHWC geometry, fused activation and layout of a call whose scalars (and output shape
+ * operand) are constants, for device kernels bound at preparation; throws as `prepare` does.
+ */
+export function plannedTransposeConv(
+  inputs: readonly PrepareInput[],
+  outputShape: readonly number[],
+): { geometry: TransposeConvGeometry; activation: number; nchw: boolean } {
+  const p = transposeConvParams(
+    inputs,
+    (i) => scalarValue(inputs[i], `input ${i}`),
+    () => tensorValue(inputs[OUTPUT_SHAPE], `input ${OUTPUT_SHAPE} (output shape)`),
+  );
+  return {
+    geometry: geometry(inputs[0].shape, inputs[1].shape, outputShape, p),
+    activation: p.activation,
+    nchw: p.nchw,
   };
 }
 

@@ -1,28 +1,38 @@
 /**
  * `cpu-simd`: the generated WebAssembly SIMD kernels (relaxed-SIMD FMA where the engine has
  * it, plain JS otherwise; `kernels/manifest.ts`) for the operations and forms they cover —
- * today float32 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED with constant weights on
- * static shapes. Everything else is reported unsupported, so the partitioner gives it to
+ * today float32 CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV_2D and FULLY_CONNECTED with constant
+ * weights, and
+ * element-wise ADD, SUB, MUL, DIV and HARD_SWISH, on static shapes. Everything else is reported unsupported, so the partitioner gives it to
  * another device; both CPUs share host memory, so switching between them costs nothing.
  */
 import type { StepTable } from "../device.ts";
 import { hostDevice } from "../host_device.ts";
 import { conv2dSimd, depthwiseConv2dSimd } from "./convolution.ts";
 import { fullyConnectedSimd } from "./fully_connected.ts";
+import { addSimd, divSimd, hardSwishStep, mulSimd, subSimd } from "./elementwise.ts";
+import { transposeConv2dSimd } from "./transpose_conv.ts";
 
 /** Version of the SIMD device: part of every cache key that uses it. */
-export const CPU_SIMD_VERSION = "0.1.0";
+export const CPU_SIMD_VERSION = "0.2.0";
 
 const STEPS = {
   CONV_2D: conv2dSimd,
   DEPTHWISE_CONV_2D: depthwiseConv2dSimd,
   FULLY_CONNECTED: fullyConnectedSimd,
+  ADD: addSimd,
+  SUB: subSimd,
+  MUL: mulSimd,
+  DIV: divSimd,
+  HARD_SWISH: hardSwishStep,
+  TRANSPOSE_CONV_2D: transposeConv2dSimd,
 } satisfies StepTable;
 
 /** The SIMD CPU device. */
 export const cpuSimd = hostDevice({
   name: "cpu-simd",
   version: CPU_SIMD_VERSION,
-  halVersion: "V1_2",
+  // HARD_SWISH is an operation of HAL 1.3.
+  halVersion: "V1_3",
   steps: STEPS,
 });

@@ -1,5 +1,5 @@
 /**
- * CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED pack constant float32 weights at
+ * CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV_2D and FULLY_CONNECTED pack constant float32 weights at
  * preparation and bind optimized kernels to them that agree with their reference kernels
  * (NHWC and NCHW, implicit and explicit padding, every fused activation), fall back to the
  * reference for shapes they were not planned for, and leave everything else alone.
@@ -18,6 +18,8 @@ import type { OperationDefinition, PrepareInput } from "../../operations/operati
 import type { StepImplementation } from "../device.ts";
 import { conv2dSimd, depthwiseConv2dSimd } from "./convolution.ts";
 import { fullyConnectedSimd } from "./fully_connected.ts";
+import { transposeConv2d } from "../../operations/transpose_conv_2d.ts";
+import { transposeConv2dSimd } from "./transpose_conv.ts";
 
 /** Seeded floats in [-1, 1) (a linear congruential generator). */
 function randomFloats(length: number, seed: number): Float32Array {
@@ -137,6 +139,40 @@ Deno.test("fullyConnected binds a packed GEMM that matches the reference", () =>
       int32(activation),
     ], [3, 13]);
   }
+});
+
+Deno.test("transposeConv2d binds a GEMM and scatter that match the reference: strides that overlap or not, padding, NCHW, both forms", () => {
+  const filter = (fh: number, fw: number) =>
+    operand("TENSOR_FLOAT32", [6, fh, fw, 3], randomFloats(6 * fh * fw * 3, 4));
+  const bias = operand("TENSOR_FLOAT32", [6], randomFloats(6, 5));
+  const nhwc = operand("TENSOR_FLOAT32", [2, 5, 4, 3], randomFloats(2 * 5 * 4 * 3, 6));
+  const nchw = operand("TENSOR_FLOAT32", [2, 3, 5, 4], randomFloats(2 * 5 * 4 * 3, 6));
+  for (const activation of [0, 1, 2, 3]) {
+    // 2x2 at stride 2 (an upsampling head: no overlap), then 3x3 at stride 2 padded (overlap).
+    compare(transposeConv2d, transposeConv2dSimd, [
+      nhwc,
+      filter(2, 2),
+      bias,
+      ...[0, 0, 0, 0, 2, 2, activation].map(int32),
+      bool(false),
+    ], [2, 10, 8, 6]);
+    compare(transposeConv2d, transposeConv2dSimd, [
+      nchw,
+      filter(3, 3),
+      bias,
+      ...[1, 0, 1, 0, 2, 2, activation].map(int32),
+      bool(true),
+    ], [2, 6, 10, 8]);
+  }
+  // The implicit form: the output shape as a tensor, SAME padding, stride 1 x 2.
+  compare(transposeConv2d, transposeConv2dSimd, [
+    nhwc,
+    filter(3, 2),
+    bias,
+    operand("TENSOR_INT32", [4], Int32Array.of(2, 5, 8, 6)),
+    ...[1, 2, 1, 0].map(int32),
+    bool(false),
+  ], [2, 5, 8, 6]);
 });
 
 Deno.test("a packed kernel runs the reference for shapes it was not planned for", () => {

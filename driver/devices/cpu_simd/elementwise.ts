@@ -1,0 +1,120 @@
+/**
+ * ADD, SUB, MUL, DIV and HARD_SWISH on `cpu-simd`: float32 on static shapes, the generated
+ * WebAssembly SIMD kernels (`kernels/f32_elementwise_simd.ts`), which equal the reference
+ * bit for bit. The arithmetic takes operands of the output's layout, a single value or a
+ * row along the last axis (a scale, a bias, per channel in NHWC) with a constant
+ * activation; other broadcasts, other shapes than the planned ones and engines without SIMD
+ * run the reference kernel.
+ */
+import {
+  type ArithmeticOp,
+  arithmeticSimd,
+  hardSwishSimd,
+  type OperandForm,
+} from "../../../kernels/f32_elementwise_simd.ts";
+import { activationRangeFloat } from "../../../kernels/fixed_point.ts";
+import { elementCount, isFullySpecified, sameShape } from "../../../nnapi/tensor.ts";
+import type { OperationType } from "../../../nnapi/types.ts";
+import { add } from "../../operations/add.ts";
+import { div } from "../../operations/div.ts";
+import { hardSwish } from "../../operations/hard_swish.ts";
+import { mul } from "../../operations/mul.ts";
+import type { Kernel, OperationDefinition } from "../../operations/operation.ts";
+import { sub } from "../../operations/sub.ts";
+import type { StepImplementation, StepOperands } from "../device.ts";
+
+/** Float32 operands whose shapes are all known. */
+function staticFloat({ inputs, outputs }: StepOperands, tensors: number): boolean {
+  return inputs[0].type === "TENSOR_FLOAT32" &&
+    [...inputs.slice(0, tensors), outputs[0]].every((t) => isFullySpecified(t.shape));
+}
+
+/**
+ * How the SIMD kernel reads an operand of `shape` for an output of `outShape`: a tensor of
+ * its layout, one value, or a row along the last axis repeated (`[1, ..., 1, C]`, a
+ * per-channel scale or bias of an NHWC tensor, C a multiple of 4); undefined otherwise.
+ */
+function operandForm(
+  shape: readonly number[],
+  outShape: readonly number[],
+): OperandForm | undefined {
+  const count = elementCount(shape);
+  const n = elementCount(outShape);
+  if (count === n) return "tensor";
+  if (count === 1) return "scalar";
+  const last = shape[shape.length - 1];
+  const isRow = last === outShape[outShape.length - 1] && count === last && last % 4 === 0;
+  return isRow ? "row" : undefined;
+}
+
+/** The forms of both operands when the SIMD kernel takes them. */
+function forms({ inputs, outputs }: StepOperands): [OperandForm, OperandForm] | undefined {
+  const [a, b] = inputs.slice(0, 2).map((t) => operandForm(t.shape, outputs[0].shape));
+  if (!a || !b || (a !== "tensor" && b !== "tensor")) return undefined;
+  return [a, b];
+}
+
+/**
+ * The kernel on the first `tensors` inputs and the output, or the reference's where the
+ * run's shapes are not the planned ones.
+ */
+function planned(
+  step: StepOperands,
+  tensors: number,
+  reference: OperationDefinition,
+  run: (inputs: Parameters<Kernel>[0], outputs: Parameters<Kernel>[1]) => boolean,
+): Kernel {
+  const shapes = [...step.inputs.slice(0, tensors).map((t) => t.shape), step.outputs[0].shape];
+  return (inputs, outputs) => {
+    const operands = [...inputs.slice(0, tensors), outputs[0]];
+    const fits = operands.every((t, i) =>
+      sameShape(t.shape, shapes[i]) && t.data instanceof Float32Array
+    );
+    if (!fits || !run(inputs, outputs)) reference.execute(inputs, outputs);
+  };
+}
+
+function arithmetic<T extends OperationType & ("ADD" | "SUB" | "MUL" | "DIV")>(
+  type: T,
+  op: ArithmeticOp,
+  reference: OperationDefinition<T>,
+): StepImplementation<T> {
+  return {
+    type,
+    supports: (step) =>
+      staticFloat(step, 2) && forms(step) !== undefined && step.inputs[2].value != null,
+    bind(step) {
+      const code = step.inputs[2].value;
+      const [aForm, bForm] = forms(step) ?? [];
+      if (code == null || !aForm || !bForm) return undefined;
+      const { min, max } = activationRangeFloat(Number(code[0]));
+      return planned(step, 2, reference, (inputs, outputs) =>
+        arithmeticSimd(
+          op,
+          { data: inputs[0].data as Float32Array, form: aForm },
+          { data: inputs[1].data as Float32Array, form: bForm },
+          outputs[0].data as Float32Array,
+          min,
+          max,
+        ));
+    },
+  };
+}
+
+export const addSimd = arithmetic("ADD", "add", add);
+export const subSimd = arithmetic("SUB", "sub", sub);
+export const mulSimd = arithmetic("MUL", "mul", mul);
+export const divSimd = arithmetic("DIV", "div", div);
+
+export const hardSwishStep: StepImplementation<"HARD_SWISH"> = {
+  type: "HARD_SWISH",
+  supports: (step) => staticFloat(step, 1),
+  bind: (step) =>
+    planned(
+      step,
+      1,
+      hardSwish,
+      (inputs, outputs) =>
+        hardSwishSimd(inputs[0].data as Float32Array, outputs[0].data as Float32Array),
+    ),
+};

@@ -1,0 +1,122 @@
+import { ok, strictEqual } from "node:assert/strict";
+import { ARITHMETIC_FLOAT32 as REFERENCE } from "./elementwise_binary.ts";
+import {
+  ARITHMETIC,
+  arithmeticSimd,
+  hardSwishSimd,
+  hasElementwiseSimd,
+  type OperandForm,
+} from "./f32_elementwise_simd.ts";
+import { hardSwishFloat32 } from "./hard_swish.ts";
+import { seededFloats } from "./seeded_random.ts";
+import { realmHeap } from "./wasm_heap.ts";
+
+/** Values with the special ones mixed in: NaN, infinities, signed zeros, tiny divisors. */
+function values(n: number, seed: number): Float32Array {
+  const v = seededFloats(n, seed, 16);
+  const special = [NaN, Infinity, -Infinity, 0, -0, 1e-40, 3, -3];
+  for (let i = 0; i < n; i += 7) v[i] = special[(i / 7) % special.length];
+  return v;
+}
+
+/** A float32 view in the realm's heap (as arena tensors are), filled with `data`. */
+function inHeap(data: Float32Array): Float32Array {
+  const heap = realmHeap();
+  const at = heap.allocate(data.byteLength || 4);
+  const view = new Float32Array(heap.buffer(), at, data.length);
+  view.set(data);
+  return view;
+}
+
+function sameBits(actual: Float32Array, expected: Float32Array, what: string) {
+  strictEqual(actual.length, expected.length, what);
+  for (let i = 0; i < actual.length; i++) {
+    ok(Object.is(actual[i], expected[i]), `${what}[${i}]: ${actual[i]}, expected ${expected[i]}`);
+  }
+}
+
+Deno.test("SIMD ADD/SUB/MUL/DIV equal the reference bit for bit: tails, one-value operands, activations, operands in and out of the heap", () => {
+  ok(hasElementwiseSimd(), "Deno has WebAssembly SIMD");
+  const ranges: [number, number][] = [[-Infinity, Infinity], [0, Infinity], [0, 6], [-1, 1]];
+  for (const n of [1, 3, 4, 5, 8, 17, 64, 1027]) {
+    for (const op of ARITHMETIC) {
+      const pairs: [OperandForm, OperandForm][] = [
+        ["tensor", "tensor"],
+        ["tensor", "scalar"],
+        ["scalar", "tensor"],
+      ];
+      for (const [aForm, bForm] of pairs) {
+        for (const [min, max] of ranges) {
+          for (const heap of [false, true]) {
+            const [aLength, bLength] = [aForm, bForm].map((f) => f === "scalar" ? 1 : n);
+            const a = values(aLength, n + 1);
+            const b = values(bLength, n + 2);
+            const expected = new Float32Array(n);
+            REFERENCE[op](a, [aLength], b, [bLength], expected, [n], min, max);
+            const out = heap ? inHeap(new Float32Array(n)) : new Float32Array(n);
+            ok(arithmeticSimd(
+              op,
+              { data: heap ? inHeap(a) : a, form: aForm },
+              {
+                data: b,
+                form: bForm,
+              },
+              out,
+              min,
+              max,
+            ));
+            sameBits(out, expected, `${op} ${aForm}x${bForm} [${min}, ${max}] heap ${heap}`);
+          }
+        }
+      }
+    }
+  }
+});
+
+Deno.test("SIMD arithmetic with a per-channel row (NHWC scale or bias) equals the reference, either side", () => {
+  for (const [rows, width] of [[1, 4], [3, 8], [50, 24], [7, 96]]) {
+    for (const op of ARITHMETIC) {
+      for (const rowFirst of [false, true]) {
+        const tensor = values(rows * width, width);
+        const row = values(width, width + 1);
+        const [a, b] = rowFirst ? [row, tensor] : [tensor, row];
+        const shapes = rowFirst ? [[1, 1, width], [1, rows, width]] : [[1, rows, width], [width]];
+        const expected = new Float32Array(rows * width);
+        REFERENCE[op](a, shapes[0], b, shapes[1], expected, [1, rows, width], 0, 6);
+        const out = inHeap(new Float32Array(rows * width));
+        const form = (t: Float32Array): OperandForm => t === row ? "row" : "tensor";
+        ok(arithmeticSimd(op, { data: a, form: form(a) }, { data: b, form: form(b) }, out, 0, 6));
+        sameBits(out, expected, `${op} ${rows}x${width}, row first ${rowFirst}`);
+      }
+    }
+  }
+  // A row whose width is not a multiple of 4 has no kernel: the caller runs the reference.
+  const out = new Float32Array(6);
+  strictEqual(
+    arithmeticSimd(
+      "add",
+      { data: values(6, 1), form: "tensor" },
+      {
+        data: values(3, 2),
+        form: "row",
+      },
+      out,
+      -Infinity,
+      Infinity,
+    ),
+    false,
+  );
+});
+
+Deno.test("SIMD HARD_SWISH equals the reference bit for bit, tails included", () => {
+  for (const n of [1, 4, 6, 33, 1024]) {
+    for (const heap of [false, true]) {
+      const x = values(n, n);
+      const expected = new Float32Array(n);
+      hardSwishFloat32(x, expected);
+      const out = heap ? inHeap(new Float32Array(n)) : new Float32Array(n);
+      ok(hardSwishSimd(heap ? inHeap(x) : x, out));
+      sameBits(out, expected, `hard swish of ${n}, heap ${heap}`);
+    }
+  }
+});
