@@ -1,14 +1,15 @@
 /**
  * `deno task onnx:compare <file.onnx> [input=1x3x224x224 ...] [--value sr=16000 ...] [--fixed]
- * [--import-shape x=1x3x48x?] [--fix-values] [--seed N] [--url http://host:port]`: runs an ONNX model in nnserve (converted, registered,
- * compiled and executed over HTTP; an in-process server unless --url is given) and in
+ * [--import-shape x=1x3x48x?] [--fix-values] [--runs N] [--seed N] [--url http://host:port]`:
+ * runs an ONNX model in nnserve (converted, registered, compiled and executed over HTTP; an in-process server unless --url is given) and in
  * onnxruntime-node on the same seeded random inputs (float inputs; integer and boolean inputs
  * take the values `--value` gives), and prints the largest absolute and relative error of
  * every output, with both run times. `--fixed` specializes the model to the given shapes at
  * conversion; otherwise they are given at execution. `--import-shape x=1x3x48x?` fixes what
  * it gives at conversion instead (`?` keeps an extent to execution, as `?shape=` does).
  * `--fix-values` fixes the `--value` inputs at conversion (as `?value=` does) instead of
- * sending them.
+ * sending them. `--runs N` also times N more executions in each engine and prints the
+ * medians (onnxruntime on one thread; nnserve with the threads its server has).
  */
 import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
@@ -33,8 +34,10 @@ export interface OutputComparison {
 export interface ModelComparison {
   conversion: OnnxConversion;
   outputs: OutputComparison[];
+  /** The first execution's time (ms), and the median of `runs` more when asked. */
   nnserveMs: number;
   onnxRuntimeMs: number;
+  steady?: { runs: number; nnserveMs: number; onnxRuntimeMs: number };
 }
 
 export interface CompareOptions {
@@ -57,6 +60,20 @@ export interface CompareOptions {
    * them into integer kernels that round differently.
    */
   ortOptimization?: "disabled" | "all";
+  /** Runs after the first to time in both engines (median; one thread in onnxruntime). */
+  runs?: number;
+}
+
+/** The median time (ms) of `runs` calls of `run`, one after the other. */
+async function medianMs(runs: number, run: () => Promise<unknown>): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    await run();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)];
 }
 
 /** onnxruntime's tensor types for the converter's input element types. */
@@ -149,13 +166,19 @@ export async function compareWithOnnxRuntime(
 
   const session = await ort.InferenceSession.create(bytes, {
     graphOptimizationLevel: options.ortOptimization ?? "all",
+    // One thread: the timings are comparable from run to run on a shared machine.
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
   });
   let expected: ort.InferenceSession.OnnxValueMapType;
+  const ortFeeds = Object.fromEntries(
+    Object.entries(feeds).map(([k, v]) => [k, ortTensor(v.info, v.data, v.dims)]),
+  );
   const ortStarted = performance.now();
+  let ortSteadyMs: number | undefined;
   try {
-    expected = await session.run(Object.fromEntries(
-      Object.entries(feeds).map(([k, v]) => [k, ortTensor(v.info, v.data, v.dims)]),
-    ));
+    expected = await session.run(ortFeeds);
+    if (options.runs) ortSteadyMs = await medianMs(options.runs, () => session.run(ortFeeds));
   } finally {
     await session.release();
   }
@@ -163,14 +186,23 @@ export async function compareWithOnnxRuntime(
 
   const model = await call(baseUrl, "POST", "/v1/models", conversion.model);
   const compilation = await call(baseUrl, "POST", "/v1/compilations", { model: model.id });
+  const execute = () =>
+    call(baseUrl, "POST", `/v1/compilations/${compilation.id}/executions`, {
+      inputs: conversion.inputs.map((info) => ({
+        data: feeds[info.name].data,
+        ...(info.dimensions.includes(0) ? { dimensions: feeds[info.name].dims } : {}),
+      })),
+    });
   const started = performance.now();
-  const execution = await call(baseUrl, "POST", `/v1/compilations/${compilation.id}/executions`, {
-    inputs: conversion.inputs.map((info) => ({
-      data: feeds[info.name].data,
-      ...(info.dimensions.includes(0) ? { dimensions: feeds[info.name].dims } : {}),
-    })),
-  });
+  const execution = await execute();
   const nnserveMs = performance.now() - started;
+  const steady = options.runs
+    ? {
+      runs: options.runs,
+      nnserveMs: await medianMs(options.runs, execute),
+      onnxRuntimeMs: ortSteadyMs!,
+    }
+    : undefined;
 
   const outputs = conversion.outputs.map((info, i): OutputComparison => {
     const got = execution.outputs[i] as { dimensions: number[]; data: number[] };
@@ -194,7 +226,7 @@ export async function compareWithOnnxRuntime(
       expected: reference,
     };
   });
-  return { conversion, outputs, nnserveMs, onnxRuntimeMs };
+  return { conversion, outputs, nnserveMs, onnxRuntimeMs, steady };
 }
 
 function parseShape(text: string): [string, number[]] {
@@ -227,13 +259,14 @@ async function main() {
       value: { type: "string", multiple: true, default: [] },
       "fix-values": { type: "boolean", default: false },
       "import-shape": { type: "string", multiple: true, default: [] },
+      runs: { type: "string", default: "0" },
     },
   });
   const [file, ...shapeArgs] = positionals;
   if (!file) {
     console.error(
       "usage: deno task onnx:compare <file.onnx> [input=1x3x224x224 ...] [--value sr=16000] " +
-        "[--fixed | --import-shape x=1x3x48x?] [--fix-values]",
+        "[--fixed | --import-shape x=1x3x48x?] [--fix-values] [--runs N]",
     );
     Deno.exit(2);
   }
@@ -268,6 +301,7 @@ async function main() {
       fixed: values.fixed,
       values: Object.fromEntries(values.value.map(parseValues)),
       fixValues: values["fix-values"],
+      runs: Number(values.runs),
       importShapes: values["import-shape"].length > 0
         ? Object.fromEntries(values["import-shape"].map(parseImportShape))
         : undefined,
@@ -287,9 +321,17 @@ async function main() {
       );
     }
     console.log(
-      `  nnserve ${result.nnserveMs.toFixed(1)} ms (HTTP, JSON), onnxruntime-node ` +
+      `  first run: nnserve ${result.nnserveMs.toFixed(1)} ms (HTTP, JSON), onnxruntime-node ` +
         `${result.onnxRuntimeMs.toFixed(1)} ms`,
     );
+    if (result.steady) {
+      console.log(
+        `  median of ${result.steady.runs} more: nnserve ${
+          result.steady.nnserveMs.toFixed(2)
+        } ms ` +
+          `(HTTP, JSON), onnxruntime-node ${result.steady.onnxRuntimeMs.toFixed(2)} ms (1 thread)`,
+      );
+    }
   } finally {
     await stop?.();
   }
