@@ -46,6 +46,20 @@ function outputIndices(plan: ReductionPlan): Int32Array {
   return indices;
 }
 
+/**
+ * The plan as [outer, reduced, inner] extents when its reduced axes are one contiguous run
+ * (a global pooling over NHWC's height and width is [batches, pixels, channels]): then the
+ * row-major walk folds input `(a * reduced + r) * inner + i` into output `a * inner + i`.
+ */
+function contiguousBlock(plan: ReductionPlan): [number, number, number] | undefined {
+  const first = plan.reduced.indexOf(true);
+  const last = plan.reduced.lastIndexOf(true);
+  if (first < 0 || plan.reduced.slice(first, last + 1).includes(false)) return undefined;
+  const product = (from: number, to: number) =>
+    plan.shape.slice(from, to).reduce((a, b) => a * b, 1);
+  return [product(0, first), product(first, last + 1), product(last + 1, plan.shape.length)];
+}
+
 /** Number of input elements folded into each output element. */
 export function reducedCount(plan: ReductionPlan): number {
   let count = 1;
@@ -76,7 +90,21 @@ export function reduceGeneric(
 
 /** Float MEAN: float32 sums divided by the count of reduced elements. */
 export function meanFloat32(input: Float32Array, plan: ReductionPlan, out: Float32Array): void {
-  reduceGeneric(input, plan, out, { init: 0, combine: (a, x) => a + x });
+  const block = contiguousBlock(plan);
+  if (block) {
+    // The same walk without an index per element: each output sums in row-major order.
+    const [outer, reduced, inner] = block;
+    out.fill(0);
+    let from = 0;
+    for (let a = 0; a < outer; a++) {
+      const base = a * inner;
+      for (let r = 0; r < reduced; r++, from += inner) {
+        for (let i = 0; i < inner; i++) out[base + i] += input[from + i];
+      }
+    }
+  } else {
+    reduceGeneric(input, plan, out, { init: 0, combine: (a, x) => a + x });
+  }
   const count = Math.fround(reducedCount(plan));
   if (count === 0) return;
   for (let o = 0; o < out.length; o++) out[o] = out[o] / count;

@@ -1,5 +1,12 @@
-import { deepStrictEqual } from "node:assert/strict";
-import { argMinMax, meanFloat32, meanQuant8, reduceGeneric } from "./reduction_kernels.ts";
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import {
+  argMinMax,
+  meanFloat32,
+  meanQuant8,
+  reducedCount,
+  reduceGeneric,
+} from "./reduction_kernels.ts";
+import { seededFloats } from "./seeded_random.ts";
 
 Deno.test("reduceGeneric() folds a middle axis in row-major order", () => {
   // shape [2, 3, 2], reduce axis 1: out[b, c] = sum over h.
@@ -26,4 +33,26 @@ Deno.test("argMinMax() returns the first extreme along the axis", () => {
   const out = new Int32Array(2);
   argMinMax(Float32Array.of(1, 3, 3, 0, 0, -1), { outer: 2, axis: 3, inner: 1 }, true, out);
   deepStrictEqual([...out], [1, 0]);
+});
+
+Deno.test("meanFloat32() over contiguous axes sums in the row-major order of the generic walk, bit for bit", () => {
+  const cases: [number[], boolean[]][] = [
+    [[2, 5, 7, 12], [false, true, true, false]], // NHWC global average pool
+    [[3, 4, 6], [true, false, false]],
+    [[3, 4, 6], [false, false, true]],
+    [[2, 3, 4, 5], [false, true, true, true]],
+  ];
+  for (const [shape, reduced] of cases) {
+    const input = seededFloats(shape.reduce((a, b) => a * b, 1), 3, 200);
+    const plan = { shape, reduced };
+    const count = shape.reduce((n, d, i) => reduced[i] ? n : n * d, 1);
+    const fast = new Float32Array(count);
+    meanFloat32(input, plan, fast);
+    const generic = new Float32Array(count);
+    reduceGeneric(input, plan, generic, { init: 0, combine: (a, x) => a + x });
+    const n = Math.fround(reducedCount(plan));
+    for (let o = 0; o < count; o++) {
+      strictEqual(Object.is(fast[o], Math.fround(generic[o] / n)), true, `[${shape}] ${o}`);
+    }
+  }
 });
