@@ -1,16 +1,16 @@
 /**
  * A Hono server on a loopback port (printed): a JSON echo, the REST ceiling of the peers
- * benchmark, and an upload sink answering 4000 bytes (MobileNet's logits), the floor of
- * sending a tensor's bytes over HTTP on this machine.
+ * benchmark, and an upload sink answering `?answer=` bytes (4000 unless said: MobileNet's
+ * logits), the floor of sending a model's input and receiving its output over HTTP here.
  */
 import { Hono } from "hono";
 
-const LOGITS = new Uint8Array(4000);
 const app = new Hono()
   .post("/echo", async (c) => c.json(await c.req.json()))
   .post("/upload", async (c) => {
     await c.req.arrayBuffer();
-    return c.body(LOGITS, 200, { "content-type": "application/octet-stream" });
+    const answer = new Uint8Array(Number(c.req.query("answer") ?? 4000));
+    return c.body(answer, 200, { "content-type": "application/octet-stream" });
   });
 Deno.serve({
   hostname: "127.0.0.1",

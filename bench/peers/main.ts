@@ -74,8 +74,9 @@ const models = [
   },
 ];
 
-const results: Results = { latency: [], gemm: [], machine: machine() };
+const results: Results = { latency: [], gemm: [], floors: [], machine: machine() };
 for (const model of models) {
+  let outputBytes = 0;
   for (const threads of THREADS) {
     let reference: Float32Array | undefined;
     for (const engine of [...ENGINES].reverse()) {
@@ -83,6 +84,7 @@ for (const model of models) {
       try {
         const output = await run.run();
         reference ??= output; // onnxruntime-node runs first
+        outputBytes = reference.byteLength;
         let maxError = 0;
         for (let i = 0; i < output.length; i++) {
           maxError = Math.max(maxError, Math.abs(output[i] - reference[i]));
@@ -114,15 +116,24 @@ for (const model of models) {
       }
     }
   }
+  // HTTP's own floor for this model's bytes: the input up, the output down, nothing run.
+  const input = model.input.data;
+  const floor = await uploadFloor(
+    new Uint8Array(input.buffer as ArrayBuffer),
+    outputBytes,
+    budget,
+  );
+  results.floors.push({
+    model: model.name,
+    inBytes: input.byteLength,
+    outBytes: outputBytes,
+    latency: floor,
+  });
+  console.log(
+    `${model.name} | HTTP floor: ${input.byteLength} bytes up, ${outputBytes} down to a bare ` +
+      `Hono server, median ${floor.median.toFixed(2)} ms, p90 ${floor.p90.toFixed(2)} ms`,
+  );
 }
-
-const input = models[0].input.data;
-const floor = await uploadFloor(new Uint8Array(input.buffer as ArrayBuffer), budget);
-results.uploadFloor = { bytes: input.byteLength, latency: floor };
-console.log(
-  `HTTP floor: ${input.byteLength} bytes to a bare Hono server, median ` +
-    `${floor.median.toFixed(2)} ms, p90 ${floor.p90.toFixed(2)} ms`,
-);
 
 const peak = simd128PeakGflops();
 results.peak = peak;

@@ -14,8 +14,11 @@ export interface Results {
   gemm: { n: number; threads: number; gflops: number }[];
   peak?: { gflops: number; relaxed: boolean };
   rest?: { executions: number; echoes: number };
-  /** POSTing the model's input bytes to a bare Hono server: HTTP's own floor here. */
-  uploadFloor?: { bytes: number; latency: Latency };
+  /**
+   * Per model: its input's bytes POSTed to a bare Hono server answering with its output's
+   * bytes, HTTP's own floor for that model here.
+   */
+  floors: { model: string; inBytes: number; outBytes: number; latency: Latency }[];
 }
 
 const PEER = "onnxruntime-node";
@@ -27,20 +30,36 @@ const FINDINGS = `## What was found and changed
 - **Converted CNNs** ran every convolution in NNAPI's NCHW mode (two transposes per image
   operation inside the SIMD kernels) and every ReLU/Clip as an operation of its own on the
   reference kernels. The converter now fuses activations into their producer and moves NCHW
-  image operations to NHWC (\`converter/passes/\`): MobileNetV2 in process went from about
-  115 ms to 20 ms on one thread.
+  image operations (transposed convolutions too) to NHWC (\`converter/passes/\`):
+  MobileNetV2 in process went from about 115 ms to 20 ms on one thread.
+- **PaddleOCR's CNNs** (PP-LCNet backbones) spent most of their time in element-wise
+  operations on the reference kernels: at 320x320 the detector took about 600 ms in process,
+  506 of them in ADD, MUL and DIV (a function call per element that V8 could not inline once
+  four operations shared the loop). Now the converter folds a constant scale and shift after
+  a convolution into its weights (PP-LCNetV3's learnable affine blocks) and turns
+  \`x * relu6(x + 3) / 6\` written out into HARD_SWISH; \`cpu-simd\` runs ADD, SUB, MUL and
+  DIV (tensors, one value, or a per-channel row) and HARD_SWISH in WebAssembly SIMD, bit for
+  bit with the reference, and TRANSPOSE_CONV_2D as one SIMD GEMM of its taps plus a scatter;
+  MEAN over contiguous axes (global average pooling) no longer builds an index per element.
+  In process, one thread: detector 600 -> about 60 ms, recognizer 690 -> about 56 ms,
+  text-direction classifier 43 -> about 3 ms.
 - **Copies around every SIMD kernel call**: tensors were copied into the WebAssembly heap and
   out again. An executable's arena now lives in that heap and is reused by every run; the
   kernels read and write it in place (MobileNet v1 in process: 39.8 -> 30 ms).
 - **Threads**: compute lanes (\`kernels/compute_lanes.ts\`) split GEMM row or channel bands and
   convolution row bands across cores on the shared memory; \`NNSERVE_THREADS\` is one budget
   that concurrent executions share. Small calls (under 512 K multiply-adds), the zero-padded
-  input copies and the element-wise operations still run on one thread, which is why
-  MobileNetV2 gains less than GEMM from the second core.
+  input copies and the element-wise operations still run on one thread, which is why the
+  CNNs gain less than GEMM from the second core.
 - **Binary tensors over HTTP**: a framed body (\`Inference-Header-Content-Length\`, the
   KServe/Triton binary tensor extension's shape) or a single input's raw bytes; the body's
   bytes are transferred to the executor worker without a copy, and answers come back framed or
-  raw. MobileNetV2's HTTP overhead went from 9-15 ms (base64 JSON) to 2-4 ms.
+  raw. MobileNetV2's HTTP overhead went from 9-15 ms (base64 JSON) to 1-3 ms.
+- **HTTP's floor grows with the bytes**: on this virtual machine's loopback, moving about
+  1 MB up and 1 MB down between two processes takes 25 ms with a bare Deno.serve and fetch
+  (curl measures the same), while 0.6 MB up and 4 KB down takes 3-4 ms. The detector's
+  0.4 MB output and the recognizer's 1 MB output (40 x 6625 class scores) pay that too, so
+  each model's table row has its own floor, measured in the same run.
 - **REST hot path** (V8 CPU profile under wrk): Hono's body limit touched the request body,
   which makes Deno hand it over as a stream; it is now decided from Content-Length (15 k ->
   18.6 k executions/s at 64 connections without the connection guard). What remains: the
@@ -50,33 +69,32 @@ const FINDINGS = `## What was found and changed
 
 ## Targets of the speed issue
 
-From the tables above, and from the runs of the session that wrote this text on a quiet
-machine (the tables move by tens of percent when the virtual machine's host is busy: rerun
-before trusting one number):
+From the tables above, and from the runs of the session that wrote this text (the tables
+move by tens of percent when the virtual machine's host is busy: rerun before trusting one
+number):
 
-- GEMM: at least 50% of one core's SIMD128 peak: met (84-86%). Two threads at least 1.8x one:
-  met for 1024^3 (1.9x); 512^3 varies between runs (1.9x in most, lower when a lane is slow
-  to wake).
-- MobileNetV2 over HTTP (binary) at most 2.5x onnxruntime-node: missed (about 5x at one thread).
-  onnxruntime-node runs it at about 120 GFLOP/s effective with native AVX-512 kernels and
-  graph fusions; WebAssembly SIMD128 peaks near 51 GFLOP/s on this CPU, so 600 M flops take
-  at least 11.8 ms there, more than 2.5x onnxruntime-node's 4.6 ms: the target is below what
-  128-bit kernels can reach. A per-operation profile of the converted model (one thread,
-  about 21 ms): CONV_2D 14.7 ms (the 1x1 convolutions run near the GEMM rate), depthwise
-  3.7 ms, ADD 0.9 ms, the input transpose 0.5 ms.
-- At least 1.5x faster than onnxruntime-web at equal threads: one thread, in process met
-  (1.5-1.7x), over HTTP with binary tensors 1.3-1.5x (the HTTP floor below is most of the
-  gap): borderline. Two threads: missed. onnxruntime-web scales to about 19 ms while nnserve
-  gains little from its second thread, in process (20 -> 16 ms) and less in the server
-  (about 19 ms on the device): there a MobileNetV2 run splits 26 kernel calls across lanes
-  where the in-process run splits 48, and none in the first ~10 runs, while the lanes are
-  still starting. Why fewer calls split in the executor worker is not found yet.
-- HTTP overhead with binary tensors at most 1 ms: missed, 2-4 ms. The floor measured in the
-  same run (the same 0.6 MB POSTed to a bare Hono server in a process of its own) is about
-  4 ms median on this virtual machine, and a raw TCP client against a bare Deno.serve measured
-  4.2 ms median (2.1 ms at best): moving 0.6 MB across processes over loopback costs that much
-  here, so nnserve's own share is within the noise of that floor. With base64 JSON at most
-  5 ms: missed (10-15 ms: the encoding, the 0.8 MB JSON parse and string decode).
+- GEMM: at least 50% of one core's SIMD128 peak: met (84-86% at 512^3 on a quiet machine).
+  Two threads at least 1.8x one: met for 1024^3 in most runs (1.9x); 512^3 varies.
+- MobileNetV2 and the PaddleOCR CNNs over HTTP (binary) at most 2.5x onnxruntime-node:
+  missed. onnxruntime-node runs them with native AVX-512 kernels and graph fusions (MobileNetV2
+  at about 120 GFLOP/s effective); WebAssembly SIMD128 peaks near 50 GFLOP/s on this CPU, so
+  MobileNetV2's 600 M flops take at least 11.8 ms there, more than 2.5x onnxruntime-node's
+  4.5 ms: the target is below what 128-bit kernels can reach. The PaddleOCR models are 3-5x
+  onnxruntime-node in process.
+- At least 1.5x faster than onnxruntime-web at equal threads: one thread, MobileNetV2 met
+  in process (1.7-1.8x) and over HTTP with binary tensors (1.5-1.6x); the
+  text-direction classifier is about as fast as onnxruntime-web in process and slower over
+  HTTP (its run is 3 ms, so the HTTP floor decides); the detector and the recognizer are 1.1-1.2x
+  faster in process (missed), and over HTTP their 0.4 MB and 1 MB outputs add the floor of
+  moving them (their HTTP overhead is at or below that floor). Two threads: missed;
+  onnxruntime-web gains 25-40% from its
+  second thread, nnserve little: in the server a MobileNetV2 run splits fewer kernel calls
+  across lanes than in process (26 against 48 measured earlier), and none in its first ~10
+  runs while the lanes start.
+- HTTP overhead with binary tensors at most 1 ms: missed for MobileNetV2 by the floor (1-3 ms
+  measured, the floor of the same bytes 3-4 ms here): nnserve's own share is within the noise
+  of that floor. With base64 JSON at most 5 ms: missed (9-15 ms: the encoding, the 0.8 MB
+  JSON parse and string decode).
 - Tiny-model REST at least 0.5x the Hono echo: missed (about 0.2x), see above.
 - Benchmarks that loop an executable synchronously measured about 30 ms where the same runs
   with a turn of the event loop between them take 21 ms (V8 reclaims the runs' garbage only
@@ -96,14 +114,17 @@ function latencyTable(results: Results): string {
         : "";
     };
     const http = r.httpOverheadMs === undefined ? "" : r.httpOverheadMs.toFixed(2);
+    const floor = r.httpOverheadMs === undefined
+      ? ""
+      : results.floors.find((f) => f.model === r.model)?.latency.median.toFixed(2) ?? "";
     return `| ${r.model} | ${r.engine} | ${r.threads} | ${r.latency.median.toFixed(2)} | ` +
       `${r.latency.p90.toFixed(2)} | ${ratioTo(PEER)} | ${ratioTo(WASM_PEER)} | ${http} | ` +
-      `${r.maxError.toExponential(1)} |`;
+      `${floor} | ${r.maxError.toExponential(1)} |`;
   });
   return [
     "| model | engine | threads | median ms | p90 ms | / onnxruntime-node | / onnxruntime-web | " +
-    "HTTP ms | max abs error |",
-    "| --- | --- | --: | --: | --: | --: | --: | --: | --: |",
+    "HTTP ms | HTTP floor ms | max abs error |",
+    "| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: |",
     ...rows,
   ].join("\n");
 }
@@ -136,16 +157,17 @@ ${latencyTable(results)}
 
 "HTTP ms" is the request's latency minus the driver's own time (\`timing.inDriverUs\`): the
 cost of the REST round trip, with the tensor as base64 JSON or as raw bytes (an
-\`application/octet-stream\` body answered with the output's bytes). ${
-    results.uploadFloor
-      ? `For scale, the same ${results.uploadFloor.bytes} bytes POSTed to a bare Hono server ` +
-        `in a process of its own, answered with 4000 bytes, take ${
-          results.uploadFloor.latency.median.toFixed(2)
-        } ms median (p90 ${
-          results.uploadFloor.latency.p90.toFixed(2)
-        } ms) with the same client: HTTP's own floor on this machine.`
+\`application/octet-stream\` body answered with the output's bytes). "HTTP floor ms" is what
+HTTP alone costs for the same bytes here: the model's input POSTed to a bare Hono server in a
+process of its own, answered with as many bytes as the model's output, with the same client${
+    results.floors.length
+      ? ` (${
+        results.floors.map((f) => `${f.model}: ${f.inBytes} bytes up, ${f.outBytes} down`).join(
+          "; ",
+        )
+      })`
       : ""
-  }
+  }.
 
 ## GEMM
 

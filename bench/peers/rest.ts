@@ -78,17 +78,18 @@ export async function restThroughput(
 
 /**
  * Latency of POSTing `bytes` as application/octet-stream to a bare Hono server in a process
- * of its own, answered with 4000 bytes: what HTTP alone costs for a tensor of that size
- * here, with the same fetch client as the nnserve runs.
+ * of its own, answered with `answerBytes`: what HTTP alone costs for a model's input and
+ * output here, with the same fetch client as the nnserve runs.
  */
 export async function uploadFloor(
   bytes: Uint8Array<ArrayBuffer>,
+  answerBytes: number,
   budget: { warmup: number; runs: number; budgetMs: number },
 ): Promise<Latency> {
   const echo = await spawnEcho();
   try {
     return await measure(async () => {
-      const response = await fetch(`${echo.url}/upload`, {
+      const response = await fetch(`${echo.url}/upload?answer=${answerBytes}`, {
         method: "POST",
         headers: { "content-type": "application/octet-stream" },
         body: bytes,
