@@ -149,6 +149,11 @@ export class Driver {
         () => this.#pool.freeThreads,
       ],
       [
+        "nnserve_compute_lanes_ready",
+        "Compute lanes (kernel threads besides each executor's own) started and ready",
+        () => this.#pool.readyLanes,
+      ],
+      [
         "nnserve_buffers_live",
         "Driver-managed buffers allocated",
         () => this.#buffers.stats().count,

@@ -34,7 +34,9 @@ export type WorkerRequest =
     /** The process's kernel thread budget as this executor uses it (`compute_lanes.ts`). */
     threads?: ThreadBudget;
   }
-  | { kind: "unload"; compilation: string };
+  | { kind: "unload"; compilation: string }
+  /** Set the thread budget and start the compute lanes now; answered with "warmed". */
+  | { kind: "warm"; threads: ThreadBudget };
 
 /** Messages from a worker. */
 export type WorkerResponse =
@@ -53,7 +55,9 @@ export type WorkerResponse =
     status: ErrorStatus;
     message: string;
     details: DriverErrorDetails;
-  };
+  }
+  /** After "warm": how many compute lanes are ready to take calls. */
+  | { kind: "warmed"; lanes: number };
 
 /** The first message to an executor worker: the port it serves the pool on. */
 export interface ExecutorConnect {
@@ -108,6 +112,8 @@ interface Slot {
   executor?: number;
   loaded: Set<string>;
   job?: Job;
+  /** Compute lanes its executor reported ready. */
+  lanes?: number;
 }
 
 const EXECUTOR_URL = new URL("./executor_worker.ts", import.meta.url).href;
@@ -127,6 +133,8 @@ export class ExecutorPool {
    */
   readonly #budget: Int32Array;
   readonly #maxLanes: number;
+  /** Executor slots (fixed at construction; the budget's layout depends on it). */
+  readonly #slotCount: number;
   #spawner: Worker;
   #nextId = 1;
   #nextExecutor = 1;
@@ -138,11 +146,12 @@ export class ExecutorPool {
   constructor(size: number, threads = size, onSplitCalls?: (count: number) => void) {
     this.#onSplitCalls = onSplitCalls;
     const slots = Math.max(1, size);
+    this.#slotCount = slots;
     this.#budget = new Int32Array(new SharedArrayBuffer(4 * (1 + 2 * slots)));
     this.#budget[0] = Math.max(1, threads);
     this.#maxLanes = Math.max(0, threads - 1);
     this.#spawner = this.#startSpawner();
-    for (let i = 0; i < slots; i++) this.#slots.push(this.#startHere());
+    for (let i = 0; i < slots; i++) this.#slots.push(this.#startHere(i));
   }
 
   /** Kernel threads free right now (tests read it: all of them once the pool is idle). */
@@ -156,7 +165,8 @@ export class ExecutorPool {
     return {
       counters: this.#budget,
       slot: held,
-      epochIndex: held + this.#slots.length,
+      // Not `#slots.length`: slots are being created while their budgets are handed out.
+      epochIndex: held + this.#slotCount,
       maxLanes: this.#maxLanes,
     };
   }
@@ -244,7 +254,7 @@ export class ExecutorPool {
   }
 
   /** An executor built on this thread (at start, before the server serves). */
-  #startHere(): Slot {
+  #startHere(index: number): Slot {
     const worker = new Worker(EXECUTOR_URL, { type: "module" });
     const slot: Slot = { stop: () => worker.terminate(), loaded: new Set() };
     worker.onerror = (event) => {
@@ -253,7 +263,7 @@ export class ExecutorPool {
     };
     const channel = new MessageChannel();
     worker.postMessage({ port: channel.port2 } satisfies ExecutorConnect, [channel.port2]);
-    this.#connect(slot, channel.port1);
+    this.#connect(slot, channel.port1, index);
     return slot;
   }
 
@@ -300,9 +310,24 @@ export class ExecutorPool {
     return spawner;
   }
 
-  #connect(slot: Slot, port: MessagePort): void {
+  /**
+   * Serves `slot` on `port`, and has its executor start its compute lanes at once: they take
+   * a second or so to start, and calls before that run on one thread.
+   */
+  #connect(slot: Slot, port: MessagePort, index = this.#slots.indexOf(slot)): void {
     slot.port = port;
-    port.onmessage = (event: MessageEvent<WorkerResponse>) => this.#finish(slot, event.data);
+    port.onmessage = (event: MessageEvent<WorkerResponse>) => {
+      const response = event.data;
+      if (response.kind === "warmed") slot.lanes = response.lanes;
+      else this.#finish(slot, response);
+    };
+    const warm: WorkerRequest = { kind: "warm", threads: this.#threadBudget(index) };
+    port.postMessage(warm);
+  }
+
+  /** Compute lanes ready across the executors (all of them once every lane has started). */
+  get readyLanes(): number {
+    return this.#slots.reduce((sum, slot) => sum + (slot.lanes ?? 0), 0);
   }
 
   /** A job's deadline passed: out of the queue, or its worker replaced if it is running. */
@@ -377,7 +402,7 @@ export class ExecutorPool {
     }
   }
 
-  #finish(slot: Slot, response: WorkerResponse): void {
+  #finish(slot: Slot, response: Exclude<WorkerResponse, { kind: "warmed" }>): void {
     const job = slot.job;
     if (!job || job.id !== response.id) return;
     clearTimeout(job.timer);

@@ -10,9 +10,13 @@ import { runMeasuredAsync } from "./measured_run.ts";
 import type { ExecutorConnect, WorkerRequest, WorkerResponse } from "./executor_pool.ts";
 import type { RunOutput } from "./executable.ts";
 import { toBytes } from "../nnapi/tensor.ts";
-import { setThreadBudget, splitCallCount } from "../kernels/compute_lanes.ts";
+import { readyLaneCount, setThreadBudget, splitCallCount } from "../kernels/compute_lanes.ts";
+import { startComputeLanes } from "../kernels/f32_conv_simd128.ts";
 
 const executables = new Map<string, Executable>();
+
+/** How long an executor waits for its compute lanes to start before it reports them. */
+const LANE_START_WAIT_MS = 30_000;
 
 self.onmessage = (event: MessageEvent<ExecutorConnect>) => {
   const { port } = event.data;
@@ -28,6 +32,18 @@ async function serve(
 ): Promise<void> {
   if (request.kind === "unload") {
     executables.delete(request.compilation);
+    return;
+  }
+  if (request.kind === "warm") {
+    setThreadBudget(request.threads);
+    if (startComputeLanes()) {
+      // Poll until the lanes have started (an executor with a run to do is served first).
+      const wanted = request.threads.maxLanes;
+      for (let waited = 0; readyLaneCount() < wanted && waited < LANE_START_WAIT_MS; waited += 10) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    }
+    respond({ kind: "warmed", lanes: readyLaneCount() });
     return;
   }
   try {

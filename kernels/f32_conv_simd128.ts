@@ -114,18 +114,30 @@ function callSplit(
     kernel(...part(0, 1));
     return;
   }
-  const plain = simdModule(false), relaxed = simdModule(true);
-  const lanes = ComputeLanes.of(
-    runtime.heap,
-    [plain ?? relaxed!, relaxed ?? plain!],
-    KERNEL_EXPORTS,
-  );
-  lanes.run(
+  lanesOf(runtime.heap).run(
     runtime.laneBase + KERNEL_EXPORTS.indexOf(name),
     maxParts,
     part,
     (args) => kernel(...args),
   );
+}
+
+/** The compute lanes of `heap`, running both flavours' kernels (created on first use). */
+function lanesOf(heap: WasmHeap): ComputeLanes {
+  const plain = simdModule(false), relaxed = simdModule(true);
+  return ComputeLanes.of(heap, [plain ?? relaxed!, relaxed ?? plain!], KERNEL_EXPORTS);
+}
+
+/**
+ * Starts this realm's compute lanes now (as many as the thread budget set with
+ * `setThreadBudget` allows) rather than at the first split call: a lane's worker takes a
+ * second or so to start, during which calls run on one thread. False without SIMD.
+ */
+export function startComputeLanes(): boolean {
+  const runtime = simdRuntime(true) ?? simdRuntime(false);
+  if (!runtime) return false;
+  lanesOf(runtime.heap);
+  return true;
 }
 
 /** Whether this engine runs the SIMD kernels (relaxed SIMD or plain SIMD128). */

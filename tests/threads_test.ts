@@ -1,6 +1,7 @@
 /**
- * Kernel threads through the service: with NNSERVE_THREADS=2 a large float convolution's
- * calls split across compute lanes (counted in /metrics) and give the bytes a one-thread
+ * Kernel threads through the service: with NNSERVE_THREADS=2 the executor starts its compute
+ * lane at once (`nnserve_compute_lanes_ready`), and a large float convolution's calls split
+ * across it from the first execution (counted in /metrics) and give the bytes a one-thread
  * server gives; concurrent executions share the budget, and every thread is free again
  * once they finish, also after an execution overran its deadline and its worker was
  * replaced.
@@ -84,19 +85,24 @@ async function oneThreadOutput(): Promise<string> {
   return output;
 }
 
-Deno.test("with two threads an execution splits its convolutions and gives the one-thread bytes", async () => {
+/** Polls a gauge until it reads `value` (a lane's worker takes a second or so to start). */
+async function until(server: TestServer, name: string, value: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (await metric(server, name) !== value && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  strictEqual(await metric(server, name), value, `${name} reaches ${value}`);
+}
+
+Deno.test("with two threads the executor starts its lane at once, and the first execution splits its convolutions and gives the one-thread bytes", async () => {
   const want = await oneThreadOutput();
   await withTestServer({ workers: 1, threads: 2 }, async (server) => {
+    // The lane starts with the executor, before any execution.
+    await until(server, "nnserve_compute_lanes_ready", 1);
     const compilation = await compile(server);
-    // Lanes start with the first execution; later ones split once they are ready.
-    const deadline = Date.now() + 30_000;
-    do {
-      const result = await execute(server, compilation);
-      strictEqual(result.status, 200, JSON.stringify(result.body));
-      deepStrictEqual((result.body.outputs as { base64: string }[])[0].base64, want);
-    } while (
-      await metric(server, "nnserve_kernel_split_calls_total") === 0 && Date.now() < deadline
-    );
+    const result = await execute(server, compilation);
+    strictEqual(result.status, 200, JSON.stringify(result.body));
+    deepStrictEqual((result.body.outputs as { base64: string }[])[0].base64, want);
     ok(await metric(server, "nnserve_kernel_split_calls_total") > 0, "calls were split");
     strictEqual(await metric(server, "nnserve_kernel_threads_free"), 2, "every thread free");
   });
@@ -132,7 +138,8 @@ Deno.test("an execution that overruns its deadline gives its threads back with i
     }
     ok(overran, "an execution overran its deadline while running");
     strictEqual(await metric(server, "nnserve_kernel_threads_free"), 2, "every thread free");
-    // The replacement worker serves the next execution.
+    // The replacement worker starts a lane of its own and serves the next execution.
+    await until(server, "nnserve_compute_lanes_ready", 1);
     strictEqual((await execute(server, compilation)).status, 200);
     strictEqual(await metric(server, "nnserve_kernel_threads_free"), 2, "every thread free");
   });

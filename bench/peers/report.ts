@@ -87,10 +87,12 @@ number):
   HTTP (its run is 3 ms, so the HTTP floor decides); the detector and the recognizer are 1.1-1.2x
   faster in process (missed), and over HTTP their 0.4 MB and 1 MB outputs add the floor of
   moving them (their HTTP overhead is at or below that floor). Two threads: missed;
-  onnxruntime-web gains 25-40% from its
-  second thread, nnserve little: in the server a MobileNetV2 run splits fewer kernel calls
-  across lanes than in process (26 against 48 measured earlier), and none in its first ~10
-  runs while the lanes start.
+  onnxruntime-web gains 25-40% from its second thread, nnserve 10-25%. The table above is from
+  before a server's executor started its compute lane at once: a lane's worker took a second
+  or more to start inside the executor (started at the first split call), so the first 30-40
+  runs of a fresh server split nothing, which is most of a benchmark's runs. Now every
+  MobileNetV2 run splits its 48 large calls from the first, as in process (measured after the
+  table: 17 ms on the device at two threads against 23-30 ms at one).
 - HTTP overhead with binary tensors at most 1 ms: missed for MobileNetV2 by the floor (1-3 ms
   measured, the floor of the same bytes 3-4 ms here): nnserve's own share is within the noise
   of that floor. With base64 JSON at most 5 ms: missed (9-15 ms: the encoding, the 0.8 MB
