@@ -19,13 +19,14 @@ const ImportQuery = z.object({
   name: z.string().max(200).optional().openapi({
     description: "A name for the model (ONNX imports)",
   }),
-  shape: z.string().optional().openapi({
+  // Repeatable: a repeated query parameter arrives as a list.
+  shape: z.union([z.string(), z.array(z.string())]).optional().openapi({
     description: "ONNX imports: `input:1x3x224x224` fixes an input's shape at conversion " +
       "(symbolic extents specialized; `?` keeps an extent as the file has it, as in " +
       "`x:1x3x48x?`); repeat for several inputs. Without it, symbolic extents stay unknown " +
       "and are given at execution with `dimensions`",
   }),
-  value: z.string().optional().openapi({
+  value: z.union([z.string(), z.array(z.string())]).optional().openapi({
     description: "ONNX imports: `input:16000` (or `input:1,2,3`) fixes an input's values at " +
       "conversion: it becomes a constant and is no longer an input, so what depends only on " +
       "it folds (an If on a sample rate keeps only the branch taken); repeat for several inputs",

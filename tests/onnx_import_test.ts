@@ -310,3 +310,46 @@ Deno.test("?value= fixes an input's values at conversion: an If on it keeps only
     }
   });
 });
+
+Deno.test("?shape= and ?value= repeat for several inputs, over HTTP and from the SDK", async () => {
+  // y = a + b * k, every input of its own; k an int64 scale fixed at import.
+  const bytes = onnxBytes({
+    inputs: [
+      { name: "a", dims: ["n", 3] },
+      { name: "b", dims: ["n", 3] },
+      { name: "k", dims: [1], type: INT64 },
+      { name: "j", dims: [1], type: INT64 },
+    ],
+    outputs: [{ name: "y", dims: ["n", 3] }],
+    nodes: [
+      { op: "Add", inputs: ["k", "j"], outputs: ["kj"] },
+      { op: "Cast", inputs: ["kj"], outputs: ["scale"], attributes: { to: 1 } },
+      { op: "Mul", inputs: ["b", "scale"], outputs: ["bs"] },
+      { op: "Add", inputs: ["a", "bs"], outputs: ["y"] },
+    ],
+  });
+  await withTestServer({}, async (server) => {
+    const query = "?shape=a:2x3&shape=b:2x3&value=k:2&value=j:1";
+    const { status, body } = await upload(server, bytes, query);
+    strictEqual(status, 201, JSON.stringify(body));
+    deepStrictEqual(body.inputs.map((i: { dimensions: number[] }) => i.dimensions), [[2, 3], [
+      2,
+      3,
+    ]]);
+    const client = new NnClient({ baseUrl: server.url });
+    const info = await client.importOnnx(bytes, {
+      shapes: { a: [2, 3], b: [2, 3] },
+      values: { k: [2], j: [1] },
+    });
+    deepStrictEqual(info.inputs.map((i) => i.name), ["a", "b"]);
+    const compilation = await server.request("POST", "/v1/compilations", { model: info.id });
+    const run = await server.request(
+      "POST",
+      `/v1/compilations/${compilation.body.id}/executions`,
+      { inputs: { a: { data: [1, 2, 3, 4, 5, 6] }, b: { data: [1, 1, 1, 2, 2, 2] } } },
+    );
+    strictEqual(run.status, 200, JSON.stringify(run.body));
+    const [y] = run.body.outputs as { data: number[] }[];
+    deepStrictEqual(y.data, [4, 5, 6, 10, 11, 12]);
+  });
+});
