@@ -191,9 +191,9 @@ export interface Operand {
 }
 
 /**
- * `out = clamp(a op b)`, each operand read in its form (a row's length a multiple of 4 that
- * divides the output's). Returns false (nothing written) where this engine has no SIMD or
- * the forms have no kernel.
+ * `out = clamp(a op b)`, each operand read in its form (a row's length dividing the
+ * output's). Returns false (nothing written) where this engine has no SIMD or the forms have
+ * no kernel.
  */
 export function arithmeticSimd(
   op: ArithmeticOp,
@@ -208,7 +208,11 @@ export function arithmeticSimd(
   if (!rt || !suffix) return false;
   const n = out.length;
   const row = a.form === "row" ? a.data : b.form === "row" ? b.data : undefined;
-  if (row && (row.length % 4 !== 0 || n % row.length !== 0)) return false;
+  if (row && n % row.length !== 0) return false;
+  if (row && row.length % 4 !== 0) {
+    rowByRow(rt, op, a, b, out, min, max);
+    return true;
+  }
   const vectorized = n & ~3;
   if (vectorized > 0) {
     inHeap(rt.heap, [a.data, b.data], out, ([aAt, bAt], outAt) => {
@@ -232,6 +236,52 @@ export function arithmeticSimd(
     );
   }
   return true;
+}
+
+/**
+ * A row operand whose width is not a multiple of 4 (6625 class biases): each output row is
+ * one tensor-by-tensor call over its whole vectors, and its last 1-3 elements run on the
+ * reference kernel.
+ */
+function rowByRow(
+  rt: Runtime,
+  op: ArithmeticOp,
+  a: Operand,
+  b: Operand,
+  out: Float32Array,
+  min: number,
+  max: number,
+): void {
+  const width = (a.form === "row" ? a.data : b.data).length;
+  const rows = out.length / width;
+  const vectorized = width & ~3;
+  const start = (t: Operand, r: number) => t.form === "row" ? 0 : r * width;
+  if (vectorized > 0) {
+    inHeap(rt.heap, [a.data, b.data], out, ([aAt, bAt], outAt) => {
+      for (let r = 0; r < rows; r++) {
+        const [ai, bi] = [4 * start(a, r), 4 * start(b, r)];
+        rt.exports[`${op}_vv`](aAt + ai, bAt + bi, outAt + 4 * r * width, vectorized, min, max, 0);
+      }
+    });
+  }
+  const rest = [width - vectorized];
+  for (let r = 0; r < rows; r++) {
+    const tail = (t: Operand) => {
+      const from = start(t, r) + vectorized;
+      return t.data.subarray(from, from + rest[0]);
+    };
+    const at = r * width + vectorized;
+    ARITHMETIC_FLOAT32[op](
+      tail(a),
+      rest,
+      tail(b),
+      rest,
+      out.subarray(at, at + rest[0]),
+      rest,
+      min,
+      max,
+    );
+  }
 }
 
 /** `out = hard_swish(x)`; false (nothing written) where this engine has no SIMD. */

@@ -32,7 +32,7 @@ function staticFloat({ inputs, outputs }: StepOperands, tensors: number): boolea
 /**
  * How the SIMD kernel reads an operand of `shape` for an output of `outShape`: a tensor of
  * its layout, one value, or a row along the last axis repeated (`[1, ..., 1, C]`, a
- * per-channel scale or bias of an NHWC tensor, C a multiple of 4); undefined otherwise.
+ * per-channel scale or bias of an NHWC tensor); undefined otherwise.
  */
 function operandForm(
   shape: readonly number[],
@@ -43,7 +43,7 @@ function operandForm(
   if (count === n) return "tensor";
   if (count === 1) return "scalar";
   const last = shape[shape.length - 1];
-  const isRow = last === outShape[outShape.length - 1] && count === last && last % 4 === 0;
+  const isRow = last === outShape[outShape.length - 1] && count === last;
   return isRow ? "row" : undefined;
 }
 
