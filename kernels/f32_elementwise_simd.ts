@@ -210,7 +210,7 @@ export function arithmeticSimd(
   const row = a.form === "row" ? a.data : b.form === "row" ? b.data : undefined;
   if (row && n % row.length !== 0) return false;
   if (row && row.length % 4 !== 0) {
-    rowByRow(rt, op, a, b, out, min, max);
+    rowByRow(rt, { op, a, b, out, min, max });
     return true;
   }
   const vectorized = n & ~3;
@@ -245,12 +245,14 @@ export function arithmeticSimd(
  */
 function rowByRow(
   rt: Runtime,
-  op: ArithmeticOp,
-  a: Operand,
-  b: Operand,
-  out: Float32Array,
-  min: number,
-  max: number,
+  { op, a, b, out, min, max }: {
+    op: ArithmeticOp;
+    a: Operand;
+    b: Operand;
+    out: Float32Array;
+    min: number;
+    max: number;
+  },
 ): void {
   const width = (a.form === "row" ? a.data : b.data).length;
   const rows = out.length / width;

@@ -73,26 +73,27 @@ From the tables above, and from the runs of the session that wrote this text (th
 move by tens of percent when the virtual machine's host is busy: rerun before trusting one
 number):
 
-- GEMM: at least 50% of one core's SIMD128 peak: met (84-86% at 512^3 on a quiet machine).
-  Two threads at least 1.8x one: met for 1024^3 in most runs (1.9x); 512^3 varies.
+- GEMM: at least 50% of one core's SIMD128 peak: met (80-86%). Two threads at least 1.8x
+  one: met in the quiet runs (1.9x at 512^3 and 1024^3); a busy host pulls it lower.
 - MobileNetV2 and the PaddleOCR CNNs over HTTP (binary) at most 2.5x onnxruntime-node:
   missed. onnxruntime-node runs them with native AVX-512 kernels and graph fusions (MobileNetV2
   at about 120 GFLOP/s effective); WebAssembly SIMD128 peaks near 50 GFLOP/s on this CPU, so
   MobileNetV2's 600 M flops take at least 11.8 ms there, more than 2.5x onnxruntime-node's
   4.5 ms: the target is below what 128-bit kernels can reach. The PaddleOCR models are 3-5x
   onnxruntime-node in process.
-- At least 1.5x faster than onnxruntime-web at equal threads: one thread, MobileNetV2 met
-  in process (1.7-1.8x) and over HTTP with binary tensors (1.5-1.6x); the
+- At least 1.5x faster than onnxruntime-web at equal threads. One thread: MobileNetV2 met
+  (1.5-2.2x in process, 1.5-1.9x over HTTP with binary tensors, across runs); the
   text-direction classifier is about as fast as onnxruntime-web in process and slower over
-  HTTP (its run is 3 ms, so the HTTP floor decides); the detector and the recognizer are 1.1-1.2x
-  faster in process (missed), and over HTTP their 0.4 MB and 1 MB outputs add the floor of
-  moving them (their HTTP overhead is at or below that floor). Two threads: missed;
-  onnxruntime-web gains 25-40% from its second thread, nnserve 10-25%. The table above is from
-  before a server's executor started its compute lane at once: a lane's worker took a second
-  or more to start inside the executor (started at the first split call), so the first 30-40
-  runs of a fresh server split nothing, which is most of a benchmark's runs. Now every
-  MobileNetV2 run splits its 48 large calls from the first, as in process (measured after the
-  table: 17 ms on the device at two threads against 23-30 ms at one).
+  HTTP (its run is 2-3 ms, so the HTTP floor decides); the detector and the recognizer are
+  1.1-1.5x faster in process (missed), and over HTTP their 0.4 MB and 1 MB outputs add the
+  floor of moving them (their HTTP overhead is at or below that floor). Two threads: missed.
+  nnserve gains 20-25% from its second thread (MobileNetV2 in process 19.5 -> 15.3 ms),
+  onnxruntime-web 45-55%: the element-wise operations, depthwise convolutions, the zero-padded
+  input copies and the calls under 512 K multiply-adds still run on one thread. A server's
+  executor now starts its compute lane when it starts; before, a lane's worker took a second
+  or more to start inside the executor (at the first split call), so a fresh server's first
+  30-40 runs split nothing, most of a benchmark's runs. Every MobileNetV2 run now splits its 48
+  large calls from the first.
 - HTTP overhead with binary tensors at most 1 ms: missed for MobileNetV2 by the floor (1-3 ms
   measured, the floor of the same bytes 3-4 ms here): nnserve's own share is within the noise
   of that floor. With base64 JSON at most 5 ms: missed (9-15 ms: the encoding, the 0.8 MB
