@@ -93,6 +93,7 @@ function bind(step: StepOperands, packed: readonly unknown[]): Kernel | undefine
   const { geometry: g, nchw } = planned;
   const { min, max } = activationRangeFloat(planned.activation);
   const rows = g.batches * g.inHeight * g.inWidth;
+  if (rows === 0) return undefined; // an empty batch: the reference writes nothing
   const gemm = createF32FullyConnected(
     { rows, depth: g.inDepth, channels: columns(g) },
     weights,
