@@ -83,6 +83,45 @@ function scatter(g: TransposeConvGeometry, taps: Float32Array, out: Float32Array
   }
 }
 
+/**
+ * Whether the taps tile the output exactly (stride equal to the filter, no padding: an
+ * upsampling head), so that each output element is one tap plus the bias.
+ */
+function tiles(g: TransposeConvGeometry): boolean {
+  return g.strideHeight === g.filterHeight && g.strideWidth === g.filterWidth &&
+    g.padTop === 0 && g.padLeft === 0 && g.outHeight === g.inHeight * g.filterHeight &&
+    g.outWidth === g.inWidth * g.filterWidth;
+}
+
+/** The tiling case in one pass: each tap plus the bias, clamped, to its output pixel. */
+function placeTiles(
+  g: TransposeConvGeometry,
+  taps: Float32Array,
+  bias: Float32Array,
+  min: number,
+  max: number,
+  out: Float32Array,
+): void {
+  const { outWidth, outDepth, filterHeight, filterWidth } = g;
+  let from = 0;
+  for (let b = 0; b < g.batches; b++) {
+    for (let y = 0; y < g.inHeight; y++) {
+      for (let x = 0; x < g.inWidth; x++) {
+        for (let i = 0; i < filterHeight; i++) {
+          const oy = y * filterHeight + i;
+          for (let j = 0; j < filterWidth; j++, from += outDepth) {
+            const to = ((b * g.outHeight + oy) * outWidth + x * filterWidth + j) * outDepth;
+            for (let k = 0; k < outDepth; k++) {
+              const v = taps[from + k] + bias[k];
+              out[to + k] = v < min ? min : v > max ? max : v;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 function bind(step: StepOperands, packed: readonly unknown[]): Kernel | undefined {
   const planned = plan(step);
   const weights = packed[0];
@@ -113,6 +152,7 @@ function bind(step: StepOperands, packed: readonly unknown[]): Kernel | undefine
     gemm(nhwcData(input, nchw) as Float32Array, taps);
     writeNhwc(output, nchw, (data) => {
       const out = data as Float32Array;
+      if (tiles(g)) return placeTiles(g, taps, bias, min, max, out);
       scatter(g, taps, out);
       for (let o = 0; o < out.length; o++) {
         const v = out[o] + bias[o % g.outDepth];
