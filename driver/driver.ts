@@ -49,16 +49,11 @@ import { Metrics } from "./metrics.ts";
 import type { ModelJson } from "./model_schema.ts";
 import { type ModelInfo, ModelRegistry, publicModel } from "./model_registry.ts";
 import { convertOnnxInWorker } from "../converter/onnx/convert_in_worker.ts";
-import type { OnnxTensorInfo } from "../converter/onnx/convert.ts";
+import type { OnnxConversionOptions, OnnxTensorInfo } from "../converter/onnx/convert.ts";
 
-/** Options of an ONNX import. */
-export interface OnnxImportOptions {
-  /** A name for the model. */
+/** Options of an ONNX import: the conversion's (shapes, values) and a name for the model. */
+export interface OnnxImportOptions extends OnnxConversionOptions {
   name?: string;
-  /** Input shapes fixed at conversion, by ONNX input name. */
-  shapes?: Record<string, number[]>;
-  /** Input values fixed at conversion, by ONNX input name (they stop being inputs). */
-  values?: Record<string, number[]>;
 }
 import { runsOnHost } from "./prepared_model.ts";
 import { estimateWork } from "./work_estimate.ts";
@@ -210,17 +205,15 @@ export class Driver {
     bytes: Uint8Array,
     options: OnnxImportOptions = {},
   ): Promise<ModelInfo> {
-    const conversion = await convertOnnxInWorker(bytes, {
-      shapes: options.shapes,
-      values: options.values,
-    });
+    const { name, ...conversionOptions } = options;
+    const conversion = await convertOnnxInWorker(bytes, conversionOptions);
     const port = (p: OnnxTensorInfo) => ({
       name: p.name,
       elementType: p.elementType,
       shape: p.shape,
     });
     const record = await this.#models.register(owner, conversion.model, {
-      name: options.name,
+      name,
       onnx: {
         opset: conversion.opset,
         layout: conversion.layout,
