@@ -613,3 +613,53 @@ Deno.test("int64 and bool tensors reshape exactly and become graph outputs", asy
     /node 'u' \(Unsqueeze\): a reshape of a boolean tensor to \[0,1,3\] needs the boolean input's shape known/,
   );
 });
+
+Deno.test("Range, Cos and a batched MatMul fold on constants (a rotary position table), Range with runtime bounds is refused", async () => {
+  const spec: GraphSpec = {
+    inputs: [{ name: "x", dims: [2, 3] }],
+    outputs: [
+      { name: "y", dims: [2, 3] },
+      { name: "table", dims: [2, 6, 4] },
+      { name: "steps", dims: [3], type: INT64 },
+    ],
+    nodes: [
+      relu,
+      { op: "Range", inputs: ["start", "limit", "delta"], outputs: ["positions"] },
+      { op: "Reshape", inputs: ["positions", "column"], outputs: ["column_positions"] },
+      // [1, 6, 1] x [2, 1, 4]: leading extents broadcast.
+      { op: "MatMul", inputs: ["column_positions", "frequencies"], outputs: ["angles"] },
+      { op: "Cos", inputs: ["angles"], outputs: ["cos"] },
+      { op: "Sin", inputs: ["angles"], outputs: ["sin"] },
+      { op: "Add", inputs: ["cos", "sin"], outputs: ["table"] },
+      { op: "Range", inputs: ["first", "last", "step"], outputs: ["steps"] },
+    ],
+    initializers: [
+      { name: "start", dims: [], values: [0.5] },
+      { name: "limit", dims: [], values: [7.6] },
+      { name: "delta", dims: [], values: [1.1] },
+      { name: "column", dims: [3], values: [1, -1, 1], int64: true },
+      { name: "frequencies", dims: [2, 1, 4], values: [1, 0.5, 0.25, 0.125, 3, 2, 1, 0.1] },
+      { name: "first", dims: [], values: [2], int64: true },
+      { name: "last", dims: [], values: [11], int64: true },
+      { name: "step", dims: [], values: [3], int64: true },
+    ],
+    opset: 13,
+  };
+  const conversion = convertOnnx(onnxBytes(spec));
+  // Everything but the Relu folds; the two constant outputs are copied out (ADD 0 for the
+  // float table, RESHAPE for the int32 steps).
+  deepStrictEqual(operationTypes(conversion).sort(), ["ADD", "RELU", "RESHAPE"]);
+  await withTestServer({}, (server) => compare(server, spec, "rotary table", 1, 1e-6));
+
+  const message = refusal({
+    inputs: [{ name: "x", dims: [1] }],
+    outputs: [{ name: "r", dims: ["n"] }],
+    nodes: [{ op: "Range", name: "positions", inputs: ["start", "x", "delta"], outputs: ["r"] }],
+    initializers: [
+      { name: "start", dims: [], values: [0] },
+      { name: "delta", dims: [], values: [1] },
+    ],
+    opset: 13,
+  });
+  match(message, /node 'positions' \(Range\): Range needs constant start, limit and delta/);
+});

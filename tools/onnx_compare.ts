@@ -60,6 +60,11 @@ export interface CompareOptions {
    * them into integer kernels that round differently.
    */
   ortOptimization?: "disabled" | "all";
+  /**
+   * An equivalent ONNX file for onnxruntime to run instead, where it refuses a form the
+   * converter takes (e.g. ConvInteger's per-channel weight zero points).
+   */
+  oracle?: Uint8Array;
   /** Runs after the first to time in both engines (median; one thread in onnxruntime). */
   runs?: number;
 }
@@ -164,7 +169,7 @@ export async function compareWithOnnxRuntime(
     feeds[fixed.name] = { info: fixed, dims, data: fixed.values };
   }
 
-  const session = await ort.InferenceSession.create(bytes, {
+  const session = await ort.InferenceSession.create(options.oracle ?? bytes, {
     graphOptimizationLevel: options.ortOptimization ?? "all",
     // One thread: the timings are comparable from run to run on a shared machine.
     intraOpNumThreads: 1,

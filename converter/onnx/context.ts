@@ -214,6 +214,11 @@ export class ConversionContext {
     return this.#uses.get(name) ?? 0;
   }
 
+  /** The nodes that read `name`, one entry per input naming it (subgraphs' reads not included). */
+  consumers(name: string): readonly NodeView[] {
+    return this.#consumers.get(name) ?? [];
+  }
+
   /** The node that alone reads `name` (and no graph output does), if there is one. */
   soleConsumer(name: string): NodeView | undefined {
     const consumers = this.#consumers.get(name) ?? [];

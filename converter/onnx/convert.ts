@@ -12,6 +12,8 @@ import { asNodeFault, fileFault, nodeFault } from "../errors.ts";
 import { ConversionContext, NodeView } from "./context.ts";
 import { decodeOnnx, type Int64, int64, list, type ValueInfoProto } from "./decode.ts";
 import { RULES } from "./rules/index.ts";
+import { specOf } from "./rules/common.ts";
+import type { BuiltOperand } from "../graph_builder.ts";
 import { type ImageLayout, optimizeModel } from "../passes/index.ts";
 import {
   dataTypeName,
@@ -258,10 +260,27 @@ function fixInput(
   return { name, elementType, dimensions: [...dims], values: [...values] };
 }
 
+/**
+ * The value as an operand of its own type: an integer carried as float32 (dynamic
+ * quantization) becomes TENSOR_INT32, or a quant8 tensor of scale 1 holding the integers.
+ */
+function uncarried(ctx: ConversionContext, name: string): BuiltOperand {
+  const operand = ctx.operand(name);
+  const type = ctx.elementType(name);
+  if (operand.type !== "TENSOR_FLOAT32" || type === "float32") return operand;
+  if (type === "int32") return ctx.emit("CAST", [operand], [specOf("int32")])[0];
+  const quant8 = type === "uint8" ? "TENSOR_QUANT8_ASYMM" : "TENSOR_QUANT8_ASYMM_SIGNED";
+  return ctx.emit("QUANTIZE", [operand], [{
+    type: quant8,
+    elementType: type,
+    quant: { scale: 1, zeroPoint: 0 },
+  }])[0];
+}
+
 function markOutput(ctx: ConversionContext, info: ValueInfoProto): OnnxTensorInfo {
   const name = info.name ?? "";
   const type = ctx.elementType(name);
-  const operand = ctx.builder.output(ctx.operand(name));
+  const operand = ctx.builder.output(uncarried(ctx, name));
   if (type === "int64") {
     ctx.notes.push(`output '${name}' is int64 in the ONNX model and TENSOR_INT32 here`);
   }

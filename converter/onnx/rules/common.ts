@@ -28,6 +28,10 @@ export function sameTypeAs(ctx: ConversionContext, name: string): OutputSpec {
     const { type, scale, zeroPoint } = value.operand;
     return { type, elementType: value.elementType, quant: { scale, zeroPoint } };
   }
+  if (value.kind === "operand" && value.operand.type === "TENSOR_FLOAT32") {
+    // An integer carried as float32 (dynamic quantization) stays so.
+    return { type: "TENSOR_FLOAT32", elementType: value.elementType };
+  }
   return specOf(ctx.elementType(name));
 }
 

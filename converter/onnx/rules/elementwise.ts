@@ -175,6 +175,16 @@ export const ELEMENTWISE_RULES: Record<string, Rule> = {
   Abs: unary("ABS", Math.abs),
   Neg: unary("NEG", (x) => -x),
   Sin: unary("SIN", Math.sin),
+  Cos: {
+    // Constants only (rotary and spectral tables): NNAPI has no COS, and sin(x + pi/2)
+    // would round x + pi/2 first.
+    fold: (_node, [x]) => [foldUnary(x!, Math.cos)],
+    convert() {
+      throw new Error(
+        "Cos of a tensor known only at execution is not supported (NNAPI has no COS)",
+      );
+    },
+  },
   Floor: unary("FLOOR", Math.floor),
   HardSwish: unary("HARD_SWISH"),
   Clip: clip,

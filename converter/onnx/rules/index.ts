@@ -3,6 +3,7 @@ import type { Rule } from "../rule.ts";
 import { CONTROL_FLOW_RULES } from "./control_flow.ts";
 import { CONV_RULES } from "./conv.ts";
 import { CONV_TRANSPOSE_RULES } from "./conv_transpose.ts";
+import { DYNAMIC_QUANTIZATION_RULES } from "./dynamic_quantization.ts";
 import { ELEMENTWISE_RULES } from "./elementwise.ts";
 import { ERF_RULES } from "./erf.ts";
 import { LOGIC_RULES } from "./logic.ts";
@@ -12,6 +13,7 @@ import { PAD_SPLIT_RULES } from "./pad_split.ts";
 import { POOL_RULES } from "./pool.ts";
 import { QLINEAR_RULES } from "./qlinear.ts";
 import { QUANTIZATION_RULES } from "./quantization.ts";
+import { RANGE_RULES } from "./range.ts";
 import { RECURRENT_RULES } from "./recurrent.ts";
 import { REDUCE_RULES } from "./reduce.ts";
 import { RESHAPE_RULES } from "./reshape.ts";
@@ -28,6 +30,7 @@ export const RULES: Readonly<Record<string, Rule>> = {
   ...POOL_RULES,
   ...MATMUL_RULES,
   ...SHAPE_RULES,
+  ...RANGE_RULES,
   ...RESHAPE_RULES,
   ...TRANSPOSE_RULES,
   ...SOFTMAX_RULES,
@@ -39,6 +42,7 @@ export const RULES: Readonly<Record<string, Rule>> = {
   ...RESIZE_RULES,
   ...QUANTIZATION_RULES,
   ...QLINEAR_RULES,
+  ...DYNAMIC_QUANTIZATION_RULES,
   ...ERF_RULES,
   ...CONTROL_FLOW_RULES,
   ...RECURRENT_RULES,

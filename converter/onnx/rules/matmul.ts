@@ -5,6 +5,7 @@
  */
 import { FUSED_NONE } from "../../../nnapi/types.ts";
 import { transpose } from "../../../kernels/shape_transform.ts";
+import { broadcastShape } from "../../../kernels/elementwise_binary.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext } from "../context.ts";
 import type { Rule } from "../rule.ts";
@@ -155,22 +156,50 @@ export function matMulRows(ctx: ConversionContext, call: RowsProduct): void {
   ctx.emitAs(call.name, "RESHAPE", [product, shape], sameTypeAs(ctx, rowsName));
 }
 
-/** A 2-D matrix product on the host (constant folding). */
+/**
+ * numpy's matmul on the host (constant folding): 1-D operands become a row or a column
+ * (and that extent is dropped again), leading extents broadcast.
+ */
 function hostMatMul(a: HostTensor, b: HostTensor): HostTensor {
-  if (a.dims.length !== 2 || b.dims.length !== 2 || a.dims[1] !== b.dims[0]) {
+  const aDims = a.dims.length === 1 ? [1, a.dims[0]] : a.dims;
+  const bDims = b.dims.length === 1 ? [b.dims[0], 1] : b.dims;
+  const [m, k] = aDims.slice(-2);
+  const [kb, n] = bDims.slice(-2);
+  const batch = broadcastShape(aDims.slice(0, -2), bDims.slice(0, -2));
+  if (aDims.length < 2 || bDims.length < 2 || k !== kb || !batch) {
     throw new Error(`cannot fold MatMul of [${a.dims}] and [${b.dims}]`);
   }
-  const [m, k] = a.dims;
-  const n = b.dims[1];
-  const result: HostTensor = { type: a.type, dims: [m, n], data: new Float64Array(m * n) };
-  for (let i = 0; i < m; i++) {
-    for (let j = 0; j < n; j++) {
-      let sum = 0;
-      for (let t = 0; t < k; t++) sum += a.data[i * k + t] * b.data[t * n + j];
-      result.data[i * n + j] = sum;
+  const batches = batch.reduce((x, y) => x * y, 1);
+  /** The flat index of batch `index` in an operand of leading extents `lead`. */
+  const batchOffset = (lead: readonly number[], index: number) => {
+    let offset = 0;
+    let stride = 1;
+    for (let d = batch.length - 1, rest = index; d >= 0; d--) {
+      const extent = batch[d];
+      const at = rest % extent;
+      rest = Math.floor(rest / extent);
+      const own = d - (batch.length - lead.length);
+      if (own >= 0) {
+        if (lead[own] !== 1) offset += at * stride;
+        stride *= lead[own];
+      }
+    }
+    return offset;
+  };
+  const data = new Float64Array(batches * m * n);
+  for (let t = 0; t < batches; t++) {
+    const aBase = batchOffset(aDims.slice(0, -2), t) * m * k;
+    const bBase = batchOffset(bDims.slice(0, -2), t) * k * n;
+    for (let i = 0; i < m; i++) {
+      for (let j = 0; j < n; j++) {
+        let sum = 0;
+        for (let p = 0; p < k; p++) sum += a.data[aBase + i * k + p] * b.data[bBase + p * n + j];
+        data[(t * m + i) * n + j] = sum;
+      }
     }
   }
-  return { ...result, data: a.type === "float32" ? Float32Array.from(result.data) : result.data };
+  const dims = [...batch, ...(a.dims.length === 1 ? [] : [m]), ...(b.dims.length === 1 ? [] : [n])];
+  return { type: a.type, dims, data: a.type === "float32" ? Float32Array.from(data) : data };
 }
 
 export const MATMUL_RULES: Record<string, Rule> = { Gemm: gemm, MatMul: matMul };
