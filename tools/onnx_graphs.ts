@@ -146,6 +146,21 @@ export function onnxBytes(spec: GraphSpec): Uint8Array {
   return onnx.ModelProto.encode(model).finish();
 }
 
+/**
+ * An ONNX file whose graph outputs are `outputs` (any values the graph computes, with their
+ * ONNX element types) instead of its own: intermediate values to compare.
+ */
+export function withOutputs(
+  bytes: Uint8Array,
+  outputs: readonly { name: string; type: number }[],
+): Uint8Array {
+  const model = onnx.ModelProto.decode(bytes);
+  model.graph!.output = outputs.map(({ name, type }) =>
+    onnx.ValueInfoProto.create({ name, type: { tensorType: { elemType: type } } })
+  );
+  return onnx.ModelProto.encode(model).finish();
+}
+
 /** Seeded float32 values for a shape. */
 export function seeded(dims: number[], seed: number, scale = 2): Float32Array {
   return seededFloats(dims.reduce((a, b) => a * b, 1), seed, scale);
