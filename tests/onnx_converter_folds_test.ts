@@ -649,7 +649,9 @@ Deno.test("Range, Cos and a batched MatMul fold on constants (a rotary position 
   // Everything but the Relu folds; the two constant outputs are copied out (ADD 0 for the
   // float table, RESHAPE for the int32 steps).
   deepStrictEqual(operationTypes(conversion).sort(), ["ADD", "RELU", "RESHAPE"]);
-  await withTestServer({}, (server) => compare(server, spec, "rotary table", 1, 1e-6));
+  await withTestServer({}, async (server) => {
+    await compare(server, spec, "rotary table", 1, 1e-6);
+  });
 
   const message = refusal({
     inputs: [{ name: "x", dims: [1] }],
