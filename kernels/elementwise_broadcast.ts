@@ -213,20 +213,31 @@ export function compareBroadcast(
   outShape: readonly number[],
   comparison: Comparison,
 ): void {
-  const test = COMPARE[comparison];
+  // The comparison is chosen per row, not called per element (see elementwise_math.ts).
   forEachBroadcastRow(aShape, bShape, outShape, (ia, sa, ib, sb, o, n) => {
-    for (let i = 0; i < n; i++, ia += sa, ib += sb) out[o + i] = test(a[ia], b[ib]) ? 1 : 0;
+    const end = o + n;
+    switch (comparison) {
+      case "eq":
+        for (; o < end; o++, ia += sa, ib += sb) out[o] = a[ia] === b[ib] ? 1 : 0;
+        return;
+      case "ne":
+        for (; o < end; o++, ia += sa, ib += sb) out[o] = a[ia] !== b[ib] ? 1 : 0;
+        return;
+      case "lt":
+        for (; o < end; o++, ia += sa, ib += sb) out[o] = a[ia] < b[ib] ? 1 : 0;
+        return;
+      case "le":
+        for (; o < end; o++, ia += sa, ib += sb) out[o] = a[ia] <= b[ib] ? 1 : 0;
+        return;
+      case "gt":
+        for (; o < end; o++, ia += sa, ib += sb) out[o] = a[ia] > b[ib] ? 1 : 0;
+        return;
+      case "ge":
+        for (; o < end; o++, ia += sa, ib += sb) out[o] = a[ia] >= b[ib] ? 1 : 0;
+        return;
+    }
   });
 }
-
-const COMPARE: Record<Comparison, (x: number, y: number) => boolean> = {
-  eq: (x, y) => x === y,
-  ne: (x, y) => x !== y,
-  lt: (x, y) => x < y,
-  le: (x, y) => x <= y,
-  gt: (x, y) => x > y,
-  ge: (x, y) => x >= y,
-};
 
 /** Real values of quant8 data as NNAPI comparisons compute them: (q - zeroPoint) * scale in float. */
 export function dequantizeFloat32(data: Uint8Array, quantization: Quantization): Float32Array {

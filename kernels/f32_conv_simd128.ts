@@ -200,7 +200,12 @@ function copyOut(
 
 /** `f32_gemm_4x8_simd128` / `f32_gemm_4x8_relaxedsimd` on GEMM-layout weights. */
 export function f32Gemm4x8Simd(relaxed: boolean) {
-  return (shape: GemmShape, packed: Float32Array, clamp: ActivationRange): F32Runner => {
+  return (
+    shape: GemmShape,
+    packed: Float32Array,
+    clamp: ActivationRange,
+    liveWeights = false,
+  ): F32Runner => {
     const runtime = requireRuntime(relaxed);
     const { heap } = runtime;
     const { rows, depth, channels } = shape;
@@ -225,6 +230,7 @@ export function f32Gemm4x8Simd(relaxed: boolean) {
       }
       const input = aInPlace ?? base;
       if (aInPlace === undefined) heap.f32.set(a.subarray(0, rows * depth), base / 4);
+      if (liveWeights) heap.f32.set(packed, weights / 4);
       const o = outInPlace ?? base + aBytes;
       const outStride = blocks * BLOCK_BYTES;
       const work = rows * depth * blocks * F32_BLOCK;

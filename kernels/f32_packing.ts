@@ -26,15 +26,17 @@ export function packedGemmLength(channels: number, depth: number): number {
 }
 
 /**
- * Packs a row-major [channels][depth] weight matrix and its biases into the GEMM layout.
+ * Packs a row-major [channels][depth] weight matrix and its biases into the GEMM layout, into
+ * `packed` when given (weights computed at execution, repacked before each run; the padding
+ * lanes of the last block keep the zeros they started with).
  */
 export function packGemmWeights(
   weights: ReadonlyNumbers,
   bias: ReadonlyNumbers,
   shape: { channels: number; depth: number },
+  packed: Float32Array = new Float32Array(packedGemmLength(shape.channels, shape.depth)),
 ): Float32Array {
   const { channels, depth } = shape;
-  const packed = new Float32Array(packedGemmLength(channels, depth));
   const blockLength = F32_BLOCK * (depth + 1);
   for (let block = 0; block < blockCount(channels); block++) {
     const base = block * blockLength;

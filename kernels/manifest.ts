@@ -51,8 +51,17 @@ export interface KernelVariant<Op extends keyof KernelShapes = keyof KernelShape
   tile: { pixels: number; channels: number };
   /** Whether this engine can run it. */
   available(): boolean;
-  /** Binds the variant to a shape, packed weights and the fused activation's clamp. */
-  create(shape: KernelShapes[Op], packed: Float32Array, activation: ActivationRange): F32Runner;
+  /**
+   * Binds the variant to a shape, packed weights and the fused activation's clamp. With
+   * `liveWeights`, `packed` is read again at every run (weights computed at execution,
+   * repacked into the same array before each run).
+   */
+  create(
+    shape: KernelShapes[Op],
+    packed: Float32Array,
+    activation: ActivationRange,
+    liveWeights?: boolean,
+  ): F32Runner;
 }
 
 const always = () => true;
@@ -165,6 +174,8 @@ export interface KernelChoice {
   activation: ActivationRange;
   /** Use this instruction set (when available) instead of the best one. */
   isa?: KernelIsa;
+  /** The packed weights change between runs (see {@link KernelVariant.create}). */
+  liveWeights?: boolean;
 }
 
 /**
@@ -177,17 +188,17 @@ function bind<Op extends keyof KernelShapes>(
   packed: Float32Array,
   options: KernelChoice,
 ): F32Runner {
-  const { isa, activation } = options;
+  const { isa, activation, liveWeights } = options;
   const usable = variants.filter((v) => v.available() && (isa === undefined || v.isa === isa));
   for (const variant of usable) {
     try {
-      return variant.create(shape, packed, activation);
+      return variant.create(shape, packed, activation, liveWeights);
     } catch (error) {
       if (!(error instanceof RangeError)) throw error;
     }
   }
   // The last variant of each list is the portable scalar one.
-  return variants[variants.length - 1].create(shape, packed, activation);
+  return variants[variants.length - 1].create(shape, packed, activation, liveWeights);
 }
 
 /** Whether a convolution is a matrix product over its pixels (1x1, stride 1, no padding). */

@@ -69,42 +69,116 @@ export function reducedCount(plan: ReductionPlan): number {
   return count;
 }
 
+/** How a reduction combines an element into its accumulator. */
+export type Fold = "sum" | "product" | "min" | "max" | "any" | "all";
+
+/**
+ * acc[to + k] = fold(acc[to + k], input[from + k]) for k < n, each result stored (so it
+ * rounds to `acc`'s element type at each step). The fold is chosen once per row: a combine
+ * function called per element would be one megamorphic call site V8 cannot inline.
+ */
+function foldRow(
+  fold: Fold,
+  input: ReadonlyNumbers,
+  from: number,
+  acc: Numbers,
+  to: number,
+  n: number,
+): void {
+  switch (fold) {
+    case "sum":
+      for (let k = 0; k < n; k++) acc[to + k] += input[from + k];
+      return;
+    case "product":
+      for (let k = 0; k < n; k++) acc[to + k] *= input[from + k];
+      return;
+    case "min":
+      for (let k = 0; k < n; k++) {
+        const x = input[from + k];
+        if (x < acc[to + k]) acc[to + k] = x;
+      }
+      return;
+    case "max":
+      for (let k = 0; k < n; k++) {
+        const x = input[from + k];
+        if (x > acc[to + k]) acc[to + k] = x;
+      }
+      return;
+    case "any":
+      for (let k = 0; k < n; k++) acc[to + k] = acc[to + k] || input[from + k] ? 1 : 0;
+      return;
+    case "all":
+      for (let k = 0; k < n; k++) acc[to + k] = acc[to + k] && input[from + k] ? 1 : 0;
+      return;
+  }
+}
+
+/** Folds `count` consecutive input elements from `from` into the one accumulator `acc[to]`. */
+function foldRun(
+  fold: Fold,
+  input: ReadonlyNumbers,
+  from: number,
+  count: number,
+  acc: Numbers,
+  to: number,
+): void {
+  if (fold === "min" || fold === "max") {
+    // No rounding between steps: the running extreme can live in a local.
+    let best = acc[to];
+    const end = from + count;
+    if (fold === "min") {
+      for (let i = from; i < end; i++) if (input[i] < best) best = input[i];
+    } else {
+      for (let i = from; i < end; i++) if (input[i] > best) best = input[i];
+    }
+    acc[to] = best;
+    return;
+  }
+  if (fold === "sum") {
+    // Stored at each step: the sum rounds to `acc`'s element type as it goes.
+    for (let i = from; i < from + count; i++) acc[to] += input[i];
+    return;
+  }
+  for (let r = 0; r < count; r++) foldRow(fold, input, from + r, acc, to, 1);
+}
+
 /**
  * Folds the input into `out` (already sized to the output): every output element starts at
- * `init` and takes `combine(acc, x)` for each of its input elements, stored back into `out`
- * (so it rounds to `out`'s element type at each step).
+ * `init` and takes `fold(acc, x)` for each of its input elements in row-major order, stored
+ * back into `out` (so it rounds to `out`'s element type at each step). Reduced axes in one
+ * contiguous run (the common case) walk whole rows; any other set walks an index per element.
  */
 export function reduceGeneric(
   input: ReadonlyNumbers,
   plan: ReductionPlan,
   out: Numbers,
-  fold: { init: number; combine: (acc: number, x: number) => number },
+  reduction: { init: number; fold: Fold },
 ): void {
-  const indices = outputIndices(plan);
-  for (let o = 0; o < out.length; o++) out[o] = fold.init;
-  for (let i = 0; i < indices.length; i++) {
-    const o = indices[i];
-    out[o] = fold.combine(out[o], input[i]);
+  const { fold } = reduction;
+  for (let o = 0; o < out.length; o++) out[o] = reduction.init;
+  const block = contiguousBlock(plan);
+  if (block) {
+    const [outer, reduced, inner] = block;
+    let from = 0;
+    for (let a = 0; a < outer; a++) {
+      if (inner === 1) {
+        foldRun(fold, input, from, reduced, out, a);
+        from += reduced;
+        continue;
+      }
+      for (let r = 0; r < reduced; r++, from += inner) {
+        foldRow(fold, input, from, out, a * inner, inner);
+      }
+    }
+    return;
   }
+  const indices = outputIndices(plan);
+  for (let i = 0; i < indices.length; i++) foldRow(fold, input, i, out, indices[i], 1);
 }
 
 /** Float MEAN: float32 sums divided by the count of reduced elements. */
 export function meanFloat32(input: Float32Array, plan: ReductionPlan, out: Float32Array): void {
-  const block = contiguousBlock(plan);
-  if (block) {
-    // The same walk without an index per element: each output sums in row-major order.
-    const [outer, reduced, inner] = block;
-    out.fill(0);
-    let from = 0;
-    for (let a = 0; a < outer; a++) {
-      const base = a * inner;
-      for (let r = 0; r < reduced; r++, from += inner) {
-        for (let i = 0; i < inner; i++) out[base + i] += input[from + i];
-      }
-    }
-  } else {
-    reduceGeneric(input, plan, out, { init: 0, combine: (a, x) => a + x });
-  }
+  reduceGeneric(input, plan, out, { init: 0, fold: "sum" });
   const count = Math.fround(reducedCount(plan));
   if (count === 0) return;
   for (let o = 0; o < out.length; o++) out[o] = out[o] / count;
@@ -116,7 +190,7 @@ export function meanFloat32(input: Float32Array, plan: ReductionPlan, out: Float
  */
 export function meanQuant8(input: Uint8Array, plan: ReductionPlan, out: Uint8Array): void {
   const sums = new Int32Array(out.length);
-  reduceGeneric(input, plan, sums, { init: 0, combine: (a, x) => a + x });
+  reduceGeneric(input, plan, sums, { init: 0, fold: "sum" });
   const count = reducedCount(plan);
   if (count === 0) return;
   for (let o = 0; o < out.length; o++) out[o] = Math.trunc(sums[o] / count);

@@ -1,6 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import {
   argMinMax,
+  type Fold,
   meanFloat32,
   meanQuant8,
   reducedCount,
@@ -14,7 +15,7 @@ Deno.test("reduceGeneric() folds a middle axis in row-major order", () => {
   const out = new Float32Array(4);
   reduceGeneric(input, { shape: [2, 3, 2], reduced: [false, true, false] }, out, {
     init: 0,
-    combine: (a, x) => a + x,
+    fold: "sum",
   });
   deepStrictEqual([...out], [6, 9, 24, 27]);
 });
@@ -35,24 +36,81 @@ Deno.test("argMinMax() returns the first extreme along the axis", () => {
   deepStrictEqual([...out], [1, 0]);
 });
 
-Deno.test("meanFloat32() over contiguous axes sums in the row-major order of the generic walk, bit for bit", () => {
+/** The fold as a function, for the element-by-element walk below. */
+const COMBINE: Record<Fold, (acc: number, x: number) => number> = {
+  sum: (a, x) => a + x,
+  product: (a, x) => a * x,
+  min: (a, x) => (x < a ? x : a),
+  max: (a, x) => (x > a ? x : a),
+  any: (a, x) => (a || x ? 1 : 0),
+  all: (a, x) => (a && x ? 1 : 0),
+};
+
+/** The reference walk: each input element in row-major order folded into its output. */
+function walkReduce(
+  input: Float32Array,
+  shape: number[],
+  reduced: boolean[],
+  fold: Fold,
+  init: number,
+) {
+  const outShape = shape.filter((_, d) => !reduced[d]);
+  const out = new Float32Array(outShape.reduce((a, b) => a * b, 1)).fill(init);
+  const position = shape.map(() => 0);
+  for (let i = 0; i < input.length; i++) {
+    let o = 0;
+    shape.forEach((extent, d) => {
+      if (!reduced[d]) o = o * extent + position[d];
+    });
+    out[o] = COMBINE[fold](out[o], input[i]);
+    for (let d = shape.length - 1; d >= 0; d--) {
+      if (++position[d] < shape[d]) break;
+      position[d] = 0;
+    }
+  }
+  return out;
+}
+
+Deno.test("reduceGeneric() folds in the row-major order of the element walk, bit for bit: every fold, contiguous and scattered axes", () => {
   const cases: [number[], boolean[]][] = [
     [[2, 5, 7, 12], [false, true, true, false]], // NHWC global average pool
     [[3, 4, 6], [true, false, false]],
-    [[3, 4, 6], [false, false, true]],
+    [[3, 4, 6], [false, false, true]], // a run per output (inner 1)
     [[2, 3, 4, 5], [false, true, true, true]],
+    [[2, 3, 4, 5], [true, true, true, true]],
+    [[2, 3, 4, 5], [true, false, true, false]], // not contiguous: the index walk
+  ];
+  const folds: [Fold, number][] = [
+    ["sum", 0],
+    ["product", 1],
+    ["min", 3.4e38],
+    ["max", -3.4e38],
+    ["any", 0],
+    ["all", 1],
   ];
   for (const [shape, reduced] of cases) {
-    const input = seededFloats(shape.reduce((a, b) => a * b, 1), 3, 200);
-    const plan = { shape, reduced };
-    const count = shape.reduce((n, d, i) => reduced[i] ? n : n * d, 1);
-    const fast = new Float32Array(count);
-    meanFloat32(input, plan, fast);
-    const generic = new Float32Array(count);
-    reduceGeneric(input, plan, generic, { init: 0, combine: (a, x) => a + x });
-    const n = Math.fround(reducedCount(plan));
-    for (let o = 0; o < count; o++) {
-      strictEqual(Object.is(fast[o], Math.fround(generic[o] / n)), true, `[${shape}] ${o}`);
+    const count = shape.reduce((a, b) => a * b, 1);
+    const input = seededFloats(count, 3, 200);
+    // Some zeros, so any/all see both answers.
+    for (let i = 0; i < count; i += 7) input[i] = 0;
+    for (const [fold, init] of folds) {
+      const expected = walkReduce(
+        fold === "product" ? input.map((v) => 1 + v / 1000) : input,
+        shape,
+        reduced,
+        fold,
+        init,
+      );
+      const out = new Float32Array(expected.length);
+      reduceGeneric(
+        fold === "product" ? input.map((v) => 1 + v / 1000) : input,
+        { shape, reduced },
+        out,
+        { init, fold },
+      );
+      for (let o = 0; o < out.length; o++) {
+        strictEqual(Object.is(out[o], expected[o]), true, `${fold} [${shape}] ${reduced} at ${o}`);
+      }
     }
   }
 });

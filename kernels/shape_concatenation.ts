@@ -29,17 +29,30 @@ export function concatenate(
   for (let d = axis + 1; d < shape.length; d++) inner *= shape[d];
   let o = 0;
   for (let b = 0; b < outer; b++) {
-    parts.forEach((part, i) => {
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i];
       const size = part.shape[axis] * inner;
       const start = b * size;
       const map = convert?.[i];
       if (map) {
         for (let k = 0; k < size; k++) output[o++] = map(part.data[start + k]);
+      } else if (size >= 32 && sameArrayType(part.data, output)) {
+        // A block copy (memmove) rather than an element loop.
+        (output as Float32Array).set((part.data as Float32Array).subarray(start, start + size), o);
+        o += size;
       } else {
         for (let k = 0; k < size; k++) output[o++] = part.data[start + k];
       }
-    });
+    }
   }
+}
+
+/**
+ * Whether `data` is a typed array of `output`'s kind (so `set` copies the elements
+ * unchanged; the casts above name one such kind for the type checker).
+ */
+function sameArrayType(data: ArrayLike<number>, output: Numbers): boolean {
+  return ArrayBuffer.isView(data) && data.constructor === output.constructor;
 }
 
 /**

@@ -50,3 +50,25 @@ Deno.test("requantizeUint8() copies equal quantizations and rescales others with
   deepStrictEqual([0, 1, 60, 61].map(widen), [10, 14, 250, 254]);
   strictEqual(widen(62), 255);
 });
+
+Deno.test("concatenate() copies long rows as blocks and short ones element by element, the same either way", () => {
+  // [2, 3, 40] ++ [2, 1, 40] along axis 1: rows of 120 and 40 elements, copied as blocks.
+  const parts = [
+    { data: Float32Array.from({ length: 240 }, (_, i) => i), shape: [2, 3, 40] },
+    { data: Float32Array.from({ length: 80 }, (_, i) => 1000 + i), shape: [2, 1, 40] },
+  ];
+  const out = new Float32Array(320);
+  concatenate(parts, 1, out);
+  const expected: number[] = [];
+  for (let b = 0; b < 2; b++) {
+    expected.push(...parts[0].data.subarray(b * 120, b * 120 + 120));
+    expected.push(...parts[1].data.subarray(b * 40, b * 40 + 40));
+  }
+  deepStrictEqual([...out], expected);
+  // Float16 parts into a float32 output: element by element (set would also convert, but the
+  // kinds differ, so the loop runs).
+  const half = { data: Float16Array.from({ length: 80 }, (_, i) => i / 4), shape: [2, 1, 40] };
+  const mixed = new Float32Array(160);
+  concatenate([half, half], 1, mixed);
+  deepStrictEqual([...mixed.subarray(0, 40)], [...half.data.subarray(0, 40)]);
+});

@@ -7,5 +7,5 @@ export const reduceAll: OperationDefinition<"REDUCE_ALL"> = reduceOperation({
   type: "REDUCE_ALL",
   versions: { TENSOR_BOOL8: "V1_2" },
   init: () => 1,
-  combine: (acc, x) => (acc && x ? 1 : 0),
+  fold: "all",
 });

@@ -7,5 +7,5 @@ export const reduceAny: OperationDefinition<"REDUCE_ANY"> = reduceOperation({
   type: "REDUCE_ANY",
   versions: { TENSOR_BOOL8: "V1_2" },
   init: () => 0,
-  combine: (acc, x) => (acc || x ? 1 : 0),
+  fold: "any",
 });

@@ -8,5 +8,5 @@ export const reduceMax: OperationDefinition<"REDUCE_MAX"> = withSignedQuant8(red
   type: "REDUCE_MAX",
   versions: { TENSOR_FLOAT32: "V1_2", TENSOR_FLOAT16: "V1_2", TENSOR_QUANT8_ASYMM: "V1_2" },
   init: typeLowest,
-  combine: (acc, x) => (x > acc ? x : acc),
+  fold: "max",
 }));

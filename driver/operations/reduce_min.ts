@@ -8,5 +8,5 @@ export const reduceMin: OperationDefinition<"REDUCE_MIN"> = withSignedQuant8(red
   type: "REDUCE_MIN",
   versions: { TENSOR_FLOAT32: "V1_2", TENSOR_FLOAT16: "V1_2", TENSOR_QUANT8_ASYMM: "V1_2" },
   init: typeMax,
-  combine: (acc, x) => (x < acc ? x : acc),
+  fold: "min",
 }));

@@ -7,5 +7,5 @@ export const reduceProd: OperationDefinition<"REDUCE_PROD"> = reduceOperation({
   type: "REDUCE_PROD",
   versions: { TENSOR_FLOAT32: "V1_2", TENSOR_FLOAT16: "V1_2" },
   init: () => 1,
-  combine: (acc, x) => acc * x,
+  fold: "product",
 });

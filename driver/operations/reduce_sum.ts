@@ -7,5 +7,5 @@ export const reduceSum: OperationDefinition<"REDUCE_SUM"> = reduceOperation({
   type: "REDUCE_SUM",
   versions: { TENSOR_FLOAT32: "V1_2", TENSOR_FLOAT16: "V1_2" },
   init: () => 0,
-  combine: (acc, x) => acc + x,
+  fold: "sum",
 });

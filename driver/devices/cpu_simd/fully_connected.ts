@@ -1,8 +1,10 @@
 /**
- * FULLY_CONNECTED on `cpu-simd`: float32 with constant weights and bias, packed once at
- * preparation in the GEMM layout ([units / 8][8 biases, inputSize rows of 8 weights]) and
- * run by the manifest's generated GEMM kernel; other shapes than the planned ones are handed
- * to the reference kernel.
+ * FULLY_CONNECTED on `cpu-simd`: float32, run by the manifest's generated GEMM kernel on
+ * weights in the GEMM layout ([units / 8][8 biases, inputSize rows of 8 weights]). Constant
+ * weights and bias are packed once at preparation; weights computed at execution (a MatMul
+ * of two runtime tensors: attention's query by key, its weights by value) are repacked
+ * before each run, which costs one pass over them against `rows` passes of the product.
+ * Other shapes than the planned ones are handed to the reference kernel.
  */
 import {
   packedGemmLength,
@@ -18,21 +20,28 @@ import { type Kernel, OperationError } from "../../operations/operation.ts";
 import { isFullySpecified, sameShape, type TensorData } from "../../../nnapi/tensor.ts";
 import type { StepImplementation, StepOperands } from "../device.ts";
 
-/** Float32, rank-2 constant weights and bias, a constant activation, static shapes. */
+/** Float32, rank-2 weights, a constant activation, static shapes. */
 function supports({ inputs, outputs }: StepOperands): boolean {
   const [input, weights, bias, activation] = inputs;
   return input.type === "TENSOR_FLOAT32" && weights.shape.length === 2 &&
-    weights.value instanceof Float32Array && bias.value instanceof Float32Array &&
-    activation.value != null && isFullySpecified(input.shape) &&
-    isFullySpecified(outputs[0].shape);
+    activation.value != null &&
+    [input, weights, bias, outputs[0]].every((t) => isFullySpecified(t.shape));
+}
+
+/** Whether the step's weights and bias are constants (packed at preparation). */
+function constantWeights({ inputs }: StepOperands): boolean {
+  return inputs[1].value instanceof Float32Array && inputs[2].value instanceof Float32Array;
 }
 
 /** The GEMM kernel bound to the packed weights; undefined keeps the reference kernel. */
-function bind({ inputs }: StepOperands, packed: readonly TensorData[]): Kernel | undefined {
-  const [input, weights, bias, activation] = inputs;
+function bind(step: StepOperands, packed: readonly TensorData[]): Kernel | undefined {
+  const [input, weights, bias, activation] = step.inputs;
+  // Packed weights are constants (whose raw values the plan may have dropped); none packed
+  // are weights computed at execution.
   const packedWeights = packed[0];
-  if (input.type !== "TENSOR_FLOAT32" || packed.length !== 1) return undefined;
-  if (!(packedWeights instanceof Float32Array) || activation.value == null) return undefined;
+  const live = packedWeights === undefined;
+  if (input.type !== "TENSOR_FLOAT32" || activation.value == null) return undefined;
+  if (live ? constantWeights(step) : !(packedWeights instanceof Float32Array)) return undefined;
   let g: FullyConnectedGeometry;
   const code = Number(activation.value[0]);
   try {
@@ -42,20 +51,25 @@ function bind({ inputs }: StepOperands, packed: readonly TensorData[]): Kernel |
     if (error instanceof OperationError) return undefined; // the reference kernel reports it
     throw error;
   }
-  if (g.batches === 0 || packedWeights.length !== packedGemmLength(g.units, g.inputSize)) {
-    return undefined;
-  }
-  const run = createF32FullyConnected(
-    { rows: g.batches, depth: g.inputSize, channels: g.units },
-    packedWeights,
-    { activation: activationRangeFloat(code) },
-  );
-  return fullyConnectedKernel(run, input.shape);
+  const length = packedGemmLength(g.units, g.inputSize);
+  if (g.batches === 0 || (packedWeights && packedWeights.length !== length)) return undefined;
+  const gemm = { rows: g.batches, depth: g.inputSize, channels: g.units };
+  const into = packedWeights instanceof Float32Array ? packedWeights : new Float32Array(length);
+  const run = createF32FullyConnected(gemm, into, {
+    activation: activationRangeFloat(code),
+    liveWeights: live,
+  });
+  if (!live) return fullyConnectedKernel(run, input.shape);
+  const shape = { channels: g.units, depth: g.inputSize };
+  return fullyConnectedKernel((x, y, step) => {
+    packGemmWeights(step[1].data as Float32Array, step[2].data as Float32Array, shape, into);
+    run(x, y);
+  }, input.shape);
 }
 
 /** Runs `run` on the planned shape, the reference kernel on any other. */
 function fullyConnectedKernel(
-  run: (x: Float32Array, y: Float32Array) => void,
+  run: (x: Float32Array, y: Float32Array, inputs: Parameters<Kernel>[0]) => void,
   inputShape: readonly number[],
 ): Kernel {
   return (inputs, outputs) => {
@@ -67,7 +81,7 @@ function fullyConnectedKernel(
     ) {
       return fullyConnected.execute(inputs, outputs);
     }
-    run(x, y);
+    run(x, y, inputs);
   };
 }
 
@@ -75,8 +89,9 @@ function fullyConnectedKernel(
 export const fullyConnectedSimd: StepImplementation<"FULLY_CONNECTED"> = {
   type: "FULLY_CONNECTED",
   supports,
-  pack({ inputs }) {
-    const [, weights, bias] = inputs;
+  pack(step) {
+    if (!constantWeights(step)) return undefined;
+    const [, weights, bias] = step.inputs;
     if (!(weights.value instanceof Float32Array) || !(bias.value instanceof Float32Array)) {
       return undefined;
     }

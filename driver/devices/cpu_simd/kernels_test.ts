@@ -141,6 +141,41 @@ Deno.test("fullyConnected binds a packed GEMM that matches the reference", () =>
   }
 });
 
+Deno.test("fullyConnected with weights computed at execution repacks them each run and matches the reference", () => {
+  // Attention's products: few rows and columns, units not a multiple of 8, and enough rows
+  // for the row-band split; each case runs twice with other weights.
+  for (const [rows, inputSize, units] of [[40, 36, 40], [3, 5, 13], [9, 16, 8]]) {
+    const input = operand("TENSOR_FLOAT32", [rows, inputSize], randomFloats(rows * inputSize, 7));
+    const weights = (seed: number) =>
+      operand("TENSOR_FLOAT32", [units, inputSize], randomFloats(units * inputSize, seed));
+    const bias = operand("TENSOR_FLOAT32", [units], randomFloats(units, 9));
+    const runtime = (inputs: Tensor[]) => inputs.map((t) => ({ ...t, value: undefined }));
+    const first = [input, weights(8), bias, int32(1)];
+    const outputInfo = operand("TENSOR_FLOAT32", [rows, units], null);
+    const step = {
+      inputs: runtime(first).map((t, i) => i === 3 ? { ...t, value: t.data } : t),
+      outputs: [outputInfo],
+    };
+    ok(
+      fullyConnectedSimd.supports(step),
+      `cpu-simd takes runtime weights [${units}, ${inputSize}]`,
+    );
+    strictEqual(fullyConnectedSimd.pack!(step), undefined, "nothing to pack at preparation");
+    const kernel = fullyConnectedSimd.bind(step, []);
+    ok(kernel, "a GEMM is bound");
+    for (const inputs of [first, [input, weights(10), bias, int32(1)]]) {
+      const want = operand("TENSOR_FLOAT32", [rows, units], new Float32Array(rows * units));
+      const got = operand("TENSOR_FLOAT32", [rows, units], new Float32Array(rows * units));
+      fullyConnected.execute(inputs, [want]);
+      kernel(inputs, [got]);
+      const w = want.data as Float32Array, g = got.data as Float32Array;
+      for (let i = 0; i < w.length; i++) {
+        ok(Math.abs(g[i] - w[i]) <= 1e-5 + 1e-5 * Math.abs(w[i]), `[${rows}x${units}] ${i}`);
+      }
+    }
+  }
+});
+
 Deno.test("transposeConv2d binds a GEMM and scatter that match the reference: strides that overlap or not, padding, NCHW, both forms", () => {
   const filter = (fh: number, fw: number) =>
     operand("TENSOR_FLOAT32", [6, fh, fw, 3], randomFloats(6 * fh * fw * 3, 4));

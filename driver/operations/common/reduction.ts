@@ -5,7 +5,11 @@
  * them gives shape [1], as NNAPI's `Reduce.cpp` does (also for MEAN, where Android's
  * `meanPrepare` would give a rank-0 tensor).
  */
-import { reduceGeneric, type ReductionPlan } from "../../../kernels/reduction_kernels.ts";
+import {
+  type Fold,
+  reduceGeneric,
+  type ReductionPlan,
+} from "../../../kernels/reduction_kernels.ts";
 import type { Tensor } from "../../../nnapi/tensor.ts";
 import type { HalVersion, OperandType, OperationType } from "../../../nnapi/types.ts";
 import {
@@ -102,9 +106,9 @@ export interface ReduceSpec<T extends OperationType> {
   type: T;
   /** The HAL version of each supported input type. */
   versions: Partial<Record<OperandType, HalVersion>>;
-  /** The fold's start value for an input type (the identity of `combine`). */
+  /** The fold's start value for an input type (its identity). */
   init: (type: OperandType) => number;
-  combine: (acc: number, x: number) => number;
+  fold: Fold;
 }
 
 /** The largest finite value of a reduced element type (float16, float32, uint8). */
@@ -135,7 +139,7 @@ export function reduceOperation<T extends OperationType>(
       const plan = executionPlan(inputs);
       reduceGeneric(input.data!, plan, outputs[0].data!, {
         init: spec.init(input.type),
-        combine: spec.combine,
+        fold: spec.fold,
       });
     },
   };
