@@ -155,9 +155,39 @@ function* packBuffer(
   return { buffer, refs };
 }
 
+/** Operations whose output is their first input's bytes under another shape. */
+const SAME_BYTES: ReadonlySet<string> = new Set(["RESHAPE", "SQUEEZE", "EXPAND_DIMS"]);
+
+/**
+ * For each operand, the operand whose arena bytes it shares (itself if none): the output of
+ * a RESHAPE, SQUEEZE or EXPAND_DIMS of an arena tensor of the same type and size is those
+ * same bytes, so the step copies nothing. Every operand is written once, so sharing is
+ * safe; the shared bytes live from the first write to the last read of any of them.
+ */
+function sharedBytes(
+  model: Model,
+  steps: readonly PreparedStep[],
+  inArena: (i: number) => boolean,
+) {
+  const root = model.operands.map((_, i) => i);
+  const find = (i: number): number => (root[i] === i ? i : (root[i] = find(root[i])));
+  for (const step of steps) {
+    const [input] = step.inputs;
+    const [output] = step.outputs;
+    if (!SAME_BYTES.has(model.operations[step.operation].type)) continue;
+    const a = model.operands[input], b = model.operands[output];
+    if (!inArena(input) || !inArena(output) || a.type !== b.type) continue;
+    if (byteSize(a.type, a.dimensions) !== byteSize(b.type, b.dimensions)) continue;
+    root[find(output)] = find(input);
+  }
+  return model.operands.map((_, i) => find(i));
+}
+
 /**
  * Greedy arena placement by decreasing size: an operand may reuse bytes of operands whose
  * lifetimes (first write to last read) do not overlap. Model outputs live to the end.
+ * Operands that are one another's bytes under another shape ({@link sharedBytes}) are
+ * placed once, for their joint lifetime.
  */
 function layoutArena(model: Model, steps: PreparedStep[]): ArenaLayout | undefined {
   if (!model.staticShapes) return undefined;
@@ -177,14 +207,21 @@ function layoutArena(model: Model, steps: PreparedStep[]): ArenaLayout | undefin
     for (const o of step.inputs) last[o] = s;
   });
   for (const o of model.outputIndexes) last[o] = steps.length;
-  const candidates = operands.map((_, i) => i).filter(inArena)
-    .map((i) => ({
-      i,
-      size: align(byteSize(operands[i].type, operands[i].dimensions)),
-      from: first[i],
-      to: Math.max(last[i], first[i]),
-    }))
-    .sort((a, b) => b.size - a.size || a.i - b.i);
+  const shared = sharedBytes(model, steps, inArena);
+  const groups = new Map<number, { i: number; size: number; from: number; to: number }>();
+  for (let i = 0; i < operands.length; i++) {
+    if (!inArena(i)) continue;
+    const size = align(byteSize(operands[i].type, operands[i].dimensions));
+    const from = first[i], to = Math.max(last[i], first[i]);
+    const group = groups.get(shared[i]);
+    if (!group) {
+      groups.set(shared[i], { i: shared[i], size, from, to });
+    } else {
+      group.from = Math.min(group.from, from);
+      group.to = Math.max(group.to, to);
+    }
+  }
+  const candidates = [...groups.values()].sort((a, b) => b.size - a.size || a.i - b.i);
   const offsets = new Array<number>(operands.length).fill(-1);
   const placed: { offset: number; size: number; from: number; to: number }[] = [];
   let size = 0;
@@ -200,6 +237,9 @@ function layoutArena(model: Model, steps: PreparedStep[]): ArenaLayout | undefin
     offsets[c.i] = offset;
     placed.push({ offset, size: c.size, from: c.from, to: c.to });
     size = Math.max(size, offset + c.size);
+  }
+  for (let i = 0; i < operands.length; i++) {
+    if (inArena(i)) offsets[i] = offsets[shared[i]];
   }
   return { size, offsets };
 }

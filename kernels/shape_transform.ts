@@ -252,7 +252,18 @@ export function channelShuffle(
   );
 }
 
-/** Copies the elements unchanged (SQUEEZE, EXPAND_DIMS: only the shape changes). */
+/**
+ * Copies the elements unchanged (RESHAPE, SQUEEZE, EXPAND_DIMS: only the shape changes):
+ * nothing to do when the arena placed both at the same bytes, a block copy between typed
+ * arrays of one kind, else element by element.
+ */
 export function copyElements(input: ReadonlyNumbers, output: Numbers): void {
+  if (ArrayBuffer.isView(input) && ArrayBuffer.isView(output)) {
+    if (input.buffer === output.buffer && input.byteOffset === output.byteOffset) return;
+    if (input.constructor === output.constructor && input.length === output.length) {
+      (output as Float32Array).set(input as Float32Array);
+      return;
+    }
+  }
   for (let i = 0; i < output.length; i++) output[i] = input[i];
 }

@@ -4,6 +4,7 @@
  * shape (TENSOR_INT32, rank 1), whose one optional -1 entry is inferred from the element
  * count. The shape may be a model input, so the output shape may be known only at execution.
  */
+import { copyElements } from "../../kernels/shape_transform.ts";
 import { elementCount } from "../../nnapi/tensor.ts";
 import { checkInputType } from "./common/operand_types.ts";
 import { checkSameQuantization } from "./common/quantization.ts";
@@ -81,8 +82,6 @@ export const reshape: OperationDefinition<"RESHAPE"> = withSignedQuant8({
       dims.length === shape.length && dims.every((d, i) => d === shape[i]),
       `shape (input ${SHAPE}) gives [${dims.join(",")}] but output 0 is [${shape.join(",")}]`,
     );
-    const from = inputs[INPUT].data!;
-    const to = outputs[0].data!;
-    for (let i = 0; i < to.length; i++) to[i] = from[i];
+    copyElements(inputs[INPUT].data!, outputs[0].data!);
   },
 });

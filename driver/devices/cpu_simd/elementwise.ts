@@ -31,8 +31,9 @@ function staticFloat({ inputs, outputs }: StepOperands, tensors: number): boolea
 
 /**
  * How the SIMD kernel reads an operand of `shape` for an output of `outShape`: a tensor of
- * its layout, one value, or a row along the last axis repeated (`[1, ..., 1, C]`, a
- * per-channel scale or bias of an NHWC tensor); undefined otherwise.
+ * its layout, one value, or a block of the output's trailing extents repeated over its
+ * leading ones (`[1, ..., 1, C]`, a per-channel scale or bias of an NHWC tensor; `[1, 1, T,
+ * D]` over `[1, H, T, D]`, a position table over attention heads); undefined otherwise.
  */
 function operandForm(
   shape: readonly number[],
@@ -42,8 +43,11 @@ function operandForm(
   const n = elementCount(outShape);
   if (count === n) return "tensor";
   if (count === 1) return "scalar";
-  const last = shape[shape.length - 1];
-  const isRow = last === outShape[outShape.length - 1] && count === last;
+  let first = 0;
+  while (first < shape.length && shape[first] === 1) first++;
+  const block = shape.slice(first);
+  const isRow = block.length <= outShape.length &&
+    sameShape(block, outShape.slice(outShape.length - block.length));
   return isRow ? "row" : undefined;
 }
 

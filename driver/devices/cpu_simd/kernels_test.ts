@@ -2,7 +2,9 @@
  * CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV_2D and FULLY_CONNECTED pack constant float32 weights at
  * preparation and bind optimized kernels to them that agree with their reference kernels
  * (NHWC and NCHW, implicit and explicit padding, every fused activation), fall back to the
- * reference for shapes they were not planned for, and leave everything else alone.
+ * reference for shapes they were not planned for, and leave everything else alone;
+ * FULLY_CONNECTED also takes weights computed at execution, and the arithmetic reads its
+ * operands in the forms the SIMD kernels take.
  */
 import { ok, strictEqual } from "node:assert/strict";
 import { Executable } from "../../executable.ts";
@@ -18,6 +20,9 @@ import type { OperationDefinition, PrepareInput } from "../../operations/operati
 import type { StepImplementation } from "../device.ts";
 import { conv2dSimd, depthwiseConv2dSimd } from "./convolution.ts";
 import { fullyConnectedSimd } from "./fully_connected.ts";
+import { mulSimd, subSimd } from "./elementwise.ts";
+import { mul } from "../../operations/mul.ts";
+import { sub } from "../../operations/sub.ts";
 import { transposeConv2d } from "../../operations/transpose_conv_2d.ts";
 import { transposeConv2dSimd } from "./transpose_conv.ts";
 
@@ -317,5 +322,44 @@ Deno.test("a prepared model packs its weights once and runs them like the refere
   strictEqual(g.length, 10);
   for (let i = 0; i < 10; i++) {
     ok(Math.abs(g[i] - w[i]) <= 1e-5 + 1e-5 * Math.abs(w[i]), `output ${i}: ${g[i]} vs ${w[i]}`);
+  }
+});
+
+Deno.test("arithmetic on cpu-simd reads a block of the output's trailing extents repeated over its leading ones, bit for bit with the reference", () => {
+  const cases: [number[], number[], boolean][] = [
+    [[1, 8, 40, 32], [1, 1, 40, 32], true], // a position table over attention heads
+    [[1, 8, 40, 30], [40, 30], true], // a row whose width is not a multiple of 4
+    [[2, 5, 7], [7], true], // a per-channel row
+    [[2, 5, 7], [1], true], // one value
+    [[1, 1, 40, 32], [1, 8, 40, 32], true], // the block on the left
+    [[2, 5, 7], [2, 1, 7], false], // a middle axis broadcast: the reference's
+  ];
+  for (const [type, reference, simd] of [["MUL", mul, mulSimd], ["SUB", sub, subSimd]] as const) {
+    for (const [aShape, bShape, taken] of cases) {
+      const count = (s: number[]) => s.reduce((x, y) => x * y, 1);
+      const outShape = aShape.map((d, i) =>
+        Math.max(d, bShape[bShape.length - aShape.length + i] ?? 1)
+      );
+      if (bShape.length > aShape.length) outShape.splice(0, outShape.length, ...bShape);
+      const a = operand("TENSOR_FLOAT32", aShape, randomFloats(count(aShape), 3));
+      const b = operand("TENSOR_FLOAT32", bShape, randomFloats(count(bShape), 4));
+      const inputs = [a, b, int32(0)];
+      const outputInfo = operand("TENSOR_FLOAT32", outShape, null);
+      const step = {
+        inputs: inputs.map((t, i) => ({ ...t, value: i === 2 ? t.data : undefined })),
+        outputs: [outputInfo],
+      };
+      strictEqual(simd.supports(step), taken, `${type} [${aShape}] by [${bShape}]`);
+      if (!taken) continue;
+      const kernel = simd.bind(step, [])!;
+      const want = operand("TENSOR_FLOAT32", outShape, new Float32Array(count(outShape)));
+      const got = operand("TENSOR_FLOAT32", outShape, new Float32Array(count(outShape)));
+      reference.execute(inputs, [want]);
+      kernel(inputs, [got]);
+      const w = want.data as Float32Array, g = got.data as Float32Array;
+      for (let i = 0; i < w.length; i++) {
+        ok(Object.is(g[i], w[i]), `${type} [${aShape}] by [${bShape}] at ${i}: ${g[i]} vs ${w[i]}`);
+      }
+    }
   }
 });
