@@ -92,12 +92,26 @@ export function transpose(
 ): void {
   const inStrides = rowMajorStrides(shape);
   const outShape = perm.map((p) => shape[p]);
+  const outStrides = rowMajorStrides(outShape);
+  const box = outShape.map((extent, d) => ({
+    extent,
+    from: inStrides[perm[d]],
+    to: outStrides[d],
+  }));
+  // Any order of the box's dimensions copies the same elements; the walk costs most per
+  // innermost run, so a long dimension goes innermost, contiguous ones preferred (NCHW ->
+  // NHWC of an image then walks rows of W pixels, not runs of 3 channels).
+  const score = (b: (typeof box)[number]) =>
+    b.extent * (b.from === 1 ? 2 : 1) * (b.to === 1 ? 2 : 1);
+  let inner = box.length - 1;
+  for (let d = 0; d < box.length; d++) if (score(box[d]) > score(box[inner])) inner = d;
+  box.push(...box.splice(inner, 1));
   copyStrided(
-    outShape,
+    box.map((b) => b.extent),
     input,
-    { offset: 0, strides: perm.map((p) => inStrides[p]) },
+    { offset: 0, strides: box.map((b) => b.from) },
     output,
-    { offset: 0, strides: rowMajorStrides(outShape) },
+    { offset: 0, strides: box.map((b) => b.to) },
   );
 }
 

@@ -57,3 +57,31 @@ Deno.test("channelShuffle() interleaves the groups", () => {
   channelShuffle(Float32Array.of(0, 1, 2, 3, 4, 5), { outer: 1, axis: 6, inner: 1 }, 2, out);
   deepStrictEqual(Array.from(out), [0, 3, 1, 4, 2, 5]);
 });
+
+Deno.test("transpose() of every permutation of ranks 1-4 (whichever dimension the walk puts innermost) moves each element where the permutation says", () => {
+  const permutations = (n: number): number[][] =>
+    n === 0
+      ? [[]]
+      : permutations(n - 1).flatMap((p) =>
+        Array.from({ length: n }, (_, at) => [...p.slice(0, at), n - 1, ...p.slice(at)])
+      );
+  for (const shape of [[7], [3, 5], [2, 7, 3], [2, 3, 224, 5], [1, 3, 4, 6]]) {
+    const count = shape.reduce((a, b) => a * b, 1);
+    const input = Int32Array.from({ length: count }, (_, i) => i);
+    for (const perm of permutations(shape.length)) {
+      const out = new Int32Array(count);
+      transpose(input, shape, perm, out);
+      const outShape = perm.map((p) => shape[p]);
+      // Output element k's coordinates, mapped back to the input's.
+      for (let k = 0; k < count; k++) {
+        const at = new Array<number>(shape.length);
+        for (let d = outShape.length - 1, rest = k; d >= 0; d--) {
+          at[perm[d]] = rest % outShape[d];
+          rest = Math.floor(rest / outShape[d]);
+        }
+        const from = at.reduce((index, c, d) => index * shape[d] + c, 0);
+        if (out[k] !== from) throw new Error(`[${shape}] perm [${perm}] at ${k}: ${out[k]}`);
+      }
+    }
+  }
+});
