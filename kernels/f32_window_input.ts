@@ -55,19 +55,27 @@ export function copyPaddedInput(
   const { inHeight, inWidth, inDepth } = g;
   const { height, width, top, left, depthMultiplier, pixelStride } = p;
   const dense = depthMultiplier === 1 && pixelStride === inDepth;
-  // Inside and dense, the rows below overwrite every float of the copy.
-  if (!(p.inside && dense)) target.fill(0, offset, offset + paddedInputLength(g, p));
   const x0 = Math.max(0, left);
   const x1 = Math.min(width, left + inWidth);
+  // Dense rows overwrite their input pixels, so only the border needs zeros (one pass over
+  // the copy rather than two); with channel padding or repeats, every float is cleared.
+  if (!dense || x1 <= x0) target.fill(0, offset, offset + paddedInputLength(g, p));
   if (x1 <= x0) return;
+  const rowFloats = width * pixelStride;
   for (let b = 0; b < g.batches; b++) {
     for (let py = 0; py < height; py++) {
       const iy = py - top;
-      if (iy < 0 || iy >= inHeight) continue;
+      const row = offset + (b * height + py) * rowFloats;
+      if (iy < 0 || iy >= inHeight) {
+        if (dense) target.fill(0, row, row + rowFloats);
+        continue;
+      }
       let from = ((b * inHeight + iy) * inWidth + (x0 - left)) * inDepth;
-      let to = offset + ((b * height + py) * width + x0) * pixelStride;
+      let to = row + x0 * pixelStride;
       if (dense) {
+        target.fill(0, row, to);
         target.set(input.subarray(from, from + (x1 - x0) * inDepth), to);
+        target.fill(0, row + x1 * pixelStride, row + rowFloats);
         continue;
       }
       for (let x = x0; x < x1; x++, from += inDepth, to += pixelStride) {

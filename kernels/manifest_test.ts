@@ -368,6 +368,18 @@ for (const variant of F32_DWCONV_KERNELS) {
           multiplier: 2,
         },
         { inHeight: 4, inWidth: 4, inDepth: 32, filter: [4, 4], outDepth: 32, multiplier: 1 },
+        // Dense (whole blocks of channels) with padding in two batches: only the border of
+        // the staged copy is cleared, after other calls left their values in the scratch.
+        {
+          batches: 2,
+          inHeight: 6,
+          inWidth: 5,
+          inDepth: 16,
+          filter: [3, 3],
+          same: true,
+          outDepth: 16,
+          multiplier: 1,
+        },
       ];
       cases.forEach((c, i) => checkDwconv(variant, c, 700 + i));
     },
