@@ -3,7 +3,8 @@
  * (ONNX bytes) at a thread count, then run it on one input. nnserve runs in process (the
  * executable the executor workers run, kernels and plan only) and over HTTP (a server
  * process, JSON with base64 tensors or raw bytes); onnxruntime-node is the native peer and
- * onnxruntime-web (WebAssembly SIMD, in a worker) the WebAssembly one.
+ * onnxruntime-web (WebAssembly SIMD, in a worker) the WebAssembly one; TensorFlow.js's
+ * WebAssembly backend is in `tfjs_wasm.ts`.
  */
 import * as ort from "onnxruntime-node";
 import { convertOnnx } from "../../converter/onnx/convert.ts";
@@ -35,6 +36,8 @@ export interface PeerRun {
 
 export interface Engine {
   name: string;
+  /** The thread counts it can run at; all of the benchmark's when omitted. */
+  threadCounts?: readonly number[];
   prepare(model: Uint8Array, input: PeerInput, threads: number): Promise<PeerRun>;
 }
 

@@ -1,7 +1,8 @@
 /**
  * `deno task bench:peers [--quick] [--write]`: in one run on this machine, the same models
  * (MobileNetV2 and PaddleOCR's three CNNs) in nnserve (in process and over HTTP),
- * onnxruntime-node and onnxruntime-web at 1 and 2 threads, median
+ * onnxruntime-node, onnxruntime-web and (where it can be built, at the threads it has)
+ * TensorFlow.js's WebAssembly backend at 1 and 2 threads, median
  * and p90 latency and nnserve's ratio to the peer; GEMM GFLOP/s against this CPU's measured
  * WebAssembly SIMD128 peak; REST throughput of a tiny model against a Hono JSON echo. With
  * `--write` it writes the tables and a chart to docs/performance.md and performance.svg.
@@ -20,9 +21,11 @@ import {
   ONNXRUNTIME_NODE,
   ONNXRUNTIME_WEB,
   type PeerInput,
+  type PeerRun,
 } from "./engines.ts";
 import { gemmGflops } from "./gemm.ts";
 import { restThroughput, uploadFloor } from "./rest.ts";
+import { NotBuildable, TFJS_WASM } from "./tfjs_wasm.ts";
 import { simd128PeakGflops } from "./simd_peak.ts";
 import { type Latency, measure } from "./timing.ts";
 import { barChartSvg, performanceMarkdown, type Results } from "./report.ts";
@@ -39,6 +42,7 @@ const ENGINES: Engine[] = [
   NNSERVE_HTTP_BASE64,
   NNSERVE_HTTP_BINARY,
   NNSERVE_IN_PROCESS,
+  TFJS_WASM,
   ONNXRUNTIME_WEB,
   ONNXRUNTIME_NODE,
 ];
@@ -80,7 +84,15 @@ for (const model of models) {
   for (const threads of THREADS) {
     let reference: Float32Array | undefined;
     for (const engine of [...ENGINES].reverse()) {
-      const run = await engine.prepare(model.bytes, model.input, threads);
+      if (engine.threadCounts && !engine.threadCounts.includes(threads)) continue;
+      let run: PeerRun;
+      try {
+        run = await engine.prepare(model.bytes, model.input, threads);
+      } catch (error) {
+        if (!(error instanceof NotBuildable)) throw error;
+        console.log(`${model.name} | ${engine.name} | not built for it: ${error.message}`);
+        continue;
+      }
       try {
         const output = await run.run();
         reference ??= output; // onnxruntime-node runs first
