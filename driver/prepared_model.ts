@@ -6,6 +6,7 @@
  * cache stores it as a JSON model cache plus the constant buffer as data cache.
  */
 import { DriverError } from "../nnapi/errors.ts";
+import { align, type ArenaLayout, layoutArena, TENSOR_ALIGNMENT } from "./arena_layout.ts";
 import type { StepImplementation } from "./devices/device.ts";
 import { stepOperands } from "./devices/host_device.ts";
 import { deviceNamed, FALLBACK_DEVICE, HOST_DEVICES, subgraphRuntime } from "./devices/registry.ts";
@@ -13,14 +14,7 @@ import type { Model, Operand, Subgraph } from "./model.ts";
 import type { PlanSummary } from "./partitioner/model_partition.ts";
 import { placeByPreference } from "./partitioner/placement.ts";
 import { operationDefinition } from "./operations/registry.ts";
-import {
-  byteSize,
-  type ChannelQuant,
-  elementBytes,
-  isFullySpecified,
-  type TensorData,
-  typedView,
-} from "../nnapi/tensor.ts";
+import { type ChannelQuant, elementBytes, type TensorData, typedView } from "../nnapi/tensor.ts";
 import type { HalVersion, Lifetime, OperandType, OperationType } from "../nnapi/types.ts";
 
 /**
@@ -65,13 +59,6 @@ export interface PreparedStep {
   outputs: number[];
   /** Weights its device packed at preparation, in the constant buffer. */
   packed?: TensorRef[];
-}
-
-/** Byte offsets of every intermediate/output tensor in one per-execution buffer. */
-export interface ArenaLayout {
-  size: number;
-  /** Per operand; -1 for operands that do not live in the arena. */
-  offsets: number[];
 }
 
 /** Options of NNAPI `prepareModel` that shape the plan. */
@@ -120,13 +107,6 @@ export const REFERENCED_DEVICE = FALLBACK_DEVICE.info.name;
 /** A plan without its weights: enough to check requests, shapes and buffer roles. */
 export type Plan = Omit<PreparedModel, "weights">;
 
-/** Alignment of tensors in the constant buffer and the arena (a cache line, SIMD-friendly). */
-export const TENSOR_ALIGNMENT = 64;
-
-function align(n: number): number {
-  return Math.ceil(n / TENSOR_ALIGNMENT) * TENSOR_ALIGNMENT;
-}
-
 /** A typed view of a constant of the plan. */
 export function constantView(prepared: PreparedModel, ref: TensorRef): TensorData {
   const buffer = ref.buffer === "small" ? prepared.smallConstants : prepared.weights;
@@ -153,95 +133,6 @@ function* packBuffer(
     yield `while copying constants (${i + 1} of ${tensors.length} ${name} tensors copied)`;
   }
   return { buffer, refs };
-}
-
-/** Operations whose output is their first input's bytes under another shape. */
-const SAME_BYTES: ReadonlySet<string> = new Set(["RESHAPE", "SQUEEZE", "EXPAND_DIMS"]);
-
-/**
- * For each operand, the operand whose arena bytes it shares (itself if none): the output of
- * a RESHAPE, SQUEEZE or EXPAND_DIMS of an arena tensor of the same type and size is those
- * same bytes, so the step copies nothing. Every operand is written once, so sharing is
- * safe; the shared bytes live from the first write to the last read of any of them.
- */
-function sharedBytes(
-  model: Model,
-  steps: readonly PreparedStep[],
-  inArena: (i: number) => boolean,
-) {
-  const root = model.operands.map((_, i) => i);
-  const find = (i: number): number => (root[i] === i ? i : (root[i] = find(root[i])));
-  for (const step of steps) {
-    const [input] = step.inputs;
-    const [output] = step.outputs;
-    if (!SAME_BYTES.has(model.operations[step.operation].type)) continue;
-    const a = model.operands[input], b = model.operands[output];
-    if (!inArena(input) || !inArena(output) || a.type !== b.type) continue;
-    if (byteSize(a.type, a.dimensions) !== byteSize(b.type, b.dimensions)) continue;
-    root[find(output)] = find(input);
-  }
-  return model.operands.map((_, i) => find(i));
-}
-
-/**
- * Greedy arena placement by decreasing size: an operand may reuse bytes of operands whose
- * lifetimes (first write to last read) do not overlap. Model outputs live to the end.
- * Operands that are one another's bytes under another shape ({@link sharedBytes}) are
- * placed once, for their joint lifetime.
- */
-function layoutArena(model: Model, steps: PreparedStep[]): ArenaLayout | undefined {
-  if (!model.staticShapes) return undefined;
-  const { operands } = model;
-  const inArena = (i: number) =>
-    operands[i].lifetime === "TEMPORARY_VARIABLE" || operands[i].lifetime === "MODEL_OUTPUT";
-  for (let i = 0; i < operands.length; i++) {
-    if (inArena(i) && !isFullySpecified(operands[i].dimensions)) return undefined;
-  }
-  for (const i of model.inputIndexes) {
-    if (!isFullySpecified(operands[i].dimensions)) return undefined;
-  }
-  const first = new Array<number>(operands.length).fill(-1);
-  const last = new Array<number>(operands.length).fill(-1);
-  steps.forEach((step, s) => {
-    for (const o of step.outputs) first[o] = s;
-    for (const o of step.inputs) last[o] = s;
-  });
-  for (const o of model.outputIndexes) last[o] = steps.length;
-  const shared = sharedBytes(model, steps, inArena);
-  const groups = new Map<number, { i: number; size: number; from: number; to: number }>();
-  for (let i = 0; i < operands.length; i++) {
-    if (!inArena(i)) continue;
-    const size = align(byteSize(operands[i].type, operands[i].dimensions));
-    const from = first[i], to = Math.max(last[i], first[i]);
-    const group = groups.get(shared[i]);
-    if (!group) {
-      groups.set(shared[i], { i: shared[i], size, from, to });
-    } else {
-      group.from = Math.min(group.from, from);
-      group.to = Math.max(group.to, to);
-    }
-  }
-  const candidates = [...groups.values()].sort((a, b) => b.size - a.size || a.i - b.i);
-  const offsets = new Array<number>(operands.length).fill(-1);
-  const placed: { offset: number; size: number; from: number; to: number }[] = [];
-  let size = 0;
-  for (const c of candidates) {
-    const conflicts = placed
-      .filter((p) => p.from <= c.to && c.from <= p.to)
-      .sort((a, b) => a.offset - b.offset);
-    let offset = 0;
-    for (const p of conflicts) {
-      if (offset + c.size <= p.offset) break;
-      offset = Math.max(offset, p.offset + p.size);
-    }
-    offsets[c.i] = offset;
-    placed.push({ offset, size: c.size, from: c.from, to: c.to });
-    size = Math.max(size, offset + c.size);
-  }
-  for (let i = 0; i < operands.length; i++) {
-    if (inArena(i)) offsets[i] = offsets[shared[i]];
-  }
-  return { size, offsets };
 }
 
 /**
