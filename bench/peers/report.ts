@@ -59,7 +59,8 @@ const FINDINGS = `## What was found and changed
   with its bias and ReLU6) and agrees with onnxruntime-node within 2e-7. Under Deno it runs
   on one thread only (it takes Node's path, where its threaded build is not offered), and the
   PaddleOCR graphs have operations the rebuild does not cover, so it has MobileNetV2 rows at
-  one thread.
+  one thread. There nnserve is 1.4x faster than it in process and 1.2x over HTTP with binary
+  tensors (26.7 ms against 18.5 and 21.7 in this session's run).
 - **Copies around every SIMD kernel call**: tensors were copied into the WebAssembly heap and
   out again. An executable's arena now lives in that heap and is reused by every run; the
   kernels read and write it in place (MobileNet v1 in process: 39.8 -> 30 ms).
@@ -96,13 +97,13 @@ number):
   missed. onnxruntime-node runs them with native AVX-512 kernels and graph fusions (MobileNetV2
   at about 120 GFLOP/s effective); WebAssembly SIMD128 peaks near 50 GFLOP/s on this CPU, so
   MobileNetV2's 600 M flops take at least 11.8 ms there, more than 2.5x onnxruntime-node's
-  4.5 ms: the target is below what 128-bit kernels can reach. The PaddleOCR models are 3-5x
+  4.5 ms: the target is below what 128-bit kernels can reach. The PaddleOCR models are 3-3.5x
   onnxruntime-node in process.
 - At least 1.5x faster than onnxruntime-web at equal threads. One thread: MobileNetV2 met
   (1.5-2.2x in process, 1.5-1.9x over HTTP with binary tensors, across runs); the
   text-direction classifier is about as fast as onnxruntime-web in process and slower over
   HTTP (its run is 2-3 ms, so the HTTP floor decides); the detector and the recognizer are
-  1.1-1.5x faster in process (missed), and over HTTP their 0.4 MB and 1 MB outputs add the
+  1.3-1.45x faster in process (missed), and over HTTP their 0.4 MB and 1 MB outputs add the
   floor of moving them (their HTTP overhead is at or below that floor). Two threads: missed.
   nnserve gains 20-25% from its second thread (MobileNetV2 in process 19.5 -> 15.3 ms),
   onnxruntime-web 45-55%: the element-wise operations, depthwise convolutions, the zero-padded
