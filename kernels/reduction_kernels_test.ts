@@ -4,7 +4,6 @@ import {
   type Fold,
   meanFloat32,
   meanQuant8,
-  reducedCount,
   reduceGeneric,
 } from "./reduction_kernels.ts";
 import { seededFloats } from "./seeded_random.ts";

@@ -8,26 +8,17 @@ import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { compare, compareBytes } from "./onnx/compare.ts";
 import {
   type GraphSpec,
+  type Initializer,
   INT8,
   type NodeSpec,
   onnx,
   onnxBytes,
-  seeded,
+  seededIntegers,
   UINT8,
 } from "../tools/onnx_graphs.ts";
 import { withTestServer } from "./server_fixture.ts";
 
 const INT32 = onnx.TensorProto.DataType.INT32;
-type Initializer = NonNullable<GraphSpec["initializers"]>[number];
-
-/** Seeded 8-bit integers of ONNX type `type` (UINT8: 0..254, INT8: -127..127). */
-function integers(name: string, dims: number[], seed: number, type: number): Initializer {
-  const values = Array.from(
-    seeded(dims, seed),
-    (v) => type === UINT8 ? Math.floor((v + 1) * 127.5) : Math.round(v * 127),
-  );
-  return { name, dims, values, dataType: type };
-}
 
 /** `name`: one value, or one per index ([n]) when given several. */
 function zeroPoint(name: string, values: number[], type: number): Initializer {
@@ -134,7 +125,7 @@ Deno.test("MatMulInteger after DynamicQuantizeLinear matches onnxruntime (uint8/
           outputs: ["p"],
         },
         [
-          integers("w", [8, 6], 7, type),
+          seededIntegers("w", [8, 6], 7, type),
           ...(zeros.length ? [zeroPoint("w_zero", zeros, type)] : []),
         ],
       );
@@ -148,7 +139,7 @@ Deno.test("MatMulInteger after DynamicQuantizeLinear matches onnxruntime (uint8/
     const shared = dynamicGraph(
       { x: [3, 8], y: [3, 6] },
       { op: "MatMulInteger", inputs: ["xq", "w", "x_zero"], outputs: ["p"] },
-      [integers("w", [8, 6], 8, UINT8)],
+      [seededIntegers("w", [8, 6], 8, UINT8)],
       [{ name: "xq", dims: [3, 8], type: UINT8 }],
     );
     await compare(server, shared, "MatMulInteger, xq also an output", 3, 1e-5, 4);
@@ -181,14 +172,14 @@ Deno.test("ConvInteger after DynamicQuantizeLinear matches onnxruntime (pads, st
       const spec = dynamicGraph(
         { x, y },
         { op: "ConvInteger", inputs: ["xq", "w", "x_zero", "w_zero"], outputs: ["p"], attributes },
-        [integers("w", w, 9, type), zeroPoint("w_zero", zeros, type)],
+        [seededIntegers("w", w, 9, type), zeroPoint("w_zero", zeros, type)],
       );
       await compare(server, spec, `ConvInteger ${what}`, 4, 1e-5, 5);
     }
     // A zero point per output channel, which onnxruntime's ConvInteger refuses: it runs the
     // same weights centered at import instead (int8 values that stay within int8).
     const perChannel = [0, 2, -1, 4];
-    const weights = integers("w", [4, 3, 3, 3], 9, INT8);
+    const weights = seededIntegers("w", [4, 3, 3, 3], 9, INT8);
     const small = Array.from(weights.values, (v) => Math.round(v / 2));
     const node: NodeSpec = {
       op: "ConvInteger",
@@ -235,7 +226,7 @@ Deno.test("MatMulInteger and ConvInteger refuse inputs that are not DynamicQuant
       inputs: [{ name: "x", dims: [3, 8] }],
       outputs: [{ name: "p", dims: [3, 6], type: INT32 }],
       nodes: [{ op: "MatMulInteger", name: "mm", inputs: ["x", "w"], outputs: ["p"] }],
-      initializers: [integers("w", [8, 6], 7, UINT8)],
+      initializers: [seededIntegers("w", [8, 6], 7, UINT8)],
       opset: 13,
     },
     /node 'mm' \(MatMulInteger\): MatMulInteger's A \('x'\) is TENSOR_FLOAT32; it must be the 8-bit output of DynamicQuantizeLinear/,

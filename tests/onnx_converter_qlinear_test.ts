@@ -11,30 +11,22 @@ import { DriverError } from "../nnapi/errors.ts";
 import { compare } from "./onnx/compare.ts";
 import {
   type GraphSpec,
+  type Initializer,
   INT8,
   type NodeSpec,
   onnx,
   onnxBytes,
   seeded,
+  seededIntegers,
   UINT8,
 } from "../tools/onnx_graphs.ts";
 import { type TestServer, withTestServer } from "./server_fixture.ts";
 
 const INT32 = onnx.TensorProto.DataType.INT32;
-type Initializer = NonNullable<GraphSpec["initializers"]>[number];
 
 /** The activations' scale: seeded inputs in [-1, 1) span about 255 steps. */
 const X_SCALE = 1 / 127;
 const Y_SCALE = 0.04;
-
-/** Seeded 8-bit integers of ONNX type `type` (UINT8: 0..254, INT8: -127..127). */
-function integers(name: string, dims: number[], seed: number, type: number): Initializer {
-  const values = Array.from(
-    seeded(dims, seed),
-    (v) => type === UINT8 ? Math.floor((v + 1) * 127.5) : Math.round(v * 127),
-  );
-  return { name, dims, values, dataType: type };
-}
 
 /** `<prefix>_scale` and `<prefix>_zero`: scalars, or per-channel [n] when given n values. */
 function quantization(
@@ -127,7 +119,7 @@ async function checkConv(server: TestServer, c: ConvCase) {
       attributes: c.attributes,
     },
     [
-      integers("w", c.weights.dims, 7, c.weights.type),
+      seededIntegers("w", c.weights.dims, 7, c.weights.type),
       ...quantization("w", c.weights.scales, c.weights.zeroPoints, c.weights.type),
       ...(c.bias
         ? [{
@@ -261,7 +253,7 @@ function matMulGraph(
       outputs: ["yq"],
     },
     [
-      integers("b", weights.dims, 11, weights.type),
+      seededIntegers("b", weights.dims, 11, weights.type),
       ...quantization("b", weights.scales, weights.zeroPoints, weights.type),
     ],
   );
@@ -364,7 +356,7 @@ Deno.test("QLinearMatMul and QLinearConv refuse what NNAPI's quantized operation
       inputs: ["xq", "x_scale", "x_zero", "w", "w_scale", "w_zero", "y_scale", "y_zero"],
       outputs: ["yq"],
     }, [
-      integers("w", [2, 2, 3, 3], 3, UINT8),
+      seededIntegers("w", [2, 2, 3, 3], 3, UINT8),
       ...quantization("w", [0.01, 0.02], [0, 0], UINT8),
     ]),
     /\(QLinearConv\): weights quantized per channel must be symmetric int8/,
@@ -375,7 +367,7 @@ Deno.test("QLinearMatMul and QLinearConv refuse what NNAPI's quantized operation
       inputs: ["xq", "x_scale", "x_zero", "w", "w_scale", "w_zero", "y_scale", "y_zero"],
       outputs: ["yq"],
     }, [
-      integers("w", [2, 2, 3, 3], 3, UINT8),
+      seededIntegers("w", [2, 2, 3, 3], 3, UINT8),
       { name: "w_scale", dims: [], values: [0.01] },
       { name: "w_zero", dims: [], values: [0], dataType: INT8 },
     ]),

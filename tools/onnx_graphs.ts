@@ -161,6 +161,23 @@ export function withOutputs(
   return onnx.ModelProto.encode(model).finish();
 }
 
+/** A constant of a graph (see {@link GraphSpec.initializers}). */
+export type Initializer = NonNullable<GraphSpec["initializers"]>[number];
+
+/** Seeded 8-bit integers of ONNX type `type` (UINT8: 0..254, INT8: -127..127). */
+export function seededIntegers(
+  name: string,
+  dims: number[],
+  seed: number,
+  type: number,
+): Initializer {
+  const values = Array.from(
+    seeded(dims, seed),
+    (v) => type === UINT8 ? Math.floor((v + 1) * 127.5) : Math.round(v * 127),
+  );
+  return { name, dims, values, dataType: type };
+}
+
 /** Seeded float32 values for a shape. */
 export function seeded(dims: number[], seed: number, scale = 2): Float32Array {
   return seededFloats(dims.reduce((a, b) => a * b, 1), seed, scale);

@@ -110,42 +110,28 @@ function buildForward(bytes: Uint8Array): { forward: Forward; weights: tf.Tensor
         if (relu6) fused.add(index + 1);
         const result = relu6 ? next.outputs[0] : out;
         const activation = relu6 ? "relu6" : "linear";
-        const oihw = tf.tensor4d(w.data, [outChannels, perGroup, kh, kw]);
-        if (group === 1) {
-          const filter = keep(tf.transpose(oihw, [2, 3, 1, 0]) as tf.Tensor4D);
-          oihw.dispose();
-          steps.push((v) =>
-            v.set(
-              result,
-              tf.fused.conv2d({
-                x: padded(v),
-                filter,
-                strides,
-                pad,
-                bias,
-                activation,
-              }),
-            )
-          );
-        } else if (perGroup === 1 && outChannels === group) {
-          const filter = keep(tf.transpose(oihw, [2, 3, 0, 1]) as tf.Tensor4D);
-          oihw.dispose();
-          steps.push((v) =>
-            v.set(
-              result,
-              tf.fused.depthwiseConv2d({
-                x: padded(v),
-                filter,
-                strides,
-                pad,
-                bias,
-                activation,
-              }),
-            )
-          );
-        } else {
+        const depthwise = group !== 1;
+        if (depthwise && !(perGroup === 1 && outChannels === group)) {
           throw new NotBuildable(`Conv with group ${group}`);
         }
+        // OIHW -> HWIO, or [C, 1, kh, kw] -> [kh, kw, C, 1] for a depthwise filter.
+        const oihw = tf.tensor4d(w.data, [outChannels, perGroup, kh, kw]);
+        const filter = keep(tf.transpose(oihw, depthwise ? [2, 3, 0, 1] : [2, 3, 1, 0]));
+        oihw.dispose();
+        const convolve = depthwise ? tf.fused.depthwiseConv2d : tf.fused.conv2d;
+        steps.push((v) =>
+          v.set(
+            result,
+            convolve({
+              x: padded(v),
+              filter: filter as tf.Tensor4D,
+              strides,
+              pad,
+              bias,
+              activation,
+            }),
+          )
+        );
         return;
       }
       case "Clip": {
