@@ -7,9 +7,6 @@ import { forEachBroadcastRow } from "./elementwise_binary.ts";
 import { roundHalfAwayFromZero } from "./fixed_point.ts";
 import type { Numbers, ReadonlyNumbers } from "./typed_arrays.ts";
 
-/** A float32 unary kernel: `out[i] = f(input[i])`, rounded to float32 on store. */
-export type Float32UnaryKernel = (input: Float32Array, out: Float32Array) => void;
-
 // Each kernel is its own loop: one shared loop calling a function argument would see every
 // function at one call site, which V8 then cannot inline (a call per element, ~20x slower).
 
