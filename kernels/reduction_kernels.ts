@@ -135,6 +135,13 @@ function foldRun(
     return;
   }
   if (fold === "sum") {
+    if (acc instanceof Float32Array) {
+      // A local rounded to float32 at each step, as storing it would round it.
+      let sum = acc[to];
+      for (let i = from; i < from + count; i++) sum = Math.fround(sum + input[i]);
+      acc[to] = sum;
+      return;
+    }
     // Stored at each step: the sum rounds to `acc`'s element type as it goes.
     for (let i = from; i < from + count; i++) acc[to] += input[i];
     return;
