@@ -1,7 +1,7 @@
 /**
- * WebAssembly SIMD float32 element-wise kernels: ADD, SUB, MUL and DIV of two tensors of
- * one layout or of a tensor and one value (splatted), clamped to the fused activation's
- * range, and HARD_SWISH. Four lanes per instruction; each lane rounds as the reference's
+ * WebAssembly SIMD float32 element-wise kernels: ADD, SUB, MUL, DIV, MINIMUM and MAXIMUM of
+ * two tensors of one layout or of a tensor and one value (splatted), clamped to the fused
+ * activation's range, and HARD_SWISH. Four lanes per instruction; each lane rounds as the reference's
  * `Math.fround` of the double result does (a double holds a float sum, product or quotient
  * closely enough that rounding it to float32 gives the float32 operation's result), and the
  * clamp uses `pmax`/`pmin`, which keep NaN as the reference's comparisons do.
@@ -10,14 +10,27 @@
  * tensors of another device) are copied into its scratch area first. Tails of fewer than
  * four elements run on the reference kernels.
  */
-import { ARITHMETIC_FLOAT32 } from "./elementwise_binary.ts";
+import { ARITHMETIC_FLOAT32, type ClampedFloat32Kernel } from "./elementwise_binary.ts";
+import { minMaxBroadcast } from "./elementwise_broadcast.ts";
 import { hardSwishFloat32 } from "./hard_swish.ts";
 import { FunctionBuilder, ModuleBuilder } from "./wasm_assembler.ts";
 import { realmHeap, type WasmHeap } from "./wasm_heap.ts";
 
-/** The arithmetic operations, in export order. */
-export type ArithmeticOp = keyof typeof ARITHMETIC_FLOAT32;
-export const ARITHMETIC = Object.keys(ARITHMETIC_FLOAT32) as ArithmeticOp[];
+/**
+ * The reference kernel of each binary operation (tails and widths the vectors do not cover
+ * run on it). MINIMUM and MAXIMUM have no fused activation: callers pass an infinite range.
+ */
+export const BINARY_REFERENCE = {
+  ...ARITHMETIC_FLOAT32,
+  min: (a, aShape, b, bShape, out, outShape) =>
+    minMaxBroadcast(a, aShape, b, bShape, out, outShape, true),
+  max: (a, aShape, b, bShape, out, outShape) =>
+    minMaxBroadcast(a, aShape, b, bShape, out, outShape, false),
+} as const satisfies Record<string, ClampedFloat32Kernel>;
+
+/** The binary operations, in export order. */
+export type ArithmeticOp = keyof typeof BINARY_REFERENCE;
+export const ARITHMETIC = Object.keys(BINARY_REFERENCE) as ArithmeticOp[];
 
 /**
  * How an operand is read: a tensor of the output's layout (one element per lane), one value
@@ -66,7 +79,10 @@ function binaryFunction(op: ArithmeticOp, forms: [OperandForm, OperandForm]): Fu
       if (op === "add") f.f32x4Add();
       else if (op === "sub") f.f32x4Sub();
       else if (op === "mul") f.f32x4Mul();
-      else f.f32x4Div();
+      else if (op === "div") f.f32x4Div();
+      // pmin(a, b) = b < a ? b : a and pmax(a, b) = a < b ? b : a: std::min and std::max.
+      else if (op === "min") f.f32x4Pmin();
+      else f.f32x4Pmax();
       f.localGet(lo).f32x4Pmax().localGet(hi).f32x4Pmin();
       f.v128Store();
       forms.forEach((form, i) => {
@@ -224,7 +240,7 @@ export function arithmeticSimd(
     const rest = [n - vectorized];
     const tail = (t: Operand) => t.form === "scalar" ? t.data : t.data.subarray(vectorized);
     const shape = (t: Operand) => t.form === "scalar" ? [1] : rest;
-    ARITHMETIC_FLOAT32[op](
+    BINARY_REFERENCE[op](
       tail(a),
       shape(a),
       tail(b),
@@ -273,7 +289,7 @@ function rowByRow(
       return t.data.subarray(from, from + rest[0]);
     };
     const at = r * width + vectorized;
-    ARITHMETIC_FLOAT32[op](
+    BINARY_REFERENCE[op](
       tail(a),
       rest,
       tail(b),

@@ -1,20 +1,29 @@
 /**
  * `cpu-simd`: the generated WebAssembly SIMD kernels (relaxed-SIMD FMA where the engine has
  * it, plain JS otherwise; `kernels/manifest.ts`) for the operations and forms they cover —
- * today float32 CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV_2D and FULLY_CONNECTED with constant
- * weights, and
- * element-wise ADD, SUB, MUL, DIV and HARD_SWISH, on static shapes. Everything else is reported unsupported, so the partitioner gives it to
- * another device; both CPUs share host memory, so switching between them costs nothing.
+ * today float32 CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV_2D with constant weights,
+ * FULLY_CONNECTED (weights constant or computed at execution), and element-wise ADD, SUB, MUL,
+ * DIV, MINIMUM, MAXIMUM and HARD_SWISH, on static shapes. Everything else is reported
+ * unsupported, so the partitioner gives it to another device; both CPUs share host memory,
+ * so switching between them costs nothing.
  */
 import type { StepTable } from "../device.ts";
 import { hostDevice } from "../host_device.ts";
 import { conv2dSimd, depthwiseConv2dSimd } from "./convolution.ts";
 import { fullyConnectedSimd } from "./fully_connected.ts";
-import { addSimd, divSimd, hardSwishStep, mulSimd, subSimd } from "./elementwise.ts";
+import {
+  addSimd,
+  divSimd,
+  hardSwishStep,
+  maximumSimd,
+  minimumSimd,
+  mulSimd,
+  subSimd,
+} from "./elementwise.ts";
 import { transposeConv2dSimd } from "./transpose_conv.ts";
 
 /** Version of the SIMD device: part of every cache key that uses it. */
-export const CPU_SIMD_VERSION = "0.2.0";
+export const CPU_SIMD_VERSION = "0.3.0";
 
 const STEPS = {
   CONV_2D: conv2dSimd,
@@ -24,6 +33,8 @@ const STEPS = {
   SUB: subSimd,
   MUL: mulSimd,
   DIV: divSimd,
+  MINIMUM: minimumSimd,
+  MAXIMUM: maximumSimd,
   HARD_SWISH: hardSwishStep,
   TRANSPOSE_CONV_2D: transposeConv2dSimd,
 } satisfies StepTable;

@@ -1,5 +1,5 @@
 /**
- * ADD, SUB, MUL, DIV and HARD_SWISH on `cpu-simd`: float32 on static shapes, the generated
+ * ADD, SUB, MUL, DIV, MINIMUM, MAXIMUM and HARD_SWISH on `cpu-simd`: float32 on static shapes, the generated
  * WebAssembly SIMD kernels (`kernels/f32_elementwise_simd.ts`), which equal the reference
  * bit for bit. The arithmetic takes operands of the output's layout, a single value or a
  * row along the last axis (a scale, a bias, per channel in NHWC) with a constant
@@ -18,6 +18,8 @@ import type { OperationType } from "../../../nnapi/types.ts";
 import { add } from "../../operations/add.ts";
 import { div } from "../../operations/div.ts";
 import { hardSwish } from "../../operations/hard_swish.ts";
+import { maximum } from "../../operations/maximum.ts";
+import { minimum } from "../../operations/minimum.ts";
 import { mul } from "../../operations/mul.ts";
 import type { Kernel, OperationDefinition } from "../../operations/operation.ts";
 import { sub } from "../../operations/sub.ts";
@@ -105,10 +107,37 @@ function arithmetic<T extends OperationType & ("ADD" | "SUB" | "MUL" | "DIV")>(
   };
 }
 
+/** MINIMUM or MAXIMUM: two operands in the SIMD forms, no activation. */
+function extreme<T extends OperationType & ("MINIMUM" | "MAXIMUM")>(
+  type: T,
+  op: "min" | "max",
+  reference: OperationDefinition<T>,
+): StepImplementation<T> {
+  return {
+    type,
+    supports: (step) => staticFloat(step, 2) && forms(step) !== undefined,
+    bind(step) {
+      const [aForm, bForm] = forms(step) ?? [];
+      if (!aForm || !bForm) return undefined;
+      return planned(step, 2, reference, (inputs, outputs) =>
+        arithmeticSimd(
+          op,
+          { data: inputs[0].data as Float32Array, form: aForm },
+          { data: inputs[1].data as Float32Array, form: bForm },
+          outputs[0].data as Float32Array,
+          -Infinity,
+          Infinity,
+        ));
+    },
+  };
+}
+
 export const addSimd = arithmetic("ADD", "add", add);
 export const subSimd = arithmetic("SUB", "sub", sub);
 export const mulSimd = arithmetic("MUL", "mul", mul);
 export const divSimd = arithmetic("DIV", "div", div);
+export const minimumSimd = extreme("MINIMUM", "min", minimum);
+export const maximumSimd = extreme("MAXIMUM", "max", maximum);
 
 export const hardSwishStep: StepImplementation<"HARD_SWISH"> = {
   type: "HARD_SWISH",

@@ -20,7 +20,9 @@ import type { OperationDefinition, PrepareInput } from "../../operations/operati
 import type { StepImplementation } from "../device.ts";
 import { conv2dSimd, depthwiseConv2dSimd } from "./convolution.ts";
 import { fullyConnectedSimd } from "./fully_connected.ts";
-import { mulSimd, subSimd } from "./elementwise.ts";
+import { maximumSimd, minimumSimd, mulSimd, subSimd } from "./elementwise.ts";
+import { maximum } from "../../operations/maximum.ts";
+import { minimum } from "../../operations/minimum.ts";
 import { mul } from "../../operations/mul.ts";
 import { sub } from "../../operations/sub.ts";
 import { transposeConv2d } from "../../operations/transpose_conv_2d.ts";
@@ -360,6 +362,30 @@ Deno.test("arithmetic on cpu-simd reads a block of the output's trailing extents
       for (let i = 0; i < w.length; i++) {
         ok(Object.is(g[i], w[i]), `${type} [${aShape}] by [${bShape}] at ${i}: ${g[i]} vs ${w[i]}`);
       }
+    }
+  }
+});
+
+Deno.test("MINIMUM and MAXIMUM on cpu-simd equal the reference bit for bit in the SIMD forms", () => {
+  const cases: [number[], number[]][] = [[[1, 40, 288], [1]], [[2, 5, 7], [7]], [[3, 8], [3, 8]]];
+  const steps = [[minimum, minimumSimd], [maximum, maximumSimd]] as const;
+  for (const [reference, simd] of steps) {
+    for (const [aShape, bShape] of cases) {
+      const count = (s: number[]) => s.reduce((x, y) => x * y, 1);
+      const a = operand("TENSOR_FLOAT32", aShape, randomFloats(count(aShape), 11));
+      const b = operand("TENSOR_FLOAT32", bShape, randomFloats(count(bShape), 12));
+      const outputInfo = operand("TENSOR_FLOAT32", aShape, null);
+      const step = {
+        inputs: [a, b].map((t) => ({ ...t, value: undefined })),
+        outputs: [outputInfo],
+      };
+      ok(simd.supports(step), `${reference.type} [${aShape}] by [${bShape}]`);
+      const want = operand("TENSOR_FLOAT32", aShape, new Float32Array(count(aShape)));
+      const got = operand("TENSOR_FLOAT32", aShape, new Float32Array(count(aShape)));
+      reference.execute([a, b], [want]);
+      simd.bind(step, [])!([a, b], [got]);
+      const w = want.data as Float32Array, g = got.data as Float32Array;
+      for (let i = 0; i < w.length; i++) ok(Object.is(g[i], w[i]), `${reference.type} at ${i}`);
     }
   }
 });
