@@ -80,64 +80,51 @@ function planned(
   };
 }
 
-function arithmetic<T extends OperationType & ("ADD" | "SUB" | "MUL" | "DIV")>(
+/** The operations of the binary SIMD kernels. */
+type BinaryType = "ADD" | "SUB" | "MUL" | "DIV" | "MINIMUM" | "MAXIMUM";
+
+/**
+ * A binary SIMD step: two operands in the kernel's forms, and for the arithmetic a constant
+ * fused activation (input 2); MINIMUM and MAXIMUM have none.
+ */
+function binary<T extends OperationType & BinaryType>(
   type: T,
   op: ArithmeticOp,
   reference: OperationDefinition<T>,
 ): StepImplementation<T> {
+  const activated = type !== "MINIMUM" && type !== "MAXIMUM";
+  /** The clamp of the fused activation; undefined when it is not a constant. */
+  const range = (step: StepOperands) => {
+    if (!activated) return { min: -Infinity, max: Infinity };
+    const code = step.inputs[2].value;
+    return code == null ? undefined : activationRangeFloat(Number(code[0]));
+  };
   return {
     type,
-    supports: (step) =>
-      staticFloat(step, 2) && forms(step) !== undefined && step.inputs[2].value != null,
+    supports: (step) => staticFloat(step, 2) && forms(step) !== undefined && !!range(step),
     bind(step) {
-      const code = step.inputs[2].value;
+      const clamp = range(step);
       const [aForm, bForm] = forms(step) ?? [];
-      if (code == null || !aForm || !bForm) return undefined;
-      const { min, max } = activationRangeFloat(Number(code[0]));
+      if (!clamp || !aForm || !bForm) return undefined;
       return planned(step, 2, reference, (inputs, outputs) =>
         arithmeticSimd(
           op,
           { data: inputs[0].data as Float32Array, form: aForm },
           { data: inputs[1].data as Float32Array, form: bForm },
           outputs[0].data as Float32Array,
-          min,
-          max,
+          clamp.min,
+          clamp.max,
         ));
     },
   };
 }
 
-/** MINIMUM or MAXIMUM: two operands in the SIMD forms, no activation. */
-function extreme<T extends OperationType & ("MINIMUM" | "MAXIMUM")>(
-  type: T,
-  op: "min" | "max",
-  reference: OperationDefinition<T>,
-): StepImplementation<T> {
-  return {
-    type,
-    supports: (step) => staticFloat(step, 2) && forms(step) !== undefined,
-    bind(step) {
-      const [aForm, bForm] = forms(step) ?? [];
-      if (!aForm || !bForm) return undefined;
-      return planned(step, 2, reference, (inputs, outputs) =>
-        arithmeticSimd(
-          op,
-          { data: inputs[0].data as Float32Array, form: aForm },
-          { data: inputs[1].data as Float32Array, form: bForm },
-          outputs[0].data as Float32Array,
-          -Infinity,
-          Infinity,
-        ));
-    },
-  };
-}
-
-export const addSimd = arithmetic("ADD", "add", add);
-export const subSimd = arithmetic("SUB", "sub", sub);
-export const mulSimd = arithmetic("MUL", "mul", mul);
-export const divSimd = arithmetic("DIV", "div", div);
-export const minimumSimd = extreme("MINIMUM", "min", minimum);
-export const maximumSimd = extreme("MAXIMUM", "max", maximum);
+export const addSimd = binary("ADD", "add", add);
+export const subSimd = binary("SUB", "sub", sub);
+export const mulSimd = binary("MUL", "mul", mul);
+export const divSimd = binary("DIV", "div", div);
+export const minimumSimd = binary("MINIMUM", "min", minimum);
+export const maximumSimd = binary("MAXIMUM", "max", maximum);
 
 export const hardSwishStep: StepImplementation<"HARD_SWISH"> = {
   type: "HARD_SWISH",
