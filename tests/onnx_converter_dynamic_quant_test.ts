@@ -143,6 +143,21 @@ Deno.test("MatMulInteger after DynamicQuantizeLinear matches onnxruntime (uint8/
       [{ name: "xq", dims: [3, 8], type: UINT8 }],
     );
     await compare(server, shared, "MatMulInteger, xq also an output", 3, 1e-5, 4);
+    // Rows known only at execution: the range is still taken over the whole tensor.
+    const rows = dynamicGraph(
+      { x: [3, 8], y: [3, 6] },
+      { op: "MatMulInteger", inputs: ["xq", "w", "x_zero"], outputs: ["p"] },
+      [seededIntegers("w", [8, 6], 8, UINT8)],
+    );
+    rows.inputs[0].dims = ["n", 8];
+    rows.outputs[0].dims = ["n", 6];
+    for (const n of [1, 5]) {
+      await compareBytes(server, onnxBytes(rows), { x: [n, 8] }, `MatMulInteger, ${n} rows`, {
+        seed: 4,
+        tolerance: 1e-5,
+        scale: 4,
+      });
+    }
   });
 });
 
