@@ -10,7 +10,7 @@
  * matrix products of integers, exact while the sums stay below 2^24 (beyond that, within a
  * float32 rounding). A Cast of a carried int32 to float is then the value itself.
  */
-import { FUSED_NONE } from "../../../nnapi/types.ts";
+import { FUSED_NONE, type OperationType } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
 import type { Rule } from "../rule.ts";
@@ -32,14 +32,11 @@ const ROUNDING_MAGIC = 12582912;
 const centeredOn = new WeakMap<BuiltOperand, BuiltOperand>();
 
 /** Emits one float32 operation. */
-function float(
-  ctx: ConversionContext,
-  type: Parameters<ConversionContext["emit"]>[0],
-  inputs: BuiltOperand[],
-) {
+function float(ctx: ConversionContext, type: OperationType, inputs: BuiltOperand[]) {
   return ctx.emit(type, inputs, [FLOAT])[0];
 }
 
+/** A float32 constant [1] (broadcast against any tensor). */
 function scalar(ctx: ConversionContext, value: number): BuiltOperand {
   return floatConstant(ctx, FLOAT, [1], [value]);
 }
