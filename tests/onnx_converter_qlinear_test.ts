@@ -5,10 +5,10 @@
  * one step of the output quantization (NNAPI's fixed-point rescaling rounds where
  * onnxruntime's float rescaling may round the other way).
  */
-import { deepStrictEqual, match, strictEqual, throws } from "node:assert/strict";
+import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
 import { convertOnnx } from "../converter/onnx/convert.ts";
 import { DriverError } from "../nnapi/errors.ts";
-import { compare } from "./onnx/compare.ts";
+import { compare, expectImportRefused } from "./onnx/compare.ts";
 import {
   type GraphSpec,
   type Initializer,
@@ -322,18 +322,12 @@ Deno.test("QLinearMatMul and QLinearConv refuse what NNAPI's quantized operation
       ...quantization("y", [Y_SCALE], [128], UINT8),
     ],
   };
-  await withTestServer({}, async (server) => {
-    const response = await fetch(`${server.url}/v1/models`, {
-      method: "POST",
-      headers: { "content-type": "application/onnx" },
-      body: new Uint8Array(onnxBytes(runtime)),
-    });
-    strictEqual(response.status, 400);
-    match(
-      JSON.stringify(await response.json()),
+  await withTestServer({}, (server) =>
+    expectImportRefused(
+      server,
+      runtime,
       /node 'product' \(QLinearMatMul\): b \('bq'\) is a runtime tensor; QLinearMatMul is supported with constant b only/,
-    );
-  });
+    ));
   const refused = (spec: GraphSpec, pattern: RegExp) =>
     throws(
       () => convertOnnx(onnxBytes(spec)),

@@ -2,7 +2,7 @@
  * Runs a converted ONNX graph in nnserve (registered, compiled and executed over HTTP) and
  * in onnxruntime-node on the same seeded inputs, and compares every output.
  */
-import { deepStrictEqual } from "node:assert/strict";
+import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { type CompareOptions, compareWithOnnxRuntime } from "../../tools/onnx_compare.ts";
 import type { TestServer } from "../server_fixture.ts";
 import {
@@ -61,4 +61,15 @@ export function chain(
 
 export function weights(name: string, dims: number[], seed: number, scale = 1) {
   return { name, dims, values: seeded(dims, seed, scale) };
+}
+
+/** POSTs the graph as an ONNX import and checks the 400 and its message. */
+export async function expectImportRefused(server: TestServer, spec: GraphSpec, pattern: RegExp) {
+  const response = await fetch(`${server.url}/v1/models`, {
+    method: "POST",
+    headers: { "content-type": "application/onnx" },
+    body: new Uint8Array(onnxBytes(spec)),
+  });
+  strictEqual(response.status, 400);
+  match(JSON.stringify(await response.json()), pattern);
 }
