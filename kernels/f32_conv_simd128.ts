@@ -28,10 +28,20 @@ import { ComputeLanes } from "./compute_lanes.ts";
 type WasmKernel = (...args: number[]) => void;
 
 /** The kernel module's exports, in the order compute lanes index them. */
-const KERNEL_EXPORTS = ["gemm", "conv", "dwconv"] as const;
-type KernelName = typeof KERNEL_EXPORTS[number];
+const KERNEL_EXPORTS = [
+  "gemm",
+  "conv",
+  "dwconv",
+  "q8gemm",
+  "q8conv",
+  "q8dwconv",
+  "q8requantize",
+] as const;
+/** A kernel of the module (the float32 ones and the quant8 ones of `q8_conv_simd128.ts`). */
+export type KernelName = typeof KERNEL_EXPORTS[number];
 
-interface SimdRuntime extends Record<KernelName, WasmKernel> {
+/** The kernel module instantiated on this realm's heap. */
+export interface SimdRuntime extends Record<KernelName, WasmKernel> {
   heap: WasmHeap;
   /** Index of this flavour's first kernel in the lanes' table (plain, then relaxed). */
   laneBase: number;
@@ -73,13 +83,10 @@ function simdRuntime(relaxed: boolean): SimdRuntime | null {
     if (module) {
       const heap = realmHeap();
       const instance = new WebAssembly.Instance(module, { env: { memory: heap.memory } });
-      runtime = {
-        heap,
-        laneBase: relaxed ? KERNEL_EXPORTS.length : 0,
-        gemm: exported(instance, "gemm"),
-        conv: exported(instance, "conv"),
-        dwconv: exported(instance, "dwconv"),
-      };
+      const kernels = Object.fromEntries(
+        KERNEL_EXPORTS.map((name) => [name, exported(instance, name)]),
+      ) as Record<KernelName, WasmKernel>;
+      runtime = { heap, laneBase: relaxed ? KERNEL_EXPORTS.length : 0, ...kernels };
     }
   } catch {
     runtime = null;
@@ -92,7 +99,7 @@ function simdRuntime(relaxed: boolean): SimdRuntime | null {
 const SPLIT_MIN_WORK = 1 << 19;
 
 /** Part `index` of `count` of [0, total), boundaries rounded to multiples of `step`. */
-function share(total: number, index: number, count: number, step: number): [number, number] {
+export function share(total: number, index: number, count: number, step: number): [number, number] {
   const at = (i: number) => i === count ? total : Math.round((total * i) / count / step) * step;
   return [at(index), at(index + 1)];
 }
@@ -102,7 +109,7 @@ function share(total: number, index: number, count: number, step: number): [numb
  * and lanes are free: `part(i, n)` gives the arguments of part `i` of `n` (at most
  * `maxParts`, none of them empty).
  */
-function callSplit(
+export function callSplit(
   runtime: SimdRuntime,
   name: KernelName,
   work: number,
@@ -145,13 +152,15 @@ export function simdAvailable(relaxed: boolean): boolean {
   return simdRuntime(relaxed) !== null;
 }
 
-function requireRuntime(relaxed: boolean): SimdRuntime {
+/** The kernels of this realm; throws where the engine lacks the SIMD they need. */
+export function requireRuntime(relaxed: boolean): SimdRuntime {
   const runtime = simdRuntime(relaxed);
   if (!runtime) throw new Error(`this engine has no WebAssembly ${relaxed ? "relaxed " : ""}SIMD`);
   return runtime;
 }
 
-function align64(bytes: number): number {
+/** `bytes` rounded up to the heap's 64-byte alignment. */
+export function align64(bytes: number): number {
   return Math.ceil(bytes / 64) * 64;
 }
 
@@ -159,7 +168,7 @@ function align64(bytes: number): number {
  * The heap's scratch area for a call, or undefined when the memory cannot grow that far
  * (the caller then runs its scalar twin on the same packed weights).
  */
-function scratchOrUndefined(heap: WasmHeap, bytes: number): number | undefined {
+export function scratchOrUndefined(heap: WasmHeap, bytes: number): number | undefined {
   try {
     return heap.scratch(bytes);
   } catch (error) {
@@ -169,9 +178,14 @@ function scratchOrUndefined(heap: WasmHeap, bytes: number): number | undefined {
 }
 
 /** Copies packed weights into the heap for the lifetime of `owner`; returns their offset. */
-function placeWeights(heap: WasmHeap, owner: object, packed: Float32Array): number {
+export function placeWeights(
+  heap: WasmHeap,
+  owner: object,
+  packed: Float32Array | Int32Array,
+): number {
   const offset = heap.allocateFor(owner, packed.byteLength);
-  heap.f32.set(packed, offset / 4);
+  if (packed instanceof Float32Array) heap.f32.set(packed, offset / 4);
+  else new Int32Array(heap.buffer()).set(packed, offset / 4);
   return offset;
 }
 
@@ -274,7 +288,7 @@ interface WindowedRun {
   scalar: () => F32Runner;
   /** The wasm kernel and its runtime. */
   runtime: SimdRuntime;
-  kernel: "conv" | "dwconv";
+  kernel: KernelName;
   /** Multiply-adds per output pixel. */
   pixelWork: number;
   /**
@@ -286,10 +300,54 @@ interface WindowedRun {
 }
 
 /**
+ * The arguments of the windowed kernels (`conv`, `dwconv` and their quant8 twins, see
+ * `f32_simd_codegen.ts`) on a staged input of `height` rows of `rowBytes`, `pixelBytes` per
+ * pixel: `conv` reads a filter row as one run of 4-byte steps when its taps are contiguous
+ * (no dilation across the row), else tap by tap; `dwconv` always tap by tap. The quant8
+ * kernels take no clamp.
+ */
+export function windowArgs(
+  g: Conv2dGeometry,
+  staged: { height: number; rowBytes: number; pixelBytes: number },
+  kernel: { blocks: number; depthwise: boolean; clamp?: ActivationRange },
+): (input: number, weights: number, output: number) => number[] {
+  const { height, rowBytes, pixelBytes } = staged;
+  const tapBytes = g.dilationWidth * pixelBytes;
+  const steps = pixelBytes / 4;
+  const dense = g.dilationWidth === 1;
+  const tail = kernel.depthwise
+    ? [g.filterWidth, tapBytes]
+    : [dense ? 1 : g.filterWidth, tapBytes, dense ? g.filterWidth * steps : steps];
+  const { min, max } = kernel.clamp ?? { min: 0, max: 0 };
+  return (input, weights, output) => [
+    g.batches,
+    g.outHeight,
+    g.outWidth,
+    kernel.blocks,
+    input,
+    height * rowBytes,
+    g.strideHeight * rowBytes,
+    g.strideWidth * pixelBytes,
+    g.filterHeight,
+    g.dilationHeight * rowBytes,
+    ...tail,
+    weights,
+    output,
+    min,
+    max,
+  ];
+}
+
+/**
  * Runs a windowed kernel on its staged input, split into bands of output rows (one batch
  * at a time) across compute lanes when it is large enough.
  */
-function callWindowed(w: WindowedRun, input: number, weights: number, output: number): void {
+export function callWindowed(
+  w: Pick<WindowedRun, "runtime" | "kernel" | "outputStride" | "pixelWork" | "args">,
+  input: number,
+  weights: number,
+  output: number,
+): void {
   const whole = w.args(input, weights, output);
   const [batches, outHeight, outWidth] = whole;
   const batchStride = whole[5], rowStride = whole[6];
@@ -353,11 +411,10 @@ function windowedRunner(w: WindowedRun): F32Runner {
 export function f32Conv4x8Simd(relaxed: boolean) {
   return (g: Conv2dGeometry, packed: Float32Array, clamp: ActivationRange): F32Runner => {
     const runtime = requireRuntime(relaxed);
-    const { batches, outHeight, outWidth, outDepth, inDepth, filterWidth } = g;
+    const { outDepth, inDepth, filterWidth } = g;
     const blocks = blockCount(outDepth);
     const padded: PaddedInput = { ...windowInput(g), depthMultiplier: 1, pixelStride: inDepth };
     const rowBytes = padded.width * inDepth * 4;
-    const dense = g.dilationWidth === 1;
     return windowedRunner({
       heap: runtime.heap,
       g,
@@ -370,25 +427,11 @@ export function f32Conv4x8Simd(relaxed: boolean) {
       runtime,
       kernel: "conv",
       pixelWork: g.filterHeight * filterWidth * inDepth * blocks * F32_BLOCK,
-      args: (input, weights, output) => [
-        batches,
-        outHeight,
-        outWidth,
+      args: windowArgs(g, { height: padded.height, rowBytes, pixelBytes: inDepth * 4 }, {
         blocks,
-        input,
-        padded.height * rowBytes,
-        g.strideHeight * rowBytes,
-        g.strideWidth * inDepth * 4,
-        g.filterHeight,
-        g.dilationHeight * rowBytes,
-        dense ? 1 : filterWidth,
-        g.dilationWidth * inDepth * 4,
-        dense ? filterWidth * inDepth : inDepth,
-        weights,
-        output,
-        clamp.min,
-        clamp.max,
-      ],
+        depthwise: false,
+        clamp,
+      }),
     });
   };
 }
@@ -397,7 +440,7 @@ export function f32Conv4x8Simd(relaxed: boolean) {
 export function f32Dwconv4x8Simd(relaxed: boolean) {
   return (g: DepthwiseGeometry, packed: Float32Array, clamp: ActivationRange): F32Runner => {
     const runtime = requireRuntime(relaxed);
-    const { batches, outHeight, outWidth, outDepth } = g;
+    const { outDepth } = g;
     const blocks = blockCount(outDepth);
     const pixelStride = blocks * F32_BLOCK;
     const padded: PaddedInput = {
@@ -418,24 +461,11 @@ export function f32Dwconv4x8Simd(relaxed: boolean) {
       runtime,
       kernel: "dwconv",
       pixelWork: g.filterHeight * g.filterWidth * pixelStride,
-      args: (input, weights, output) => [
-        batches,
-        outHeight,
-        outWidth,
+      args: windowArgs(g, { height: padded.height, rowBytes, pixelBytes: pixelStride * 4 }, {
         blocks,
-        input,
-        padded.height * rowBytes,
-        g.strideHeight * rowBytes,
-        g.strideWidth * pixelStride * 4,
-        g.filterHeight,
-        g.dilationHeight * rowBytes,
-        g.filterWidth,
-        g.dilationWidth * pixelStride * 4,
-        weights,
-        output,
-        clamp.min,
-        clamp.max,
-      ],
+        depthwise: true,
+        clamp,
+      }),
     });
   };
 }

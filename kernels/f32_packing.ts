@@ -25,17 +25,20 @@ export function packedGemmLength(channels: number, depth: number): number {
   return blockCount(channels) * F32_BLOCK * (depth + 1);
 }
 
+/** A packed layout's words: float32, or int32 for the quant8 kernels (`q8_packing.ts`). */
+export type PackedWords = Float32Array | Int32Array;
+
 /**
  * Packs a row-major [channels][depth] weight matrix and its biases into the GEMM layout, into
  * `packed` when given (weights computed at execution, repacked before each run; the padding
  * lanes of the last block keep the zeros they started with).
  */
-export function packGemmWeights(
+export function packGemmWeights<Words extends PackedWords = Float32Array>(
   weights: ReadonlyNumbers,
   bias: ReadonlyNumbers,
   shape: { channels: number; depth: number },
-  packed: Float32Array = new Float32Array(packedGemmLength(shape.channels, shape.depth)),
-): Float32Array {
+  packed: Words = new Float32Array(packedGemmLength(shape.channels, shape.depth)) as Words,
+): Words {
   const { channels, depth } = shape;
   const blockLength = F32_BLOCK * (depth + 1);
   for (let block = 0; block < blockCount(channels); block++) {
@@ -62,14 +65,14 @@ export function packedDepthwiseLength(channels: number, taps: number): number {
  * Packs a [taps][channels] depthwise filter (the DEPTHWISE_CONV_2D [1, filterHeight,
  * filterWidth, channels] filter) and its biases into the depthwise layout.
  */
-export function packDepthwiseWeights(
+export function packDepthwiseWeights<Words extends PackedWords = Float32Array>(
   filter: ReadonlyNumbers,
   bias: ReadonlyNumbers,
   shape: { channels: number; taps: number },
-): Float32Array {
+  packed: Words = new Float32Array(packedDepthwiseLength(shape.channels, shape.taps)) as Words,
+): Words {
   const { channels, taps } = shape;
   const stride = blockCount(channels) * F32_BLOCK;
-  const packed = new Float32Array(packedDepthwiseLength(channels, taps));
   for (let c = 0; c < channels; c++) packed[c] = bias[c];
   for (let t = 0; t < taps; t++) {
     for (let c = 0; c < channels; c++) packed[(t + 1) * stride + c] = filter[t * channels + c];
@@ -77,14 +80,23 @@ export function packDepthwiseWeights(
   return packed;
 }
 
+/** Raw weights and biases rebuilt from a packed layout, float32 unless asked otherwise. */
+export interface Unpacked<Words extends PackedWords> {
+  weights: Words;
+  bias: Words;
+}
+
 /** Inverse of {@link packGemmWeights}: the [channels][depth] weights and the biases. */
-export function unpackGemmWeights(
+export function unpackGemmWeights<Words extends PackedWords = Float32Array>(
   packed: ReadonlyNumbers,
   shape: { channels: number; depth: number },
-): { weights: Float32Array; bias: Float32Array } {
+  into: Unpacked<Words> = {
+    weights: new Float32Array(shape.channels * shape.depth),
+    bias: new Float32Array(shape.channels),
+  } as Unpacked<Words>,
+): Unpacked<Words> {
   const { channels, depth } = shape;
-  const weights = new Float32Array(channels * depth);
-  const bias = new Float32Array(channels);
+  const { weights, bias } = into;
   const blockLength = F32_BLOCK * (depth + 1);
   for (let channel = 0; channel < channels; channel++) {
     const base = Math.floor(channel / F32_BLOCK) * blockLength;
@@ -94,21 +106,24 @@ export function unpackGemmWeights(
       weights[channel * depth + k] = packed[from];
     }
   }
-  return { weights, bias };
+  return into;
 }
 
 /** Inverse of {@link packDepthwiseWeights}: the [taps][channels] filter and the biases. */
-export function unpackDepthwiseWeights(
+export function unpackDepthwiseWeights<Words extends PackedWords = Float32Array>(
   packed: ReadonlyNumbers,
   shape: { channels: number; taps: number },
-): { weights: Float32Array; bias: Float32Array } {
+  into: Unpacked<Words> = {
+    weights: new Float32Array(shape.taps * shape.channels),
+    bias: new Float32Array(shape.channels),
+  } as Unpacked<Words>,
+): Unpacked<Words> {
   const { channels, taps } = shape;
   const stride = blockCount(channels) * F32_BLOCK;
-  const weights = new Float32Array(taps * channels);
-  const bias = new Float32Array(channels);
+  const { weights, bias } = into;
   for (let c = 0; c < channels; c++) bias[c] = packed[c];
   for (let t = 0; t < taps; t++) {
     for (let c = 0; c < channels; c++) weights[t * channels + c] = packed[(t + 1) * stride + c];
   }
-  return { weights, bias };
+  return into;
 }

@@ -1,11 +1,18 @@
 /**
- * Code generation of the WebAssembly SIMD float32 convolution kernels (`wasm_assembler.ts`):
- * each kernel keeps a tile of 1-4 output pixels x 8 output channels in eight f32x4 locals,
- * streams the packed block (`f32_packing.ts`) once per tile and clamps with `pmin`/`pmax`,
- * which keep NaN like the reference's comparisons do. The `relaxedsimd` flavour multiplies
- * and adds with `f32x4.relaxed_madd` (fused where the CPU has FMA).
+ * Code generation of the WebAssembly SIMD convolution kernels (`wasm_assembler.ts`): each
+ * kernel keeps a tile of 1-4 output pixels x 8 output channels in eight 4-lane accumulators
+ * and streams the packed block (`f32_packing.ts`, `q8_packing.ts`) once per tile.
+ *
+ * One loop structure serves every arithmetic ({@link Arithmetic}): float32 kernels clamp with
+ * `pmin`/`pmax`, which keep NaN like the reference's comparisons do, and the `relaxedsimd`
+ * flavour multiplies and adds with `f32x4.relaxed_madd` (fused where the CPU has FMA). The
+ * quant8 kernels accumulate exact int32 sums (wrapping like the C++ accumulator) and store
+ * them unclamped for the requantization pass (`q8_requantize_codegen.ts`): `i16dot` takes
+ * pairs of 16-bit values along the depth (`i32x4.dot_i16x8_s`), `i32mul` one 32-bit value
+ * per channel (depthwise).
  */
 import { F32_BLOCK } from "./f32_packing.ts";
+import { requantizeFunction } from "./q8_requantize_codegen.ts";
 import { FunctionBuilder, ModuleBuilder } from "./wasm_assembler.ts";
 
 /** Bytes of one packed block row (8 floats, two vectors). */
@@ -13,10 +20,20 @@ export const BLOCK_BYTES = F32_BLOCK * 4;
 /** Output pixels per full tile. */
 export const TILE = 4;
 
+/**
+ * What a kernel's multiply-add does: float32 (`relaxed`: fused where the CPU can), or the
+ * quant8 kernels' exact int32 arithmetic on pairs of int16 (`i16dot`) or on int32 (`i32mul`).
+ */
+export type Arithmetic = "f32" | "relaxed" | "i16dot" | "i32mul";
+
 /** Code generation state of one function. */
 interface Emitter {
   f: FunctionBuilder;
-  relaxed: boolean;
+  arithmetic: Arithmetic;
+}
+
+function isInteger(arithmetic: Arithmetic): boolean {
+  return arithmetic === "i16dot" || arithmetic === "i32mul";
 }
 
 /** `local += value` where `value` is pushed by `push`. */
@@ -44,25 +61,48 @@ function madd(e: Emitter, pushX: () => void, w: number, acc: number): void {
   const { f } = e;
   pushX();
   f.localGet(w);
-  if (e.relaxed) {
-    f.localGet(acc).f32x4RelaxedMadd();
-  } else {
-    f.f32x4Mul().localGet(acc).f32x4Add();
+  switch (e.arithmetic) {
+    case "relaxed":
+      f.localGet(acc).f32x4RelaxedMadd();
+      break;
+    case "f32":
+      f.f32x4Mul().localGet(acc).f32x4Add();
+      break;
+    case "i16dot":
+      f.i32x4DotI16x8S().localGet(acc).i32x4Add();
+      break;
+    case "i32mul":
+      f.i32x4Mul().localGet(acc).i32x4Add();
   }
   f.localSet(acc);
 }
 
-/** Stores `clamp(acc)` at the address pushed by `pushAddress` plus `offset`. */
-function storeClamped(
-  f: FunctionBuilder,
+/** `a += b` for two accumulators. */
+function addAccumulator(e: Emitter, a: number, b: number): void {
+  e.f.localGet(a).localGet(b);
+  if (isInteger(e.arithmetic)) e.f.i32x4Add();
+  else e.f.f32x4Add();
+  e.f.localSet(a);
+}
+
+/**
+ * Stores `clamp(acc)` (float32) or `acc` (the quant8 kernels' int32 sums) at the address
+ * pushed by `pushAddress` plus `offset`.
+ */
+function storeAccumulator(
+  e: Emitter,
   pushAddress: () => void,
   offset: number,
   acc: number,
-  vmin: number,
-  vmax: number,
+  clamp: { vmin: number; vmax: number },
 ): void {
+  const { f } = e;
   pushAddress();
-  f.localGet(acc).localGet(vmin).f32x4Pmax().localGet(vmax).f32x4Pmin().v128Store(offset);
+  f.localGet(acc);
+  if (!isInteger(e.arithmetic)) {
+    f.localGet(clamp.vmin).f32x4Pmax().localGet(clamp.vmax).f32x4Pmin();
+  }
+  f.v128Store(offset);
 }
 
 /** Loads a block's 8 biases at `wp` into the accumulators of `tile` pixels; `wp += 32`. */
@@ -123,7 +163,7 @@ function emitDotLoop(
       repeatWhileCounting(f, l.k);
     });
   });
-  for (const j of [0, 1]) f.localGet(acc[j]).localGet(acc[j + 2]).f32x4Add().localSet(acc[j]);
+  for (const j of [0, 1]) addAccumulator(e, acc[j], acc[j + 2]);
 }
 
 /**
@@ -174,11 +214,11 @@ function kernelFunction<Name extends string>(
  * floats at `a` (byte stride `aStride`) times the GEMM-layout weights at `w`, into rows
  * of `blocks * 8` floats at `out` (byte stride `outStride`). Tiles of 4 x 8.
  */
-function gemmFunction(relaxed: boolean): FunctionBuilder {
+function gemmFunction(arithmetic: Arithmetic): FunctionBuilder {
   const { f, p } = kernelFunction(
     ["rows", "depth", "blocks", "a", "aStride", "w", "out", "outStride"] as const,
   );
-  const e = { f, relaxed };
+  const e = { f, arithmetic };
   const { rows, depth, blocks, a, aStride, w, out, outStride, min, max } = p;
   const [vmin, vmax, w0, w1, x] = f.locals("v128", 5);
   const acc = f.locals("v128", 2 * TILE);
@@ -205,8 +245,8 @@ function gemmFunction(relaxed: boolean): FunctionBuilder {
           f.localGet(op);
           if (r > 0) f.localGet(outStride).i32Const(r).i32Mul().i32Add();
         };
-        storeClamped(f, address, 0, acc[2 * r], vmin, vmax);
-        storeClamped(f, address, 16, acc[2 * r + 1], vmin, vmax);
+        storeAccumulator(e, address, 0, acc[2 * r], { vmin, vmax });
+        storeAccumulator(e, address, 16, acc[2 * r + 1], { vmin, vmax });
       }
       addTo(f, op, () => f.i32Const(BLOCK_BYTES));
       repeatWhileCounting(f, nb);
@@ -227,7 +267,7 @@ function gemmFunction(relaxed: boolean): FunctionBuilder {
  * `spanStep` between runs of `span` contiguous floats within a filter row) into
  * `blocks * 8` channels per output pixel. Tiles of 4 pixels x 8 channels.
  */
-function convFunction(relaxed: boolean): FunctionBuilder {
+function convFunction(arithmetic: Arithmetic): FunctionBuilder {
   const { f, p } = kernelFunction(
     [
       "batches",
@@ -247,7 +287,7 @@ function convFunction(relaxed: boolean): FunctionBuilder {
       "out",
     ] as const,
   );
-  const e = { f, relaxed };
+  const e = { f, arithmetic };
   const { batches, outHeight, outWidth, blocks, input, batchStride, rowStride, pixelStep } = p;
   const { filterHeight, tapRowStep, spans, spanStep, span, w, out, min, max } = p;
   const [vmin, vmax, w0, w1, x] = f.locals("v128", 5);
@@ -290,8 +330,8 @@ function convFunction(relaxed: boolean): FunctionBuilder {
           f.localGet(ob);
           if (r > 0) f.localGet(outPixel).i32Const(r).i32Mul().i32Add();
         };
-        storeClamped(f, address, 0, acc[2 * r], vmin, vmax);
-        storeClamped(f, address, 16, acc[2 * r + 1], vmin, vmax);
+        storeAccumulator(e, address, 0, acc[2 * r], { vmin, vmax });
+        storeAccumulator(e, address, 16, acc[2 * r + 1], { vmin, vmax });
       }
       addTo(f, ob, () => f.i32Const(BLOCK_BYTES));
       repeatWhileCounting(f, nb);
@@ -324,7 +364,7 @@ function convFunction(relaxed: boolean): FunctionBuilder {
  * (rows of `blocks * 8` floats: biases, then one row per tap). Tiles of 4 pixels x 8
  * channels.
  */
-function dwconvFunction(relaxed: boolean): FunctionBuilder {
+function dwconvFunction(arithmetic: Arithmetic): FunctionBuilder {
   const { f, p } = kernelFunction(
     [
       "batches",
@@ -343,7 +383,7 @@ function dwconvFunction(relaxed: boolean): FunctionBuilder {
       "out",
     ] as const,
   );
-  const e = { f, relaxed };
+  const e = { f, arithmetic };
   const { batches, outHeight, outWidth, blocks, input, batchStride, rowStride, pixelStep } = p;
   const { filterHeight, tapRowStep, filterWidth, tapStep, w, out, min, max } = p;
   const [vmin, vmax, w0, w1] = f.locals("v128", 4);
@@ -391,8 +431,8 @@ function dwconvFunction(relaxed: boolean): FunctionBuilder {
           f.localGet(op).localGet(channel).i32Add();
           if (r > 0) f.localGet(outPixel).i32Const(r).i32Mul().i32Add();
         };
-        storeClamped(f, address, 0, acc[2 * r], vmin, vmax);
-        storeClamped(f, address, 16, acc[2 * r + 1], vmin, vmax);
+        storeAccumulator(e, address, 0, acc[2 * r], { vmin, vmax });
+        storeAccumulator(e, address, 16, acc[2 * r + 1], { vmin, vmax });
       }
       addTo(f, channel, () => f.i32Const(BLOCK_BYTES));
       repeatWhileCounting(f, nb);
@@ -422,9 +462,14 @@ function dwconvFunction(relaxed: boolean): FunctionBuilder {
  * `WasmHeap`), so worker lanes can run them on the same data.
  */
 export function simdModuleBytes(relaxed: boolean): Uint8Array<ArrayBuffer> {
+  const arithmetic = relaxed ? "relaxed" : "f32";
   return new ModuleBuilder({ shared: true })
-    .export("gemm", gemmFunction(relaxed))
-    .export("conv", convFunction(relaxed))
-    .export("dwconv", dwconvFunction(relaxed))
+    .export("gemm", gemmFunction(arithmetic))
+    .export("conv", convFunction(arithmetic))
+    .export("dwconv", dwconvFunction(arithmetic))
+    .export("q8gemm", gemmFunction("i16dot"))
+    .export("q8conv", convFunction("i16dot"))
+    .export("q8dwconv", dwconvFunction("i32mul"))
+    .export("q8requantize", requantizeFunction())
     .encode();
 }

@@ -1,15 +1,15 @@
 /**
  * A tiny WebAssembly binary encoder: just enough of the module format (types, one imported
- * memory, functions, exports) and of the instruction set (integer address arithmetic,
- * structured loops, 128-bit SIMD and relaxed SIMD on f32x4) to write the optimized float
- * kernels as TypeScript that emits their bytes. Nothing is built outside this repository:
+ * memory, functions, exports) and of the instruction set (integer arithmetic, structured
+ * loops, 128-bit SIMD on f32x4 and i32x4, relaxed SIMD) to write the optimized kernels as
+ * TypeScript that emits their bytes. Nothing is built outside this repository:
  * the kernels' wasm is generated when first needed.
  */
 
 /** Value types of the kernels' function signatures and locals. */
-export type ValType = "i32" | "f32" | "v128";
+export type ValType = "i32" | "i64" | "f32" | "v128";
 
-const VALTYPE_CODE: Record<ValType, number> = { i32: 0x7f, f32: 0x7d, v128: 0x7b };
+const VALTYPE_CODE: Record<ValType, number> = { i32: 0x7f, i64: 0x7e, f32: 0x7d, v128: 0x7b };
 
 /** Unsigned LEB128 bytes of a non-negative integer. */
 export function unsignedLeb128(value: number): number[] {
@@ -144,6 +144,72 @@ export class FunctionBuilder {
     return this.#emit(0x49);
   }
 
+  i32LtS(): this {
+    return this.#emit(0x48);
+  }
+
+  i32GtS(): this {
+    return this.#emit(0x4a);
+  }
+
+  i32Shl(): this {
+    return this.#emit(0x74);
+  }
+
+  i32ShrS(): this {
+    return this.#emit(0x75);
+  }
+
+  /** `select`: the first operand when the i32 condition on top is non-zero, else the second. */
+  select(): this {
+    return this.#emit(0x1b);
+  }
+
+  i32Load(offset = 0): this {
+    return this.#emit(0x28, ...this.#memarg(2, offset));
+  }
+
+  i32Store8(offset = 0): this {
+    return this.#emit(0x3a, ...this.#memarg(0, offset));
+  }
+
+  i32WrapI64(): this {
+    return this.#emit(0xa7);
+  }
+
+  i64ExtendI32S(): this {
+    return this.#emit(0xac);
+  }
+
+  i64Const(value: bigint): this {
+    const out: number[] = [];
+    let v = BigInt.asIntN(64, value);
+    for (;;) {
+      const byte = Number(v & 0x7fn);
+      v >>= 7n;
+      const done = (v === 0n && (byte & 0x40) === 0) || (v === -1n && (byte & 0x40) !== 0);
+      out.push(done ? byte : byte | 0x80);
+      if (done) return this.#emit(0x42, ...out);
+    }
+  }
+
+  i64Add(): this {
+    return this.#emit(0x7c);
+  }
+
+  i64Mul(): this {
+    return this.#emit(0x7e);
+  }
+
+  /** Signed division, truncating toward zero like C++. */
+  i64DivS(): this {
+    return this.#emit(0x7f);
+  }
+
+  i64LtS(): this {
+    return this.#emit(0x53);
+  }
+
   f32Load(offset = 0): this {
     return this.#emit(0x2a, ...this.#memarg(2, offset));
   }
@@ -184,6 +250,19 @@ export class FunctionBuilder {
 
   v128Store(offset = 0): this {
     return this.#simd(0x0b, ...this.#memarg(4, offset));
+  }
+
+  i32x4Add(): this {
+    return this.#simd(0xae);
+  }
+
+  i32x4Mul(): this {
+    return this.#simd(0xb5);
+  }
+
+  /** Products of the eight signed 16-bit lane pairs, adjacent pairs summed into four i32. */
+  i32x4DotI16x8S(): this {
+    return this.#simd(0xba);
   }
 
   f32x4Splat(): this {

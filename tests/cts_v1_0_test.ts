@@ -73,6 +73,12 @@ Deno.test({
       // weights; every other case is skipped, naming what it lacks.
       strictEqual(simd.passed > 20, true, `cpu-simd passed ${simd.passed}`);
       strictEqual(simd.skips.every((s) => s.reason.startsWith("unsupported: ")), true);
+      // Its quant8 convolutions and fully connected layers (constant weights, static shapes)
+      // run there too.
+      const quant8 =
+        /^(conv|depthwise_conv2d|fully_connected)_quant8(?!.*(weights_as_inputs|dynamic_output))/;
+      const quant8Skips = simd.skips.filter((s) => quant8.test(s.name));
+      deepStrictEqual(quant8Skips, [], "cpu-simd quant8 convolutions skipped");
       // The gpu (WebGPU; llvmpipe here) runs the float32 NHWC forms of its operations.
       const gpu = await runConformance({
         directory,

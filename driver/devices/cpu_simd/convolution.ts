@@ -45,7 +45,7 @@ import { depthwiseConv2d } from "../../operations/depthwise_conv_2d.ts";
 import type { StepImplementation, StepOperands } from "../device.ts";
 
 /** The parameters of a call whose scalars are all constants, or undefined. */
-function constantParams(
+export function constantParams(
   inputs: readonly PrepareInput[],
   type: ConvolutionType,
 ): ConvolutionParams | undefined {

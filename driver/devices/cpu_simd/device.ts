@@ -2,7 +2,9 @@
  * `cpu-simd`: the generated WebAssembly SIMD kernels (relaxed-SIMD FMA where the engine has
  * it, plain JS otherwise; `kernels/manifest.ts`) for the operations and forms they cover —
  * today float32 CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV_2D with constant weights,
- * FULLY_CONNECTED (weights constant or computed at execution), and element-wise ADD, SUB, MUL,
+ * FULLY_CONNECTED (weights constant or computed at execution), their quant8 forms (uint8 or
+ * int8, per-tensor or per-channel filters; bit for bit the reference, `quantized.ts`), and
+ * element-wise ADD, SUB, MUL,
  * DIV, MINIMUM, MAXIMUM and HARD_SWISH, on static shapes. Everything else is reported
  * unsupported, so the partitioner gives it to another device; both CPUs share host memory,
  * so switching between them costs nothing.
@@ -21,14 +23,20 @@ import {
   subSimd,
 } from "./elementwise.ts";
 import { transposeConv2dSimd } from "./transpose_conv.ts";
+import {
+  byInputType,
+  conv2dQuant8,
+  depthwiseConv2dQuant8,
+  fullyConnectedQuant8,
+} from "./quantized.ts";
 
 /** Version of the SIMD device: part of every cache key that uses it. */
-export const CPU_SIMD_VERSION = "0.3.0";
+export const CPU_SIMD_VERSION = "0.4.0";
 
 const STEPS = {
-  CONV_2D: conv2dSimd,
-  DEPTHWISE_CONV_2D: depthwiseConv2dSimd,
-  FULLY_CONNECTED: fullyConnectedSimd,
+  CONV_2D: byInputType(conv2dSimd, conv2dQuant8),
+  DEPTHWISE_CONV_2D: byInputType(depthwiseConv2dSimd, depthwiseConv2dQuant8),
+  FULLY_CONNECTED: byInputType(fullyConnectedSimd, fullyConnectedQuant8),
   ADD: addSimd,
   SUB: subSimd,
   MUL: mulSimd,
