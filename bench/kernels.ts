@@ -41,7 +41,7 @@ function median(values: number[]): number {
 }
 
 /** Median milliseconds of `run` after a warm-up. */
-function time(run: () => void, warmup = WARMUP, runs = RUNS): number {
+export function time(run: () => void, warmup = WARMUP, runs = RUNS): number {
   for (let i = 0; i < warmup; i++) run();
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -58,7 +58,7 @@ function randomFloats(length: number, seed: number): Float32Array {
 }
 
 /** A square NHWC convolution geometry with NNAPI SAME padding. */
-function same(
+export function same(
   size: number,
   inDepth: number,
   filter: number,

@@ -6,6 +6,7 @@ import { burst } from "./burst.ts";
 import { compilationCache } from "./compilation_cache.ts";
 import { kernels } from "./kernels.ts";
 import { memoryInput } from "./memory_input.ts";
+import { quant8Kernels } from "./quant8_kernels.ts";
 import { restOverhead } from "./rest_overhead.ts";
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -13,6 +14,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   "memory-input": memoryInput,
   "compilation-cache": compilationCache,
   kernels,
+  "quant8-kernels": quant8Kernels,
   burst,
 };
 

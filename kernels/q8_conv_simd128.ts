@@ -25,7 +25,7 @@ import {
 } from "./f32_conv_simd128.ts";
 import { type PaddedInput, paddedInputLength, windowInput } from "./f32_window_input.ts";
 import { pairsPerTap, type Quant8Values } from "./q8_packing.ts";
-import { REQUANTIZE_PARAM_BYTES } from "./q8_requantize_codegen.ts";
+import { requantizeParams } from "./q8_requantize_codegen.ts";
 import type { WasmHeap } from "./wasm_heap.ts";
 
 /**
@@ -38,29 +38,8 @@ export type Q8Runner = (input: Quant8Values, output: Quant8Values) => boolean;
 export type Q8OutputStage = Omit<QuantizedOutputStage, "filterOffset">;
 
 const BLOCK_BYTES = F32_BLOCK * 4;
-const INT32_MIN = -2147483648;
-
 /** Requantization steps per output value, counted as multiply-adds when deciding a split. */
-const REQUANTIZE_WORK = 16;
-
-/**
- * Per channel: the multiplier, left shift, right shift and rounding mask `q8requantize`
- * reads; undefined for a stage the kernel cannot reproduce (a left shift past 31 bits, which
- * the reference's double arithmetic wraps differently; never from a valid model).
- */
-function requantizeParams(stage: Q8OutputStage, channels: number): Int32Array | undefined {
-  const params = new Int32Array(channels * (REQUANTIZE_PARAM_BYTES / 4));
-  for (let c = 0; c < channels; c++) {
-    const multiplier = stage.multipliers[c], shift = stage.shifts[c];
-    if (shift > 31 || multiplier === INT32_MIN) return undefined;
-    const right = shift > 0 ? 0 : -shift;
-    params.set(
-      [multiplier, Math.max(shift, 0), right, right >= 31 ? 0x7fffffff : (1 << right) - 1],
-      4 * c,
-    );
-  }
-  return params;
-}
+const REQUANTIZE_WORK = 4;
 
 /** The runtime for the quant8 kernels (in both flavours' modules), or undefined. */
 function q8Runtime(): SimdRuntime | undefined {
@@ -129,15 +108,20 @@ interface Q8Call {
 function q8Runner(call: Q8Call, packed: Int32Array): Q8Runner | undefined {
   const { runtime, stage, rows, channels } = call;
   const { heap } = runtime;
-  const params = requantizeParams(stage, channels);
+  const params = requantizeParams(stage.multipliers, stage.shifts, channels);
   if (!params) return undefined;
-  const sumStride = blockCount(channels) * BLOCK_BYTES;
+  const blocks = blockCount(channels);
+  const sumStride = blocks * BLOCK_BYTES;
   const sumBytes = rows * sumStride;
-  const outputBytes = align64(rows * channels);
+  // The kernel writes whole blocks of 8 bytes: rows of whole blocks go to the output itself
+  // (in place when it lies in the heap), others to rows of the padded width, copied out.
+  const dense = channels === blocks * F32_BLOCK;
+  const outStride = blocks * F32_BLOCK;
+  const outputBytes = align64(rows * outStride);
   let weights = 0, paramsAt = 0;
   const run: Q8Runner = (input, output) => {
     if (rows === 0) return true;
-    const outInPlace = heap.addressOf(output);
+    const outInPlace = dense ? heap.addressOf(output) : undefined;
     const base = scratchOrUndefined(
       heap,
       call.inputBytes + sumBytes + (outInPlace === undefined ? outputBytes : 0),
@@ -147,30 +131,28 @@ function q8Runner(call: Q8Call, packed: Int32Array): Q8Runner | undefined {
     const sums = base + call.inputBytes;
     call.sum(base, weights, sums);
     const out = outInPlace ?? sums + sumBytes;
+    // Int8 outputs are computed as uint8 ones shifted by 128, then their top bits flipped.
+    const shift = output instanceof Int8Array ? 128 : 0;
     const { min, max } = stage.activation;
-    callSplit(runtime, "q8requantize", rows * channels * REQUANTIZE_WORK, rows, (i, n) => {
+    callSplit(runtime, "q8requantize", rows * outStride * REQUANTIZE_WORK, rows, (i, n) => {
       const [r0, r1] = share(rows, i, n, 1);
-      return [
-        sums + r0 * sumStride,
-        sumStride,
-        out + r0 * channels,
-        channels,
-        r1 - r0,
-        channels,
-        paramsAt,
-        stage.outputOffset,
-        min,
-        max,
-      ];
+      return [sums + r0 * sumStride, sumStride, out + r0 * outStride, outStride, r1 - r0, blocks]
+        .concat(paramsAt, stage.outputOffset + shift, min + shift, max + shift, shift);
     });
     if (outInPlace === undefined) {
-      const bytes = new Uint8Array(heap.buffer(), out, rows * channels);
-      new Uint8Array(output.buffer, output.byteOffset, output.byteLength).set(bytes);
+      const target = new Uint8Array(output.buffer, output.byteOffset, output.byteLength);
+      const memory = new Uint8Array(heap.buffer());
+      if (dense) target.set(memory.subarray(out, out + rows * channels));
+      else {
+        for (let r = 0, from = out; r < rows; r++, from += outStride) {
+          target.set(memory.subarray(from, from + channels), r * channels);
+        }
+      }
     }
     return true;
   };
   weights = placeWeights(heap, run, packed);
-  paramsAt = placeWeights(heap, run, params);
+  paramsAt = placeWeights(heap, run, new Int32Array(params));
   return run;
 }
 

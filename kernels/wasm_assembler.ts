@@ -7,9 +7,9 @@
  */
 
 /** Value types of the kernels' function signatures and locals. */
-export type ValType = "i32" | "i64" | "f32" | "v128";
+export type ValType = "i32" | "f32" | "v128";
 
-const VALTYPE_CODE: Record<ValType, number> = { i32: 0x7f, i64: 0x7e, f32: 0x7d, v128: 0x7b };
+const VALTYPE_CODE: Record<ValType, number> = { i32: 0x7f, f32: 0x7d, v128: 0x7b };
 
 /** Unsigned LEB128 bytes of a non-negative integer. */
 export function unsignedLeb128(value: number): number[] {
@@ -144,43 +144,6 @@ export class FunctionBuilder {
     return this.#emit(0x49);
   }
 
-  i32LtS(): this {
-    return this.#emit(0x48);
-  }
-
-  i32GtS(): this {
-    return this.#emit(0x4a);
-  }
-
-  i32Shl(): this {
-    return this.#emit(0x74);
-  }
-
-  i32ShrS(): this {
-    return this.#emit(0x75);
-  }
-
-  /** `select`: the first operand when the i32 condition on top is non-zero, else the second. */
-  select(): this {
-    return this.#emit(0x1b);
-  }
-
-  i32Load(offset = 0): this {
-    return this.#emit(0x28, ...this.#memarg(2, offset));
-  }
-
-  i32Store8(offset = 0): this {
-    return this.#emit(0x3a, ...this.#memarg(0, offset));
-  }
-
-  i32WrapI64(): this {
-    return this.#emit(0xa7);
-  }
-
-  i64ExtendI32S(): this {
-    return this.#emit(0xac);
-  }
-
   i64Const(value: bigint): this {
     const out: number[] = [];
     let v = BigInt.asIntN(64, value);
@@ -191,23 +154,6 @@ export class FunctionBuilder {
       out.push(done ? byte : byte | 0x80);
       if (done) return this.#emit(0x42, ...out);
     }
-  }
-
-  i64Add(): this {
-    return this.#emit(0x7c);
-  }
-
-  i64Mul(): this {
-    return this.#emit(0x7e);
-  }
-
-  /** Signed division, truncating toward zero like C++. */
-  i64DivS(): this {
-    return this.#emit(0x7f);
-  }
-
-  i64LtS(): this {
-    return this.#emit(0x53);
   }
 
   f32Load(offset = 0): this {
@@ -250,6 +196,76 @@ export class FunctionBuilder {
 
   v128Store(offset = 0): this {
     return this.#simd(0x0b, ...this.#memarg(4, offset));
+  }
+
+  /** `v128.store64_lane`: stores lane `lane` of an i64x2 view. */
+  v128Store64Lane(offset: number, lane: number): this {
+    return this.#simd(0x5b, ...this.#memarg(3, offset), lane);
+  }
+
+  /** `i8x16.shuffle`: byte `i` of the result is byte `lanes[i]` of the pair (0-31). */
+  i8x16Shuffle(lanes: readonly number[]): this {
+    return this.#simd(0x0d, ...lanes);
+  }
+
+  i8x16Splat(): this {
+    return this.#simd(0x0f);
+  }
+
+  i32x4Splat(): this {
+    return this.#simd(0x11);
+  }
+
+  i64x2Splat(): this {
+    return this.#simd(0x12);
+  }
+
+  v128And(): this {
+    return this.#simd(0x4e);
+  }
+
+  v128Xor(): this {
+    return this.#simd(0x51);
+  }
+
+  i8x16NarrowI16x8U(): this {
+    return this.#simd(0x66);
+  }
+
+  i16x8NarrowI32x4S(): this {
+    return this.#simd(0x85);
+  }
+
+  i32x4MinS(): this {
+    return this.#simd(0xb6);
+  }
+
+  i32x4MaxS(): this {
+    return this.#simd(0xb8);
+  }
+
+  i64x2ShrS(): this {
+    return this.#simd(0xcc);
+  }
+
+  i64x2Add(): this {
+    return this.#simd(0xce);
+  }
+
+  i64x2Mul(): this {
+    return this.#simd(0xd5);
+  }
+
+  i64x2LtS(): this {
+    return this.#simd(0xd8);
+  }
+
+  i64x2ExtmulLowI32x4S(): this {
+    return this.#simd(0xdc);
+  }
+
+  i64x2ExtmulHighI32x4S(): this {
+    return this.#simd(0xdd);
   }
 
   i32x4Add(): this {
