@@ -10,7 +10,12 @@ import { runMeasuredAsync } from "./measured_run.ts";
 import type { ExecutorConnect, WorkerRequest, WorkerResponse } from "./executor_pool.ts";
 import type { RunOutput } from "./executable.ts";
 import { toBytes } from "../nnapi/tensor.ts";
-import { readyLaneCount, setThreadBudget, splitCallCount } from "../kernels/compute_lanes.ts";
+import {
+  lanesReady,
+  readyLaneCount,
+  setThreadBudget,
+  splitCallCount,
+} from "../kernels/compute_lanes.ts";
 import { startComputeLanes } from "../kernels/f32_conv_simd128.ts";
 
 const executables = new Map<string, Executable>();
@@ -38,10 +43,7 @@ async function serve(
     setThreadBudget(request.threads);
     if (startComputeLanes()) {
       // Poll until the lanes have started (an executor with a run to do is served first).
-      const wanted = request.threads.maxLanes;
-      for (let waited = 0; readyLaneCount() < wanted && waited < LANE_START_WAIT_MS; waited += 10) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await lanesReady(request.threads.maxLanes, LANE_START_WAIT_MS);
     }
     respond({ kind: "warmed", lanes: readyLaneCount() });
     return;

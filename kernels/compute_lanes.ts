@@ -66,6 +66,17 @@ export function readyLaneCount(): number {
   return ready;
 }
 
+/**
+ * Waits (polling every 10 ms) until `count` lanes are ready or `timeoutMs` has passed; returns
+ * how many are ready. Lanes start on a budget's first split attempt and take a second or so.
+ */
+export async function lanesReady(count: number, timeoutMs: number): Promise<number> {
+  for (let waited = 0; readyLaneCount() < count && waited < timeoutMs; waited += 10) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return readyLaneCount();
+}
+
 /** Takes up to `wanted` lanes from the budget; returns how many it got. */
 function claim(wanted: number): number {
   if (!budget || wanted <= 0) return 0;

@@ -9,8 +9,8 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { Conv2dGeometry } from "./conv_common.ts";
 import type { DepthwiseGeometry } from "./conv_depthwise.ts";
 import {
+  lanesReady,
   privateThreadBudget,
-  readyLaneCount,
   setThreadBudget,
   splitCallCount,
 } from "./compute_lanes.ts";
@@ -118,11 +118,8 @@ const CASES: Case[] = [
 ];
 
 async function untilLanesReady(count: number): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (readyLaneCount() < count && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  ok(readyLaneCount() >= count, `${readyLaneCount()} of ${count} lanes ready`);
+  const ready = await lanesReady(count, 20_000);
+  ok(ready >= count, `${ready} of ${count} lanes ready`);
 }
 
 for (const isa of ["simd128", "relaxedsimd"] as const) {

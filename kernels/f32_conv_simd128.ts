@@ -24,11 +24,12 @@ import { copyPaddedInput, type PaddedInput, windowInput } from "./f32_window_inp
 import { BLOCK_BYTES, simdModuleBytes, TILE } from "./f32_simd_codegen.ts";
 import { realmHeap, type WasmHeap } from "./wasm_heap.ts";
 import { ComputeLanes } from "./compute_lanes.ts";
+import { ELEMENTWISE_KERNELS, type ElementwiseKernel } from "./f32_elementwise_codegen.ts";
 
 type WasmKernel = (...args: number[]) => void;
 
-/** The kernel module's exports, in the order compute lanes index them. */
-const KERNEL_EXPORTS = [
+/** The convolution kernels, float32 and quant8 (`q8_conv_simd128.ts`). */
+const CONVOLUTION_KERNELS = [
   "gemm",
   "conv",
   "dwconv",
@@ -37,8 +38,15 @@ const KERNEL_EXPORTS = [
   "q8dwconv",
   "q8requantize",
 ] as const;
-/** A kernel of the module (the float32 ones and the quant8 ones of `q8_conv_simd128.ts`). */
-export type KernelName = typeof KERNEL_EXPORTS[number];
+
+/**
+ * A kernel of the module: a convolution one, or an element-wise one
+ * (`f32_elementwise_simd.ts`).
+ */
+export type KernelName = typeof CONVOLUTION_KERNELS[number] | ElementwiseKernel;
+
+/** The kernel module's exports, in the order compute lanes index them. */
+const KERNEL_EXPORTS: readonly KernelName[] = [...CONVOLUTION_KERNELS, ...ELEMENTWISE_KERNELS];
 
 /** The kernel module instantiated on this realm's heap. */
 export interface SimdRuntime extends Record<KernelName, WasmKernel> {
@@ -145,6 +153,14 @@ export function startComputeLanes(): boolean {
   if (!runtime) return false;
   lanesOf(runtime.heap);
   return true;
+}
+
+/**
+ * The kernels that do not depend on relaxed SIMD (quant8, element-wise; in both flavours'
+ * modules) in whichever flavour this engine runs, or null without SIMD.
+ */
+export function anySimdRuntime(): SimdRuntime | null {
+  return simdRuntime(false) ?? simdRuntime(true);
 }
 
 /** Whether this engine runs the SIMD kernels (relaxed SIMD or plain SIMD128). */

@@ -8,6 +8,12 @@ import {
   type OperandForm,
 } from "./f32_elementwise_simd.ts";
 import { hardSwishFloat32 } from "./hard_swish.ts";
+import {
+  lanesReady,
+  privateThreadBudget,
+  setThreadBudget,
+  splitCallCount,
+} from "./compute_lanes.ts";
 import { seededFloats } from "./seeded_random.ts";
 import { realmHeap } from "./wasm_heap.ts";
 
@@ -123,5 +129,109 @@ Deno.test("SIMD HARD_SWISH equals the reference bit for bit, tails included", ()
       ok(hardSwishSimd(heap ? inHeap(x) : x, out));
       sameBits(out, expected, `hard swish of ${n}, heap ${heap}`);
     }
+  }
+});
+
+Deno.test("large element-wise calls split across compute lanes give the bits of the reference", async () => {
+  const n = 200_003, width = 96;
+  const a = values(n, 40), b = values(n, 41), row = values(width, 42), one = values(1, 43);
+  const shape = [n];
+  const budget = privateThreadBudget(3);
+  setThreadBudget(budget);
+  try {
+    // Lanes start on the first split attempt; run once so they exist, then wait for them.
+    arithmeticSimd(
+      "add",
+      { data: a, form: "tensor" },
+      { data: b, form: "tensor" },
+      new Float32Array(n),
+      -Infinity,
+      Infinity,
+    );
+    const ready = await lanesReady(2, 20_000);
+    ok(ready >= 2, `${ready} of 2 lanes ready`);
+    const cases: [string, () => Float32Array, () => Float32Array][] = [
+      ["mul of tensors", () => {
+        const out = new Float32Array(n);
+        ok(
+          arithmeticSimd(
+            "mul",
+            { data: a, form: "tensor" },
+            { data: b, form: "tensor" },
+            out,
+            0,
+            6,
+          ),
+        );
+        return out;
+      }, () => {
+        const out = new Float32Array(n);
+        REFERENCE.mul(a, shape, b, shape, out, shape, 0, 6);
+        return out;
+      }],
+      ["sub of one value", () => {
+        const out = new Float32Array(n);
+        ok(
+          arithmeticSimd(
+            "sub",
+            { data: one, form: "scalar" },
+            { data: a, form: "tensor" },
+            out,
+            -Infinity,
+            Infinity,
+          ),
+        );
+        return out;
+      }, () => {
+        const out = new Float32Array(n);
+        REFERENCE.sub(one, [1], a, shape, out, shape, -Infinity, Infinity);
+        return out;
+      }],
+      ["add of a row", () => {
+        const rows = 2048, out = new Float32Array(rows * width);
+        ok(
+          arithmeticSimd(
+            "add",
+            { data: a.subarray(0, rows * width), form: "tensor" },
+            { data: row, form: "row" },
+            out,
+            -1,
+            1,
+          ),
+        );
+        return out;
+      }, () => {
+        const rows = 2048, out = new Float32Array(rows * width);
+        REFERENCE.add(
+          a.subarray(0, rows * width),
+          [rows, width],
+          row,
+          [width],
+          out,
+          [rows, width],
+          -1,
+          1,
+        );
+        return out;
+      }],
+      ["hard swish", () => {
+        const out = new Float32Array(n);
+        ok(hardSwishSimd(a, out));
+        return out;
+      }, () => {
+        const out = new Float32Array(n);
+        hardSwishFloat32(a, out);
+        return out;
+      }],
+    ];
+    for (const [name, simd, reference] of cases) {
+      const before = splitCallCount();
+      const got = simd();
+      ok(splitCallCount() > before, `${name}: the call was split`);
+      sameBits(got, reference(), name);
+      strictEqual(budget.counters[0], 2, `${name}: free threads restored`);
+    }
+  } finally {
+    setThreadBudget(undefined);
   }
 });

@@ -13,6 +13,7 @@
  */
 import { F32_BLOCK } from "./f32_packing.ts";
 import { requantizeFunction } from "./q8_requantize_codegen.ts";
+import { elementwiseFunctions } from "./f32_elementwise_codegen.ts";
 import { FunctionBuilder, ModuleBuilder } from "./wasm_assembler.ts";
 
 /** Bytes of one packed block row (8 floats, two vectors). */
@@ -463,13 +464,14 @@ function dwconvFunction(arithmetic: Arithmetic): FunctionBuilder {
  */
 export function simdModuleBytes(relaxed: boolean): Uint8Array<ArrayBuffer> {
   const arithmetic = relaxed ? "relaxed" : "f32";
-  return new ModuleBuilder({ shared: true })
+  const module = new ModuleBuilder({ shared: true })
     .export("gemm", gemmFunction(arithmetic))
     .export("conv", convFunction(arithmetic))
     .export("dwconv", dwconvFunction(arithmetic))
     .export("q8gemm", gemmFunction("i16dot"))
     .export("q8conv", convFunction("i16dot"))
     .export("q8dwconv", dwconvFunction("i32mul"))
-    .export("q8requantize", requantizeFunction())
-    .encode();
+    .export("q8requantize", requantizeFunction());
+  for (const [name, code] of elementwiseFunctions()) module.export(name, code);
+  return module.encode();
 }

@@ -12,14 +12,13 @@ import type { DepthwiseGeometry } from "./conv_depthwise.ts";
 import { blockCount, F32_BLOCK } from "./f32_packing.ts";
 import {
   align64,
+  anySimdRuntime,
   callSplit,
   callWindowed,
   type KernelName,
   placeWeights,
-  requireRuntime,
   scratchOrUndefined,
   share,
-  simdAvailable,
   type SimdRuntime,
   windowArgs,
 } from "./f32_conv_simd128.ts";
@@ -40,13 +39,6 @@ export type Q8OutputStage = Omit<QuantizedOutputStage, "filterOffset">;
 const BLOCK_BYTES = F32_BLOCK * 4;
 /** Requantization steps per output value, counted as multiply-adds when deciding a split. */
 const REQUANTIZE_WORK = 4;
-
-/** The runtime for the quant8 kernels (in both flavours' modules), or undefined. */
-function q8Runtime(): SimdRuntime | undefined {
-  if (simdAvailable(false)) return requireRuntime(false);
-  if (simdAvailable(true)) return requireRuntime(true);
-  return undefined;
-}
 
 /**
  * Writes the staged copy (layout `p`, int16 or int32 values) of a quant8 convolution input at
@@ -215,7 +207,7 @@ export function q8Conv2dSimd(
   packed: Int32Array,
   stage: Q8OutputStage,
 ): Q8Runner | undefined {
-  const runtime = q8Runtime();
+  const runtime = anySimdRuntime();
   if (!runtime) return undefined;
   const pixelStride = 2 * pairsPerTap(g.inDepth);
   const call = windowedCall({ ...g, depthMultiplier: 1 }, stage, runtime, {
@@ -233,7 +225,7 @@ export function q8DepthwiseConv2dSimd(
   packed: Int32Array,
   stage: Q8OutputStage,
 ): Q8Runner | undefined {
-  const runtime = q8Runtime();
+  const runtime = anySimdRuntime();
   if (!runtime) return undefined;
   const call = windowedCall(g, stage, runtime, {
     kernel: "q8dwconv",
@@ -253,7 +245,7 @@ export function q8FullyConnectedSimd(
   packed: Int32Array,
   stage: Q8OutputStage,
 ): Q8Runner | undefined {
-  const runtime = q8Runtime();
+  const runtime = anySimdRuntime();
   if (!runtime) return undefined;
   const { rows, depth, channels } = shape;
   const pairs = pairsPerTap(depth);

@@ -11,11 +11,7 @@ import { convertOnnx } from "../../converter/onnx/convert.ts";
 import { Executable } from "../../driver/executable.ts";
 import { buildModel } from "../../driver/model.ts";
 import { prepareModel } from "../../driver/prepared_model.ts";
-import {
-  privateThreadBudget,
-  readyLaneCount,
-  setThreadBudget,
-} from "../../kernels/compute_lanes.ts";
+import { lanesReady, privateThreadBudget, setThreadBudget } from "../../kernels/compute_lanes.ts";
 import { spawnServer } from "../server_process.ts";
 
 /** One input of a model run: its name, shape and float32 values. */
@@ -105,10 +101,7 @@ export const NNSERVE_IN_PROCESS: Engine = {
     setThreadBudget(threads > 1 ? privateThreadBudget(threads) : undefined);
     const inputs = [{ data: input.data, shape: input.shape }];
     executable.run(inputs);
-    const deadline = Date.now() + 10_000;
-    while (threads > 1 && readyLaneCount() < threads - 1 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    if (threads > 1) await lanesReady(threads - 1, 10_000);
     return {
       run: () => Promise.resolve(executable.run(inputs)[0].data as Float32Array),
       close() {

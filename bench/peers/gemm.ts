@@ -6,11 +6,7 @@ import { packGemmWeights } from "../../kernels/f32_packing.ts";
 import { activationRangeFloat } from "../../kernels/fixed_point.ts";
 import { createF32FullyConnected } from "../../kernels/manifest.ts";
 import { seededFloats } from "../../kernels/seeded_random.ts";
-import {
-  privateThreadBudget,
-  readyLaneCount,
-  setThreadBudget,
-} from "../../kernels/compute_lanes.ts";
+import { lanesReady, privateThreadBudget, setThreadBudget } from "../../kernels/compute_lanes.ts";
 import { measure } from "./timing.ts";
 
 export async function gemmGflops(n: number, threads: number): Promise<number> {
@@ -26,10 +22,7 @@ export async function gemmGflops(n: number, threads: number): Promise<number> {
   setThreadBudget(threads > 1 ? privateThreadBudget(threads) : undefined);
   try {
     run(a, out);
-    const deadline = Date.now() + 10_000;
-    while (threads > 1 && readyLaneCount() < threads - 1 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    if (threads > 1) await lanesReady(threads - 1, 10_000);
     const { median } = await measure(() => run(a, out), { warmup: 3, runs: 15, budgetMs: 3000 });
     return (2 * n ** 3) / median / 1e6;
   } finally {

@@ -10,8 +10,8 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { ChannelQuant, Tensor, TensorData } from "../../../nnapi/tensor.ts";
 import type { OperandType } from "../../../nnapi/types.ts";
 import {
+  lanesReady,
   privateThreadBudget,
-  readyLaneCount,
   setThreadBudget,
   splitCallCount,
 } from "../../../kernels/compute_lanes.ts";
@@ -310,11 +310,8 @@ Deno.test("quant8 kernels split across compute lanes give the bytes of the refer
     ];
     // Lanes start on the first split attempt; run once so they exist, then wait for them.
     cases[0]();
-    const deadline = Date.now() + 20_000;
-    while (readyLaneCount() < 2 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    ok(readyLaneCount() >= 2, `${readyLaneCount()} of 2 lanes ready`);
+    const ready = await lanesReady(2, 20_000);
+    ok(ready >= 2, `${ready} of 2 lanes ready`);
     for (const [k, run] of cases.entries()) {
       const before = splitCallCount();
       run();
