@@ -27,7 +27,7 @@ import {
   type SubgraphRunner,
 } from "./control_flow/run.ts";
 import type { RunnableSubgraph, StepImplementation, SubgraphRuntime } from "./devices/device.ts";
-import { FALLBACK_DEVICE, subgraphRuntime } from "./devices/registry.ts";
+import { deviceNamed, FALLBACK_DEVICE, subgraphRuntime } from "./devices/registry.ts";
 import { StepClock, type StepTiming } from "./step_timing.ts";
 import {
   constantView,
@@ -56,6 +56,11 @@ export interface RunOutput {
 }
 
 interface BoundStep {
+  /**
+   * On planned shapes: the pass that runs this step and the next ones of its fused run
+   * (`chain_fusion.ts`) on the run's inputs, or "fused" for those next ones.
+   */
+  fused?: { kernel: Kernel; inputs: number[]; outputs: number[] } | "fused";
   definition: OperationDefinition;
   /** How its device runs it (undefined: a device this build lacks; the reference runs it). */
   implementation: StepImplementation | undefined;
@@ -148,6 +153,7 @@ export class Executable {
       if (!selected) this.#unpack(bound);
       return bound;
     });
+    if (planned) this.#fuseChains((i) => ({ ...graph.operands[i], value: this.#constants[i] }));
     graph.steps.forEach((step, s) => {
       const runtime = referenced ? undefined : subgraphRuntime(step.device);
       if (!runtime) return;
@@ -305,11 +311,41 @@ export class Executable {
     return { tensors, staticShapes };
   }
 
+  /** Binds the passes of the plan's fused runs (their steps stay bound one by one too). */
+  #fuseChains(info: (operand: number) => PrepareInput): void {
+    this.#graph.steps.forEach((step, s) => {
+      const chains = step.chain ? deviceNamed(step.device)?.chains : undefined;
+      if (!chains || !step.chain) return;
+      const run = this.#graph.steps.slice(s, s + step.chain);
+      const links = run.map((t, k) => ({
+        type: t.type,
+        operands: { inputs: t.inputs.map(info), outputs: t.outputs.map(info) },
+        ...(k > 0 ? { chained: t.inputs.indexOf(run[k - 1].outputs[0]) } : {}),
+      }));
+      const kernel = chains.bind(links);
+      if (!kernel) return;
+      const inputs = run.flatMap((t) => t.inputs);
+      this.#steps[s].fused = { kernel, inputs, outputs: run[run.length - 1].outputs };
+      for (let k = 1; k < run.length; k++) this.#steps[s + k].fused = "fused";
+    });
+  }
+
   #runStep(
     step: BoundStep,
     tensors: (Tensor | undefined)[],
     run: { staticShapes: boolean; limits: RunLimits },
   ): void {
+    if (run.staticShapes && step.fused) {
+      if (step.fused === "fused") return;
+      const { kernel, inputs, outputs } = step.fused;
+      this.#runKernel(
+        step,
+        kernel,
+        inputs.map((i) => tensors[i]!),
+        outputs.map((i) => tensors[i]!),
+      );
+      return;
+    }
     const stepInputs = step.inputs.map((i) => tensors[i]!);
     if (CONTROL_FLOW_OPERATIONS.has(step.definition.type)) {
       this.#runControlFlow(step, stepInputs, { tensors, limits: run.limits });
@@ -317,8 +353,13 @@ export class Executable {
     }
     if (!run.staticShapes) this.#shapeOutputs(step, stepInputs, tensors);
     const stepOutputs = step.outputs.map((i) => tensors[i]!);
+    this.#runKernel(step, step.kernel, stepInputs, stepOutputs);
+  }
+
+  /** Runs a kernel of `step`, reporting an operation's fault as the step's. */
+  #runKernel(step: BoundStep, kernel: Kernel, inputs: Tensor[], outputs: Tensor[]): void {
     try {
-      step.kernel(stepInputs, stepOutputs);
+      kernel(inputs, outputs);
     } catch (error) {
       if (error instanceof OperationError) throw this.#fault(step, error.message);
       throw error;

@@ -7,6 +7,7 @@
  */
 import { DriverError } from "../nnapi/errors.ts";
 import { align, type ArenaLayout, layoutArena, TENSOR_ALIGNMENT } from "./arena_layout.ts";
+import { planChains } from "./chain_fusion.ts";
 import type { StepImplementation } from "./devices/device.ts";
 import { stepOperands } from "./devices/host_device.ts";
 import { deviceNamed, FALLBACK_DEVICE, HOST_DEVICES, subgraphRuntime } from "./devices/registry.ts";
@@ -59,6 +60,11 @@ export interface PreparedStep {
   outputs: number[];
   /** Weights its device packed at preparation, in the constant buffer. */
   packed?: TensorRef[];
+  /**
+   * On the first step of a run of consecutive steps its device fuses into one pass: how
+   * many steps the run has (`chain_fusion.ts`).
+   */
+  chain?: number;
 }
 
 /** Options of NNAPI `prepareModel` that shape the plan. */
@@ -245,6 +251,7 @@ function* preparationSteps(
     outputs: model.operations[k].outputs,
   }));
   const arena = layoutArena(model, steps);
+  if (arena) planChains(model, steps, arena);
   yield "after laying out the arena";
   const packed = yield* packWeights(model, steps, arena !== undefined);
   const packedIn = replacedByPacking(model, steps, packed);

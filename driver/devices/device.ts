@@ -74,6 +74,28 @@ export interface StepImplementation<T extends OperationType = OperationType> {
   bind(step: StepOperands, packed: readonly TensorData[]): Kernel | undefined;
 }
 
+/** One step of a run of consecutive steps that a device may fuse into one pass. */
+export interface ChainLink {
+  type: OperationType;
+  operands: StepOperands;
+  /** The input that takes the previous link's output (absent for the first link). */
+  chained?: number;
+}
+
+/**
+ * How a host device runs consecutive steps as one pass (element-wise chains on `cpu-simd`):
+ * decided at preparation, bound in each executor.
+ */
+export interface ChainFusion {
+  /** How many leading links it runs as one pass (2 or more), or 0. */
+  fusable(links: readonly ChainLink[]): number;
+  /**
+   * The pass's kernel: its inputs are every link's inputs in order, its outputs the last
+   * link's; undefined runs the links one by one.
+   */
+  bind(links: readonly ChainLink[]): Kernel | undefined;
+}
+
 /** A device's implementations, each filed under its own operation type (compiler-checked). */
 export type StepTable = { readonly [T in OperationType]?: StepImplementation<T> };
 
@@ -122,6 +144,8 @@ export interface Device {
   supportedOperations(model: Model): boolean[];
   /** Its implementation of an operation type, for host devices that bind steps one by one. */
   implementation(type: OperationType): StepImplementation | undefined;
+  /** Runs of consecutive steps it fuses into one pass, for host devices that do. */
+  readonly chains?: ChainFusion;
   /**
    * For devices with memory of their own: their subgraph runtime on the driver's thread,
    * used to check at preparation that a subgraph really prepares (else the plan falls back).

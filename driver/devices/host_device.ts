@@ -7,6 +7,7 @@
 import type { Model, Operation } from "../model.ts";
 import { halAtLeast, type HalVersion, type OperationType } from "../../nnapi/types.ts";
 import type {
+  ChainFusion,
   Device,
   DeviceInfo,
   PerformanceInfo,
@@ -48,8 +49,9 @@ export function hostDevice(options: {
   version: string;
   halVersion: HalVersion;
   steps: StepTable;
+  chains?: ChainFusion;
 }): Device {
-  const { name, version, halVersion, steps } = options;
+  const { name, version, halVersion, steps, chains } = options;
   const table = steps as Partial<Record<OperationType, StepImplementation>>;
   const info: DeviceInfo = {
     name,
@@ -75,5 +77,6 @@ export function hostDevice(options: {
       );
     },
     implementation: (type) => table[type],
+    ...(chains ? { chains } : {}),
   };
 }

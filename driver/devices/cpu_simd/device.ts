@@ -23,6 +23,7 @@ import {
   subSimd,
 } from "./elementwise.ts";
 import { transposeConv2dSimd } from "./transpose_conv.ts";
+import { elementwiseChains } from "./chains.ts";
 import {
   byInputType,
   conv2dQuant8,
@@ -54,4 +55,5 @@ export const cpuSimd = hostDevice({
   // HARD_SWISH is an operation of HAL 1.3.
   halVersion: "V1_3",
   steps: STEPS,
+  chains: elementwiseChains,
 });

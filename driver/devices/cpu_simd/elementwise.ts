@@ -26,7 +26,7 @@ import { sub } from "../../operations/sub.ts";
 import type { StepImplementation, StepOperands } from "../device.ts";
 
 /** Float32 operands whose shapes are all known. */
-function staticFloat({ inputs, outputs }: StepOperands, tensors: number): boolean {
+export function staticFloat({ inputs, outputs }: StepOperands, tensors: number): boolean {
   return inputs[0].type === "TENSOR_FLOAT32" &&
     [...inputs.slice(0, tensors), outputs[0]].every((t) => isFullySpecified(t.shape));
 }
@@ -37,7 +37,7 @@ function staticFloat({ inputs, outputs }: StepOperands, tensors: number): boolea
  * leading ones (`[1, ..., 1, C]`, a per-channel scale or bias of an NHWC tensor; `[1, 1, T,
  * D]` over `[1, H, T, D]`, a position table over attention heads); undefined otherwise.
  */
-function operandForm(
+export function operandForm(
   shape: readonly number[],
   outShape: readonly number[],
 ): OperandForm | undefined {
@@ -54,7 +54,7 @@ function operandForm(
 }
 
 /** The forms of both operands when the SIMD kernel takes them. */
-function forms({ inputs, outputs }: StepOperands): [OperandForm, OperandForm] | undefined {
+export function forms({ inputs, outputs }: StepOperands): [OperandForm, OperandForm] | undefined {
   const [a, b] = inputs.slice(0, 2).map((t) => operandForm(t.shape, outputs[0].shape));
   if (!a || !b || (a !== "tensor" && b !== "tensor")) return undefined;
   return [a, b];
