@@ -1,15 +1,18 @@
 /**
  * A chain of float32 element-wise operations run as one pass (fused at preparation, see
- * `driver/chain_fusion.ts`): the output is computed in blocks of a few thousand elements,
- * each block going through every operation while it stays in the L1 cache, instead of each
- * operation streaming whole tensors through memory. Every operation is the same SIMD kernel
- * as unfused (`f32_elementwise_simd.ts`), rounding to float32 after each one, so the result
- * is bit for bit that of the operations run one by one.
+ * `driver/chain_fusion.ts`): a WebAssembly SIMD loop generated for the chain's operations and
+ * operand forms keeps each group of four values in a register from the first operation to the
+ * last, so the intermediates are never stored. Each operation is the instruction sequence of
+ * its unfused kernel (`f32_elementwise_codegen.ts`: the operation, then the clamp) rounding
+ * to float32, so the result is bit for bit that of the operations run one by one. Each chain
+ * shape is compiled once per thread.
  */
 import { anySimdRuntime } from "./f32_conv_simd128.ts";
-import { type ArithmeticOp, FORMS, type FormSuffix } from "./f32_elementwise_codegen.ts";
+import type { ArithmeticOp } from "./f32_elementwise_codegen.ts";
 import { BINARY_REFERENCE, type Operand } from "./f32_elementwise_simd.ts";
 import { hardSwishFloat32 } from "./hard_swish.ts";
+import { FunctionBuilder, ModuleBuilder } from "./wasm_assembler.ts";
+import type { WasmHeap } from "./wasm_heap.ts";
 
 /** The previous operation's result, as an operand of the next one. */
 export const CHAINED = "chained";
@@ -33,37 +36,110 @@ export function chainPassCount(): number {
   return passes;
 }
 
-/** Elements per block at least (a block is also a whole number of every row operand). */
-const BLOCK_ELEMENTS = 2048;
-/** Blocks longer than this (rows of unusual widths) are not worth fusing. */
-export const MAX_BLOCK_ELEMENTS = 16384;
+const LANE_BYTES = 16;
 
-function gcd(a: number, b: number): number {
-  return b === 0 ? a : gcd(b, a % b);
+/** Code generation of the chain's loop: `(operand pointers..., out, n)`, n a multiple of 4. */
+function chainFunction(chain: readonly ChainOperation[]): FunctionBuilder {
+  const operands = chain.flatMap((c) => c.operands.filter((o) => o !== CHAINED));
+  const f = new FunctionBuilder(Array(operands.length + 2).fill("i32"));
+  const out = operands.length, n = operands.length + 1;
+  const [value, x, three, zero, six] = f.locals("v128", 5);
+  const bounds = chain.map(() => f.locals("v128", 2));
+  const splats = operands.map((o) => o.form === "scalar" ? f.local("v128") : -1);
+  const rows = operands.map((o) => o.form === "row" ? f.locals("i32", 2) : []);
+  f.f32Const(3).f32x4Splat().localSet(three);
+  f.f32Const(0).f32x4Splat().localSet(zero);
+  f.f32Const(6).f32x4Splat().localSet(six);
+  chain.forEach((c, k) => {
+    f.f32Const(c.min).f32x4Splat().localSet(bounds[k][0]);
+    f.f32Const(c.max).f32x4Splat().localSet(bounds[k][1]);
+  });
+  operands.forEach((o, i) => {
+    if (o.form === "scalar") f.localGet(i).v128Load32Splat().localSet(splats[i]);
+    if (o.form === "row") {
+      f.localGet(i).localTee(rows[i][0]).i32Const(4 * o.data.length).i32Add().localSet(rows[i][1]);
+    }
+  });
+  f.block(() => {
+    f.localGet(n).i32Eqz().brIf(0);
+    f.loop(() => {
+      let next = 0;
+      const push = (o: Operand | typeof CHAINED) => {
+        if (o === CHAINED) return void f.localGet(value);
+        const i = next++;
+        if (o.form === "scalar") f.localGet(splats[i]);
+        else f.localGet(i).v128Load();
+      };
+      chain.forEach((c, k) => {
+        if (c.op === "hard_swish") {
+          push(c.operands[0]);
+          f.localTee(x).localGet(three).f32x4Add().localGet(zero).f32x4Pmax();
+          f.localGet(six).f32x4Pmin().localGet(x).f32x4Mul().localGet(six).f32x4Div();
+          f.localSet(value);
+          return;
+        }
+        c.operands.forEach(push);
+        if (c.op === "add") f.f32x4Add();
+        else if (c.op === "sub") f.f32x4Sub();
+        else if (c.op === "mul") f.f32x4Mul();
+        else if (c.op === "div") f.f32x4Div();
+        else if (c.op === "min") f.f32x4Pmin();
+        else f.f32x4Pmax();
+        f.localGet(bounds[k][0]).f32x4Pmax().localGet(bounds[k][1]).f32x4Pmin().localSet(value);
+      });
+      f.localGet(out).localGet(value).v128Store();
+      operands.forEach((o, i) => {
+        if (o.form === "scalar") return;
+        f.localGet(i).i32Const(LANE_BYTES).i32Add().localSet(i);
+        if (o.form === "row") {
+          // At the row's end, back to its start.
+          f.block(() => {
+            f.localGet(i).localGet(rows[i][1]).i32Ne().brIf(0);
+            f.localGet(rows[i][0]).localSet(i);
+          });
+        }
+      });
+      f.localGet(out).i32Const(LANE_BYTES).i32Add().localSet(out);
+      f.localGet(n).i32Const(4).i32Sub().localTee(n).brIf(0);
+    });
+  });
+  return f;
 }
 
-/**
- * The block length of a chain whose row operands have `widths` (each a multiple of 4), or
- * undefined when it exceeds {@link MAX_BLOCK_ELEMENTS}.
- */
-export function chainBlock(widths: readonly number[]): number | undefined {
-  const period = widths.reduce((l, w) => l / gcd(l, w) * w, 4);
-  if (period > MAX_BLOCK_ELEMENTS) return undefined;
-  return Math.ceil(BLOCK_ELEMENTS / period) * period;
+/** What the generated loop depends on: operations, forms, clamps and row widths. */
+function chainKey(chain: readonly ChainOperation[]): string {
+  return JSON.stringify(chain.map((c) => [
+    c.op,
+    c.min,
+    c.max,
+    c.operands.map((o) => o === CHAINED ? o : o.form === "row" ? o.data.length : o.form),
+  ]));
 }
 
-/** The export suffix of an operation's operand forms (the chained value is a tensor). */
-function suffixOf(operands: ChainOperation["operands"]): FormSuffix | undefined {
-  const forms = operands.map((o) => o === CHAINED ? "tensor" : o.form);
-  return (Object.keys(FORMS) as FormSuffix[]).find((k) =>
-    FORMS[k][0] === forms[0] && FORMS[k][1] === forms[1]
-  );
+type ChainKernel = (...args: number[]) => void;
+
+/** The compiled loops of this thread, by {@link chainKey}. */
+const compiled = new Map<string, ChainKernel>();
+
+function chainKernel(heap: WasmHeap, chain: readonly ChainOperation[]): ChainKernel {
+  const key = chainKey(chain);
+  let kernel = compiled.get(key);
+  if (!kernel) {
+    const bytes = new ModuleBuilder({ shared: true }).export("chain", chainFunction(chain))
+      .encode();
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), {
+      env: { memory: heap.memory },
+    });
+    kernel = instance.exports.chain as ChainKernel;
+    compiled.set(key, kernel);
+  }
+  return kernel;
 }
 
 /**
  * Runs `chain` into `out` (every tensor operand of `out`'s length, rows of widths dividing
- * it by multiples of 4). Returns false (nothing written) where this engine has no SIMD or
- * the chain has a form no kernel takes.
+ * it by multiples of 4). Returns false (nothing written) where this engine has no SIMD or a
+ * row's width is not a multiple of 4.
  */
 export function elementwiseChainSimd(
   chain: readonly ChainOperation[],
@@ -73,18 +149,13 @@ export function elementwiseChainSimd(
   const n = out.length;
   const external = chain.flatMap((c) => c.operands.filter((o) => o !== CHAINED));
   const widths = external.filter((o) => o.form === "row").map((o) => o.data.length);
-  const block = chainBlock(widths);
-  const names = chain.map((c) => c.op === "hard_swish" ? "hard_swish" : suffixOf(c.operands));
-  if (!rt || block === undefined || names.includes(undefined)) return false;
-  if (widths.some((w) => w % 4 !== 0 || n % w !== 0)) return false;
-  // Operands in the heap are read in place; the others are copied to scratch once per run.
+  if (!rt || widths.some((w) => w % 4 !== 0 || n % w !== 0)) return false;
+  // Operands in the heap are read in place; the others are copied to scratch.
   const { heap } = rt;
   const views = [...new Set(external.map((o) => o.data)), out];
   const found = views.map((v) => heap.addressOf(v));
   const missing = views.reduce((sum, v, i) => sum + (found[i] === undefined ? v.byteLength : 0), 0);
-  let at = heap.scratch(missing + 4 * block);
-  const temporary = at;
-  at += 4 * block;
+  let at = missing > 0 ? heap.scratch(missing) : 0;
   const address = new Map<Float32Array, number>();
   views.forEach((v, i) => {
     if (found[i] !== undefined) {
@@ -97,25 +168,8 @@ export function elementwiseChainSimd(
   });
   const outAt = address.get(out)!;
   const vectorized = n & ~3;
-  for (let start = 0; start < vectorized; start += block) {
-    const count = Math.min(block, vectorized - start);
-    chain.forEach((c, k) => {
-      const target = k === chain.length - 1 ? outAt + 4 * start : temporary;
-      const args = c.operands.map((o) => {
-        if (o === CHAINED) return temporary;
-        const base = address.get(o.data)!;
-        return o.form === "tensor" ? base + 4 * start : base;
-      });
-      if (c.op === "hard_swish") {
-        rt.hard_swish(args[0], target, count);
-        return;
-      }
-      const row = c.operands.find((o) => o !== CHAINED && o.form === "row");
-      const width = row === undefined || row === CHAINED ? 0 : row.data.length;
-      const name = `${c.op}_${names[k] as FormSuffix}` as const;
-      rt[name](args[0], args[1], target, count, c.min, c.max, 4 * width);
-    });
-  }
+  const kernel = chainKernel(heap, chain);
+  kernel(...external.map((o) => address.get(o.data)!), outAt, vectorized);
   // The last 1-3 elements (no rows then: a row's width divides the length in fours).
   if (vectorized < n) runTail(chain, vectorized, out);
   if (found[views.length - 1] === undefined) {

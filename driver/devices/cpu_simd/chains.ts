@@ -1,13 +1,12 @@
 /**
  * Element-wise chains on `cpu-simd`: consecutive float32 ADD, SUB, MUL, DIV, MINIMUM,
  * MAXIMUM and HARD_SWISH steps of one output shape, each taking the previous one's result
- * (which nothing else reads), run as one blocked pass (`kernels/f32_elementwise_chain.ts`),
+ * (which nothing else reads), run as one pass (`kernels/f32_elementwise_chain.ts`),
  * bit for bit the steps run one by one. Which runs are fused is decided at preparation
  * (`driver/chain_fusion.ts`); shapes other than the planned ones run the steps one by one on
  * their reference kernels.
  */
 import {
-  chainBlock,
   CHAINED,
   type ChainOperation,
   elementwiseChainSimd,
@@ -74,15 +73,11 @@ function planLink(link: ChainLink, outShape: readonly number[]): LinkPlan | unde
 function plans(links: readonly ChainLink[]): LinkPlan[] {
   const outShape = links[0].operands.outputs[0].shape;
   const planned: LinkPlan[] = [];
-  const widths: number[] = [];
   for (const link of links) {
     const plan = planLink(link, outShape);
-    if (!plan) break;
-    const rowWidths = link.operands.inputs
-      .filter((_, i) => plan.forms[i] === "row")
-      .map((t) => rowLength(t.shape));
-    if (rowWidths.some((w) => w % 4 !== 0) || !chainBlock([...widths, ...rowWidths])) break;
-    widths.push(...rowWidths);
+    // The loop reads rows in whole vectors.
+    const rows = link.operands.inputs.filter((_, i) => plan?.forms[i] === "row");
+    if (!plan || rows.some((t) => rowLength(t.shape) % 4 !== 0)) break;
     planned.push(plan);
   }
   return planned;
