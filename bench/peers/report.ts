@@ -89,8 +89,10 @@ const FINDINGS = `## What was found and changed
   kernels read and write it in place (MobileNet v1 in process: 39.8 -> 30 ms).
 - **Threads**: compute lanes (\`kernels/compute_lanes.ts\`) split GEMM row or channel bands and
   convolution row bands across cores on the shared memory; \`NNSERVE_THREADS\` is one budget
-  that concurrent executions share. Small calls (under 512 K multiply-adds), the zero-padded
-  input copies and the element-wise operations still run on one thread, which is why the
+  that concurrent executions share. Element-wise calls of 128 K elements and more are split
+  too, and the quant8 kernels like the float ones, but element-wise work is memory-bound here
+  (ADD of 401 K floats: 0.127 -> 0.119 ms on two threads). Small calls (under 512 K
+  multiply-adds) and the zero-padded input copies still run on one thread, which is why the
   CNNs gain less than GEMM from the second core.
 - **Binary tensors over HTTP**: a framed body (\`Inference-Header-Content-Length\`, the
   KServe/Triton binary tensor extension's shape) or a single input's raw bytes; the body's
@@ -129,8 +131,9 @@ number):
   1.3-1.45x faster in process (missed), and over HTTP their 0.4 MB and 1 MB outputs add the
   floor of moving them (their HTTP overhead is at or below that floor). Two threads: missed.
   nnserve gains 20-25% from its second thread (MobileNetV2 in process 19.5 -> 15.3 ms),
-  onnxruntime-web 45-55%: the element-wise operations, depthwise convolutions, the zero-padded
-  input copies and the calls under 512 K multiply-adds still run on one thread. A server's
+  onnxruntime-web 45-55%: depthwise convolutions (split, but memory-bound) and element-wise
+  operations (split from 128 K elements, memory-bound) gain little, and the zero-padded input
+  copies and the calls under 512 K multiply-adds still run on one thread. A server's
   executor now starts its compute lane when it starts; before, a lane's worker took a second
   or more to start inside the executor (at the first split call), so a fresh server's first
   30-40 runs split nothing, most of a benchmark's runs. Every MobileNetV2 run now splits its 48
