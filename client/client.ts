@@ -7,12 +7,17 @@ import { rememberApiKey } from "./burst_open.ts";
 import { type Compilation, compile, type CompileOptions } from "./compilation.ts";
 import { Transport, type TransportOptions } from "./http.ts";
 import { createMemory, type Memory, type MemorySource } from "./memory.ts";
-import { Model } from "./model.ts";
-import type { DeviceInfo, ModelInfo } from "./types.ts";
+import { Model, namingQuery } from "./model.ts";
+import type {
+  CompilationSummary,
+  DeviceInfo,
+  ModelInfo,
+  ModelNaming,
+  PageOptions,
+} from "./types.ts";
 
 /** Options of {@link NnClient.importOnnx}. */
-export interface OnnxImportOptions {
-  name?: string;
+export interface OnnxImportOptions extends ModelNaming {
   /** Input shapes fixed at conversion, by ONNX input name. */
   shapes?: Record<string, readonly number[]>;
   /** Input values fixed at conversion (a sample rate): they are then not inputs. */
@@ -55,8 +60,7 @@ export class NnClient {
    * inputs' values at conversion, which folds what depends only on them.
    */
   async importOnnx(bytes: Uint8Array, options: OnnxImportOptions = {}): Promise<ModelInfo> {
-    const query = new URLSearchParams();
-    if (options.name !== undefined) query.set("name", options.name);
+    const query = namingQuery(options);
     for (const [input, shape] of Object.entries(options.shapes ?? {})) {
       query.append("shape", `${input}:${shape.join("x")}`);
     }
@@ -68,6 +72,32 @@ export class NnClient {
       "content-type": "application/onnx",
     });
     return await response.json() as ModelInfo;
+  }
+
+  /**
+   * A page of this client's models (`GET /v1/models`), of one name (and version) when
+   * given; `next` is the cursor of the following page, absent on the last.
+   */
+  listModels(
+    options: ModelNaming & PageOptions = {},
+  ): Promise<{ models: ModelInfo[]; next?: string }> {
+    const query = namingQuery(options);
+    pageQuery(query, options);
+    return this.#transport.json("GET", `/v1/models${query.size > 0 ? `?${query}` : ""}`);
+  }
+
+  /**
+   * A page of this client's compilations (`GET /v1/compilations`), of one model when given;
+   * `next` is the cursor of the following page, absent on the last.
+   */
+  listCompilations(
+    options: { model?: string } & PageOptions = {},
+  ): Promise<{ compilations: CompilationSummary[]; next?: string }> {
+    const query = new URLSearchParams();
+    if (options.model !== undefined) query.set("model", options.model);
+    pageQuery(query, options);
+    const search = query.size > 0 ? `?${query}` : "";
+    return this.#transport.json("GET", `/v1/compilations${search}`);
   }
 
   /** Metadata of a registered model of this client. */
@@ -87,4 +117,9 @@ export class NnClient {
   compile(model: Model | string, options?: CompileOptions): Promise<Compilation> {
     return compile(this.#transport, model, options);
   }
+}
+
+function pageQuery(query: URLSearchParams, page: PageOptions): void {
+  if (page.limit !== undefined) query.set("limit", String(page.limit));
+  if (page.cursor !== undefined) query.set("cursor", page.cursor);
 }

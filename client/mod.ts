@@ -81,6 +81,7 @@ export {
 export type { TensorArray, TensorValues } from "./tensor.ts";
 export {
   type ChannelQuant,
+  type CompilationSummary,
   type DeviceInfo,
   type DeviceSupport,
   type ErrorStatus,
@@ -88,6 +89,7 @@ export {
   type Lifetime,
   type ModelInfo,
   type ModelJson,
+  type ModelNaming,
   type ModelSignature,
   type OnnxImportInfo,
   type OnnxPort,
@@ -98,5 +100,6 @@ export {
   type OperationType,
   type OutputShape,
   PaddingCode,
+  type PageOptions,
   type Timing,
 } from "./types.ts";

@@ -14,6 +14,7 @@ import type {
   Lifetime,
   ModelInfo,
   ModelJson,
+  ModelNaming,
   ModelSignature,
   OperandJson,
   OperandType,
@@ -318,14 +319,17 @@ export class Model {
   }
 
   /**
-   * Registers the model with the service (it validates it); returns its id. The model
-   * cannot change afterwards; calling again returns the same id.
+   * Registers the model with the service (it validates it), with a name and version when
+   * given; returns its id. The model cannot change afterwards; calling again returns the
+   * same id.
    */
-  async finish(): Promise<string> {
+  async finish(naming: ModelNaming = {}): Promise<string> {
     if (this.#inputs === undefined) {
       throw new Error("finish: call identifyInputsAndOutputs first");
     }
-    this.#registering ??= this.#transport.json<ModelInfo>("POST", "/v1/models", this.toJSON());
+    const query = namingQuery(naming);
+    const path = `/v1/models${query.size > 0 ? `?${query}` : ""}`;
+    this.#registering ??= this.#transport.json<ModelInfo>("POST", path, this.toJSON());
     try {
       this.#info = await this.#registering;
     } catch (error) {
@@ -352,4 +356,12 @@ export class Model {
     if (this.#info === undefined) throw new Error("delete: the model was never registered");
     await this.#transport.json("DELETE", `/v1/models/${encodeURIComponent(this.#info.id)}`);
   }
+}
+
+/** `name` and `version` as query parameters. */
+export function namingQuery(naming: ModelNaming): URLSearchParams {
+  const query = new URLSearchParams();
+  if (naming.name !== undefined) query.set("name", naming.name);
+  if (naming.version !== undefined) query.set("version", naming.version);
+  return query;
 }

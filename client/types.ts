@@ -96,10 +96,34 @@ export interface ModelInfo extends ModelSignature {
   halVersion?: string;
   operandCount?: number;
   operationCount?: number;
-  /** The name given at import. */
+  /** The name given at registration or import. */
   name?: string;
+  /** Its version under that name ("1" when the name came without one). */
+  version?: string;
   /** How an imported ONNX file became this model. */
   onnx?: OnnxImportInfo;
+}
+
+/** A model's name and version (a positive integer, "1" when absent). */
+export interface ModelNaming {
+  name?: string;
+  version?: string;
+}
+
+/** Which page of a listing: at most `limit` items (1-1000), from a previous page's `next`. */
+export interface PageOptions {
+  limit?: number;
+  cursor?: string;
+}
+
+/** A compilation as listings report it (its plan comes with `GET /v1/compilations/{id}`). */
+export interface CompilationSummary {
+  id: string;
+  model: string;
+  preference: string;
+  priority: string;
+  devices: string[];
+  createdAt: string;
 }
 
 /** An ONNX input or output as the imported file declares it. */

@@ -146,6 +146,26 @@ export class Compilations {
   }
 
   /**
+   * A page of this client's compilations (of one model when given), as recorded: listing
+   * prepares nothing, so a listing after a restart has no plans.
+   */
+  async list(
+    owner: string,
+    query: { model?: string; limit: number; cursor?: string },
+  ): Promise<{ compilations: CompilationDescription[]; next?: string }> {
+    const { items, next } = await this.#store.list(owner, query);
+    const compilations = items.map(({ id, model, preference, priority, devices, createdAt }) => ({
+      id,
+      model,
+      preference,
+      priority,
+      devices,
+      createdAt,
+    }));
+    return { compilations, ...(next ? { next } : {}) };
+  }
+
+  /**
    * Saves a compilation record only if its model still exists, in one atomic step: a model
    * deleted while it was being prepared makes the compilation NOT_FOUND, never an orphan.
    */

@@ -51,12 +51,17 @@ import { type ModelInfo, ModelRegistry, publicModel } from "./model_registry.ts"
 import { convertOnnxInWorker } from "../converter/onnx/convert_in_worker.ts";
 import type { OnnxConversionOptions, OnnxTensorInfo } from "../converter/onnx/convert.ts";
 
-/** Options of an ONNX import: the conversion's (shapes, values) and a name for the model. */
-export interface OnnxImportOptions extends OnnxConversionOptions {
-  name?: string;
-}
 import { runsOnHost } from "./prepared_model.ts";
 import { estimateWork } from "./work_estimate.ts";
+
+/**
+ * Options of an ONNX import: the conversion's (shapes, values), and a name and version for
+ * the model.
+ */
+export interface OnnxImportOptions extends OnnxConversionOptions {
+  name?: string;
+  version?: string;
+}
 
 /** Where the driver keeps state and how much parallelism it uses. */
 export interface DriverConfig {
@@ -189,9 +194,13 @@ export class Driver {
     return this.#compiler.devices.map((d) => d.info);
   }
 
-  /** Validates and stores a model; returns its public metadata. */
-  async registerModel(owner: string, json: ModelJson): Promise<ModelInfo> {
-    const record = await this.#models.register(owner, json);
+  /** Validates and stores a model (with a name and version when given); its public metadata. */
+  async registerModel(
+    owner: string,
+    json: ModelJson,
+    source: { name?: string; version?: string } = {},
+  ): Promise<ModelInfo> {
+    const record = await this.#models.register(owner, json, source);
     this.metrics.count("nnserve_models_registered_total", "Models registered");
     return publicModel(record);
   }
@@ -205,7 +214,7 @@ export class Driver {
     bytes: Uint8Array,
     options: OnnxImportOptions = {},
   ): Promise<ModelInfo> {
-    const { name, ...conversionOptions } = options;
+    const { name, version, ...conversionOptions } = options;
     const conversion = await convertOnnxInWorker(bytes, conversionOptions);
     const port = (p: OnnxTensorInfo) => ({
       name: p.name,
@@ -214,6 +223,7 @@ export class Driver {
     });
     const record = await this.#models.register(owner, conversion.model, {
       name,
+      version,
       onnx: {
         opset: conversion.opset,
         layout: conversion.layout,
@@ -229,6 +239,22 @@ export class Driver {
   /** Public metadata of a model of this client. */
   async getModel(owner: string, id: string): Promise<ModelInfo> {
     return publicModel(await this.#models.record(owner, id));
+  }
+
+  /** A page of this client's models, by name and version when given. */
+  listModels(
+    owner: string,
+    query: { name?: string; version?: string; limit: number; cursor?: string },
+  ): Promise<{ models: ModelInfo[]; next?: string }> {
+    return this.#models.list(owner, query);
+  }
+
+  /** A page of this client's compilations, of one model when given. */
+  listCompilations(
+    owner: string,
+    query: { model?: string; limit: number; cursor?: string },
+  ): Promise<{ compilations: CompilationDescription[]; next?: string }> {
+    return this.#compilations.list(owner, query);
   }
 
   /** A model of this client as the JSON that registers it (an import's converted model). */

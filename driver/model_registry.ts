@@ -20,6 +20,8 @@ import { type ModelJson, ModelSchema } from "./model_schema.ts";
 /** Where a model came from, beyond its NNAPI form. */
 export interface ModelSource {
   name?: string;
+  /** Its version under `name` ("1" when a name comes without one). */
+  version?: string;
   onnx?: OnnxImport;
 }
 
@@ -72,7 +74,7 @@ export class ModelRegistry {
       operationCount: model.operations.length,
       inputs: model.inputIndexes.map(describe(source.onnx?.inputs.map((p) => p.name))),
       outputs: model.outputIndexes.map(describe(source.onnx?.outputs.map((p) => p.name))),
-      ...(source.name === undefined ? {} : { name: source.name }),
+      ...(source.name === undefined ? {} : { name: source.name, version: source.version ?? "1" }),
       ...(source.onnx ? { onnx: source.onnx } : {}),
     };
     await this.#store.save(record, stored);
@@ -84,6 +86,15 @@ export class ModelRegistry {
     const record = await this.#store.get(owner, id);
     if (!record || (record.deleted && !includeDeleted)) throw notFound(`no model ${id}`);
     return record;
+  }
+
+  /** A page of this client's models, by name and version when given. */
+  async list(
+    owner: string,
+    query: { name?: string; version?: string; limit: number; cursor?: string },
+  ): Promise<{ models: ModelInfo[]; next?: string }> {
+    const { items, next } = await this.#store.list(owner, query);
+    return { models: items.map(publicModel), ...(next ? { next } : {}) };
   }
 
   /** Reads, checks and validates a stored model. */

@@ -5,11 +5,14 @@ import { newRouter } from "./router.ts";
 import {
   CompilationBody,
   CompilationDescriptionBody,
+  CompilationListBody,
+  CompilationListQuery,
   CompilationRequest,
   errorResponses,
   IdParams,
   jsonBody,
   jsonResponse,
+  LOCATION_HEADER,
 } from "./schemas.ts";
 
 const createCompilation = createRoute({
@@ -18,8 +21,19 @@ const createCompilation = createRoute({
   summary: "Prepare a registered model for execution",
   request: jsonBody(CompilationRequest),
   responses: {
-    201: jsonResponse(CompilationBody, "The prepared compilation"),
+    201: { ...jsonResponse(CompilationBody, "The prepared compilation"), headers: LOCATION_HEADER },
     ...errorResponses(400, 401, 404, 504),
+  },
+});
+
+const listCompilations = createRoute({
+  method: "get",
+  path: "/v1/compilations",
+  summary: "This client's compilations, a page at a time, of one model when given",
+  request: { query: CompilationListQuery },
+  responses: {
+    200: jsonResponse(CompilationListBody, "A page of compilations (without their plans)"),
+    ...errorResponses(400, 401),
   },
 });
 
@@ -48,10 +62,13 @@ export function compilationRoutes(driver: Driver) {
     .openapi(createCompilation, async (c) => {
       const { cache, ...request } = c.req.valid("json");
       const cacheToken = cache ? Uint8Array.fromBase64(cache.token) : undefined;
-      return c.json(
-        await driver.createCompilation(c.get("client"), { ...request, cacheToken }),
-        201,
-      );
+      const info = await driver.createCompilation(c.get("client"), { ...request, cacheToken });
+      c.header("Location", `/v1/compilations/${info.id}`);
+      return c.json(info, 201);
+    })
+    .openapi(listCompilations, async (c) => {
+      const { limit = 100, ...query } = c.req.valid("query");
+      return c.json(await driver.listCompilations(c.get("client"), { ...query, limit }), 200);
     })
     .openapi(describeCompilation, async (c) => {
       return c.json(

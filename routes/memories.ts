@@ -8,6 +8,7 @@ import {
   errorResponses,
   IdParams,
   jsonResponse,
+  LOCATION_HEADER,
   MemoryBody,
   MemorySizeRequest,
   OffsetQuery,
@@ -29,7 +30,10 @@ const createMemory = createRoute({
       required: false,
     },
   },
-  responses: { 201: jsonResponse(MemoryBody, "The memory"), ...errorResponses(400, 401, 413) },
+  responses: {
+    201: { ...jsonResponse(MemoryBody, "The memory"), headers: LOCATION_HEADER },
+    ...errorResponses(400, 401, 413),
+  },
 });
 
 const readMemory = createRoute({
@@ -93,16 +97,19 @@ export function memoryRoutes(driver: Driver) {
   return newRouter()
     .openapi(createMemory, async (c) => {
       const type = c.req.header("content-type") ?? "";
+      let content: Uint8Array | { size: number };
       if (type.startsWith("application/json")) {
         const parsed = MemorySizeRequest.safeParse(await c.req.json());
         if (!parsed.success) throw schemaError(parsed.error, "json");
-        return c.json(await driver.createMemory(c.get("client"), parsed.data), 201);
-      }
-      if (!type.startsWith("application/octet-stream")) {
+        content = parsed.data;
+      } else if (type.startsWith("application/octet-stream")) {
+        content = await bodyBytes(c.req.raw);
+      } else {
         throw invalid('send the bytes as application/octet-stream, or JSON {"size": N}');
       }
-      const bytes = await bodyBytes(c.req.raw);
-      return c.json(await driver.createMemory(c.get("client"), bytes), 201);
+      const info = await driver.createMemory(c.get("client"), content);
+      c.header("Location", `/v1/memories/${info.id}`);
+      return c.json(info, 201);
     })
     .openapi(readMemory, async (c) => {
       const owner = c.get("client");

@@ -10,14 +10,22 @@ import {
   JSON_MEDIA_TYPE,
   jsonBody,
   jsonResponse,
+  LOCATION_HEADER,
   ModelInfoBody,
+  ModelListBody,
+  ModelListQuery,
+  ModelName,
+  ModelVersion,
   SupportedOperationsBody,
   SupportedOperationsRequest,
 } from "./schemas.ts";
 
 const ImportQuery = z.object({
-  name: z.string().max(200).optional().openapi({
-    description: "A name for the model (ONNX imports)",
+  name: ModelName.optional().openapi({
+    description: "A name for the model (JSON models and ONNX imports): list models by it",
+  }),
+  version: ModelVersion.optional().openapi({
+    description: 'Its version under `name` (default "1")',
   }),
   // Repeatable: a repeated query parameter arrives as a list.
   shape: z.union([z.string(), z.array(z.string())]).optional().openapi({
@@ -56,7 +64,21 @@ const registerModel = createRoute({
     },
   },
   responses: {
-    201: jsonResponse(ModelInfoBody, "The registered model"),
+    201: {
+      ...jsonResponse(ModelInfoBody, "The registered model"),
+      headers: LOCATION_HEADER,
+    },
+    ...errorResponses(400, 401),
+  },
+});
+
+const listModels = createRoute({
+  method: "get",
+  path: "/v1/models",
+  summary: "This client's models, a page at a time, by name and version when given",
+  request: { query: ModelListQuery },
+  responses: {
+    200: jsonResponse(ModelListBody, "A page of models (in no particular order, stable)"),
     ...errorResponses(400, 401),
   },
 });
@@ -145,21 +167,32 @@ export function modelRoutes(driver: Driver) {
   return newRouter()
     .openapi(registerModel, async (c) => {
       const owner = c.get("client");
+      const { name, version } = c.req.valid("query");
+      if (version !== undefined && name === undefined) {
+        throw invalid("a version needs a name", { path: ["query", "version"] });
+      }
+      let info;
       if (ONNX_TYPE.test(c.req.header("content-type") ?? "")) {
         const bytes = new Uint8Array(await c.req.arrayBuffer());
         const shapes = parseShapes(c.req.queries("shape") ?? []);
         const values = parseValues(c.req.queries("value") ?? []);
-        return c.json(
-          await driver.importOnnx(owner, bytes, { name: c.req.query("name"), shapes, values }),
-          201,
-        );
-      }
-      if (!JSON_MEDIA_TYPE.test(c.req.header("content-type") ?? "")) {
+        info = await driver.importOnnx(owner, bytes, { name, version, shapes, values });
+      } else if (JSON_MEDIA_TYPE.test(c.req.header("content-type") ?? "")) {
+        info = await driver.registerModel(owner, c.req.valid("json") as ModelJson, {
+          name,
+          version,
+        });
+      } else {
         throw invalid(
           "send an NNAPI model as application/json or an ONNX file as application/onnx",
         );
       }
-      return c.json(await driver.registerModel(owner, c.req.valid("json") as ModelJson), 201);
+      c.header("Location", `/v1/models/${info.id}`);
+      return c.json(info, 201);
+    })
+    .openapi(listModels, async (c) => {
+      const { limit = 100, ...query } = c.req.valid("query");
+      return c.json(await driver.listModels(c.get("client"), { ...query, limit }), 200);
     })
     .openapi(getModel, async (c) => {
       const id = c.req.valid("param").id;

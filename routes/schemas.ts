@@ -55,6 +55,9 @@ export const ModelInfoBody = z.object({
   inputs: z.array(ModelPort),
   outputs: z.array(ModelPort),
   name: z.string().optional(),
+  version: z.string().optional().openapi({
+    description: 'Its version under `name` ("1" when the name came without one)',
+  }),
   onnx: z.object({
     opset: z.number(),
     layout: z.string().openapi({
@@ -69,6 +72,39 @@ export const ModelInfoBody = z.object({
     outputs: z.array(OnnxPort),
   }).optional().openapi({ description: "How an imported ONNX file became this model" }),
 }).openapi("ModelInfo");
+
+/** How many items a listing page holds, and where it starts. */
+const Paging = {
+  limit: z.coerce.number().int().min(1).max(1000).optional().openapi({
+    description: "Items per page (1-1000, default 100)",
+  }),
+  cursor: z.string().min(1).max(1000).optional().openapi({
+    description: "Where the page starts: the `next` of the previous page",
+  }),
+};
+
+/** A model's name: a path segment of the Open Inference Protocol's URLs. */
+export const ModelName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, {
+  message: "a name is 1-200 letters, digits, '.', '_' or '-', starting with a letter or digit",
+});
+
+/** A model's version under its name: a positive integer, as the model repository's folders. */
+export const ModelVersion = z.string().regex(/^[1-9][0-9]{0,8}$/, {
+  message: "a version is a positive integer",
+});
+
+export const ModelListQuery = z.object({
+  name: ModelName.optional().openapi({ description: "Only models of this name" }),
+  version: ModelVersion.optional().openapi({ description: "Only this version (with `name`)" }),
+  ...Paging,
+});
+
+export const ModelListBody = z.object({
+  models: z.array(ModelInfoBody),
+  next: z.string().optional().openapi({
+    description: "The cursor of the next page; absent on the last page",
+  }),
+}).openapi("ModelList");
 
 export const SupportedOperationsRequest = z.object({
   devices: z.array(z.string()).optional(),
@@ -146,6 +182,18 @@ export const CompilationDescriptionBody = z.object({
   createdAt: z.string(),
   plan: PlanBody.optional(),
 }).openapi("CompilationDescription");
+
+export const CompilationListQuery = z.object({
+  model: id.optional().openapi({ description: "Only compilations of this model" }),
+  ...Paging,
+});
+
+export const CompilationListBody = z.object({
+  compilations: z.array(CompilationDescriptionBody),
+  next: z.string().optional().openapi({
+    description: "The cursor of the next page; absent on the last page",
+  }),
+}).openapi("CompilationList");
 
 /** The keys of an argument that give it a value; at most one may appear. */
 const VALUE_KEYS = ["data", "base64", "memory", "buffer", "omitted", "parameters"] as const;
@@ -287,6 +335,11 @@ export const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
 export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
   return { description, content: { "application/json": { schema } } };
 }
+
+/** The `Location` header of a creation answer: the path of what it created. */
+export const LOCATION_HEADER = z.object({
+  Location: z.string().openapi({ description: "The path of the created resource" }),
+});
 
 export const MemorySizeRequest = z.object({
   size: z.number().int().nonnegative(),

@@ -1,4 +1,5 @@
 import type { ModelRecord } from "./model_store.ts";
+import { listPage, type Page } from "./kv_pages.ts";
 
 /**
  * Persistent compilation records (what was asked for, not the plan itself): after a restart
@@ -47,6 +48,19 @@ export class CompilationStore {
       .set(["model_compilation", record.owner, record.model, record.id], true)
       .commit();
     return ok;
+  }
+
+  /** A page of this client's compilations, of one model when given. */
+  list(
+    owner: string,
+    query: { model?: string; limit: number; cursor?: string },
+  ): Promise<Page<CompilationRecord>> {
+    const { model, limit, cursor } = query;
+    return listPage<CompilationRecord>(this.#kv, ["compilation", owner], {
+      keep: (r) => model === undefined || r.model === model,
+      limit,
+      cursor,
+    });
   }
 
   /** The record, or null. */

@@ -6,6 +6,7 @@
  */
 import { DriverError } from "../nnapi/errors.ts";
 import { removeIfPresent, writeFileAtomic } from "./atomic_file.ts";
+import { listPage, type Page } from "./kv_pages.ts";
 
 /** Metadata of a registered model, as stored and as `GET /v1/models/{id}` reports it. */
 /** A model input or output: its operand and, for imported models, its source name. */
@@ -43,8 +44,10 @@ export interface ModelRecord {
   operationCount: number;
   inputs: ModelPort[];
   outputs: ModelPort[];
-  /** The name the client gave it (ONNX imports: `?name=`). */
+  /** The name the client gave it (`?name=`). */
   name?: string;
+  /** Its version under that name (`?version=`; "1" when a name came without one). */
+  version?: string;
   /** What an ONNX import converted (opset, layout, ONNX types and shapes, notes). */
   onnx?: OnnxImport;
   /** Set when the client deleted it while compilations still need it. */
@@ -100,6 +103,21 @@ export class ModelStore {
   /** The record, or null when absent (deleted records are returned; callers decide). */
   async get(owner: string, id: string): Promise<ModelRecord | null> {
     return (await this.entry(owner, id)).value;
+  }
+
+  /** A page of this client's models (not deleted), by name and version when given. */
+  list(
+    owner: string,
+    query: { name?: string; version?: string; limit: number; cursor?: string },
+  ): Promise<Page<ModelRecord>> {
+    const { name, version, limit, cursor } = query;
+    return listPage<ModelRecord>(this.#kv, ["model", owner], {
+      keep: (r) =>
+        !r.deleted && (name === undefined || r.name === name) &&
+        (version === undefined || r.version === version),
+      limit,
+      cursor,
+    });
   }
 
   /** The record with its versionstamp, for atomic steps that depend on it. */
