@@ -1,12 +1,14 @@
-# nnserve container: the service on port 8080 with its state in the /data volume.
+# nnserve container: the service on port 8080 with its state in the /data volume and its
+# model repository in /models (empty here: COPY models there in an image built FROM this one,
+# or mount a directory on it).
 FROM denoland/deno:2.9.6
 WORKDIR /app
 COPY deno.json deno.lock ./
 COPY . .
 RUN deno install --frozen && deno cache main.ts driver/executor_worker.ts \
-    && mkdir -p /data && chown deno:deno /data
-ENV PORT=8080 HOST=0.0.0.0 NNSERVE_DATA_DIR=/data
-VOLUME /data
+    && mkdir -p /data /models && chown deno:deno /data
+ENV PORT=8080 HOST=0.0.0.0 NNSERVE_DATA_DIR=/data NNSERVE_MODEL_REPOSITORY=/models
+VOLUME /data /models
 EXPOSE 8080
 USER deno
 CMD ["task", "start"]

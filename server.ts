@@ -10,8 +10,14 @@ import type { BurstOptions } from "./driver/burst.ts";
 import type { DeviceCosts } from "./driver/devices/device.ts";
 import { Driver } from "./driver/driver.ts";
 import { DEFAULT_MEMORY_LIMITS, type MemoryLimits } from "./memory/pools.ts";
+import {
+  isDirectory,
+  loadModelRepository,
+  type RepositoryEntry,
+} from "./driver/model_repository.ts";
 import { buildApp } from "./routes/app.ts";
-import { type ApiKeys, ApiKeysError, parseApiKeys } from "./routes/auth.ts";
+import { ANONYMOUS_CLIENT, type ApiKeys, ApiKeysError, parseApiKeys } from "./routes/auth.ts";
+import type { Readiness } from "./routes/health.ts";
 import { DataDirLockedError, lockDataDir } from "./store/data_dir_lock.ts";
 
 /** Everything a server instance needs to know. */
@@ -63,6 +69,11 @@ export interface ServerConfig {
   gpu?: boolean;
   /** Device costs that replace the measured ones (tests that force a partition). */
   deviceCosts?: Record<string, DeviceCosts>;
+  /**
+   * A model repository directory (NNSERVE_MODEL_REPOSITORY) registered and compiled for
+   * every client at start; `/readyz` answers 200 once it is.
+   */
+  modelRepository?: string;
   /** Logs requests and start-up notes when true. */
   verbose?: boolean;
 }
@@ -72,6 +83,8 @@ export interface RunningServer {
   url: string;
   port: number;
   driver: Driver;
+  /** Settles once the service is ready: the model repository (if any) loaded. */
+  ready: Promise<RepositoryEntry[] | undefined>;
   close(): Promise<void>;
 }
 
@@ -133,6 +146,7 @@ export function configFromEnv(): ServerConfig {
     cacheBytes: number("NNSERVE_CACHE_BYTES", { integer: true, min: 0 }),
     inlineWork: number("NNSERVE_INLINE_WORK", { min: 0 }),
     gpu: flag("NNSERVE_GPU"),
+    modelRepository: env("NNSERVE_MODEL_REPOSITORY"),
     burstIdleTimeoutSeconds: number("NNSERVE_BURST_IDLE_TIMEOUT", { min: 0 }),
     memoryLimits: {
       maxMemoryBytes: bytes("NNSERVE_MAX_MEMORY_BYTES") ?? DEFAULT_MEMORY_LIMITS.maxMemoryBytes,
@@ -211,19 +225,48 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     if (config.verbose && apiKeys.size === 0) {
       console.log("nnserve: no API keys configured; running open as one anonymous client");
     }
+    const repositoryDir = config.modelRepository;
+    if (repositoryDir !== undefined && !(await isDirectory(repositoryDir))) {
+      throw new StartupError(
+        `NNSERVE_MODEL_REPOSITORY ${repositoryDir} is not a readable directory`,
+      );
+    }
+    let readiness: Readiness = repositoryDir === undefined
+      ? { ready: true }
+      : { ready: false, waiting: `loading the model repository ${repositoryDir}` };
     const app = buildApp(driver, {
       apiKeys,
       maxBodyBytes: config.maxBodyBytes,
       maxJsonBytes: config.maxJsonBytes,
       bursts: { idleTimeoutSeconds: config.burstIdleTimeoutSeconds ?? 4, burst: config.burst },
+      readiness: () => readiness,
     });
     const http = serveHttp(config, app.fetch);
     const shownHost = config.hostname === "0.0.0.0" ? "127.0.0.1" : config.hostname;
     if (config.verbose) console.log(`nnserve: listening on http://${shownHost}:${http.port}`);
+    // The repository loads while the service already answers (liveness; readiness says 503).
+    const ready = repositoryDir === undefined ? Promise.resolve(undefined) : loadModelRepository(
+      driver,
+      repositoryDir,
+      {
+        clients: apiKeys.size > 0 ? [...new Set(apiKeys.values())] : [ANONYMOUS_CLIENT],
+        log: (line) => {
+          if (config.verbose || line.includes(" failed: ")) console.log(line);
+        },
+      },
+    ).then((repository) => {
+      readiness = { ready: true, repository };
+      return repository;
+    }, (error) => {
+      readiness = { ready: false, waiting: `the model repository failed: ${error.message}` };
+      console.error(`nnserve: the model repository failed: ${error.message}`);
+      return undefined;
+    });
     return {
       url: `http://${shownHost}:${http.port}`,
       port: http.port,
       driver,
+      ready,
       async close() {
         await http.shutdown();
         undo();

@@ -47,7 +47,7 @@ import {
 } from "./memory_domain.ts";
 import { Metrics } from "./metrics.ts";
 import type { ModelJson } from "./model_schema.ts";
-import { type ModelInfo, ModelRegistry, publicModel } from "./model_registry.ts";
+import { type ModelInfo, ModelRegistry, type ModelSource, publicModel } from "./model_registry.ts";
 import { convertOnnxInWorker } from "../converter/onnx/convert_in_worker.ts";
 import type { OnnxConversionOptions, OnnxTensorInfo } from "../converter/onnx/convert.ts";
 
@@ -58,10 +58,7 @@ import { estimateWork } from "./work_estimate.ts";
  * Options of an ONNX import: the conversion's (shapes, values), and a name and version for
  * the model.
  */
-export interface OnnxImportOptions extends OnnxConversionOptions {
-  name?: string;
-  version?: string;
-}
+export interface OnnxImportOptions extends OnnxConversionOptions, Omit<ModelSource, "onnx"> {}
 
 /** Where the driver keeps state and how much parallelism it uses. */
 export interface DriverConfig {
@@ -198,7 +195,7 @@ export class Driver {
   async registerModel(
     owner: string,
     json: ModelJson,
-    source: { name?: string; version?: string } = {},
+    source: Omit<ModelSource, "onnx"> = {},
   ): Promise<ModelInfo> {
     const record = await this.#models.register(owner, json, source);
     this.metrics.count("nnserve_models_registered_total", "Models registered");
@@ -214,7 +211,7 @@ export class Driver {
     bytes: Uint8Array,
     options: OnnxImportOptions = {},
   ): Promise<ModelInfo> {
-    const { name, version, ...conversionOptions } = options;
+    const { name, version, repository, ...conversionOptions } = options;
     const conversion = await convertOnnxInWorker(bytes, conversionOptions);
     const port = (p: OnnxTensorInfo) => ({
       name: p.name,
@@ -224,6 +221,7 @@ export class Driver {
     const record = await this.#models.register(owner, conversion.model, {
       name,
       version,
+      repository,
       onnx: {
         opset: conversion.opset,
         layout: conversion.layout,

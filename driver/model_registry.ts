@@ -22,6 +22,8 @@ export interface ModelSource {
   name?: string;
   /** Its version under `name` ("1" when a name comes without one). */
   version?: string;
+  /** The model repository's hash of the files it came from. */
+  repository?: string;
   onnx?: OnnxImport;
 }
 
@@ -75,6 +77,7 @@ export class ModelRegistry {
       inputs: model.inputIndexes.map(describe(source.onnx?.inputs.map((p) => p.name))),
       outputs: model.outputIndexes.map(describe(source.onnx?.outputs.map((p) => p.name))),
       ...(source.name === undefined ? {} : { name: source.name, version: source.version ?? "1" }),
+      ...(source.repository === undefined ? {} : { repository: source.repository }),
       ...(source.onnx ? { onnx: source.onnx } : {}),
     };
     await this.#store.save(record, stored);

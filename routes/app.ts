@@ -15,7 +15,7 @@ import { demoRoutes } from "./demo.ts";
 import { deviceRoutes } from "./devices.ts";
 import { errorResponse } from "./errors.ts";
 import { executionRoutes } from "./executions.ts";
-import { healthRoutes } from "./health.ts";
+import { healthRoutes, type Readiness } from "./health.ts";
 import { memoryRoutes } from "./memories.ts";
 import { modelRoutes } from "./models.ts";
 import { newRouter } from "./router.ts";
@@ -29,6 +29,8 @@ export interface AppOptions {
   maxJsonBytes?: number;
   /** Burst liveness and limits. */
   bursts?: BurstRouteOptions;
+  /** Whether the service is ready (`/readyz`); ready from the start when absent. */
+  readiness?: () => Readiness;
 }
 
 /** Default request body limit: room for large memories and ONNX files (raw bytes). */
@@ -83,7 +85,7 @@ export function buildApp(driver: Driver, options: AppOptions) {
   const maxJsonBytes = Math.min(options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES, maxBodyBytes);
   app.use("/v1/*", authenticate(options.apiKeys));
   app.use("*", bodyLimits(maxBodyBytes, maxJsonBytes));
-  app.route("/", healthRoutes(driver));
+  app.route("/", healthRoutes(driver, options.readiness ?? (() => ({ ready: true }))));
   app.route("/", deviceRoutes(driver));
   app.route("/", modelRoutes(driver));
   app.route("/", compilationRoutes(driver));

@@ -48,6 +48,8 @@ export interface ModelRecord {
   name?: string;
   /** Its version under that name (`?version=`; "1" when a name came without one). */
   version?: string;
+  /** For models of the model repository: the SHA-256 of the files it was loaded from. */
+  repository?: string;
   /** What an ONNX import converted (opset, layout, ONNX types and shapes, notes). */
   onnx?: OnnxImport;
   /** Set when the client deleted it while compilations still need it. */
