@@ -9,6 +9,8 @@ import { discoverDevices, DRIVER_VERSION } from "./driver/devices/registry.ts";
 import type { BurstOptions } from "./driver/burst.ts";
 import type { DeviceCosts } from "./driver/devices/device.ts";
 import { Driver } from "./driver/driver.ts";
+import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./driver/executor_pool.ts";
+import { DEFAULT_MODEL_LIMITS, type ModelLimits } from "./driver/model_registry.ts";
 import { DEFAULT_MEMORY_LIMITS, type MemoryLimits } from "./memory/pools.ts";
 import {
   isDirectory,
@@ -37,6 +39,12 @@ export interface ServerConfig {
   inlineWork?: number;
   /** Memory pool limits (NNSERVE_MAX_MEMORY_BYTES, NNSERVE_CLIENT_MEMORY_BUDGET). */
   memoryLimits?: MemoryLimits;
+  /** Executions waiting for a worker (NNSERVE_MAX_QUEUED, NNSERVE_MAX_QUEUED_PER_CLIENT). */
+  queueLimits?: QueueLimits;
+  /** How large a model may be (NNSERVE_MAX_OPERANDS, ..._OPERATIONS, ..._TENSOR_ELEMENTS). */
+  modelLimits?: ModelLimits;
+  /** Bursts one client may hold open (NNSERVE_MAX_BURSTS_PER_CLIENT). */
+  maxBurstsPerClient?: number;
   /** Compilation cache budget in bytes (NNSERVE_CACHE_BYTES), LRU-evicted past it. */
   cacheBytes?: number;
   /** Overrides the driver version the cache is bound to (tests of version changes). */
@@ -148,6 +156,21 @@ export function configFromEnv(): ServerConfig {
     gpu: flag("NNSERVE_GPU"),
     modelRepository: env("NNSERVE_MODEL_REPOSITORY"),
     burstIdleTimeoutSeconds: number("NNSERVE_BURST_IDLE_TIMEOUT", { min: 0 }),
+    maxBurstsPerClient: number("NNSERVE_MAX_BURSTS_PER_CLIENT", { integer: true, min: 1 }),
+    modelLimits: {
+      maxOperands: number("NNSERVE_MAX_OPERANDS", { integer: true, min: 1 }) ??
+        DEFAULT_MODEL_LIMITS.maxOperands,
+      maxOperations: number("NNSERVE_MAX_OPERATIONS", { integer: true, min: 1 }) ??
+        DEFAULT_MODEL_LIMITS.maxOperations,
+      maxTensorElements: number("NNSERVE_MAX_TENSOR_ELEMENTS", { integer: true, min: 1 }) ??
+        DEFAULT_MODEL_LIMITS.maxTensorElements,
+    },
+    queueLimits: {
+      total: number("NNSERVE_MAX_QUEUED", { integer: true, min: 0 }) ??
+        DEFAULT_QUEUE_LIMITS.total,
+      perClient: number("NNSERVE_MAX_QUEUED_PER_CLIENT", { integer: true, min: 0 }) ??
+        DEFAULT_QUEUE_LIMITS.perClient,
+    },
     memoryLimits: {
       maxMemoryBytes: bytes("NNSERVE_MAX_MEMORY_BYTES") ?? DEFAULT_MEMORY_LIMITS.maxMemoryBytes,
       clientBudgetBytes: bytes("NNSERVE_CLIENT_MEMORY_BUDGET") ??
@@ -216,6 +239,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       workers: config.workers ?? Math.max(1, navigator.hardwareConcurrency),
       threads: config.threads ?? Math.max(1, navigator.hardwareConcurrency),
       memoryLimits: config.memoryLimits,
+      queueLimits: config.queueLimits,
+      modelLimits: config.modelLimits,
+      maxBurstsPerClient: config.maxBurstsPerClient,
       inlineWork: config.inlineWork,
       devices: await discoverDevices({ gpu: config.gpu ?? true }),
       deviceCosts: config.deviceCosts,

@@ -38,7 +38,7 @@ import {
 import { Executable } from "./executable.ts";
 import { runMeasured } from "./measured_run.ts";
 import { loopTimeoutMs } from "./control_flow/run.ts";
-import { ExecutorPool } from "./executor_pool.ts";
+import { ExecutorPool, type QueueLimits } from "./executor_pool.ts";
 import {
   type BufferRequest,
   copyIntoBuffer,
@@ -47,7 +47,13 @@ import {
 } from "./memory_domain.ts";
 import { Metrics } from "./metrics.ts";
 import type { ModelJson } from "./model_schema.ts";
-import { type ModelInfo, ModelRegistry, type ModelSource, publicModel } from "./model_registry.ts";
+import {
+  type ModelInfo,
+  type ModelLimits,
+  ModelRegistry,
+  type ModelSource,
+  publicModel,
+} from "./model_registry.ts";
 import { convertOnnxInWorker } from "../converter/onnx/convert_in_worker.ts";
 import type { OnnxConversionOptions, OnnxTensorInfo } from "../converter/onnx/convert.ts";
 
@@ -59,6 +65,9 @@ import { estimateWork } from "./work_estimate.ts";
  * the model.
  */
 export interface OnnxImportOptions extends OnnxConversionOptions, Omit<ModelSource, "onnx"> {}
+
+/** Default of {@link DriverConfig.maxBurstsPerClient}. */
+export const DEFAULT_MAX_BURSTS_PER_CLIENT = 64;
 
 /** Where the driver keeps state and how much parallelism it uses. */
 export interface DriverConfig {
@@ -81,6 +90,12 @@ export interface DriverConfig {
    * the SIMD kernels, about half a millisecond with the reference quantized ones).
    */
   inlineWork?: number;
+  /** Bounds of the executions waiting for a worker (NNSERVE_MAX_QUEUED, ..._PER_CLIENT). */
+  queueLimits?: QueueLimits;
+  /** How large a model may be. */
+  modelLimits?: ModelLimits;
+  /** Bursts one client may hold open at once (NNSERVE_MAX_BURSTS_PER_CLIENT). */
+  maxBurstsPerClient?: number;
   /** The devices and their measured costs (default: the host devices). */
   devices?: DeviceSet;
   /** Device costs that replace the measured ones (tests that force a partition). */
@@ -101,11 +116,19 @@ export class Driver {
   readonly #buffers = new BufferRegistry();
   readonly #compilations: Compilations;
   readonly #bursts = new Set<BurstSession>();
+  /** Burst places each client holds (open bursts and upgrades under way). */
+  readonly #burstPlaces = new Map<string, number>();
+  readonly #maxBurstsPerClient: number;
   readonly #inlineWork: number;
 
   constructor(config: DriverConfig) {
     this.#memories = new MemoryPools(config.kv, config.dataDir, config.memoryLimits);
-    this.#models = new ModelRegistry(new ModelStore(config.kv, config.dataDir), this.#memories);
+    this.#maxBurstsPerClient = config.maxBurstsPerClient ?? DEFAULT_MAX_BURSTS_PER_CLIENT;
+    this.#models = new ModelRegistry(
+      new ModelStore(config.kv, config.dataDir),
+      this.#memories,
+      config.modelLimits,
+    );
     const { devices, costs } = config.devices ??
       { devices: HOST_DEVICES, costs: hostDeviceCosts() };
     this.#compiler = new Compiler(devices, {
@@ -113,7 +136,9 @@ export class Driver {
       profiler: async (plan, inputs) => {
         const id = `profile-${crypto.randomUUID()}`;
         try {
+          // Profiling is the service's own work, not queued against the client's share.
           const run = await this.#pool.run(id, plan, inputs, {
+            client: "",
             priority: "LOW",
             perOperation: true,
           });
@@ -131,13 +156,18 @@ export class Driver {
       models: this.#models,
     });
     const threads = config.threads ?? config.workers;
-    this.#pool = new ExecutorPool(config.workers, threads, (count) =>
-      this.metrics.count(
-        "nnserve_kernel_split_calls_total",
-        "Kernel calls split across compute lanes (threads)",
-        {},
-        count,
-      ));
+    this.#pool = new ExecutorPool(
+      config.workers,
+      threads,
+      (count) =>
+        this.metrics.count(
+          "nnserve_kernel_split_calls_total",
+          "Kernel calls split across compute lanes (threads)",
+          {},
+          count,
+        ),
+      config.queueLimits,
+    );
     this.#inlineWork = config.inlineWork ?? DEFAULT_INLINE_WORK;
     const gauges: [string, string, () => number][] = [
       [
@@ -307,6 +337,32 @@ export class Driver {
     await this.#compilations.live(owner, id);
   }
 
+  /**
+   * Reserves one of the client's burst places for a burst about to open; refuses (429,
+   * retry after a second) when the client holds its limit. The returned release gives the
+   * place back (once, however often it is called).
+   */
+  reserveBurst(owner: string): () => void {
+    const held = this.#burstPlaces.get(owner) ?? 0;
+    if (held >= this.#maxBurstsPerClient) {
+      throw new DriverError(
+        "RESOURCE_EXHAUSTED_TRANSIENT",
+        `this client has ${held} bursts open, its limit (NNSERVE_MAX_BURSTS_PER_CLIENT); ` +
+          "close one or retry later",
+        { retryAfterSeconds: 1 },
+      );
+    }
+    this.#burstPlaces.set(owner, held + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.#burstPlaces.get(owner) ?? 1) - 1;
+      if (left > 0) this.#burstPlaces.set(owner, left);
+      else this.#burstPlaces.delete(owner);
+    };
+  }
+
   /** Starts a burst on a compilation; `endBurst` when its channel closes. */
   openBurst(
     owner: string,
@@ -393,6 +449,7 @@ export class Driver {
           limits: { loopTimeoutMs: loopTimeout, deadline },
         })
         : await this.#pool.run(id, prepared, inputs, {
+          client: owner,
           priority: record.priority,
           deadline,
           loopTimeoutMs: loopTimeout,

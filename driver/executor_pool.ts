@@ -87,8 +87,19 @@ export type Priority = "LOW" | "MEDIUM" | "HIGH";
 
 const PRIORITY_RANK: Record<Priority, number> = { HIGH: 0, MEDIUM: 1, LOW: 2 };
 
+/** Bounds of the executions waiting for a worker, in all and per client. */
+export interface QueueLimits {
+  total: number;
+  perClient: number;
+}
+
+/** Defaults of NNSERVE_MAX_QUEUED and NNSERVE_MAX_QUEUED_PER_CLIENT. */
+export const DEFAULT_QUEUE_LIMITS: QueueLimits = { total: 256, perClient: 64 };
+
 interface Job {
   id: number;
+  /** The client it runs for (queue limits are per client). */
+  client: string;
   compilation: string;
   prepared: PreparedModel;
   inputs: RunInput[];
@@ -142,9 +153,16 @@ export class ExecutorPool {
 
   /** Told how many kernel calls of each run were split across compute lanes (metrics). */
   readonly #onSplitCalls?: (count: number) => void;
+  readonly #limits: QueueLimits;
 
-  constructor(size: number, threads = size, onSplitCalls?: (count: number) => void) {
+  constructor(
+    size: number,
+    threads = size,
+    onSplitCalls?: (count: number) => void,
+    limits: QueueLimits = DEFAULT_QUEUE_LIMITS,
+  ) {
     this.#onSplitCalls = onSplitCalls;
+    this.#limits = limits;
     const slots = Math.max(1, size);
     this.#slotCount = slots;
     this.#budget = new Int32Array(new SharedArrayBuffer(4 * (1 + 2 * slots)));
@@ -177,14 +195,34 @@ export class ExecutorPool {
   }
 
   /**
-   * Runs one execution; rejects with MISSED_DEADLINE_TRANSIENT when `deadline` (epoch ms)
-   * passes, at once if it already has, while queued or while running.
+   * Why an execution of `client` cannot wait for a worker now (every worker busy and the
+   * queue full, in all or for this client), or undefined when it can.
+   */
+  #queueFull(client: string): string | undefined {
+    if (this.#slots.some((slot) => !slot.job && slot.port)) return undefined;
+    const { total, perClient } = this.#limits;
+    if (this.#queue.length >= total) {
+      return `the execution queue is full (${total} executions waiting); retry later`;
+    }
+    const mine = this.#queue.reduce((n, job) => n + (job.client === client ? 1 : 0), 0);
+    if (mine >= perClient) {
+      return `this client has ${perClient} executions waiting, its share of the queue; ` +
+        "retry later";
+    }
+    return undefined;
+  }
+
+  /**
+   * Runs one execution for `client`; rejects with MISSED_DEADLINE_TRANSIENT when `deadline`
+   * (epoch ms) passes, at once if it already has, while queued or while running, and with
+   * RESOURCE_EXHAUSTED_TRANSIENT (retry after a second) when it would wait in a full queue.
    */
   run(
     compilation: string,
     prepared: PreparedModel,
     inputs: RunInput[],
     options: {
+      client: string;
       priority: Priority;
       deadline?: number;
       perOperation?: boolean;
@@ -197,9 +235,16 @@ export class ExecutorPool {
     if (options.deadline !== undefined && Date.now() >= options.deadline) {
       return Promise.reject(missedDeadline("the deadline passed before the execution started"));
     }
+    const full = this.#queueFull(options.client);
+    if (full) {
+      return Promise.reject(
+        new DriverError("RESOURCE_EXHAUSTED_TRANSIENT", full, { retryAfterSeconds: 1 }),
+      );
+    }
     return new Promise((resolve, reject) => {
       const job: Job = {
         id: this.#nextId++,
+        client: options.client,
         compilation,
         prepared,
         inputs,

@@ -53,10 +53,11 @@ Deno.test("a queued execution is rejected at its deadline while the worker is st
   const pool = new ExecutorPool(1);
   try {
     let slowDone = false;
-    const slow = pool.run("slow", slowPlan, slowInput(), { priority: "MEDIUM" })
+    const slow = pool.run("slow", slowPlan, slowInput(), { client: "test", priority: "MEDIUM" })
       .finally(() => slowDone = true);
     const queuedAt = performance.now();
     const failure = await pool.run("fast", fastPlan, fastInput(), {
+      client: "test",
       priority: "MEDIUM",
       deadline: Date.now() + 100,
     }).then(() => undefined, (error: unknown) => error);
@@ -75,12 +76,13 @@ Deno.test("a queued execution is rejected at its deadline while the worker is st
 Deno.test("the execution queued behind an expired one runs without anything new arriving", async () => {
   const pool = new ExecutorPool(1);
   try {
-    const slow = pool.run("slow", slowPlan, slowInput(), { priority: "MEDIUM" });
+    const slow = pool.run("slow", slowPlan, slowInput(), { client: "test", priority: "MEDIUM" });
     const expired = pool.run("fast", fastPlan, fastInput(), {
+      client: "test",
       priority: "MEDIUM",
       deadline: Date.now() + 50,
     }).then(() => "ran", (error: DriverError) => error.status);
-    const behind = pool.run("fast", fastPlan, fastInput(), { priority: "MEDIUM" });
+    const behind = pool.run("fast", fastPlan, fastInput(), { client: "test", priority: "MEDIUM" });
     await slow;
     strictEqual(await expired, "MISSED_DEADLINE_TRANSIENT");
     const result = await within(behind, 3000);
@@ -95,12 +97,16 @@ Deno.test("an execution whose deadline passed before it was queued never takes a
   const pool = new ExecutorPool(1);
   try {
     const failure = await pool.run("fast", fastPlan, fastInput(), {
+      client: "test",
       priority: "MEDIUM",
       deadline: Date.now() - 1,
     }).then(() => undefined, (error: unknown) => error);
     ok(failure instanceof DriverError);
     strictEqual(failure.status, "MISSED_DEADLINE_TRANSIENT");
-    const after = await pool.run("fast", fastPlan, fastInput(), { priority: "MEDIUM" });
+    const after = await pool.run("fast", fastPlan, fastInput(), {
+      client: "test",
+      priority: "MEDIUM",
+    });
     strictEqual(Array.from(after.outputs[0].data).join(), "4,4,4,4");
   } finally {
     pool.close();
@@ -113,6 +119,7 @@ Deno.test("an overrun execution is stopped at its deadline and replacement worke
     for (let round = 0; round < 2; round++) {
       const started = performance.now();
       const failure = await pool.run("slow", slowPlan, slowInput(), {
+        client: "test",
         priority: "MEDIUM",
         deadline: Date.now() + 100,
       }).then(() => undefined, (error: unknown) => error);
@@ -121,7 +128,7 @@ Deno.test("an overrun execution is stopped at its deadline and replacement worke
       strictEqual(failure.status, "MISSED_DEADLINE_TRANSIENT");
       ok(took < 400, `round ${round}: stopped after ${took.toFixed(0)} ms, deadline 100 ms`);
       const after = await within(
-        pool.run("fast", fastPlan, fastInput(), { priority: "HIGH" }),
+        pool.run("fast", fastPlan, fastInput(), { client: "test", priority: "HIGH" }),
         5000,
       );
       ok(after !== "pending", `round ${round}: the replacement worker never answered`);

@@ -36,18 +36,69 @@ export function publicModel(record: ModelRecord): ModelInfo {
   return rest;
 }
 
+/**
+ * How large a model may be (NNSERVE_MAX_OPERANDS, NNSERVE_MAX_OPERATIONS,
+ * NNSERVE_MAX_TENSOR_ELEMENTS): operands and operations over all its graphs, and the elements
+ * of any one operand.
+ */
+export interface ModelLimits {
+  maxOperands: number;
+  maxOperations: number;
+  maxTensorElements: number;
+}
+
+/** Defaults of {@link ModelLimits}: far above real models (MobileNetV2 has 270 operands). */
+export const DEFAULT_MODEL_LIMITS: ModelLimits = {
+  maxOperands: 200_000,
+  maxOperations: 100_000,
+  maxTensorElements: 2 ** 28,
+};
+
+/** Refuses (413) a model past the limits, before any of its validation work is done. */
+function checkModelLimits(json: ModelJson, limits: ModelLimits): void {
+  const graphs = [json, ...(json.referenced ?? [])];
+  const count = (key: "operands" | "operations") => graphs.reduce((n, g) => n + g[key].length, 0);
+  const refuse = (what: string, variable: string) => {
+    throw new DriverError(
+      "RESOURCE_EXHAUSTED_PERSISTENT",
+      `the model has ${what}, over this service's limit (${variable})`,
+    );
+  };
+  const operands = count("operands"), operations = count("operations");
+  if (operands > limits.maxOperands) {
+    refuse(`${operands} operands`, `NNSERVE_MAX_OPERANDS=${limits.maxOperands}`);
+  }
+  if (operations > limits.maxOperations) {
+    refuse(`${operations} operations`, `NNSERVE_MAX_OPERATIONS=${limits.maxOperations}`);
+  }
+  for (const graph of graphs) {
+    for (const [i, operand] of graph.operands.entries()) {
+      const elements = (operand.dimensions ?? []).reduce((n, d) => n * Math.max(d, 1), 1);
+      if (elements > limits.maxTensorElements) {
+        refuse(
+          `operand ${i} of ${elements} elements`,
+          `NNSERVE_MAX_TENSOR_ELEMENTS=${limits.maxTensorElements}`,
+        );
+      }
+    }
+  }
+}
+
 /** Registers, finds and loads models of all clients. */
 export class ModelRegistry {
   readonly #store: ModelStore;
   readonly #memories: MemoryPools;
+  readonly #limits: ModelLimits;
 
-  constructor(store: ModelStore, memories: MemoryPools) {
+  constructor(store: ModelStore, memories: MemoryPools, limits = DEFAULT_MODEL_LIMITS) {
     this.#store = store;
     this.#memories = memories;
+    this.#limits = limits;
   }
 
   /** Validates and stores a model; `source` names it and its ports (imports). */
   async register(owner: string, json: ModelJson, source: ModelSource = {}): Promise<ModelRecord> {
+    checkModelLimits(json, this.#limits);
     const pools = await Promise.all((json.pools ?? []).map((id) => this.#memories.get(owner, id)));
     // Constants are copied out of the pools here: deleting or rewriting a memory later
     // cannot change a registered model.

@@ -27,6 +27,8 @@ export interface OutputShape {
 export interface DriverErrorDetails {
   path?: (string | number)[];
   outputShapes?: OutputShape[];
+  /** For transient refusals: when to try again (HTTP's Retry-After). */
+  retryAfterSeconds?: number;
 }
 
 /** A typed failure: the NNAPI status decides the HTTP status, the message says what and where. */

@@ -25,7 +25,7 @@ const openBurst = createRoute({
   request: { params: IdParams },
   responses: {
     101: { description: "Switching protocols: the burst is open" },
-    ...errorResponses(400, 401, 404),
+    ...errorResponses(400, 401, 404, 429),
   },
 });
 
@@ -77,14 +77,26 @@ export function burstRoutes(driver: Driver, options: BurstRouteOptions) {
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
       throw invalid("a burst is a WebSocket: send an Upgrade: websocket request");
     }
-    const { response, socket } = Deno.upgradeWebSocket(c.req.raw, {
-      idleTimeout: options.idleTimeoutSeconds,
-    });
+    const release = driver.reserveBurst(owner);
+    let upgraded: ReturnType<typeof Deno.upgradeWebSocket>;
+    try {
+      upgraded = Deno.upgradeWebSocket(c.req.raw, { idleTimeout: options.idleTimeoutSeconds });
+    } catch (error) {
+      release();
+      // Deno refuses a request that is not a WebSocket handshake (no Connection: Upgrade,
+      // no key) with a TypeError: the client's request, not a bug.
+      if (error instanceof TypeError) {
+        throw invalid(`a burst is a WebSocket: the handshake is incomplete (${error.message})`);
+      }
+      throw error;
+    }
+    const { response, socket } = upgraded;
     socket.binaryType = "arraybuffer";
     let session: BurstSession | undefined;
     const messages = { count: 0, lastAt: 0 };
     const end = () => {
       if (session) driver.endBurst(session);
+      release();
     };
     socket.onopen = () => {
       session = driver.openBurst(owner, id, {

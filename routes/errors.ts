@@ -100,5 +100,8 @@ export function errorResponse(c: Context, error: unknown): Response {
     console.log(`nnserve: client left during ${c.req.method} ${c.req.path} (request cut short)`);
   }
   const e = toDriverError(error);
+  if (e.details.retryAfterSeconds !== undefined) {
+    c.header("Retry-After", String(e.details.retryAfterSeconds));
+  }
   return c.json({ status: e.status, message: e.message, ...e.details }, HTTP_STATUS[e.status]);
 }

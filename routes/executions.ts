@@ -70,7 +70,7 @@ const execute = createRoute({
         [OCTET_STREAM]: { schema: z.string().openapi({ format: "binary" }) },
       },
     },
-    ...errorResponses(400, 401, 404, 413, 422, 504),
+    ...errorResponses(400, 401, 404, 413, 422, 429, 504),
   },
 });
 
