@@ -11,10 +11,19 @@ if (import.meta.main) {
     console.error(`nnserve: ${error.message}`);
     Deno.exit(1);
   }
-  const stop = async () => {
-    await server.close();
+  let stopping = false;
+  const stop = (signal: Deno.Signal) => async () => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`nnserve: ${signal}: draining in-flight requests and bursts`);
+    const cut = await server.close();
+    const what = cut.requests + cut.burstRequests === 0
+      ? "nothing cut"
+      : `cut ${cut.requests} request(s) and ${cut.burstRequests} burst request(s) at the ` +
+        "shutdown timeout";
+    console.log(`nnserve: stopped (${what})`);
     Deno.exit(0);
   };
-  Deno.addSignalListener("SIGINT", stop);
-  Deno.addSignalListener("SIGTERM", stop);
+  Deno.addSignalListener("SIGINT", stop("SIGINT"));
+  Deno.addSignalListener("SIGTERM", stop("SIGTERM"));
 }

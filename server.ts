@@ -82,8 +82,24 @@ export interface ServerConfig {
    * every client at start; `/readyz` answers 200 once it is.
    */
   modelRepository?: string;
+  /**
+   * Seconds `close` waits for in-flight requests and burst requests to finish before it cuts
+   * them (NNSERVE_SHUTDOWN_TIMEOUT, default 30).
+   */
+  shutdownTimeoutSeconds?: number;
   /** Logs requests and start-up notes when true. */
   verbose?: boolean;
+}
+
+/** Default of {@link ServerConfig.shutdownTimeoutSeconds}. */
+export const DEFAULT_SHUTDOWN_TIMEOUT_SECONDS = 30;
+
+/** What a graceful shutdown had to cut at its deadline. */
+export interface ShutdownReport {
+  /** HTTP requests still running at the deadline. */
+  requests: number;
+  /** Burst requests still in flight at the deadline. */
+  burstRequests: number;
 }
 
 /** A running server. */
@@ -93,7 +109,12 @@ export interface RunningServer {
   driver: Driver;
   /** Settles once the service is ready: the model repository (if any) loaded. */
   ready: Promise<RepositoryEntry[] | undefined>;
-  close(): Promise<void>;
+  /**
+   * Graceful shutdown: stops accepting connections and reports not ready, lets in-flight
+   * requests and burst requests finish until the shutdown timeout, closes bursts with 1001,
+   * then releases everything; reports what it cut.
+   */
+  close(): Promise<ShutdownReport>;
 }
 
 /**
@@ -154,6 +175,7 @@ export function configFromEnv(): ServerConfig {
     cacheBytes: number("NNSERVE_CACHE_BYTES", { integer: true, min: 0 }),
     inlineWork: number("NNSERVE_INLINE_WORK", { min: 0 }),
     gpu: flag("NNSERVE_GPU"),
+    shutdownTimeoutSeconds: number("NNSERVE_SHUTDOWN_TIMEOUT", { min: 0 }),
     modelRepository: env("NNSERVE_MODEL_REPOSITORY"),
     burstIdleTimeoutSeconds: number("NNSERVE_BURST_IDLE_TIMEOUT", { min: 0 }),
     maxBurstsPerClient: number("NNSERVE_MAX_BURSTS_PER_CLIENT", { integer: true, min: 1 }),
@@ -267,7 +289,16 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       bursts: { idleTimeoutSeconds: config.burstIdleTimeoutSeconds ?? 4, burst: config.burst },
       readiness: () => readiness,
     });
-    const http = serveHttp(config, app.fetch);
+    // Requests in flight, for the shutdown's drain.
+    let active = 0;
+    const http = serveHttp(config, async (request, info) => {
+      active++;
+      try {
+        return await app.fetch(request, info);
+      } finally {
+        active--;
+      }
+    });
     const shownHost = config.hostname === "0.0.0.0" ? "127.0.0.1" : config.hostname;
     if (config.verbose) console.log(`nnserve: listening on http://${shownHost}:${http.port}`);
     // The repository loads while the service already answers (liveness; readiness says 503).
@@ -294,8 +325,21 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       driver,
       ready,
       async close() {
-        await http.shutdown();
+        readiness = { ready: false, waiting: "the service is shutting down" };
+        const timeout = config.shutdownTimeoutSeconds ?? DEFAULT_SHUTDOWN_TIMEOUT_SECONDS;
+        const deadline = Date.now() + timeout * 1000;
+        const stopped = http.shutdown(); // no new connections; waits for running requests
+        const burstRequests = await driver.drainBursts(deadline);
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const late = new Promise<"late">((resolve) => {
+          timer = setTimeout(() => resolve("late"), Math.max(0, deadline - Date.now()));
+        });
+        const requests = await Promise.race([stopped, late]) === "late" ? active : 0;
+        clearTimeout(timer);
+        // Executions still running fail now (the executors stop), so their requests end.
         undo();
+        await stopped;
+        return { requests, burstRequests };
       },
     };
   } catch (error) {

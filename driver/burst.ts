@@ -74,6 +74,8 @@ export const DEFAULT_BURST_OPTIONS: BurstOptions = {
 export const CLOSE_COMPILATION_DELETED = 4410;
 /** Close code when a client ignores the in-flight window or never reads its results. */
 export const CLOSE_POLICY = 1008;
+/** Close code of a burst the service ends because it is shutting down (RFC 6455 Going Away). */
+export const CLOSE_GOING_AWAY = 1001;
 /**
  * How many windows' worth of refusals, beyond the requests accepted meanwhile, a client may
  * collect before it is disconnected: one that overshoots now and then stays near zero.

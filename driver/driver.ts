@@ -15,6 +15,7 @@ import {
   BurstSession,
   type BurstTransport,
   CLOSE_COMPILATION_DELETED,
+  CLOSE_GOING_AWAY,
 } from "./burst.ts";
 import {
   type CompilationDescription,
@@ -381,6 +382,23 @@ export class Driver {
     this.#bursts.add(session);
     session.start();
     return session;
+  }
+
+  /**
+   * Shutting down: waits until no burst has a request in flight, or `deadline` (epoch ms),
+   * then closes every burst with 1001 Going Away; returns how many burst requests it cut.
+   */
+  async drainBursts(deadline: number): Promise<number> {
+    const inFlight = () => [...this.#bursts].reduce((n, b) => n + b.stats.inFlight, 0);
+    while (inFlight() > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const cut = inFlight();
+    for (const burst of [...this.#bursts]) {
+      burst.close(CLOSE_GOING_AWAY, "the service is shutting down");
+      this.#bursts.delete(burst);
+    }
+    return cut;
   }
 
   /** Releases everything a burst held. */

@@ -13,48 +13,25 @@ import { burstUrl } from "./burst_fixture.ts";
 import {
   addModel,
   float32Tensor,
-  int32Scalar,
+  SLOW_INPUT_ELEMENTS,
+  slowConvModel,
   type TestServer,
   withTestServer,
 } from "./server_fixture.ts";
 
 const KEYS = new Map([["key-a", "alice"], ["key-b", "bob"]]);
-const SIDE = 64, DEPTH = 32, LAYERS = 10;
-
-/** Convolutions slow enough on the reference kernels (a few hundred ms) to keep a worker busy. */
-function slowModel() {
-  const operands: unknown[] = [float32Tensor([1, SIDE, SIDE, DEPTH], "MODEL_INPUT")];
-  const operations: unknown[] = [];
-  const scalars = [1, 1, 1, 0].map((v) => operands.push(int32Scalar(v)) - 1);
-  let x = 0;
-  for (let layer = 0; layer < LAYERS; layer++) {
-    const filter = operands.push(float32Tensor(
-      [DEPTH, 3, 3, DEPTH],
-      "CONSTANT_COPY",
-      [...seededFloats(DEPTH * 9 * DEPTH, layer + 1, 0.1)],
-    )) - 1;
-    const bias = operands.push(float32Tensor([DEPTH], "CONSTANT_COPY", Array(DEPTH).fill(0))) - 1;
-    const last = layer === LAYERS - 1;
-    const y = operands.push(
-      float32Tensor([1, SIDE, SIDE, DEPTH], last ? "MODEL_OUTPUT" : "TEMPORARY_VARIABLE"),
-    ) - 1;
-    operations.push({ type: "CONV_2D", inputs: [x, filter, bias, ...scalars], outputs: [y] });
-    x = y;
-  }
-  return { operands, operations, inputIndexes: [0], outputIndexes: [x] };
-}
 
 /** Registers the model, a memory holding its input and a compilation on the reference CPU. */
 async function prepare(server: TestServer, key: string) {
   const headers = { authorization: `Bearer ${key}` };
-  const model = await server.request("POST", "/v1/models", slowModel(), headers);
+  const model = await server.request("POST", "/v1/models", slowConvModel(20), headers);
   strictEqual(model.status, 201, JSON.stringify(model.body));
   const compilation = await server.request("POST", "/v1/compilations", {
     model: model.body.id,
     devices: ["cpu-reference"],
   }, headers);
   strictEqual(compilation.status, 201, JSON.stringify(compilation.body));
-  const bytes = new Uint8Array(seededFloats(SIDE * SIDE * DEPTH, 7, 2).buffer as ArrayBuffer);
+  const bytes = new Uint8Array(seededFloats(SLOW_INPUT_ELEMENTS, 7, 2).buffer as ArrayBuffer);
   const memory = await fetch(`${server.url}/v1/memories`, {
     method: "POST",
     headers: { ...headers, "content-type": "application/octet-stream" },
@@ -93,23 +70,29 @@ Deno.test("a full execution queue refuses at once with 429 and Retry-After, in a
   }, async (server) => {
     const alice = await prepare(server, "key-a");
     const bob = await prepare(server, "key-b");
-    const started = performance.now();
+    // One execution alone sets the pace: requests go out a sixth of it apart, so each
+    // reaches the queue while the first still runs.
+    let started = performance.now();
+    const first = await alice();
+    strictEqual(first.status, 200, await first.text());
+    const alone = performance.now() - started;
+    ok(alone > 100, `one execution takes ${alone} ms: too fast to queue behind`);
+    const gap = alone / 6;
+    started = performance.now();
     const running = alice(); // takes the one worker
-    await pause(150);
+    await pause(gap);
     const waiting = alice(); // alice's one place in the queue
-    await pause(150);
+    await pause(gap);
     await refusal(await alice(), /this client has 1 executions waiting/);
     const bobWaiting = bob(); // the queue's second place
-    await pause(150);
+    await pause(gap);
     await refusal(await bob(), /execution queue is full \(2 executions waiting\)/);
+    ok(performance.now() - started < alone, "the refusals came while the first still ran");
     const admitted = await Promise.all([running, waiting, bobWaiting]);
     for (const response of admitted) {
       const text = await response.text();
       strictEqual(response.status, 200, text);
     }
-    // The refusals came while the first execution was still running: the checks above were
-    // made against a busy worker, not an idle one.
-    ok(performance.now() - started > 450, "the executions took long enough to queue behind");
   });
 });
 

@@ -201,3 +201,41 @@ export async function compileOnReference(server: TestServer, model: unknown) {
     return execution.body.outputs as JsonOutput[];
   };
 }
+
+const SLOW_SIDE = 64, SLOW_DEPTH = 32;
+
+/** Elements of {@link slowConvModel}'s input ([1, 64, 64, 32] float32). */
+export const SLOW_INPUT_ELEMENTS = SLOW_SIDE * SLOW_SIDE * SLOW_DEPTH;
+
+/**
+ * `layers` 3x3 convolutions of [1, 64, 64, 32]: about 60 ms each on the reference kernels
+ * here, to keep an executor busy (compile it with `devices: ["cpu-reference"]`).
+ */
+export function slowConvModel(layers: number) {
+  const operands: unknown[] = [float32Tensor([1, SLOW_SIDE, SLOW_SIDE, SLOW_DEPTH], "MODEL_INPUT")];
+  const operations: unknown[] = [];
+  const scalars = [1, 1, 1, 0].map((v) => operands.push(int32Scalar(v)) - 1);
+  const filterValues = Array.from(
+    { length: SLOW_DEPTH * 9 * SLOW_DEPTH },
+    (_, i) => ((i * 7919) % 200 - 100) / 1000,
+  );
+  let x = 0;
+  for (let layer = 0; layer < layers; layer++) {
+    const filter = operands.push(
+      float32Tensor([SLOW_DEPTH, 3, 3, SLOW_DEPTH], "CONSTANT_COPY", filterValues),
+    ) - 1;
+    const bias = operands.push(
+      float32Tensor([SLOW_DEPTH], "CONSTANT_COPY", Array(SLOW_DEPTH).fill(0)),
+    ) - 1;
+    const last = layer === layers - 1;
+    const y = operands.push(
+      float32Tensor(
+        [1, SLOW_SIDE, SLOW_SIDE, SLOW_DEPTH],
+        last ? "MODEL_OUTPUT" : "TEMPORARY_VARIABLE",
+      ),
+    ) - 1;
+    operations.push({ type: "CONV_2D", inputs: [x, filter, bias, ...scalars], outputs: [y] });
+    x = y;
+  }
+  return { operands, operations, inputIndexes: [0], outputIndexes: [x] };
+}
