@@ -20,6 +20,7 @@ import {
 import { buildApp } from "./routes/app.ts";
 import { ANONYMOUS_CLIENT, type ApiKeys, ApiKeysError, parseApiKeys } from "./routes/auth.ts";
 import type { Readiness } from "./routes/health.ts";
+import { LOG_LEVELS, type LogLevel, type LogSink } from "./routes/access_log.ts";
 import { DataDirLockedError, lockDataDir } from "./store/data_dir_lock.ts";
 
 /** Everything a server instance needs to know. */
@@ -87,8 +88,12 @@ export interface ServerConfig {
    * them (NNSERVE_SHUTDOWN_TIMEOUT, default 30).
    */
   shutdownTimeoutSeconds?: number;
-  /** Logs requests and start-up notes when true. */
+  /** Logs start-up notes when true. */
   verbose?: boolean;
+  /** The access log's level (NNSERVE_LOG_LEVEL; default info, or off without `verbose`). */
+  logLevel?: LogLevel;
+  /** Where access log lines go (default: stdout). */
+  logSink?: LogSink;
 }
 
 /** Default of {@link ServerConfig.shutdownTimeoutSeconds}. */
@@ -176,6 +181,7 @@ export function configFromEnv(): ServerConfig {
     inlineWork: number("NNSERVE_INLINE_WORK", { min: 0 }),
     gpu: flag("NNSERVE_GPU"),
     shutdownTimeoutSeconds: number("NNSERVE_SHUTDOWN_TIMEOUT", { min: 0 }),
+    logLevel: logLevel(env("NNSERVE_LOG_LEVEL")),
     modelRepository: env("NNSERVE_MODEL_REPOSITORY"),
     burstIdleTimeoutSeconds: number("NNSERVE_BURST_IDLE_TIMEOUT", { min: 0 }),
     maxBurstsPerClient: number("NNSERVE_MAX_BURSTS_PER_CLIENT", { integer: true, min: 1 }),
@@ -200,6 +206,18 @@ export function configFromEnv(): ServerConfig {
     },
     verbose: true,
   };
+}
+
+/** NNSERVE_LOG_LEVEL's value (default info); anything else is a StartupError. */
+function logLevel(text: string | undefined): LogLevel {
+  if (text === undefined) return "info";
+  const level = LOG_LEVELS.find((l) => l === text.toLowerCase());
+  if (!level) {
+    throw new StartupError(
+      `NNSERVE_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, not "${text}"`,
+    );
+  }
+  return level;
 }
 
 /** NNSERVE_API_KEYS plus the lines of NNSERVE_API_KEYS_FILE; a key names one client. */
@@ -288,6 +306,10 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       maxJsonBytes: config.maxJsonBytes,
       bursts: { idleTimeoutSeconds: config.burstIdleTimeoutSeconds ?? 4, burst: config.burst },
       readiness: () => readiness,
+      log: {
+        level: config.logLevel ?? (config.verbose ? "info" : "off"),
+        sink: config.logSink ?? ((line) => console.log(line)),
+      },
     });
     // Requests in flight, for the shutdown's drain.
     let active = 0;
@@ -329,7 +351,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         const timeout = config.shutdownTimeoutSeconds ?? DEFAULT_SHUTDOWN_TIMEOUT_SECONDS;
         const deadline = Date.now() + timeout * 1000;
         const stopped = http.shutdown(); // no new connections; waits for running requests
-        const burstRequests = await driver.drainBursts(deadline);
+        const burstRequests = await driver.bursts.drain(deadline);
         let timer: ReturnType<typeof setTimeout> | undefined;
         const late = new Promise<"late">((resolve) => {
           timer = setTimeout(() => resolve("late"), Math.max(0, deadline - Date.now()));

@@ -10,13 +10,8 @@ import { checkRegion, type MemoryInfo, type MemoryLimits, MemoryPools } from "..
 import { CompilationStore } from "../store/compilation_store.ts";
 import { ModelStore } from "../store/model_store.ts";
 import { bindArguments, type BindingContext, deliverOutputs } from "./arguments.ts";
-import {
-  type BurstOptions,
-  BurstSession,
-  type BurstTransport,
-  CLOSE_COMPILATION_DELETED,
-  CLOSE_GOING_AWAY,
-} from "./burst.ts";
+import { BurstRegistry } from "./burst_registry.ts";
+import { registerDriverGauges } from "./driver_gauges.ts";
 import {
   type CompilationDescription,
   type CompilationInfo,
@@ -67,9 +62,6 @@ import { estimateWork } from "./work_estimate.ts";
  */
 export interface OnnxImportOptions extends OnnxConversionOptions, Omit<ModelSource, "onnx"> {}
 
-/** Default of {@link DriverConfig.maxBurstsPerClient}. */
-export const DEFAULT_MAX_BURSTS_PER_CLIENT = 64;
-
 /** Where the driver keeps state and how much parallelism it uses. */
 export interface DriverConfig {
   kv: Deno.Kv;
@@ -116,15 +108,15 @@ export class Driver {
   readonly #memories: MemoryPools;
   readonly #buffers = new BufferRegistry();
   readonly #compilations: Compilations;
-  readonly #bursts = new Set<BurstSession>();
-  /** Burst places each client holds (open bursts and upgrades under way). */
-  readonly #burstPlaces = new Map<string, number>();
-  readonly #maxBurstsPerClient: number;
+  readonly #bursts: BurstRegistry;
   readonly #inlineWork: number;
 
   constructor(config: DriverConfig) {
     this.#memories = new MemoryPools(config.kv, config.dataDir, config.memoryLimits);
-    this.#maxBurstsPerClient = config.maxBurstsPerClient ?? DEFAULT_MAX_BURSTS_PER_CLIENT;
+    this.#bursts = new BurstRegistry({
+      execute: (o, c, request) => this.execute(o, c, request),
+      memory: (o, id) => this.#memories.hold(o, id),
+    }, config.maxBurstsPerClient);
     this.#models = new ModelRegistry(
       new ModelStore(config.kv, config.dataDir),
       this.#memories,
@@ -170,46 +162,13 @@ export class Driver {
       config.queueLimits,
     );
     this.#inlineWork = config.inlineWork ?? DEFAULT_INLINE_WORK;
-    const gauges: [string, string, () => number][] = [
-      [
-        "nnserve_kernel_threads_free",
-        `Kernel threads free of the ${threads} all executions share`,
-        () => this.#pool.freeThreads,
-      ],
-      [
-        "nnserve_compute_lanes_ready",
-        "Compute lanes (kernel threads besides each executor's own) started and ready",
-        () => this.#pool.readyLanes,
-      ],
-      [
-        "nnserve_buffers_live",
-        "Driver-managed buffers allocated",
-        () => this.#buffers.stats().count,
-      ],
-      [
-        "nnserve_buffers_bytes",
-        "Bytes held by driver-managed buffers",
-        () => this.#buffers.stats().bytes,
-      ],
-      [
-        "nnserve_compilations_live",
-        "Prepared compilations in memory",
-        () => this.#compilations.size,
-      ],
-      ["nnserve_executions_queued", "Executions waiting for a worker", () => this.#pool.queued],
-      ["nnserve_bursts_active", "Open burst sessions", () => this.#bursts.size],
-      [
-        "nnserve_burst_slots",
-        "Memory slots mapped by open bursts",
-        () => [...this.#bursts].reduce((n, b) => n + b.stats.slots, 0),
-      ],
-      [
-        "nnserve_burst_requests_in_flight",
-        "Burst requests held (queued or running)",
-        () => [...this.#bursts].reduce((n, b) => n + b.stats.inFlight, 0),
-      ],
-    ];
-    for (const [name, help, read] of gauges) this.metrics.gauge(name, help, read);
+    registerDriverGauges(this.metrics, {
+      threads,
+      pool: this.#pool,
+      buffers: this.#buffers,
+      compilations: this.#compilations,
+      bursts: this.#bursts,
+    });
   }
 
   /** Stops the executor workers. */
@@ -323,11 +282,7 @@ export class Driver {
    */
   async deleteCompilation(owner: string, id: string): Promise<void> {
     const record = await this.#compilations.remove(owner, id);
-    for (const burst of this.#bursts) {
-      if (burst.compilation !== id) continue;
-      burst.close(CLOSE_COMPILATION_DELETED, "the compilation was deleted");
-      this.#bursts.delete(burst);
-    }
+    this.#bursts.closeForCompilation(id);
     this.#pool.unload(id);
     this.#buffers.deleteForCompilation(id);
     await this.#compilations.collectModel(owner, record.model);
@@ -338,73 +293,9 @@ export class Driver {
     await this.#compilations.live(owner, id);
   }
 
-  /**
-   * Reserves one of the client's burst places for a burst about to open; refuses (429,
-   * retry after a second) when the client holds its limit. The returned release gives the
-   * place back (once, however often it is called).
-   */
-  reserveBurst(owner: string): () => void {
-    const held = this.#burstPlaces.get(owner) ?? 0;
-    if (held >= this.#maxBurstsPerClient) {
-      throw new DriverError(
-        "RESOURCE_EXHAUSTED_TRANSIENT",
-        `this client has ${held} bursts open, its limit (NNSERVE_MAX_BURSTS_PER_CLIENT); ` +
-          "close one or retry later",
-        { retryAfterSeconds: 1 },
-      );
-    }
-    this.#burstPlaces.set(owner, held + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (this.#burstPlaces.get(owner) ?? 1) - 1;
-      if (left > 0) this.#burstPlaces.set(owner, left);
-      else this.#burstPlaces.delete(owner);
-    };
-  }
-
-  /** Starts a burst on a compilation; `endBurst` when its channel closes. */
-  openBurst(
-    owner: string,
-    compilation: string,
-    transport: BurstTransport,
-    options?: Partial<BurstOptions>,
-  ): BurstSession {
-    const session = new BurstSession(
-      {
-        execute: (o, c, request) => this.execute(o, c, request),
-        memory: (o, id) => this.#memories.hold(o, id),
-      },
-      transport,
-      { owner, compilation, options },
-    );
-    this.#bursts.add(session);
-    session.start();
-    return session;
-  }
-
-  /**
-   * Shutting down: waits until no burst has a request in flight, or `deadline` (epoch ms),
-   * then closes every burst with 1001 Going Away; returns how many burst requests it cut.
-   */
-  async drainBursts(deadline: number): Promise<number> {
-    const inFlight = () => [...this.#bursts].reduce((n, b) => n + b.stats.inFlight, 0);
-    while (inFlight() > 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    const cut = inFlight();
-    for (const burst of [...this.#bursts]) {
-      burst.close(CLOSE_GOING_AWAY, "the service is shutting down");
-      this.#bursts.delete(burst);
-    }
-    return cut;
-  }
-
-  /** Releases everything a burst held. */
-  endBurst(session: BurstSession): void {
-    session.release();
-    this.#bursts.delete(session);
+  /** Open bursts and the places clients hold (routes reserve, open and end them). */
+  get bursts(): BurstRegistry {
+    return this.#bursts;
   }
 
   /** Runs one synchronous execution (NNAPI `executeSynchronously`). */

@@ -1,6 +1,7 @@
 /**
- * Service counters and gauges in Prometheus text format (`GET /metrics`). Components
- * increment named counters; gauges are read when the metrics are rendered.
+ * Service counters, gauges and histograms in Prometheus text format (`GET /metrics`).
+ * Components increment named counters and observe histograms; gauges are read when the
+ * metrics are rendered.
  */
 
 type Labels = Record<string, string>;
@@ -10,13 +11,39 @@ function key(name: string, labels: Labels): string {
   return parts.length > 0 ? `${name}{${parts.join(",")}}` : name;
 }
 
-/** A registry of counters and gauges. */
+/** Default histogram buckets for durations in seconds (1 ms to 30 s). */
+export const DURATION_BUCKETS = [
+  0.001,
+  0.0025,
+  0.005,
+  0.01,
+  0.025,
+  0.05,
+  0.1,
+  0.25,
+  0.5,
+  1,
+  2.5,
+  5,
+  10,
+  30,
+];
+
+interface Histogram {
+  help: string;
+  buckets: readonly number[];
+  /** Per label set: its labels, cumulative-to-be bucket counts, sum and count. */
+  series: Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>;
+}
+
+/** A registry of counters, gauges and histograms. */
 export class Metrics {
+  readonly #histograms = new Map<string, Histogram>();
   readonly #counters = new Map<
     string,
     { name: string; help: string; values: Map<string, number> }
   >();
-  readonly #gauges: { name: string; help: string; read: () => number }[] = [];
+  readonly #gauges: { name: string; help: string; read: () => number; labels: Labels }[] = [];
 
   /** Adds `by` to a counter (created on first use). */
   count(name: string, help: string, labels: Labels = {}, by = 1): void {
@@ -30,8 +57,33 @@ export class Metrics {
   }
 
   /** Registers a gauge read at render time. */
-  gauge(name: string, help: string, read: () => number): void {
-    this.#gauges.push({ name, help, read });
+  gauge(name: string, help: string, read: () => number, labels: Labels = {}): void {
+    this.#gauges.push({ name, help, read, labels });
+  }
+
+  /** Records `value` in a histogram series (the histogram created on first use). */
+  observe(
+    name: string,
+    help: string,
+    labels: Labels,
+    value: number,
+    buckets: readonly number[] = DURATION_BUCKETS,
+  ): void {
+    let histogram = this.#histograms.get(name);
+    if (!histogram) {
+      histogram = { help, buckets, series: new Map() };
+      this.#histograms.set(name, histogram);
+    }
+    const k = key(name, labels);
+    let series = histogram.series.get(k);
+    if (!series) {
+      series = { labels, counts: histogram.buckets.map(() => 0), sum: 0, count: 0 };
+      histogram.series.set(k, series);
+    }
+    const at = histogram.buckets.findIndex((le) => value <= le);
+    if (at >= 0) series.counts[at]++;
+    series.sum += value;
+    series.count++;
   }
 
   /** The current value of a counter series (0 if never counted). */
@@ -47,7 +99,26 @@ export class Metrics {
       for (const [k, v] of c.values) lines.push(`${k} ${v}`);
     }
     for (const g of this.#gauges) {
-      lines.push(`# HELP ${g.name} ${g.help}`, `# TYPE ${g.name} gauge`, `${g.name} ${g.read()}`);
+      lines.push(
+        `# HELP ${g.name} ${g.help}`,
+        `# TYPE ${g.name} gauge`,
+        `${key(g.name, g.labels)} ${g.read()}`,
+      );
+    }
+    for (const [name, h] of this.#histograms) {
+      lines.push(`# HELP ${name} ${h.help}`, `# TYPE ${name} histogram`);
+      for (const series of h.series.values()) {
+        let cumulative = 0;
+        h.buckets.forEach((le, i) => {
+          cumulative += series.counts[i];
+          lines.push(
+            `${key(`${name}_bucket`, { ...series.labels, le: String(le) })} ${cumulative}`,
+          );
+        });
+        lines.push(`${key(`${name}_bucket`, { ...series.labels, le: "+Inf" })} ${series.count}`);
+        lines.push(`${key(`${name}_sum`, series.labels)} ${series.sum}`);
+        lines.push(`${key(`${name}_count`, series.labels)} ${series.count}`);
+      }
     }
     return lines.join("\n") + "\n";
   }

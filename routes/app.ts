@@ -16,6 +16,7 @@ import { deviceRoutes } from "./devices.ts";
 import { errorResponse } from "./errors.ts";
 import { executionRoutes } from "./executions.ts";
 import { healthRoutes, type Readiness } from "./health.ts";
+import { accessLog, type LogLevel, type LogSink } from "./access_log.ts";
 import { memoryRoutes } from "./memories.ts";
 import { modelRoutes } from "./models.ts";
 import { newRouter } from "./router.ts";
@@ -31,6 +32,8 @@ export interface AppOptions {
   bursts?: BurstRouteOptions;
   /** Whether the service is ready (`/readyz`); ready from the start when absent. */
   readiness?: () => Readiness;
+  /** The access log's level and sink (default: off). */
+  log?: { level: LogLevel; sink: LogSink };
 }
 
 /** Default request body limit: room for large memories and ONNX files (raw bytes). */
@@ -81,6 +84,7 @@ function bodyLimits(maxBytes: number, maxJsonBytes: number): MiddlewareHandler {
 /** Builds the Hono app over a driver. */
 export function buildApp(driver: Driver, options: AppOptions) {
   const app = newRouter();
+  app.use("*", accessLog(driver.metrics, options.log ?? { level: "off", sink: () => {} }));
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const maxJsonBytes = Math.min(options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES, maxBodyBytes);
   app.use("/v1/*", authenticate(options.apiKeys));

@@ -77,7 +77,7 @@ export function burstRoutes(driver: Driver, options: BurstRouteOptions) {
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
       throw invalid("a burst is a WebSocket: send an Upgrade: websocket request");
     }
-    const release = driver.reserveBurst(owner);
+    const release = driver.bursts.reserve(owner);
     let upgraded: ReturnType<typeof Deno.upgradeWebSocket>;
     try {
       upgraded = Deno.upgradeWebSocket(c.req.raw, { idleTimeout: options.idleTimeoutSeconds });
@@ -95,11 +95,11 @@ export function burstRoutes(driver: Driver, options: BurstRouteOptions) {
     let session: BurstSession | undefined;
     const messages = { count: 0, lastAt: 0 };
     const end = () => {
-      if (session) driver.endBurst(session);
+      if (session) driver.bursts.end(session);
       release();
     };
     socket.onopen = () => {
-      session = driver.openBurst(owner, id, {
+      session = driver.bursts.open(owner, id, {
         sendBinary: (bytes) => socket.send(bytes),
         sendText: (text) => socket.send(text),
         close: (code, reason) => {

@@ -1,0 +1,101 @@
+/**
+ * Observability: every answer carries a request id (the client's `X-Request-Id` when
+ * plausible, else a new one); each request is one JSON access-log line at its level (info,
+ * warn for 4xx) naming the request id, client, method, route and status; `/metrics` has the
+ * request duration histogram and `nnserve_build_info`; NNSERVE_LOG_LEVEL filters the lines
+ * and a bad value stops the start with one line.
+ */
+import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
+import { configFromEnv, StartupError } from "../server.ts";
+import { addModel, withTestServer } from "./server_fixture.ts";
+
+const KEYS = new Map([["key-a", "alice"]]);
+const ALICE = { authorization: "Bearer key-a" };
+
+interface AccessLine {
+  time: string;
+  level: string;
+  msg: string;
+  requestId: string;
+  client: string | null;
+  method: string;
+  route: string;
+  path: string;
+  status: number;
+  ms: number;
+}
+
+Deno.test("answers carry a request id and each request is one JSON access-log line", async () => {
+  const lines: AccessLine[] = [];
+  const sink = (line: string) => lines.push(JSON.parse(line));
+  await withTestServer({ apiKeys: KEYS, logLevel: "info", logSink: sink }, async (server) => {
+    const given = await fetch(`${server.url}/v1/models`, {
+      headers: { ...ALICE, "x-request-id": "trace-42.a" },
+    });
+    await given.body?.cancel();
+    strictEqual(given.headers.get("x-request-id"), "trace-42.a", "the client's id is echoed");
+    const generated = await fetch(`${server.url}/v1/models`, {
+      headers: { ...ALICE, "x-request-id": "has a space" },
+    });
+    await generated.body?.cancel();
+    const id = generated.headers.get("x-request-id")!;
+    ok(/^[0-9a-f-]{36}$/.test(id), `an implausible id is replaced: ${id}`);
+    const created = await server.request("POST", "/v1/models", addModel(2), ALICE);
+    strictEqual(created.status, 201);
+    const missing = await fetch(`${server.url}/v1/models/nope`, { headers: ALICE });
+    await missing.body?.cancel();
+    const anonymous = await fetch(`${server.url}/v1/models`);
+    await anonymous.body?.cancel();
+    strictEqual(anonymous.status, 401);
+
+    strictEqual(lines.length, 5, JSON.stringify(lines));
+    const [first, second, third, fourth, fifth] = lines;
+    deepStrictEqual(
+      [first.level, first.msg, first.requestId, first.client, first.method, first.route],
+      ["info", "request", "trace-42.a", "alice", "GET", "/v1/models"],
+    );
+    strictEqual(first.status, 200);
+    ok(first.ms >= 0 && !Number.isNaN(Date.parse(first.time)));
+    strictEqual(second.requestId, id);
+    deepStrictEqual([third.method, third.route, third.status], ["POST", "/v1/models", 201]);
+    deepStrictEqual(
+      [fourth.level, fourth.route, fourth.path, fourth.status],
+      ["warn", "/v1/models/:id", "/v1/models/nope", 404],
+    );
+    deepStrictEqual([fifth.level, fifth.client, fifth.status], ["warn", null, 401]);
+
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    ok(
+      metrics.includes(
+        'nnserve_http_request_duration_seconds_count{method="GET",route="/v1/models",status="200"} 2',
+      ),
+      metrics,
+    );
+    ok(
+      /nnserve_http_request_duration_seconds_bucket\{method="POST",route="\/v1\/models",status="201",le="\+Inf"\} 1/
+        .test(metrics),
+    );
+    ok(/nnserve_build_info\{driver="nnserve\/[^"]+",deno="[^"]+",v8="[^"]+"\} 1/.test(metrics));
+  });
+});
+
+Deno.test("NNSERVE_LOG_LEVEL filters access lines; a bad value stops the start", async () => {
+  const lines: string[] = [];
+  await withTestServer({ logLevel: "warn", logSink: (l) => lines.push(l) }, async (server) => {
+    await (await fetch(`${server.url}/v1/models`)).body?.cancel();
+    await (await fetch(`${server.url}/v1/models/nope`)).body?.cancel();
+  });
+  strictEqual(lines.length, 1, "only the 404 at warn");
+  strictEqual(JSON.parse(lines[0]).status, 404);
+  const before = Deno.env.get("NNSERVE_LOG_LEVEL");
+  Deno.env.set("NNSERVE_LOG_LEVEL", "chatty");
+  try {
+    throws(
+      () => configFromEnv(),
+      (e: Error) => e instanceof StartupError && /NNSERVE_LOG_LEVEL must be one of/.test(e.message),
+    );
+  } finally {
+    if (before === undefined) Deno.env.delete("NNSERVE_LOG_LEVEL");
+    else Deno.env.set("NNSERVE_LOG_LEVEL", before);
+  }
+});
