@@ -43,9 +43,11 @@ export interface ServerConfig {
   /** Executions waiting for a worker (NNSERVE_MAX_QUEUED, NNSERVE_MAX_QUEUED_PER_CLIENT). */
   queueLimits?: QueueLimits;
   /** How large a model may be (NNSERVE_MAX_OPERANDS, ..._OPERATIONS, ..._TENSOR_ELEMENTS). */
-  modelLimits?: ModelLimits;
+  modelLimits?: Partial<ModelLimits>;
   /** Bursts one client may hold open (NNSERVE_MAX_BURSTS_PER_CLIENT). */
   maxBurstsPerClient?: number;
+  /** Compilations one client may have (NNSERVE_MAX_COMPILATIONS_PER_CLIENT). */
+  maxCompilationsPerClient?: number;
   /** Compilation cache budget in bytes (NNSERVE_CACHE_BYTES), LRU-evicted past it. */
   cacheBytes?: number;
   /** Overrides the driver version the cache is bound to (tests of version changes). */
@@ -185,6 +187,10 @@ export function configFromEnv(): ServerConfig {
     modelRepository: env("NNSERVE_MODEL_REPOSITORY"),
     burstIdleTimeoutSeconds: number("NNSERVE_BURST_IDLE_TIMEOUT", { min: 0 }),
     maxBurstsPerClient: number("NNSERVE_MAX_BURSTS_PER_CLIENT", { integer: true, min: 1 }),
+    maxCompilationsPerClient: number("NNSERVE_MAX_COMPILATIONS_PER_CLIENT", {
+      integer: true,
+      min: 1,
+    }),
     modelLimits: {
       maxOperands: number("NNSERVE_MAX_OPERANDS", { integer: true, min: 1 }) ??
         DEFAULT_MODEL_LIMITS.maxOperands,
@@ -192,6 +198,8 @@ export function configFromEnv(): ServerConfig {
         DEFAULT_MODEL_LIMITS.maxOperations,
       maxTensorElements: number("NNSERVE_MAX_TENSOR_ELEMENTS", { integer: true, min: 1 }) ??
         DEFAULT_MODEL_LIMITS.maxTensorElements,
+      maxModelsPerClient: number("NNSERVE_MAX_MODELS_PER_CLIENT", { integer: true, min: 1 }) ??
+        DEFAULT_MODEL_LIMITS.maxModelsPerClient,
     },
     queueLimits: {
       total: number("NNSERVE_MAX_QUEUED", { integer: true, min: 0 }) ??
@@ -282,6 +290,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       queueLimits: config.queueLimits,
       modelLimits: config.modelLimits,
       maxBurstsPerClient: config.maxBurstsPerClient,
+      maxCompilationsPerClient: config.maxCompilationsPerClient,
       inlineWork: config.inlineWork,
       devices: await discoverDevices({ gpu: config.gpu ?? true }),
       deviceCosts: config.deviceCosts,

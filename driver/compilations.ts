@@ -70,10 +70,16 @@ export class Compilations {
   readonly #models: ModelRegistry;
   readonly #live = new Map<string, LiveCompilation>();
 
-  constructor(parts: { compiler: Compiler; store: CompilationStore; models: ModelRegistry }) {
+  /** Compilations one client may have (NNSERVE_MAX_COMPILATIONS_PER_CLIENT). */
+  readonly #limit: number;
+
+  constructor(
+    parts: { compiler: Compiler; store: CompilationStore; models: ModelRegistry; limit?: number },
+  ) {
     this.#compiler = parts.compiler;
     this.#store = parts.store;
     this.#models = parts.models;
+    this.#limit = parts.limit ?? Infinity;
   }
 
   /** Compilations held in memory, for metrics. */
@@ -175,7 +181,7 @@ export class Compilations {
       if (!model.value || model.value.deleted) {
         throw notFound(`no model ${record.model}: it was deleted while being prepared`);
       }
-      if (await this.#store.save(record, model as Deno.KvEntry<ModelRecord>)) return;
+      if (await this.#store.save(record, model as Deno.KvEntry<ModelRecord>, this.#limit)) return;
     }
   }
 

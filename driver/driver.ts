@@ -62,6 +62,9 @@ import { estimateWork } from "./work_estimate.ts";
  */
 export interface OnnxImportOptions extends OnnxConversionOptions, Omit<ModelSource, "onnx"> {}
 
+/** Default of {@link DriverConfig.maxCompilationsPerClient}. */
+export const DEFAULT_MAX_COMPILATIONS_PER_CLIENT = 1000;
+
 /** Where the driver keeps state and how much parallelism it uses. */
 export interface DriverConfig {
   kv: Deno.Kv;
@@ -85,8 +88,10 @@ export interface DriverConfig {
   inlineWork?: number;
   /** Bounds of the executions waiting for a worker (NNSERVE_MAX_QUEUED, ..._PER_CLIENT). */
   queueLimits?: QueueLimits;
-  /** How large a model may be. */
-  modelLimits?: ModelLimits;
+  /** How large a model may be, and how many one client may have. */
+  modelLimits?: Partial<ModelLimits>;
+  /** Compilations one client may have (NNSERVE_MAX_COMPILATIONS_PER_CLIENT). */
+  maxCompilationsPerClient?: number;
   /** Bursts one client may hold open at once (NNSERVE_MAX_BURSTS_PER_CLIENT). */
   maxBurstsPerClient?: number;
   /** The devices and their measured costs (default: the host devices). */
@@ -147,6 +152,7 @@ export class Driver {
       compiler: this.#compiler,
       store: new CompilationStore(config.kv),
       models: this.#models,
+      limit: config.maxCompilationsPerClient ?? DEFAULT_MAX_COMPILATIONS_PER_CLIENT,
     });
     const threads = config.threads ?? config.workers;
     this.#pool = new ExecutorPool(

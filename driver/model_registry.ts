@@ -45,6 +45,8 @@ export interface ModelLimits {
   maxOperands: number;
   maxOperations: number;
   maxTensorElements: number;
+  /** Models one client may have (NNSERVE_MAX_MODELS_PER_CLIENT). */
+  maxModelsPerClient: number;
 }
 
 /** Defaults of {@link ModelLimits}: far above real models (MobileNetV2 has 270 operands). */
@@ -52,6 +54,7 @@ export const DEFAULT_MODEL_LIMITS: ModelLimits = {
   maxOperands: 200_000,
   maxOperations: 100_000,
   maxTensorElements: 2 ** 28,
+  maxModelsPerClient: 1000,
 };
 
 /** Refuses (413) a model past the limits, before any of its validation work is done. */
@@ -90,10 +93,10 @@ export class ModelRegistry {
   readonly #memories: MemoryPools;
   readonly #limits: ModelLimits;
 
-  constructor(store: ModelStore, memories: MemoryPools, limits = DEFAULT_MODEL_LIMITS) {
+  constructor(store: ModelStore, memories: MemoryPools, limits: Partial<ModelLimits> = {}) {
     this.#store = store;
     this.#memories = memories;
-    this.#limits = limits;
+    this.#limits = { ...DEFAULT_MODEL_LIMITS, ...limits };
   }
 
   /** Validates and stores a model; `source` names it and its ports (imports). */
@@ -131,7 +134,7 @@ export class ModelRegistry {
       ...(source.repository === undefined ? {} : { repository: source.repository }),
       ...(source.onnx ? { onnx: source.onnx } : {}),
     };
-    await this.#store.save(record, stored);
+    await this.#store.save(record, stored, this.#limits.maxModelsPerClient);
     return record;
   }
 

@@ -11,6 +11,7 @@
  */
 import { DriverError, invalid, notFound } from "../nnapi/errors.ts";
 import { removeIfPresent, writeFileAtomic } from "../store/atomic_file.ts";
+import { kvCounter } from "../store/kv_counters.ts";
 
 /** What a client sees of a memory. */
 export interface MemoryInfo {
@@ -303,20 +304,15 @@ export class MemoryPools {
     });
   }
 
-  /**
-   * The client's usage counter. A data dir from before the counter existed has none: it is
-   * counted from the records once, in a commit that only the first counter may win.
-   */
-  async #usage(owner: string): Promise<Deno.KvEntry<number>> {
-    for (;;) {
-      const entry = await this.#kv.get<number>(usageKey(owner));
-      if (entry.versionstamp !== null) return entry as Deno.KvEntry<number>;
+  /** The client's usage counter (`kv_counters.ts`). */
+  #usage(owner: string): Promise<Deno.KvEntry<number>> {
+    return kvCounter(this.#kv, usageKey(owner), async () => {
       let total = 0;
       for await (const record of this.#kv.list<MemoryRecord>({ prefix: ["memory", owner] })) {
         total += record.value.size;
       }
-      await this.#kv.atomic().check(entry).set(usageKey(owner), total).commit();
-    }
+      return total;
+    });
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { ModelRecord } from "./model_store.ts";
 import { listPage, type Page } from "./kv_pages.ts";
+import { countValues, kvCounter, quotaReached } from "./kv_counters.ts";
 
 /**
  * Persistent compilation records (what was asked for, not the plan itself): after a restart
@@ -40,14 +41,32 @@ export class CompilationStore {
    * compilations before this commit then fails its own check and looks again. False when the
    * model changed meanwhile.
    */
-  async save(record: CompilationRecord, model: Deno.KvEntry<ModelRecord>): Promise<boolean> {
+  async save(
+    record: CompilationRecord,
+    model: Deno.KvEntry<ModelRecord>,
+    limit = Infinity,
+  ): Promise<boolean> {
+    const count = await this.#count(record.owner);
+    if (count.value >= limit) {
+      throw quotaReached("compilations", limit, "NNSERVE_MAX_COMPILATIONS_PER_CLIENT");
+    }
     const { ok } = await this.#kv.atomic()
-      .check(model)
+      .check(model, count)
       .set(model.key, model.value)
       .set(["compilation", record.owner, record.id], record)
       .set(["model_compilation", record.owner, record.model, record.id], true)
+      .set(count.key, count.value + 1)
       .commit();
     return ok;
+  }
+
+  /** The client's count of compilations (`kv_counters.ts`). */
+  #count(owner: string): Promise<Deno.KvEntry<number>> {
+    return kvCounter(
+      this.#kv,
+      ["compilation_count", owner],
+      () => countValues(this.#kv, ["compilation", owner]),
+    );
   }
 
   /** A page of this client's compilations, of one model when given. */
@@ -73,10 +92,12 @@ export class CompilationStore {
     for (;;) {
       const entry = await this.#kv.get<CompilationRecord>(["compilation", owner, id]);
       if (!entry.value) return null;
+      const count = await this.#count(owner);
       const { ok } = await this.#kv.atomic()
-        .check(entry)
+        .check(entry, count)
         .delete(entry.key)
         .delete(["model_compilation", owner, entry.value.model, id])
+        .set(count.key, Math.max(0, count.value - 1))
         .commit();
       if (ok) return entry.value;
     }

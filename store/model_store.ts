@@ -7,6 +7,7 @@
 import { DriverError } from "../nnapi/errors.ts";
 import { removeIfPresent, writeFileAtomic } from "./atomic_file.ts";
 import { listPage, type Page } from "./kv_pages.ts";
+import { countValues, kvCounter, quotaReached } from "./kv_counters.ts";
 
 /** Metadata of a registered model, as stored and as `GET /v1/models/{id}` reports it. */
 /** A model input or output: its operand and, for imported models, its source name. */
@@ -80,6 +81,11 @@ export function modelKey(owner: string, id: string): Deno.KvKey {
   return ["model", owner, id];
 }
 
+/** The KV key of a client's model count. */
+function modelCountKey(owner: string): Deno.KvKey {
+  return ["model_count", owner];
+}
+
 /** Models of all clients, keyed by owner and id. */
 export class ModelStore {
   readonly #kv: Deno.Kv;
@@ -95,11 +101,38 @@ export class ModelStore {
     return `${this.#dir}/${id}.${part}`;
   }
 
-  /** Stores the files first, then the metadata (so metadata never dangles). */
-  async save(record: ModelRecord, model: StoredModel): Promise<void> {
+  /** The client's count of models it can see (not deleted). */
+  #count(owner: string): Promise<Deno.KvEntry<number>> {
+    return kvCounter(
+      this.#kv,
+      modelCountKey(owner),
+      () => countValues<ModelRecord>(this.#kv, ["model", owner], (r) => !r.deleted),
+    );
+  }
+
+  /**
+   * Stores the files first, then the metadata (so metadata never dangles), counting the
+   * model in the same commit; a client at `limit` models is refused (its files removed).
+   */
+  async save(record: ModelRecord, model: StoredModel, limit = Infinity): Promise<void> {
+    const refuse = () => quotaReached("models", limit, "NNSERVE_MAX_MODELS_PER_CLIENT");
+    if ((await this.#count(record.owner)).value >= limit) throw refuse();
     await writeFileAtomic(this.#file(record.id, "weights"), model.weights);
     await writeFileAtomic(this.#file(record.id, "json"), model.document);
-    await this.#kv.set(modelKey(record.owner, record.id), record);
+    for (;;) {
+      const count = await this.#count(record.owner);
+      if (count.value >= limit) {
+        await removeIfPresent(this.#file(record.id, "json"));
+        await removeIfPresent(this.#file(record.id, "weights"));
+        throw refuse();
+      }
+      const { ok } = await this.#kv.atomic()
+        .check(count)
+        .set(modelKey(record.owner, record.id), record)
+        .set(count.key, count.value + 1)
+        .commit();
+      if (ok) return;
+    }
   }
 
   /** The record, or null when absent (deleted records are returned; callers decide). */
@@ -156,8 +189,12 @@ export class ModelStore {
    */
   async markDeleted(entry: Deno.KvEntry<ModelRecord>): Promise<boolean> {
     const { key, value } = entry;
-    return (await this.#kv.atomic().check(entry).set(key, { ...value, deleted: true }).commit())
-      .ok;
+    const count = await this.#count(value.owner);
+    return (await this.#kv.atomic()
+      .check(entry, count)
+      .set(key, { ...value, deleted: true })
+      .set(count.key, Math.max(0, count.value - 1))
+      .commit()).ok;
   }
 
   /**
@@ -165,7 +202,11 @@ export class ModelStore {
    * read; false in that case.
    */
   async remove(entry: Deno.KvEntry<ModelRecord>): Promise<boolean> {
-    if (!(await this.#kv.atomic().check(entry).delete(entry.key).commit()).ok) return false;
+    // A model marked deleted was uncounted then; a visible one is uncounted now.
+    const count = await this.#count(entry.value.owner);
+    const commit = this.#kv.atomic().check(entry, count).delete(entry.key);
+    if (!entry.value.deleted) commit.set(count.key, Math.max(0, count.value - 1));
+    if (!(await commit.commit()).ok) return false;
     await removeIfPresent(this.#file(entry.value.id, "json"));
     await removeIfPresent(this.#file(entry.value.id, "weights"));
     return true;

@@ -5,9 +5,11 @@
  * what was admitted completes. Model size: operands, operations and one operand's elements
  * past NNSERVE_MAX_OPERANDS / _OPERATIONS / _TENSOR_ELEMENTS are 413s naming the limit.
  * Bursts: a client holding NNSERVE_MAX_BURSTS_PER_CLIENT open bursts gets 429 for another
- * until it closes one; other clients are not affected.
+ * until it closes one; other clients are not affected. Models and compilations per client
+ * (NNSERVE_MAX_MODELS_PER_CLIENT, NNSERVE_MAX_COMPILATIONS_PER_CLIENT): 429 past the limit,
+ * room again after a delete, counted atomically under concurrent requests.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { seededFloats } from "../kernels/seeded_random.ts";
 import { burstUrl } from "./burst_fixture.ts";
 import {
@@ -182,5 +184,40 @@ Deno.test("a client holding its limit of open bursts gets 429 for another until 
       socket.close();
       await done;
     }
+  });
+});
+
+Deno.test("models and compilations per client: 429 past the limit, room after a delete, exact under concurrency", async () => {
+  await withTestServer({
+    apiKeys: KEYS,
+    modelLimits: { maxModelsPerClient: 3 },
+    maxCompilationsPerClient: 2,
+  }, async (server) => {
+    const alice = { authorization: "Bearer key-a" }, bob = { authorization: "Bearer key-b" };
+    // Eight concurrent registrations: exactly three succeed.
+    const attempts = await Promise.all(
+      Array.from({ length: 8 }, () => server.request("POST", "/v1/models", addModel(2), alice)),
+    );
+    const created = attempts.filter((a) => a.status === 201);
+    strictEqual(created.length, 3, JSON.stringify(attempts.map((a) => a.status)));
+    for (const refused of attempts.filter((a) => a.status !== 201)) {
+      strictEqual(refused.status, 429, JSON.stringify(refused.body));
+      ok(
+        /3 models, its limit \(NNSERVE_MAX_MODELS_PER_CLIENT\)/.test(String(refused.body.message)),
+      );
+    }
+    strictEqual((await server.request("POST", "/v1/models", addModel(2), bob)).status, 201);
+    const id = created[0].body.id as string;
+    strictEqual((await server.request("DELETE", `/v1/models/${id}`, undefined, alice)).status, 204);
+    const again = await server.request("POST", "/v1/models", addModel(2), alice);
+    strictEqual(again.status, 201, "a delete makes room");
+    // Compilations: two, then 429, then room after a delete.
+    const model = again.body.id as string;
+    const compile = () => server.request("POST", "/v1/compilations", { model }, alice);
+    const first = await compile(), second = await compile(), third = await compile();
+    deepStrictEqual([first.status, second.status, third.status], [201, 201, 429]);
+    ok(/NNSERVE_MAX_COMPILATIONS_PER_CLIENT/.test(String(third.body.message)));
+    await server.request("DELETE", `/v1/compilations/${first.body.id}`, undefined, alice);
+    strictEqual((await compile()).status, 201);
   });
 });

@@ -1,0 +1,39 @@
+/**
+ * Counts kept in Deno KV next to the records they count (a client's memory bytes, models,
+ * compilations), changed in the same atomic commit as the records. A data dir from before a
+ * counter existed has none: it is counted from the records once, in a commit only the first
+ * counter may win.
+ */
+import { DriverError } from "../nnapi/errors.ts";
+
+/** The counter at `key`, created from `recount` when absent. */
+export async function kvCounter(
+  kv: Deno.Kv,
+  key: Deno.KvKey,
+  recount: () => Promise<number>,
+): Promise<Deno.KvEntry<number>> {
+  for (;;) {
+    const entry = await kv.get<number>(key);
+    if (entry.versionstamp !== null) return entry as Deno.KvEntry<number>;
+    await kv.atomic().check(entry).set(key, await recount()).commit();
+  }
+}
+
+/** Counts the values under `prefix` that pass `keep`. */
+export async function countValues<T>(
+  kv: Deno.Kv,
+  prefix: Deno.KvKey,
+  keep: (value: T) => boolean = () => true,
+): Promise<number> {
+  let n = 0;
+  for await (const entry of kv.list<T>({ prefix })) if (keep(entry.value)) n++;
+  return n;
+}
+
+/** A client at its limit of `what` (models, compilations): it must delete one first. */
+export function quotaReached(what: string, limit: number, variable: string): DriverError {
+  return new DriverError(
+    "RESOURCE_EXHAUSTED_TRANSIENT",
+    `this client has ${limit} ${what}, its limit (${variable}); delete one first`,
+  );
+}
