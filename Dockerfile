@@ -11,4 +11,7 @@ ENV PORT=8080 HOST=0.0.0.0 NNSERVE_DATA_DIR=/data NNSERVE_MODEL_REPOSITORY=/mode
 VOLUME /data /models
 EXPOSE 8080
 USER deno
+# Healthy once ready: state open and the model repository compiled (`/readyz`).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
+    CMD ["deno", "eval", "const r = await fetch(`http://127.0.0.1:${Deno.env.get('PORT') ?? 8080}/readyz`); Deno.exit(r.ok ? 0 : 1)"]
 CMD ["task", "start"]
