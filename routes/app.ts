@@ -17,6 +17,7 @@ import { errorResponse } from "./errors.ts";
 import { executionRoutes } from "./executions.ts";
 import { healthRoutes, type Readiness } from "./health.ts";
 import { accessLog, type LogLevel, type LogSink } from "./access_log.ts";
+import { serveOpenApi } from "./openapi.ts";
 import { memoryRoutes } from "./memories.ts";
 import { modelRoutes } from "./models.ts";
 import { newRouter } from "./router.ts";
@@ -98,14 +99,7 @@ export function buildApp(driver: Driver, options: AppOptions) {
   app.route("/", bufferRoutes(driver));
   app.route("/", burstRoutes(driver, options.bursts ?? { idleTimeoutSeconds: 4 }));
   app.route("/", demoRoutes());
-  app.doc31("/openapi.json", {
-    openapi: "3.1.0",
-    info: {
-      title: "nnserve",
-      version: "1",
-      description: "The Android Neural Networks API driver contract (HAL 1.0-1.3) over HTTP",
-    },
-  });
+  serveOpenApi(app);
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
     scheme: "bearer",
