@@ -13,6 +13,7 @@
  * write each, text/binary messages (fragmented or not), answers to pings, and the closing
  * handshake.
  */
+import { toBase64 } from "./base64.ts";
 
 /** How the channel ended. */
 export interface SocketClose {
@@ -176,7 +177,7 @@ export async function denoSocket(url: URL): Promise<BurstSocket> {
     : await Deno.connect({ hostname, port });
   try {
     if ("setNoDelay" in conn) conn.setNoDelay(true);
-    const key = crypto.getRandomValues(new Uint8Array(16)).toBase64();
+    const key = toBase64(crypto.getRandomValues(new Uint8Array(16)));
     const request = [
       `GET ${url.pathname}${url.search} HTTP/1.1`,
       `Host: ${url.host}`,
@@ -211,7 +212,7 @@ export async function denoSocket(url: URL): Promise<BurstSocket> {
       throw new UpgradeRefused(status, await readBody(conn, buffer, headers));
     }
     const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(key + GUID));
-    if (headers.get("sec-websocket-accept") !== new Uint8Array(digest).toBase64()) {
+    if (headers.get("sec-websocket-accept") !== toBase64(new Uint8Array(digest))) {
       throw new Error("the service's Sec-WebSocket-Accept does not match the key");
     }
     return new NativeSocket(conn, buffer);

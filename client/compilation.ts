@@ -2,6 +2,7 @@
  * `Compilation`: a model prepared by the service for execution
  * (`ANeuralNetworksCompilation_*`), and the executions that run on it.
  */
+import { toBase64 } from "./base64.ts";
 import type { Burst } from "./burst.ts";
 import { type BurstOpenOptions, openBurst } from "./burst_open.ts";
 import type { Transport } from "./http.ts";
@@ -134,7 +135,7 @@ export async function compile(
     ...(options.devices ? { devices: [...options.devices] } : {}),
     ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
     ...(token !== undefined
-      ? { cache: { token: typeof token === "string" ? token : token.toBase64() } }
+      ? { cache: { token: typeof token === "string" ? token : toBase64(token) } }
       : {}),
   });
   return new Compilation(transport, info, signature);

@@ -4,6 +4,7 @@
  * execution owns its request; outputs come back as typed arrays of each output's type,
  * except those written to a memory (`setOutputFromMemory`), which stay there.
  */
+import { toBase64 } from "./base64.ts";
 import { frameBody, INFERENCE_HEADER_LENGTH, readFramed } from "./binary_frame.ts";
 import { NnapiError, type Transport } from "./http.ts";
 import { checkMemoryRegion, type Memory, type MemoryRange } from "./memory.ts";
@@ -235,7 +236,7 @@ export class Execution {
   toJSON(): ExecutionRequestJson {
     return {
       inputs: this.#setInputs().map((arg) =>
-        "bytes" in arg ? { base64: arg.bytes.toBase64(), ...copyDimensions(arg.dimensions) } : arg
+        "bytes" in arg ? { base64: toBase64(arg.bytes), ...copyDimensions(arg.dimensions) } : arg
       ),
       ...this.#requestOptions(),
       outputEncoding: "base64",

@@ -3,6 +3,7 @@
  * (the driver's own mapping, `nnapi/tensor.ts`), and the wire's little-endian byte order
  * and base64 encoding of it (API.md).
  */
+import { fromBase64, toBase64 } from "./base64.ts";
 import { allocate, elementBytes, type TensorData, typedView, viewBytes } from "../nnapi/tensor.ts";
 import type { OperandType } from "../nnapi/types.ts";
 
@@ -67,13 +68,13 @@ export function fromLittleEndian(type: OperandType, bytes: Uint8Array): TensorAr
 
 /** The little-endian bytes of the data as base64 (the wire encoding of API.md). */
 export function encodeBase64(data: TensorArray): string {
-  return littleEndianBytes(data).toBase64();
+  return toBase64(littleEndianBytes(data));
 }
 
 /** Decodes base64 little-endian bytes into a fresh typed array of the operand type. */
 export function decodeBase64(type: OperandType, text: string): TensorArray {
   const width = elementBytes(type);
-  const bytes = Uint8Array.fromBase64(text);
+  const bytes = fromBase64(text);
   if (bytes.byteLength % width !== 0) {
     throw new RangeError(
       `${bytes.byteLength} bytes are not a whole number of ${type} elements (${width} bytes)`,
