@@ -96,6 +96,8 @@ export interface ServerConfig {
   logLevel?: LogLevel;
   /** Where access log lines go (default: stdout). */
   logSink?: LogSink;
+  /** Origins browser apps may call from (NNSERVE_CORS_ORIGINS, comma-separated, or `*`). */
+  corsOrigins?: string[];
 }
 
 /** Default of {@link ServerConfig.shutdownTimeoutSeconds}. */
@@ -184,6 +186,7 @@ export function configFromEnv(): ServerConfig {
     gpu: flag("NNSERVE_GPU"),
     shutdownTimeoutSeconds: number("NNSERVE_SHUTDOWN_TIMEOUT", { min: 0 }),
     logLevel: logLevel(env("NNSERVE_LOG_LEVEL")),
+    corsOrigins: env("NNSERVE_CORS_ORIGINS")?.split(",").map((o) => o.trim()).filter(Boolean),
     modelRepository: env("NNSERVE_MODEL_REPOSITORY"),
     burstIdleTimeoutSeconds: number("NNSERVE_BURST_IDLE_TIMEOUT", { min: 0 }),
     maxBurstsPerClient: number("NNSERVE_MAX_BURSTS_PER_CLIENT", { integer: true, min: 1 }),
@@ -315,6 +318,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       maxJsonBytes: config.maxJsonBytes,
       bursts: { idleTimeoutSeconds: config.burstIdleTimeoutSeconds ?? 4, burst: config.burst },
       readiness: () => readiness,
+      corsOrigins: config.corsOrigins,
       log: {
         level: config.logLevel ?? (config.verbose ? "info" : "off"),
         sink: config.logSink ?? ((line) => console.log(line)),

@@ -18,6 +18,7 @@ import { executionRoutes } from "./executions.ts";
 import { healthRoutes, type Readiness } from "./health.ts";
 import { accessLog, type LogLevel, type LogSink } from "./access_log.ts";
 import { serveOpenApi } from "./openapi.ts";
+import { cors } from "hono/cors";
 import { memoryRoutes } from "./memories.ts";
 import { modelRoutes } from "./models.ts";
 import { newRouter } from "./router.ts";
@@ -35,6 +36,11 @@ export interface AppOptions {
   readiness?: () => Readiness;
   /** The access log's level and sink (default: off). */
   log?: { level: LogLevel; sink: LogSink };
+  /**
+   * Origins browser apps may call from (NNSERVE_CORS_ORIGINS): `*`, or exact origins; none
+   * (the default) sends no CORS headers.
+   */
+  corsOrigins?: readonly string[];
 }
 
 /** Default request body limit: room for large memories and ONNX files (raw bytes). */
@@ -86,6 +92,34 @@ function bodyLimits(maxBytes: number, maxJsonBytes: number): MiddlewareHandler {
 export function buildApp(driver: Driver, options: AppOptions) {
   const app = newRouter();
   app.use("*", accessLog(driver.metrics, options.log ?? { level: "off", sink: () => {} }));
+  const origins = options.corsOrigins ?? [];
+  if (origins.length > 0) {
+    app.use(
+      "*",
+      cors({
+        origin: origins.includes("*") ? "*" : [...origins],
+        allowHeaders: [
+          "Authorization",
+          "Content-Type",
+          "Inference-Header-Content-Length",
+          "X-Request-Id",
+          "Input-Dimensions",
+          "Range",
+        ],
+        exposeHeaders: [
+          "Location",
+          "Retry-After",
+          "X-Request-Id",
+          "Output-Dimensions",
+          "Output-Name",
+          "Inference-Header-Content-Length",
+          "Server-Timing",
+          "Content-Range",
+        ],
+        maxAge: 600,
+      }),
+    );
+  }
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const maxJsonBytes = Math.min(options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES, maxBodyBytes);
   app.use("/v1/*", authenticate(options.apiKeys));
