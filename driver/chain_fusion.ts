@@ -12,6 +12,7 @@ import { stepOperands } from "./devices/host_device.ts";
 import { deviceNamed } from "./devices/registry.ts";
 import type { Model } from "./model.ts";
 import type { PreparedStep } from "./prepared_model.ts";
+import type { Kernel, PrepareInput } from "./operations/operation.ts";
 
 /** How many input slots of the plan (and model outputs) read each operand. */
 function readerCounts(model: Model, steps: readonly PreparedStep[]): Map<number, number> {
@@ -69,4 +70,41 @@ export function planChains(model: Model, steps: PreparedStep[], arena: ArenaLayo
       s += count;
     } else s++;
   }
+}
+
+/** A fused run bound in an executor: its pass and the operands it reads and writes. */
+export interface FusedPass {
+  kernel: Kernel;
+  inputs: number[];
+  outputs: number[];
+}
+
+/**
+ * The passes of a plan's fused runs, by the index of their first step (`info` gives an
+ * operand as bound: constants with their values); a run its device cannot bind is absent
+ * (its steps then run one by one).
+ */
+export function bindFusedRuns(
+  steps: readonly PreparedStep[],
+  info: (operand: number) => PrepareInput,
+): Map<number, FusedPass> {
+  const passes = new Map<number, FusedPass>();
+  steps.forEach((step, s) => {
+    const chains = step.chain ? deviceNamed(step.device)?.chains : undefined;
+    if (!chains || !step.chain) return;
+    const run = steps.slice(s, s + step.chain);
+    const links = run.map((t, k) => ({
+      type: t.type,
+      operands: { inputs: t.inputs.map(info), outputs: t.outputs.map(info) },
+      ...(k > 0 ? { chained: t.inputs.indexOf(run[k - 1].outputs[0]) } : {}),
+    }));
+    const kernel = chains.bind(links);
+    if (!kernel) return;
+    passes.set(s, {
+      kernel,
+      inputs: run.flatMap((t) => t.inputs),
+      outputs: run[run.length - 1].outputs,
+    });
+  });
+  return passes;
 }

@@ -27,7 +27,8 @@ import {
   type SubgraphRunner,
 } from "./control_flow/run.ts";
 import type { RunnableSubgraph, StepImplementation, SubgraphRuntime } from "./devices/device.ts";
-import { deviceNamed, FALLBACK_DEVICE, subgraphRuntime } from "./devices/registry.ts";
+import { FALLBACK_DEVICE, subgraphRuntime } from "./devices/registry.ts";
+import { bindFusedRuns } from "./chain_fusion.ts";
 import { StepClock, type StepTiming } from "./step_timing.ts";
 import {
   constantView,
@@ -313,21 +314,10 @@ export class Executable {
 
   /** Binds the passes of the plan's fused runs (their steps stay bound one by one too). */
   #fuseChains(info: (operand: number) => PrepareInput): void {
-    this.#graph.steps.forEach((step, s) => {
-      const chains = step.chain ? deviceNamed(step.device)?.chains : undefined;
-      if (!chains || !step.chain) return;
-      const run = this.#graph.steps.slice(s, s + step.chain);
-      const links = run.map((t, k) => ({
-        type: t.type,
-        operands: { inputs: t.inputs.map(info), outputs: t.outputs.map(info) },
-        ...(k > 0 ? { chained: t.inputs.indexOf(run[k - 1].outputs[0]) } : {}),
-      }));
-      const kernel = chains.bind(links);
-      if (!kernel) return;
-      const inputs = run.flatMap((t) => t.inputs);
-      this.#steps[s].fused = { kernel, inputs, outputs: run[run.length - 1].outputs };
-      for (let k = 1; k < run.length; k++) this.#steps[s + k].fused = "fused";
-    });
+    for (const [s, pass] of bindFusedRuns(this.#graph.steps, info)) {
+      this.#steps[s].fused = pass;
+      for (let k = 1; k < this.#graph.steps[s].chain!; k++) this.#steps[s + k].fused = "fused";
+    }
   }
 
   #runStep(

@@ -16,7 +16,7 @@ import {
   setThreadBudget,
   splitCallCount,
 } from "../kernels/compute_lanes.ts";
-import { startComputeLanes } from "../kernels/f32_conv_simd128.ts";
+import { startComputeLanes } from "../kernels/simd_runtime.ts";
 
 const executables = new Map<string, Executable>();
 

@@ -7,7 +7,7 @@
  * to float32, so the result is bit for bit that of the operations run one by one. Each chain
  * shape is compiled once per thread.
  */
-import { anySimdRuntime } from "./f32_conv_simd128.ts";
+import { anySimdRuntime } from "./simd_runtime.ts";
 import type { ArithmeticOp } from "./f32_elementwise_codegen.ts";
 import { BINARY_REFERENCE, type Operand } from "./f32_elementwise_simd.ts";
 import { hardSwishFloat32 } from "./hard_swish.ts";

@@ -21,7 +21,7 @@ import {
   type FormSuffix,
   type OperandForm,
 } from "./f32_elementwise_codegen.ts";
-import { anySimdRuntime, callSplit, share, type SimdRuntime } from "./f32_conv_simd128.ts";
+import { anySimdRuntime, callSplit, share, type SimdRuntime } from "./simd_runtime.ts";
 import type { WasmHeap } from "./wasm_heap.ts";
 
 export { ARITHMETIC } from "./f32_elementwise_codegen.ts";

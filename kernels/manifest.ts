@@ -17,12 +17,8 @@ import {
   type F32Runner,
   type GemmShape,
 } from "./f32_conv_scalar.ts";
-import {
-  f32Conv4x8Simd,
-  f32Dwconv4x8Simd,
-  f32Gemm4x8Simd,
-  simdAvailable,
-} from "./f32_conv_simd128.ts";
+import { f32Conv4x8Simd, f32Dwconv4x8Simd, f32Gemm4x8Simd } from "./f32_conv_simd128.ts";
+import { simdAvailable } from "./simd_runtime.ts";
 import type { ActivationRange } from "./fixed_point.ts";
 
 export type { F32Runner, GemmShape } from "./f32_conv_scalar.ts";

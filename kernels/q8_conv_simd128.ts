@@ -10,18 +10,17 @@
 import type { Conv2dGeometry, QuantizedOutputStage } from "./conv_common.ts";
 import type { DepthwiseGeometry } from "./conv_depthwise.ts";
 import { blockCount, F32_BLOCK } from "./f32_packing.ts";
+import { callWindowed, windowArgs } from "./f32_conv_simd128.ts";
 import {
   align64,
   anySimdRuntime,
   callSplit,
-  callWindowed,
   type KernelName,
   placeWeights,
   scratchOrUndefined,
   share,
   type SimdRuntime,
-  windowArgs,
-} from "./f32_conv_simd128.ts";
+} from "./simd_runtime.ts";
 import { type PaddedInput, paddedInputLength, windowInput } from "./f32_window_input.ts";
 import { pairsPerTap, type Quant8Values } from "./q8_packing.ts";
 import { requantizeParams } from "./q8_requantize_codegen.ts";
