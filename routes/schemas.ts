@@ -73,6 +73,11 @@ export const ModelInfoBody = z.object({
   }).optional().openapi({ description: "How an imported ONNX file became this model" }),
 }).openapi("ModelInfo");
 
+/** A listing page's `next`: the cursor of the following page. */
+const NextCursor = z.string().optional().openapi({
+  description: "The cursor of the next page; absent on the last page",
+});
+
 /** How many items a listing page holds, and where it starts. */
 const Paging = {
   limit: z.coerce.number().int().min(1).max(1000).optional().openapi({
@@ -101,9 +106,7 @@ export const ModelListQuery = z.object({
 
 export const ModelListBody = z.object({
   models: z.array(ModelInfoBody),
-  next: z.string().optional().openapi({
-    description: "The cursor of the next page; absent on the last page",
-  }),
+  next: NextCursor,
 }).openapi("ModelList");
 
 export const SupportedOperationsRequest = z.object({
@@ -190,9 +193,7 @@ export const CompilationListQuery = z.object({
 
 export const CompilationListBody = z.object({
   compilations: z.array(CompilationDescriptionBody),
-  next: z.string().optional().openapi({
-    description: "The cursor of the next page; absent on the last page",
-  }),
+  next: NextCursor,
 }).openapi("CompilationList");
 
 /** The keys of an argument that give it a value; at most one may appear. */
