@@ -143,6 +143,12 @@ number):
   of that floor. With base64 JSON at most 5 ms: missed (9-15 ms: the encoding, the 0.8 MB
   JSON parse and string decode).
 - Tiny-model REST at least 0.5x the Hono echo: missed (about 0.2x), see above.
+- A single burst round trip adds under 100 us to the kernel time: missed. \`deno task bench
+  --filter burst\` (this session): a 3x3 CONV_2D on 1x32x32x3, one frame at a time, 207 us above
+  the kernel per round trip (pipelined: 107 us per frame, 8.6x REST's throughput); the
+  camera-sized quant8 model (1x224x224x3), pipelined, 53 us per frame above its 0.96 ms kernel
+  (3.3x REST). One at a time, the client's encoding and decoding, the WebSocket frames and the
+  executor hop each take tens of microseconds.
 - Benchmarks that loop an executable synchronously measured about 30 ms where the same runs
   with a turn of the event loop between them take 21 ms (V8 reclaims the runs' garbage only
   between tasks); the executor workers yield between executions, and bench:peers awaits each
