@@ -129,21 +129,40 @@ function selectConvolutionKernel(
   const run: F32Runner = type === "CONV_2D"
     ? createF32Conv2d(g, weights, choice)
     : createF32DepthwiseConv2d(g, weights, choice);
-  const inputShape = input.shape;
-  const outputShape = output.shape;
-  return (inputs, outputs) => {
-    const x = inputs[0];
-    const y = outputs[0];
-    if (!sameShape(x.shape, inputShape) || !sameShape(y.shape, outputShape)) {
-      return reference(inputs, outputs);
-    }
-    const data = nhwcData(x, p.nchw);
-    writeNhwc(y, p.nchw, (out) => {
+  const shapes = { input: input.shape, output: output.shape, nchw: p.nchw };
+  return plannedNhwcKernel(
+    (data, out) => {
       if (!(data instanceof Float32Array) || !(out instanceof Float32Array)) {
         throw new OperationError("float32 convolution operands must hold float32 data");
       }
       run(data, out);
+      return true;
+    },
+    shapes,
+    reference,
+  );
+}
+
+/**
+ * A bound kernel: `run` on the planned shapes, on NHWC data (NCHW tensors transposed around
+ * it); the reference kernel on any other call, or when `run` could not (returns false).
+ */
+export function plannedNhwcKernel(
+  run: (data: TensorData, out: TensorData) => boolean,
+  shapes: { input: readonly number[]; output: readonly number[]; nchw: boolean },
+  reference: Kernel,
+): Kernel {
+  return (inputs, outputs) => {
+    const x = inputs[0], y = outputs[0];
+    if (!sameShape(x.shape, shapes.input) || !sameShape(y.shape, shapes.output)) {
+      return reference(inputs, outputs);
+    }
+    const data = nhwcData(x, shapes.nchw);
+    let ran = false;
+    writeNhwc(y, shapes.nchw, (out) => {
+      ran = run(data, out);
     });
+    if (!ran) reference(inputs, outputs);
   };
 }
 

@@ -26,12 +26,10 @@ import { packedDepthwiseLength } from "../../../kernels/f32_packing.ts";
 import {
   elementCount,
   isFullySpecified,
-  sameShape,
   type TensorData,
   type TensorInfo,
 } from "../../../nnapi/tensor.ts";
 import { convolutionGeometry, type ConvolutionType } from "../../operations/common/convolution.ts";
-import { nhwcData, writeNhwc } from "../../operations/common/layout.ts";
 import { convolutionOutputStage } from "../../operations/common/quantization.ts";
 import { isQuant8Asymm } from "../../operations/common/signed.ts";
 import { checkFusedActivation } from "../../operations/common/scalars.ts";
@@ -40,7 +38,7 @@ import { depthwiseConv2d } from "../../operations/depthwise_conv_2d.ts";
 import { fullyConnected, geometryOf } from "../../operations/fully_connected.ts";
 import { type Kernel, OperationError } from "../../operations/operation.ts";
 import type { StepImplementation, StepOperands } from "../device.ts";
-import { constantParams } from "./convolution.ts";
+import { constantParams, plannedNhwcKernel } from "./convolution.ts";
 
 const SIGNED = "TENSOR_QUANT8_ASYMM_SIGNED";
 
@@ -91,30 +89,22 @@ function filterArray(filter: TensorInfo, length: number): Quant8Values {
   return filter.type === "TENSOR_QUANT8_ASYMM" ? new Uint8Array(length) : new Int8Array(length);
 }
 
-/**
- * The bound kernel: `run` on the planned shapes (NCHW transposed around it), the reference
- * kernel on any other call or when the heap has no room.
- */
+/** `run` as a planned kernel (`plannedNhwcKernel`), on 8-bit data only. */
 function boundKernel(
   run: Q8Runner,
   shapes: { input: readonly number[]; output: readonly number[]; nchw: boolean },
   reference: Kernel,
 ): Kernel {
-  return (inputs, outputs) => {
-    const x = inputs[0], y = outputs[0];
-    if (!sameShape(x.shape, shapes.input) || !sameShape(y.shape, shapes.output)) {
-      return reference(inputs, outputs);
-    }
-    const data = nhwcData(x, shapes.nchw);
-    let ran = false;
-    writeNhwc(y, shapes.nchw, (out) => {
+  return plannedNhwcKernel(
+    (data, out) => {
       if (!isQuant8Values(data) || !isQuant8Values(out)) {
         throw new OperationError("quant8 operands must hold 8-bit data");
       }
-      ran = run(data, out);
-    });
-    if (!ran) reference(inputs, outputs);
-  };
+      return run(data, out);
+    },
+    shapes,
+    reference,
+  );
 }
 
 /** Shapes of a convolution's filter in the packed layouts. */
