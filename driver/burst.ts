@@ -18,7 +18,7 @@ import {
   encodeResult,
   FrameError,
 } from "./burst_protocol.ts";
-import { DriverError, type ErrorStatus } from "../nnapi/errors.ts";
+import { DriverError, type ErrorStatus, type Limit } from "../nnapi/errors.ts";
 import type {
   ExecutionRequest,
   ExecutionResult,
@@ -32,6 +32,8 @@ export interface BurstHost {
   execute(owner: string, compilation: string, request: ExecutionRequest): Promise<ExecutionResult>;
   /** Holds a client's memory for a slot: it stays valid, and counted, until released. */
   memory(owner: string, id: string): Promise<HeldPool>;
+  /** Counts a refusal by a limit (metrics); other errors are ignored. */
+  countRefusal(error: DriverError): void;
 }
 
 /** The socket as the burst sees it. */
@@ -159,7 +161,7 @@ export class BurstSession {
     }
     if (this.#queue.length + this.#active >= this.#options.maxInFlight) {
       const message = `more than ${this.#options.maxInFlight} requests in flight`;
-      this.#refuse(request.id, "RESOURCE_EXHAUSTED_TRANSIENT", message);
+      this.#refuse(request.id, "RESOURCE_EXHAUSTED_TRANSIENT", message, "burst_window");
       return;
     }
     this.#overshoot = Math.max(0, this.#overshoot - 1);
@@ -173,11 +175,12 @@ export class BurstSession {
    * whose refusals outrun its accepted requests by `OVERSHOOT_WINDOWS` windows ignores the
    * window (or sends garbage) and is disconnected, which bounds what its refusals cost.
    */
-  #refuse(id: number | undefined, status: ErrorStatus, message: string): void {
+  #refuse(id: number | undefined, status: ErrorStatus, message: string, limit?: Limit): void {
     if (++this.#overshoot > OVERSHOOT_WINDOWS * this.#options.maxInFlight) {
       this.close(CLOSE_POLICY, "far more requests than the burst window allows");
       return;
     }
+    if (limit) this.#host.countRefusal(new DriverError(status, message, { limit }));
     if (id === undefined) this.#sendControl({ type: "error", status, message });
     else this.#transport.sendBinary(encodeResult({ id, status, message, outputs: [] }));
   }
@@ -413,6 +416,7 @@ export class BurstSession {
       const e = error instanceof DriverError
         ? error
         : new DriverError("GENERAL_FAILURE", String(error));
+      this.#host.countRefusal(e);
       const outputs = (e.details.outputShapes ?? []).map((s) => ({
         ...s,
         bytes: new Uint8Array(0),

@@ -48,7 +48,7 @@ export class BurstRegistry {
         "RESOURCE_EXHAUSTED_TRANSIENT",
         `this client has ${held} bursts open, its limit (NNSERVE_MAX_BURSTS_PER_CLIENT); ` +
           "close one or retry later",
-        { retryAfterSeconds: 1 },
+        { retryAfterSeconds: 1, limit: "bursts" },
       );
     }
     this.#places.set(owner, held + 1);

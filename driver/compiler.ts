@@ -21,6 +21,13 @@ import {
   prepareModelAsync,
 } from "./prepared_model.ts";
 
+const CACHE_RESULTS = ["hit", "miss", "none", "rejected"] as const;
+type CacheResult = typeof CACHE_RESULTS[number];
+const CACHE_LOOKUPS = [
+  "nnserve_compilation_cache_total",
+  "Compilation cache lookups: hit, miss, rejected (tampered or broken entries), none",
+] as const;
+
 /** How a compilation's plan was obtained. */
 export interface Compiled {
   plan: Plan;
@@ -72,6 +79,7 @@ export class Compiler {
     this.#profiler = options.profiler;
     this.#cache = options.cache;
     this.#metrics = options.metrics;
+    this.#metrics.declare(...CACHE_LOOKUPS, CACHE_RESULTS.map((result) => ({ result })));
   }
 
   /**
@@ -261,11 +269,7 @@ export class Compiler {
     this.#count("rejected");
   }
 
-  #count(result: "hit" | "miss" | "none" | "rejected"): void {
-    this.#metrics.count(
-      "nnserve_compilation_cache_total",
-      "Compilation cache lookups: hit, miss, rejected (tampered or broken entries), none",
-      { result },
-    );
+  #count(result: CacheResult): void {
+    this.#metrics.count(...CACHE_LOOKUPS, { result });
   }
 }

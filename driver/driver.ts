@@ -11,7 +11,13 @@ import { CompilationStore } from "../store/compilation_store.ts";
 import { ModelStore } from "../store/model_store.ts";
 import { bindArguments, type BindingContext, deliverOutputs } from "./arguments.ts";
 import { BurstRegistry } from "./burst_registry.ts";
-import { registerDriverGauges } from "./driver_gauges.ts";
+import {
+  countExecution,
+  countRefusal,
+  countSplitCalls,
+  observeExecution,
+  registerDriverMetrics,
+} from "./driver_metrics.ts";
 import {
   type CompilationDescription,
   type CompilationInfo,
@@ -121,6 +127,7 @@ export class Driver {
     this.#bursts = new BurstRegistry({
       execute: (o, c, request) => this.execute(o, c, request),
       memory: (o, id) => this.#memories.hold(o, id),
+      countRefusal: (error) => this.countRefusal(error),
     }, config.maxBurstsPerClient);
     this.#models = new ModelRegistry(
       new ModelStore(config.kv, config.dataDir),
@@ -158,23 +165,23 @@ export class Driver {
     this.#pool = new ExecutorPool(
       config.workers,
       threads,
-      (count) =>
-        this.metrics.count(
-          "nnserve_kernel_split_calls_total",
-          "Kernel calls split across compute lanes (threads)",
-          {},
-          count,
-        ),
+      (calls) => countSplitCalls(this.metrics, calls),
       config.queueLimits,
     );
     this.#inlineWork = config.inlineWork ?? DEFAULT_INLINE_WORK;
-    registerDriverGauges(this.metrics, {
+    registerDriverMetrics(this.metrics, {
       threads,
       pool: this.#pool,
       buffers: this.#buffers,
+      memories: this.#memories,
       compilations: this.#compilations,
       bursts: this.#bursts,
     });
+  }
+
+  /** Counts a refusal by one of the service's limits (callers: where errors leave). */
+  countRefusal(error: unknown): void {
+    countRefusal(this.metrics, error);
   }
 
   /** Stops the executor workers. */
@@ -291,6 +298,7 @@ export class Driver {
     this.#bursts.closeForCompilation(id);
     this.#pool.unload(id);
     this.#buffers.deleteForCompilation(id);
+    this.metrics.forget("compilation", id);
     await this.#compilations.collectModel(owner, record.model);
   }
 
@@ -312,11 +320,10 @@ export class Driver {
   ): Promise<ExecutionResult> {
     try {
       const result = await this.#execute(owner, id, request);
-      this.metrics.count("nnserve_executions_total", "Executions by status", { status: "NONE" });
+      countExecution(this.metrics);
       return result;
     } catch (error) {
-      const status = error instanceof DriverError ? error.status : "GENERAL_FAILURE";
-      this.metrics.count("nnserve_executions_total", "Executions by status", { status });
+      countExecution(this.metrics, error);
       throw error;
     }
   }
@@ -359,16 +366,23 @@ export class Driver {
       const work = estimateWork(prepared);
       const inline = work !== undefined && work <= this.#inlineWork && runsOnHost(prepared);
       const loopTimeout = loopTimeoutMs(request.loopTimeoutMs);
-      const { outputs, onDeviceUs, steps } = inline
-        ? runMeasured(live.executable ??= new Executable(prepared), inputs, {
-          limits: { loopTimeoutMs: loopTimeout, deadline },
-        })
+      const { outputs, onDeviceUs, steps, queuedUs } = inline
+        ? {
+          ...runMeasured(live.executable ??= new Executable(prepared), inputs, {
+            limits: { loopTimeoutMs: loopTimeout, deadline },
+          }),
+          queuedUs: 0,
+        }
         : await this.#pool.run(id, prepared, inputs, {
           client: owner,
           priority: record.priority,
           deadline,
           loopTimeoutMs: loopTimeout,
         });
+      observeExecution(this.metrics, { compilation: id, model: record.model }, {
+        queuedUs,
+        steps,
+      });
       const outputShapes = checkOutputShapes(outputs, bound.capacities);
       const delivered = await deliverOutputs(context, bound, outputs);
       const inDriverUs = Math.max(onDeviceUs, Math.round((performance.now() - started) * 1000));

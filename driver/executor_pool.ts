@@ -11,7 +11,12 @@
  * (`executor_spawner.ts`), a worker that builds them on its own thread and keeps a warm
  * spare; every executor talks to the pool over a MessagePort of its own.
  */
-import { DriverError, type DriverErrorDetails, type ErrorStatus } from "../nnapi/errors.ts";
+import {
+  DriverError,
+  type DriverErrorDetails,
+  type ErrorStatus,
+  type Limit,
+} from "../nnapi/errors.ts";
 import type { RunInput, RunOutput } from "./executable.ts";
 import type { StepTiming } from "./step_timing.ts";
 import { loopTimeoutMs, type RunLimits } from "./control_flow/run.ts";
@@ -80,6 +85,8 @@ export interface PoolResult {
   onDeviceUs: number;
   /** Time of each plan step. */
   steps: StepTiming[];
+  /** Time it waited in the queue for a worker. */
+  queuedUs: number;
 }
 
 /** Scheduling priority of NNAPI `Priority`: higher runs first when workers are busy. */
@@ -107,6 +114,9 @@ interface Job {
   deadline?: number;
   /** Fires at the deadline, whether the job is still queued or already running. */
   timer?: ReturnType<typeof setTimeout>;
+  /** When it was queued, and how long it waited for a worker (once it has one). */
+  queuedAt: number;
+  queuedUs?: number;
   resolve(result: PoolResult): void;
   reject(error: Error): void;
   perOperation?: boolean;
@@ -195,19 +205,26 @@ export class ExecutorPool {
   }
 
   /**
-   * Why an execution of `client` cannot wait for a worker now (every worker busy and the
-   * queue full, in all or for this client), or undefined when it can.
+   * The refusal of an execution of `client` that cannot wait for a worker now (every worker
+   * busy and the queue full, in all or for this client), or undefined when it can wait.
    */
-  #queueFull(client: string): string | undefined {
+  #queueFull(client: string): DriverError | undefined {
     if (this.#slots.some((slot) => !slot.job && slot.port)) return undefined;
     const { total, perClient } = this.#limits;
+    const refuse = (message: string, limit: Limit) =>
+      new DriverError("RESOURCE_EXHAUSTED_TRANSIENT", message, { retryAfterSeconds: 1, limit });
     if (this.#queue.length >= total) {
-      return `the execution queue is full (${total} executions waiting); retry later`;
+      return refuse(
+        `the execution queue is full (${total} executions waiting); retry later`,
+        "queue",
+      );
     }
     const mine = this.#queue.reduce((n, job) => n + (job.client === client ? 1 : 0), 0);
     if (mine >= perClient) {
-      return `this client has ${perClient} executions waiting, its share of the queue; ` +
-        "retry later";
+      return refuse(
+        `this client has ${perClient} executions waiting, its share of the queue; retry later`,
+        "client_queue",
+      );
     }
     return undefined;
   }
@@ -236,11 +253,7 @@ export class ExecutorPool {
       return Promise.reject(missedDeadline("the deadline passed before the execution started"));
     }
     const full = this.#queueFull(options.client);
-    if (full) {
-      return Promise.reject(
-        new DriverError("RESOURCE_EXHAUSTED_TRANSIENT", full, { retryAfterSeconds: 1 }),
-      );
-    }
+    if (full) return Promise.reject(full);
     return new Promise((resolve, reject) => {
       const job: Job = {
         id: this.#nextId++,
@@ -252,6 +265,7 @@ export class ExecutorPool {
         deadline: options.deadline,
         perOperation: options.perOperation,
         loopTimeoutMs: options.loopTimeoutMs,
+        queuedAt: performance.now(),
         resolve,
         reject,
       };
@@ -422,6 +436,7 @@ export class ExecutorPool {
       const job = this.#nextJob();
       if (!job) return;
       slot.job = job;
+      job.queuedUs = Math.round((performance.now() - job.queuedAt) * 1000);
       Atomics.sub(this.#budget, 0, 1);
       const needsPlan = !slot.loaded.has(job.compilation);
       slot.loaded.add(job.compilation);
@@ -456,7 +471,7 @@ export class ExecutorPool {
     if (response.kind === "result") {
       const { outputs, onDeviceUs, steps, splitCalls } = response;
       if (splitCalls > 0) this.#onSplitCalls?.(splitCalls);
-      job.resolve({ outputs, onDeviceUs, steps });
+      job.resolve({ outputs, onDeviceUs, steps, queuedUs: job.queuedUs ?? 0 });
     } else {
       job.reject(new DriverError(response.status, response.message, response.details));
     }

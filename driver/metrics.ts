@@ -1,10 +1,12 @@
 /**
  * Service counters, gauges and histograms in Prometheus text format (`GET /metrics`).
  * Components increment named counters and observe histograms; gauges are read when the
- * metrics are rendered.
+ * metrics are rendered. Counters whose label values are known up front are declared with
+ * every series at zero, so a rate over them works before the first event.
  */
 
-type Labels = Record<string, string>;
+/** Label names and values of one series. */
+export type Labels = Record<string, string>;
 
 function key(name: string, labels: Labels): string {
   const parts = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/["\\\n]/g, "_")}"`);
@@ -43,7 +45,11 @@ export class Metrics {
     string,
     { name: string; help: string; values: Map<string, number> }
   >();
-  readonly #gauges: { name: string; help: string; read: () => number; labels: Labels }[] = [];
+  readonly #gauges: {
+    name: string;
+    help: string;
+    read: () => Promise<[Labels, number][]> | [Labels, number][];
+  }[] = [];
 
   /** Adds `by` to a counter (created on first use). */
   count(name: string, help: string, labels: Labels = {}, by = 1): void {
@@ -56,9 +62,32 @@ export class Metrics {
     counter.values.set(k, (counter.values.get(k) ?? 0) + by);
   }
 
+  /** Declares a counter with a series at zero for each of the label sets. */
+  declare(name: string, help: string, labelSets: Labels[]): void {
+    for (const labels of labelSets) this.count(name, help, labels, 0);
+  }
+
   /** Registers a gauge read at render time. */
   gauge(name: string, help: string, read: () => number, labels: Labels = {}): void {
-    this.#gauges.push({ name, help, read, labels });
+    this.#gauges.push({ name, help, read: () => [[labels, read()]] });
+  }
+
+  /** Registers a gauge of several series (e.g. one per client) read at render time. */
+  gaugeSeries(
+    name: string,
+    help: string,
+    read: () => Promise<[Labels, number][]> | [Labels, number][],
+  ): void {
+    this.#gauges.push({ name, help, read });
+  }
+
+  /** Drops every histogram series carrying `label="value"` (a deleted compilation's). */
+  forget(label: string, value: string): void {
+    for (const histogram of this.#histograms.values()) {
+      for (const [k, series] of histogram.series) {
+        if (series.labels[label] === value) histogram.series.delete(k);
+      }
+    }
   }
 
   /** Records `value` in a histogram series (the histogram created on first use). */
@@ -92,18 +121,15 @@ export class Metrics {
   }
 
   /** Prometheus text exposition format. */
-  render(): string {
+  async render(): Promise<string> {
     const lines: string[] = [];
     for (const c of this.#counters.values()) {
       lines.push(`# HELP ${c.name} ${c.help}`, `# TYPE ${c.name} counter`);
       for (const [k, v] of c.values) lines.push(`${k} ${v}`);
     }
     for (const g of this.#gauges) {
-      lines.push(
-        `# HELP ${g.name} ${g.help}`,
-        `# TYPE ${g.name} gauge`,
-        `${key(g.name, g.labels)} ${g.read()}`,
-      );
+      lines.push(`# HELP ${g.name} ${g.help}`, `# TYPE ${g.name} gauge`);
+      for (const [labels, value] of await g.read()) lines.push(`${key(g.name, labels)} ${value}`);
     }
     for (const [name, h] of this.#histograms) {
       lines.push(`# HELP ${name} ${h.help}`, `# TYPE ${name} histogram`);

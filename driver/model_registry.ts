@@ -65,6 +65,7 @@ function checkModelLimits(json: ModelJson, limits: ModelLimits): void {
     throw new DriverError(
       "RESOURCE_EXHAUSTED_PERSISTENT",
       `the model has ${what}, over this service's limit (${variable})`,
+      { limit: "model_size" },
     );
   };
   const operands = count("operands"), operations = count("operations");

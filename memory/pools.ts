@@ -109,6 +109,7 @@ export class MemoryPools {
       throw new DriverError(
         "RESOURCE_EXHAUSTED_PERSISTENT",
         `a memory of ${size} bytes is over the limit of ${this.limits.maxMemoryBytes} bytes`,
+        { limit: "memory_size" },
       );
     }
     await this.#recover(owner);
@@ -154,6 +155,7 @@ export class MemoryPools {
         `this client's memories would take ${
           used + size
         } bytes, over the budget of ${this.limits.clientBudgetBytes}`,
+        { limit: "memory_budget" },
       );
     }
   }
@@ -302,6 +304,15 @@ export class MemoryPools {
     this.#finalize(owner, id).catch((error) => {
       console.error(`nnserve: could not release memory ${id}: ${(error as Error).message}`);
     });
+  }
+
+  /** Bytes of memories per client, for metrics (clients counted so far). */
+  async usageByClient(): Promise<Map<string, number>> {
+    const usage = new Map<string, number>();
+    for await (const entry of this.#kv.list<number>({ prefix: ["memory_usage"] })) {
+      usage.set(String(entry.key[1]), entry.value);
+    }
+    return usage;
   }
 
   /** The client's usage counter (`kv_counters.ts`). */

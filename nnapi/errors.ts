@@ -23,12 +23,33 @@ export interface OutputShape {
   isSufficient: boolean;
 }
 
+/**
+ * The service's limits, named in the refusals they cause (the `limit` of an error body) and
+ * counted by name in `/metrics` (`nnserve_refusals_total`).
+ */
+export const LIMITS = [
+  "queue",
+  "client_queue",
+  "bursts",
+  "burst_window",
+  "models",
+  "compilations",
+  "model_size",
+  "memory_size",
+  "memory_budget",
+  "body_size",
+] as const;
+
+export type Limit = typeof LIMITS[number];
+
 /** Extra fields serialized next to `status` and `message` in an error body. */
 export interface DriverErrorDetails {
   path?: (string | number)[];
   outputShapes?: OutputShape[];
   /** For transient refusals: when to try again (HTTP's Retry-After). */
   retryAfterSeconds?: number;
+  /** The limit that refused the request. */
+  limit?: Limit;
 }
 
 /** A typed failure: the NNAPI status decides the HTTP status, the message says what and where. */

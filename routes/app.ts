@@ -61,7 +61,7 @@ function bodyLimits(maxBytes: number, maxJsonBytes: number): MiddlewareHandler {
     bodyLimit({
       maxSize,
       onError: () => {
-        throw new DriverError("RESOURCE_EXHAUSTED_PERSISTENT", message);
+        throw new DriverError("RESOURCE_EXHAUSTED_PERSISTENT", message, { limit: "body_size" });
       },
     });
   const jsonMax = Math.min(maxJsonBytes, maxBytes);
@@ -141,6 +141,9 @@ export function buildApp(driver: Driver, options: AppOptions) {
   app.notFound((c) =>
     errorResponse(c, new DriverError("NOT_FOUND", `no route ${c.req.method} ${c.req.path}`))
   );
-  app.onError((error, c) => errorResponse(c, error));
+  app.onError((error, c) => {
+    driver.countRefusal(error);
+    return errorResponse(c, error);
+  });
   return app;
 }

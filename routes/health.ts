@@ -81,6 +81,7 @@ export function healthRoutes(driver: Driver, readiness: () => Readiness) {
     })
     .openapi(
       metrics,
-      (c) => c.text(driver.metrics.render(), 200, { "content-type": "text/plain; version=0.0.4" }),
+      async (c) =>
+        c.text(await driver.metrics.render(), 200, { "content-type": "text/plain; version=0.0.4" }),
     );
 }

@@ -4,7 +4,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { JsonNumberSchema } from "../driver/model_schema.ts";
-import { ERROR_STATUSES } from "../nnapi/errors.ts";
+import { ERROR_STATUSES, LIMITS } from "../nnapi/errors.ts";
 
 const dimensions = z.array(z.number().int().nonnegative());
 const id = z.string().min(1).max(200);
@@ -16,6 +16,12 @@ export const ErrorBody = z.object({
   message: z.string(),
   path: z.array(z.union([z.string(), z.number()])).optional(),
   outputShapes: z.array(z.object({ dimensions, isSufficient: z.boolean() })).optional(),
+  retryAfterSeconds: z.number().int().optional().openapi({
+    description: "Transient refusals: when to try again (also the Retry-After header)",
+  }),
+  limit: z.enum(LIMITS).optional().openapi({
+    description: "Refusals: the limit of the service that refused the request",
+  }),
 }).openapi("Error");
 
 export const DevicesBody = z.object({

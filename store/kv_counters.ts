@@ -31,9 +31,14 @@ export async function countValues<T>(
 }
 
 /** A client at its limit of `what` (models, compilations): it must delete one first. */
-export function quotaReached(what: string, limit: number, variable: string): DriverError {
+export function quotaReached(
+  what: "models" | "compilations",
+  limit: number,
+  variable: string,
+): DriverError {
   return new DriverError(
     "RESOURCE_EXHAUSTED_TRANSIENT",
     `this client has ${limit} ${what}, its limit (${variable}); delete one first`,
+    { limit: what },
   );
 }

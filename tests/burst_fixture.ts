@@ -1,23 +1,17 @@
 /**
  * Helpers of the burst tests: a message queue over a standard WebSocket (for raw frames),
  * a hand-made WebSocket client over TCP (for peers that never read or never answer pings),
- * and `/metrics` readers.
+ * and readers of the burst gauges.
  */
 import { decodeResult } from "../driver/burst_protocol.ts";
 import type { BurstResult } from "../driver/burst_protocol.ts";
+import { metric } from "./server_fixture.ts";
 
 /** The burst gauges of `GET /metrics`. */
 export interface BurstGauges {
   active: number;
   slots: number;
   inFlight: number;
-}
-
-/** Reads one gauge or counter value of `GET /metrics` (undefined when absent). */
-export async function metric(baseUrl: string, name: string): Promise<number | undefined> {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith(`${name} `));
-  return line === undefined ? undefined : Number(line.slice(name.length + 1));
 }
 
 /** The burst gauges now. */

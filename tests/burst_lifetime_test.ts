@@ -14,11 +14,10 @@ import {
   burstGaugesAtZero,
   burstUrl,
   MessageSocket,
-  metric,
   pollUntil,
   RawWebSocket,
 } from "./burst_fixture.ts";
-import { addModel, type TestServer, withTestServer } from "./server_fixture.ts";
+import { addModel, metric, type TestServer, withTestServer } from "./server_fixture.ts";
 
 /** Registers and compiles the fixture's ADD of two float32[n]; returns the compilation id. */
 async function compileAdd(server: TestServer, n: number): Promise<string> {
@@ -103,6 +102,11 @@ Deno.test("burst: a refused request is answered at once, ahead of earlier result
         await metric(server.url, "nnserve_burst_requests_in_flight"),
         1,
         "only request 1 is held; what was refused holds nothing",
+      );
+      strictEqual(
+        await metric(server.url, 'nnserve_refusals_total{limit="burst_window"}'),
+        2,
+        "the window's refusals are counted (the malformed frame is no refusal)",
       );
       socket.sendControl({ type: "map", slot: 7, memory });
       deepStrictEqual(await socket.control(), { type: "mapped", slot: 7, size: 8 });

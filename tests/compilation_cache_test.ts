@@ -1,5 +1,5 @@
 import { deepStrictEqual, match, notStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { startTestServer, type TestServer } from "./server_fixture.ts";
+import { metric, startTestServer, type TestServer } from "./server_fixture.ts";
 
 /** 1x4x4x2 input, 3x3x2→4 conv (SAME) with constant weights, RELU. */
 function convModel(scale = 1) {
@@ -76,12 +76,11 @@ function flipBit(path: string, at = 0.5): void {
   Deno.writeFileSync(path, bytes);
 }
 
-async function metric(server: TestServer, result: string): Promise<number> {
-  const text = await (await fetch(`${server.url}/metrics`)).text();
-  const line = text.split("\n").find((l) =>
-    l.startsWith(`nnserve_compilation_cache_total{result="${result}"}`)
-  );
-  return line ? Number(line.split(" ")[1]) : 0;
+/** A cache counter (declared at zero, so always present). */
+async function cacheCount(server: TestServer, result: string): Promise<number> {
+  const value = await metric(server.url, `nnserve_compilation_cache_total{result="${result}"}`);
+  strictEqual(typeof value, "number", `nnserve_compilation_cache_total{result="${result}"}`);
+  return value!;
 }
 
 Deno.test("a cache token gives miss then hit; no token gives none; outputs agree", async () => {
@@ -102,9 +101,9 @@ Deno.test("a cache token gives miss then hit; no token gives none; outputs agree
     deepStrictEqual(await run(server, miss.id), expected);
     const otherToken = await compile(server, model, token(2));
     strictEqual(otherToken.cache, "miss");
-    strictEqual(await metric(server, "hit"), 1);
-    strictEqual(await metric(server, "miss"), 2);
-    strictEqual(await metric(server, "none"), 1);
+    strictEqual(await cacheCount(server, "hit"), 1);
+    strictEqual(await cacheCount(server, "miss"), 2);
+    strictEqual(await cacheCount(server, "none"), 1);
     const devices = await server.request("GET", "/v1/devices");
     deepStrictEqual(
       (devices.body.devices as { numberOfCacheFilesNeeded: unknown }[])[0].numberOfCacheFilesNeeded,
@@ -148,7 +147,7 @@ for (
       strictEqual(again.cache, "miss");
       match(String(again.cacheRejected), reason);
       deepStrictEqual(await run(server, again.id), expected);
-      strictEqual(await metric(server, "rejected"), 1);
+      strictEqual(await cacheCount(server, "rejected"), 1);
       const healed = await compile(server, model, token(7));
       strictEqual(healed.cache, "hit", "the rewritten cache is used next time");
       deepStrictEqual(await run(server, healed.id), expected);
@@ -190,7 +189,7 @@ Deno.test("weights read on first use: a data cache broken after the hit is prepa
     const [data] = cacheFiles(server, ".data");
     Deno.writeFileSync(data, Deno.readFileSync(data).subarray(0, 200));
     deepStrictEqual(await run(server, hit.id), expected, "the execution still gets right outputs");
-    strictEqual(await metric(server, "rejected"), 1);
+    strictEqual(await cacheCount(server, "rejected"), 1);
     strictEqual((await compile(server, model, token(6))).cache, "hit", "the entry was rewritten");
   } finally {
     await server.close();

@@ -7,7 +7,8 @@
  * Bursts: a client holding NNSERVE_MAX_BURSTS_PER_CLIENT open bursts gets 429 for another
  * until it closes one; other clients are not affected. Models and compilations per client
  * (NNSERVE_MAX_MODELS_PER_CLIENT, NNSERVE_MAX_COMPILATIONS_PER_CLIENT): 429 past the limit,
- * room again after a delete, counted atomically under concurrent requests.
+ * room again after a delete, counted atomically under concurrent requests. Every refusal
+ * names its limit (`limit` in the body) and is counted by it in `nnserve_refusals_total`.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { seededFloats } from "../kernels/seeded_random.ts";
@@ -15,6 +16,7 @@ import { burstUrl } from "./burst_fixture.ts";
 import {
   addModel,
   float32Tensor,
+  metric,
   SLOW_INPUT_ELEMENTS,
   slowConvModel,
   type TestServer,
@@ -54,12 +56,18 @@ async function prepare(server: TestServer, key: string) {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function refusal(response: Response, message: RegExp) {
+async function refusal(response: Response, message: RegExp, limit: string) {
   const body = await response.json();
   strictEqual(response.status, 429, JSON.stringify(body));
   strictEqual(body.status, "RESOURCE_EXHAUSTED_TRANSIENT");
+  strictEqual(body.limit, limit);
   strictEqual(response.headers.get("retry-after"), "1");
   ok(message.test(body.message), body.message);
+}
+
+/** `nnserve_refusals_total` of one limit. */
+function refusals(server: TestServer, limit: string) {
+  return metric(server.url, `nnserve_refusals_total{limit="${limit}"}`);
 }
 
 Deno.test("a full execution queue refuses at once with 429 and Retry-After, in all and per client", async () => {
@@ -85,16 +93,26 @@ Deno.test("a full execution queue refuses at once with 429 and Retry-After, in a
     await pause(gap);
     const waiting = alice(); // alice's one place in the queue
     await pause(gap);
-    await refusal(await alice(), /this client has 1 executions waiting/);
+    await refusal(await alice(), /this client has 1 executions waiting/, "client_queue");
     const bobWaiting = bob(); // the queue's second place
     await pause(gap);
-    await refusal(await bob(), /execution queue is full \(2 executions waiting\)/);
+    await refusal(await bob(), /execution queue is full \(2 executions waiting\)/, "queue");
     ok(performance.now() - started < alone, "the refusals came while the first still ran");
     const admitted = await Promise.all([running, waiting, bobWaiting]);
     for (const response of admitted) {
       const text = await response.text();
       strictEqual(response.status, 200, text);
     }
+    deepStrictEqual(
+      [await refusals(server, "client_queue"), await refusals(server, "queue")],
+      [1, 1],
+    );
+    strictEqual(await refusals(server, "bursts"), 0, "the other limits are at zero");
+    // Those that waited show it in the queue-wait histogram: above zero in all.
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const waited = [...text.matchAll(/^nnserve_execution_queue_seconds_sum\{[^}]*\} (\S+)$/gm)]
+      .reduce((sum, m) => sum + Number(m[1]), 0);
+    ok(waited > (alone / 6) / 1000, `queued executions waited ${waited} s in all`);
   });
 });
 
@@ -124,8 +142,10 @@ Deno.test("models past the operand, operation or tensor size limits are 413s nam
       const { status, body } = await server.request("POST", "/v1/models", model);
       strictEqual(status, 413, JSON.stringify(body));
       strictEqual(body.status, "RESOURCE_EXHAUSTED_PERSISTENT");
+      strictEqual(body.limit, "model_size");
       ok(message.test(String(body.message)), String(body.message));
     }
+    strictEqual(await refusals(server, "model_size"), 3);
   });
 });
 
@@ -163,7 +183,9 @@ Deno.test("a client holding its limit of open bursts gets 429 for another until 
     strictEqual(refused.status, 429, JSON.stringify(refused.body));
     strictEqual(refused.body.status, "RESOURCE_EXHAUSTED_TRANSIENT");
     strictEqual(refused.headers.get("retry-after"), "1");
+    strictEqual(refused.body.limit, "bursts");
     ok(/2 bursts open.*NNSERVE_MAX_BURSTS_PER_CLIENT/.test(refused.body.message));
+    strictEqual(await refusals(server, "bursts"), 1);
     // Another client has its own places: its plain request fails later, at the handshake.
     const incomplete = await burstRefusal(server, theirs, "key-b");
     strictEqual(incomplete.status, 400, JSON.stringify(incomplete.body));
@@ -202,6 +224,7 @@ Deno.test("models and compilations per client: 429 past the limit, room after a 
     strictEqual(created.length, 3, JSON.stringify(attempts.map((a) => a.status)));
     for (const refused of attempts.filter((a) => a.status !== 201)) {
       strictEqual(refused.status, 429, JSON.stringify(refused.body));
+      strictEqual(refused.body.limit, "models");
       ok(
         /3 models, its limit \(NNSERVE_MAX_MODELS_PER_CLIENT\)/.test(String(refused.body.message)),
       );
@@ -217,6 +240,11 @@ Deno.test("models and compilations per client: 429 past the limit, room after a 
     const first = await compile(), second = await compile(), third = await compile();
     deepStrictEqual([first.status, second.status, third.status], [201, 201, 429]);
     ok(/NNSERVE_MAX_COMPILATIONS_PER_CLIENT/.test(String(third.body.message)));
+    strictEqual(third.body.limit, "compilations");
+    deepStrictEqual(
+      [await refusals(server, "models"), await refusals(server, "compilations")],
+      [5, 1],
+    );
     await server.request("DELETE", `/v1/compilations/${first.body.id}`, undefined, alice);
     strictEqual((await compile()).status, 201);
   });

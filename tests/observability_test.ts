@@ -3,11 +3,13 @@
  * plausible, else a new one); each request is one JSON access-log line at its level (info,
  * warn for 4xx) naming the request id, client, method, route and status; `/metrics` has the
  * request duration histogram and `nnserve_build_info`; NNSERVE_LOG_LEVEL filters the lines
- * and a bad value stops the start with one line.
+ * and a bad value stops the start with one line. Executions: queue wait and compute time
+ * histograms per compilation (and device), gone when the compilation is deleted; memory
+ * bytes per client; counters of known label values present at zero from the start.
  */
 import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
 import { configFromEnv, StartupError } from "../server.ts";
-import { addModel, withTestServer } from "./server_fixture.ts";
+import { addModel, metric, withTestServer } from "./server_fixture.ts";
 
 const KEYS = new Map([["key-a", "alice"]]);
 const ALICE = { authorization: "Bearer key-a" };
@@ -98,4 +100,59 @@ Deno.test("NNSERVE_LOG_LEVEL filters access lines; a bad value stops the start",
     if (before === undefined) Deno.env.delete("NNSERVE_LOG_LEVEL");
     else Deno.env.set("NNSERVE_LOG_LEVEL", before);
   }
+});
+
+Deno.test("executions are timed per compilation and device; memory bytes per client; zeros declared", async () => {
+  await withTestServer({ apiKeys: KEYS, inlineWork: 0 }, async (server) => {
+    const zeros = [
+      'nnserve_executions_total{status="NONE"}',
+      'nnserve_executions_total{status="MISSED_DEADLINE_TRANSIENT"}',
+      'nnserve_refusals_total{limit="queue"}',
+      'nnserve_refusals_total{limit="memory_budget"}',
+      'nnserve_compilation_cache_total{result="hit"}',
+      "nnserve_kernel_split_calls_total",
+    ];
+    for (const series of zeros) strictEqual(await metric(server.url, series), 0, series);
+
+    const model = await server.request("POST", "/v1/models", addModel(4), ALICE);
+    const compilation = await server.request("POST", "/v1/compilations", {
+      model: model.body.id,
+      devices: ["cpu-reference"],
+    }, ALICE);
+    strictEqual(compilation.status, 201, JSON.stringify(compilation.body));
+    const id = compilation.body.id as string;
+    for (let i = 0; i < 3; i++) {
+      const run = await server.request("POST", `/v1/compilations/${id}/executions`, {
+        inputs: [{ data: [1, 2, 3, 4] }, { data: [1, 1, 1, 1] }],
+      }, ALICE);
+      strictEqual(run.status, 200, JSON.stringify(run.body));
+    }
+    const labels = `compilation="${id}",model="${model.body.id}"`;
+    strictEqual(
+      await metric(
+        server.url,
+        `nnserve_execution_compute_seconds_count{${labels},device="cpu-reference"}`,
+      ),
+      3,
+    );
+    strictEqual(await metric(server.url, `nnserve_execution_queue_seconds_count{${labels}}`), 3);
+    const computed = await metric(
+      server.url,
+      `nnserve_execution_compute_seconds_sum{${labels},device="cpu-reference"}`,
+    );
+    ok(computed! > 0 && computed! < 1, `compute seconds ${computed}`);
+    strictEqual(await metric(server.url, 'nnserve_executions_total{status="NONE"}'), 3);
+
+    const memory = await fetch(`${server.url}/v1/memories`, {
+      method: "POST",
+      headers: { ...ALICE, "content-type": "application/json" },
+      body: JSON.stringify({ size: 1000 }),
+    });
+    strictEqual(memory.status, 201, await memory.text());
+    strictEqual(await metric(server.url, 'nnserve_memory_bytes{client="alice"}'), 1000);
+
+    await server.request("DELETE", `/v1/compilations/${id}`, undefined, ALICE);
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    ok(!text.includes(`compilation="${id}"`), "a deleted compilation's series are gone");
+  });
 });

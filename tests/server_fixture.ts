@@ -239,3 +239,13 @@ export function slowConvModel(layers: number) {
   }
   return { operands, operations, inputIndexes: [0], outputIndexes: [x] };
 }
+
+/**
+ * Reads one series of `GET /metrics`, named as it is printed (`name{label="value",...}`);
+ * undefined when absent.
+ */
+export async function metric(baseUrl: string, series: string): Promise<number | undefined> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}

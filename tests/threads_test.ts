@@ -8,7 +8,7 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { seededFloats } from "../kernels/seeded_random.ts";
-import { type TestServer, withTestServer } from "./server_fixture.ts";
+import { metric, type TestServer, withTestServer } from "./server_fixture.ts";
 
 /** Float32 CONV_2D 1x96x96x32 -> 64 (3x3, SAME, ReLU6) twice: about 300 M multiply-adds. */
 function convolutionModel() {
@@ -67,12 +67,6 @@ async function execute(server: TestServer, compilation: string, deadlineMs?: num
   });
 }
 
-async function metric(server: TestServer, name: string): Promise<number> {
-  const text = await (await fetch(`${server.url}/metrics`)).text();
-  const match = new RegExp(`^${name} (\\S+)$`, "m").exec(text);
-  return match ? Number(match[1]) : 0;
-}
-
 /** The output of one execution on a one-thread server. */
 async function oneThreadOutput(): Promise<string> {
   let output = "";
@@ -80,7 +74,7 @@ async function oneThreadOutput(): Promise<string> {
     const result = await execute(server, await compile(server));
     strictEqual(result.status, 200, JSON.stringify(result.body));
     output = (result.body.outputs as { base64: string }[])[0].base64;
-    strictEqual(await metric(server, "nnserve_kernel_split_calls_total"), 0);
+    strictEqual(await metric(server.url, "nnserve_kernel_split_calls_total"), 0);
   });
   return output;
 }
@@ -88,10 +82,10 @@ async function oneThreadOutput(): Promise<string> {
 /** Polls a gauge until it reads `value` (a lane's worker takes a second or so to start). */
 async function until(server: TestServer, name: string, value: number): Promise<void> {
   const deadline = Date.now() + 30_000;
-  while (await metric(server, name) !== value && Date.now() < deadline) {
+  while (await metric(server.url, name) !== value && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  strictEqual(await metric(server, name), value, `${name} reaches ${value}`);
+  strictEqual(await metric(server.url, name), value, `${name} reaches ${value}`);
 }
 
 Deno.test("with two threads the executor starts its lane at once, and the first execution splits its convolutions and gives the one-thread bytes", async () => {
@@ -103,8 +97,8 @@ Deno.test("with two threads the executor starts its lane at once, and the first 
     const result = await execute(server, compilation);
     strictEqual(result.status, 200, JSON.stringify(result.body));
     deepStrictEqual((result.body.outputs as { base64: string }[])[0].base64, want);
-    ok(await metric(server, "nnserve_kernel_split_calls_total") > 0, "calls were split");
-    strictEqual(await metric(server, "nnserve_kernel_threads_free"), 2, "every thread free");
+    ok((await metric(server.url, "nnserve_kernel_split_calls_total") ?? 0) > 0, "calls were split");
+    strictEqual(await metric(server.url, "nnserve_kernel_threads_free"), 2, "every thread free");
   });
 });
 
@@ -119,7 +113,7 @@ Deno.test("concurrent executions share two threads and give every thread back", 
       strictEqual(result.status, 200, JSON.stringify(result.body));
       deepStrictEqual((result.body.outputs as { base64: string }[])[0].base64, want);
     }
-    strictEqual(await metric(server, "nnserve_kernel_threads_free"), 2, "every thread free");
+    strictEqual(await metric(server.url, "nnserve_kernel_threads_free"), 2, "every thread free");
   });
 });
 
@@ -137,10 +131,10 @@ Deno.test("an execution that overruns its deadline gives its threads back with i
       if (overran) break;
     }
     ok(overran, "an execution overran its deadline while running");
-    strictEqual(await metric(server, "nnserve_kernel_threads_free"), 2, "every thread free");
+    strictEqual(await metric(server.url, "nnserve_kernel_threads_free"), 2, "every thread free");
     // The replacement worker starts a lane of its own and serves the next execution.
     await until(server, "nnserve_compute_lanes_ready", 1);
     strictEqual((await execute(server, compilation)).status, 200);
-    strictEqual(await metric(server, "nnserve_kernel_threads_free"), 2, "every thread free");
+    strictEqual(await metric(server.url, "nnserve_kernel_threads_free"), 2, "every thread free");
   });
 });

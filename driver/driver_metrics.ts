@@ -1,0 +1,133 @@
+/**
+ * What the driver reports in `/metrics`: executions by status, queue wait and compute time
+ * per compilation and device, refusals by limit, and gauges (kernel threads and lanes,
+ * buffers, memory bytes per client, live compilations, the execution queue, bursts, the
+ * build) read when the metrics render. Counters of known label values start at zero.
+ */
+import type { BufferRegistry } from "../memory/buffers.ts";
+import type { MemoryPools } from "../memory/pools.ts";
+import { DriverError, ERROR_STATUSES, LIMITS } from "../nnapi/errors.ts";
+import type { BurstRegistry } from "./burst_registry.ts";
+import type { Compilations } from "./compilations.ts";
+import { DRIVER_VERSION } from "./devices/registry.ts";
+import type { ExecutorPool } from "./executor_pool.ts";
+import { DURATION_BUCKETS, type Metrics } from "./metrics.ts";
+import type { StepTiming } from "./step_timing.ts";
+
+const EXECUTIONS = ["nnserve_executions_total", "Executions by status"] as const;
+const REFUSALS = [
+  "nnserve_refusals_total",
+  "Requests refused by a limit of the service, by limit",
+] as const;
+const SPLIT_CALLS = [
+  "nnserve_kernel_split_calls_total",
+  "Kernel calls split across compute lanes (threads)",
+] as const;
+const QUEUE_WAIT = [
+  "nnserve_execution_queue_seconds",
+  "Time executions waited for an executor, by compilation (0 for those run at once)",
+] as const;
+const COMPUTE = [
+  "nnserve_execution_compute_seconds",
+  "Time executions spent computing, by compilation and device (each device's steps)",
+] as const;
+
+/** Execution times are often well under a millisecond: buckets from 50 us. */
+const EXECUTION_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, ...DURATION_BUCKETS];
+
+/** Declares the driver's counters and registers its gauges over its parts. */
+export function registerDriverMetrics(
+  metrics: Metrics,
+  parts: {
+    threads: number;
+    pool: ExecutorPool;
+    buffers: BufferRegistry;
+    memories: MemoryPools;
+    compilations: Compilations;
+    bursts: BurstRegistry;
+  },
+): void {
+  metrics.declare(...EXECUTIONS, ["NONE", ...ERROR_STATUSES].map((status) => ({ status })));
+  metrics.declare(...REFUSALS, LIMITS.map((limit) => ({ limit })));
+  metrics.declare(...SPLIT_CALLS, [{}]);
+  const { threads, pool, buffers, memories, compilations, bursts } = parts;
+  const gauges: [string, string, () => number][] = [
+    [
+      "nnserve_kernel_threads_free",
+      `Kernel threads free of the ${threads} all executions share`,
+      () => pool.freeThreads,
+    ],
+    [
+      "nnserve_compute_lanes_ready",
+      "Compute lanes (kernel threads besides each executor's own) started and ready",
+      () => pool.readyLanes,
+    ],
+    ["nnserve_buffers_live", "Driver-managed buffers allocated", () => buffers.stats().count],
+    ["nnserve_buffers_bytes", "Bytes held by driver-managed buffers", () => buffers.stats().bytes],
+    ["nnserve_compilations_live", "Prepared compilations in memory", () => compilations.size],
+    ["nnserve_executions_queued", "Executions waiting for a worker", () => pool.queued],
+    ["nnserve_bursts_active", "Open burst sessions", () => bursts.sessions.size],
+    [
+      "nnserve_burst_slots",
+      "Memory slots mapped by open bursts",
+      () => [...bursts.sessions].reduce((n, b) => n + b.stats.slots, 0),
+    ],
+    [
+      "nnserve_burst_requests_in_flight",
+      "Burst requests held (queued or running)",
+      () => bursts.inFlight(),
+    ],
+  ];
+  for (const [name, help, read] of gauges) metrics.gauge(name, help, read);
+  metrics.gaugeSeries(
+    "nnserve_memory_bytes",
+    "Bytes of memory pools per client (deleted ones still held by a burst included)",
+    async () => [...await memories.usageByClient()].map(([client, bytes]) => [{ client }, bytes]),
+  );
+  metrics.gauge("nnserve_build_info", "The running build (always 1)", () => 1, {
+    driver: DRIVER_VERSION,
+    deno: Deno.version.deno,
+    v8: Deno.version.v8,
+  });
+}
+
+/** Counts one execution by its NNAPI status (NONE when it succeeded). */
+export function countExecution(metrics: Metrics, error?: unknown): void {
+  const status = error === undefined
+    ? "NONE"
+    : error instanceof DriverError
+    ? error.status
+    : "GENERAL_FAILURE";
+  metrics.count(...EXECUTIONS, { status });
+}
+
+/** Counts the kernel calls of a run that were split across compute lanes. */
+export function countSplitCalls(metrics: Metrics, calls: number): void {
+  metrics.count(...SPLIT_CALLS, {}, calls);
+}
+
+/** Counts a refusal by one of the service's limits; other errors are not refusals. */
+export function countRefusal(metrics: Metrics, error: unknown): void {
+  if (error instanceof DriverError && error.details.limit) {
+    metrics.count(...REFUSALS, { limit: error.details.limit });
+  }
+}
+
+/**
+ * Records a finished execution's queue wait, and its compute time per device (the sum of
+ * that device's steps), under its compilation and model.
+ */
+export function observeExecution(
+  metrics: Metrics,
+  labels: { compilation: string; model: string },
+  run: { queuedUs: number; steps: readonly StepTiming[] },
+): void {
+  metrics.observe(...QUEUE_WAIT, labels, run.queuedUs / 1e6, EXECUTION_BUCKETS);
+  const perDevice = new Map<string, number>();
+  for (const step of run.steps) {
+    perDevice.set(step.device, (perDevice.get(step.device) ?? 0) + step.onDeviceUs);
+  }
+  for (const [device, us] of perDevice) {
+    metrics.observe(...COMPUTE, { ...labels, device }, us / 1e6, EXECUTION_BUCKETS);
+  }
+}
