@@ -263,11 +263,38 @@ function apiKeysFromEnv(): ApiKeys {
   return keys;
 }
 
+/** Whether `error` is one of Deno's filesystem (or other OS) errors. */
+function isOsError(error: unknown): error is Error {
+  return Object.values(Deno.errors).some((kind) => error instanceof kind);
+}
+
+/**
+ * Turns an OS error while opening the state at `path` (not a directory, no permission, ...)
+ * into the start's one line; anything else passes.
+ */
+function unusableState(path: string): (error: unknown) => never {
+  return (error) => {
+    if (!isOsError(error)) throw error;
+    throw new StartupError(`cannot use the data dir ${path}: ${error.message}`);
+  };
+}
+
+/** Runs a synchronous step of opening the state, its OS errors as {@link unusableState}'s. */
+function openingState<T>(path: string, open: () => T): T {
+  try {
+    return open();
+  } catch (error) {
+    return unusableState(path)(error);
+  }
+}
+
 /** Opens state, starts the executor workers and serves HTTP. */
 export async function startServer(config: ServerConfig): Promise<RunningServer> {
-  await Deno.mkdir(config.dataDir, { recursive: true });
+  await Deno.mkdir(config.dataDir, { recursive: true }).catch(unusableState(config.dataDir));
   const lock = await lockDataDir(config.dataDir).catch((error) => {
-    throw error instanceof DataDirLockedError ? new StartupError(error.message) : error;
+    throw error instanceof DataDirLockedError
+      ? new StartupError(error.message)
+      : unusableState(config.dataDir)(error);
   });
   // Whatever opened before a failure is closed again, the lock last.
   const opened: (() => void)[] = [() => lock.release()];
@@ -275,29 +302,35 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     for (const close of opened.reverse()) close();
   };
   try {
-    const kv = await Deno.openKv(config.kvPath ?? `${config.dataDir}/nnserve.kv`);
+    const kvPath = config.kvPath ?? `${config.dataDir}/nnserve.kv`;
+    // Any failure to open the store is the start's (Deno's are plain Errors: "not a database").
+    const kv = await Deno.openKv(kvPath).catch((error: Error) => {
+      throw new StartupError(`cannot open the KV store ${kvPath}: ${error.message}`);
+    });
     opened.push(() => kv.close());
     const cache = await CompilationCache.open({
       kv,
       dir: `${config.dataDir}/cache`,
       budgetBytes: config.cacheBytes ?? DEFAULT_CACHE_BUDGET,
       version: config.driverVersion ?? DRIVER_VERSION,
-    });
-    const driver = new Driver({
-      kv,
-      dataDir: config.dataDir,
-      cache,
-      workers: config.workers ?? Math.max(1, navigator.hardwareConcurrency),
-      threads: config.threads ?? Math.max(1, navigator.hardwareConcurrency),
-      memoryLimits: config.memoryLimits,
-      queueLimits: config.queueLimits,
-      modelLimits: config.modelLimits,
-      maxBurstsPerClient: config.maxBurstsPerClient,
-      maxCompilationsPerClient: config.maxCompilationsPerClient,
-      inlineWork: config.inlineWork,
-      devices: await discoverDevices({ gpu: config.gpu ?? true }),
-      deviceCosts: config.deviceCosts,
-    });
+    }).catch(unusableState(config.dataDir));
+    const devices = await discoverDevices({ gpu: config.gpu ?? true });
+    const driver = openingState(config.dataDir, () =>
+      new Driver({
+        kv,
+        dataDir: config.dataDir,
+        cache,
+        workers: config.workers ?? Math.max(1, navigator.hardwareConcurrency),
+        threads: config.threads ?? Math.max(1, navigator.hardwareConcurrency),
+        memoryLimits: config.memoryLimits,
+        queueLimits: config.queueLimits,
+        modelLimits: config.modelLimits,
+        maxBurstsPerClient: config.maxBurstsPerClient,
+        maxCompilationsPerClient: config.maxCompilationsPerClient,
+        inlineWork: config.inlineWork,
+        devices,
+        deviceCosts: config.deviceCosts,
+      }));
     opened.push(() => driver.close());
     const apiKeys = config.apiKeys ?? new Map();
     if (config.verbose && apiKeys.size === 0) {

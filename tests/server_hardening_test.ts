@@ -1,6 +1,7 @@
 /**
  * What black-box testing found about the server around the API: one data directory per
- * process (an OS lock, released by close() and by the death of its holder), header-read and
+ * process (an OS lock, released by close() and by the death of its holder), start-up failures
+ * as one line (a locked or unusable data dir, a port in use, a bad variable), header-read and
  * idle timeouts on HTTP connections, a quiet log line for clients that drop mid-upload, and a
  * lower body limit for JSON than for raw bytes.
  */
@@ -160,6 +161,35 @@ Deno.test("main.ts with a malformed number variable exits with one line naming i
     }
   } finally {
     await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("main.ts on a data dir it cannot use exits with one line naming the path", async () => {
+  const root = await Deno.makeTempDir({ prefix: "nnserve-test-" });
+  try {
+    const file = `${root}/a-file`;
+    await Deno.writeTextFile(file, "not a directory");
+    const kvIsDirectory = `${root}/kv-is-a-directory`;
+    await Deno.mkdir(`${kvIsDirectory}/nnserve.kv`, { recursive: true });
+    const memoriesIsFile = `${root}/memories-is-a-file`;
+    await Deno.mkdir(memoriesIsFile);
+    await Deno.writeTextFile(`${memoriesIsFile}/memories`, "");
+    const cases: [string, RegExp][] = [
+      [file, /cannot use the data dir .*a-file/],
+      [`${file}/below`, /cannot use the data dir .*a-file\/below: Not a directory/],
+      [kvIsDirectory, /cannot open the KV store .*kv-is-a-directory\/nnserve.kv/],
+      [memoriesIsFile, /cannot use the data dir .*memories-is-a-file.*memories/],
+    ];
+    for (const [dataDir, message] of cases) {
+      const result = await finishWithin(mainProcess(dataDir), 30_000);
+      ok(result && result.code !== 0, `${dataDir} must stop the start`);
+      const lines = result.stderr.trim().split("\n");
+      deepStrictEqual(lines.length, 1, result.stderr);
+      ok(message.test(lines[0]), lines[0]);
+      ok(!result.stdout.includes("listening"), result.stdout);
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
   }
 });
 
