@@ -2,10 +2,19 @@
 # model repository in /models (empty here: COPY models there in an image built FROM this one,
 # or mount a directory on it).
 FROM denoland/deno:2.9.6
+# The service's npm packages in a layer of their own, rebuilt only when the dependencies
+# change: deno.json cut to the service's imports (tools/image_deps.ts; the test and benchmark
+# packages never enter the image) and the lock pruned to them at the locked versions.
+WORKDIR /deps
+COPY deno.json deno.lock tools/image_deps.ts ./
+RUN deno run --allow-read=. --allow-write=. image_deps.ts && deno install
 WORKDIR /app
-COPY deno.json deno.lock ./
 COPY . .
-RUN deno install --frozen && deno cache main.ts driver/executor_worker.ts \
+# The sources with the cut config, cached (no downloads: --frozen fails if one were needed),
+# including the workers the service starts by URL.
+RUN cp /deps/deno.json /deps/deno.lock ./ \
+    && deno cache --frozen main.ts driver/executor_worker.ts driver/executor_spawner.ts \
+       kernels/lane_worker.ts converter/onnx/worker.ts \
     && mkdir -p /data /models && chown deno:deno /data
 ENV PORT=8080 HOST=0.0.0.0 NNSERVE_DATA_DIR=/data NNSERVE_MODEL_REPOSITORY=/models
 VOLUME /data /models
