@@ -29,7 +29,7 @@ function parseDockerfile(text: string): Instruction[] {
   const lines = text.split("\n").filter((l) => !/^\s*#/.test(l));
   const joined = lines.join("\n").replace(/\\\n/g, " ");
   return joined.split("\n").map((l) => l.trim()).filter(Boolean).map((line) => {
-    const [keyword, ...rest] = line.split(/\s+/);
+    const [keyword] = line.split(/\s+/);
     return { keyword: keyword.toUpperCase(), args: line.slice(keyword.length).trim() };
   });
 }
