@@ -1,8 +1,8 @@
 /**
  * `Burst`: a session of low-overhead executions of one compilation (NNAPI
  * `ANeuralNetworksBurst`, HAL `IBurstContext`) over a WebSocket: binary EXECUTE and RESULT
- * frames (`driver/burst_protocol.ts`, docs/burst-protocol.md) instead of one HTTP request
- * per execution.
+ * frames (`burst_frames.ts`, docs/burst-protocol.md) instead of one HTTP request per
+ * execution.
  *
  * The burst owns its socket and dispatches what arrives on it; the rest is its parts:
  * - `burst_codec.ts`: inputs and output descriptions to EXECUTE frames, RESULT frames to
@@ -20,7 +20,7 @@
  * (`httpStatus` 0: there is no HTTP exchange); when the socket closes, everything pending
  * rejects too.
  */
-import { type BurstResult, decodeResult as decodeResultFrame } from "../driver/burst_protocol.ts";
+import { type BurstResult, decodeResult as decodeResultFrame } from "./burst_frames.ts";
 import {
   type BurstComputeOptions,
   type BurstInput,
@@ -41,7 +41,9 @@ import type { ErrorStatus } from "./types.ts";
 
 /** How the burst's socket closed. */
 export interface BurstClose {
+  /** WebSocket close code: 1000 (normal), {@link CLOSE_COMPILATION_DELETED}, ... */
   code: number;
+  /** The close frame's reason text (may be empty). */
   reason: string;
 }
 
@@ -322,6 +324,7 @@ export class Burst {
     return this.closed;
   }
 
+  /** Closes the burst at the end of an `await using` block. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }

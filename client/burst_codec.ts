@@ -1,7 +1,7 @@
 /**
  * What a `Burst` puts on the wire and takes off it: the SDK's inputs and output descriptions
- * turned into the arguments of an EXECUTE frame (`driver/burst_protocol.ts`), and a RESULT
- * frame turned into typed outputs or an `NnapiError`, by the model's signature.
+ * turned into the arguments of an EXECUTE frame (`burst_frames.ts`), and a RESULT frame
+ * turned into typed outputs or an `NnapiError`, by the model's signature.
  *
  * Everything here is checked and copied before the frame leaves, so the caller may reuse
  * its arrays at once and a malformed request throws before anything is sent.
@@ -11,7 +11,7 @@ import {
   type BurstResult,
   encodeRequest,
   NO_DIMENSIONS,
-} from "../driver/burst_protocol.ts";
+} from "./burst_frames.ts";
 import { copyDimensions, type ExecutionOutput, type ExecutionResult } from "./execution.ts";
 import { NnapiError } from "./http.ts";
 import { fromLittleEndian, littleEndianBytes, type TensorValues, toTensorArray } from "./tensor.ts";
@@ -19,8 +19,11 @@ import type { ModelSignature, OperandType, OutputShape } from "./types.ts";
 
 /** A region of the memory mapped to a slot: `length` bytes from `offset`. */
 export interface SlotRegion {
+  /** The slot number a memory was given with `Burst.setSlot` / `mapMemory`. */
   slot: number;
+  /** First byte of the region in that memory. */
   offset: number;
+  /** Bytes in the region. */
   length: number;
   /** Completes an operand whose model dimensions are not fully known. */
   dimensions?: readonly number[];
@@ -28,7 +31,9 @@ export interface SlotRegion {
 
 /** Inline tensor data with dimensions completing the operand's. */
 export interface BurstTensor {
+  /** The values, converted to the operand's type; a number is a scalar. */
   data: TensorValues | number;
+  /** The operand's full dimensions for this request. */
   dimensions: readonly number[];
 }
 
@@ -46,6 +51,7 @@ export type BurstOutput = SlotRegion | { dimensions?: readonly number[] } | unde
 
 /** Options of one burst request. */
 export interface BurstComputeOptions {
+  /** Asks for on-device and in-driver durations (`ExecutionResult.timing`). */
   measureTiming?: boolean;
   /** Fails with MISSED_DEADLINE_* when the request takes longer (counted from its receipt). */
   deadlineMs?: number;

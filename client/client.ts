@@ -31,6 +31,7 @@ export type NnClientOptions = TransportOptions;
 export class NnClient {
   readonly #transport: Transport;
 
+  /** A client of the service at `options.baseUrl`; nothing is sent until it is used. */
   constructor(options: NnClientOptions) {
     this.#transport = new Transport(options);
     // Bursts are WebSockets, which cannot send the Authorization header.

@@ -3,6 +3,7 @@
  * (`ANeuralNetworksCompilation_*`), and the executions that run on it.
  */
 import { toBase64 } from "./base64.ts";
+import { allocateBuffer, type BufferRequest, type DeviceBuffer } from "./buffer.ts";
 import type { Burst } from "./burst.ts";
 import { type BurstOpenOptions, openBurst } from "./burst_open.ts";
 import type { Transport } from "./http.ts";
@@ -13,7 +14,12 @@ import type { ModelInfo, ModelSignature } from "./types.ts";
 
 /** Options of `NnClient.compile` (API.md `POST /v1/compilations`). */
 export interface CompileOptions {
+  /**
+   * What the partitioner optimizes the plan for: one answer's latency (the default), energy,
+   * or throughput of successive executions.
+   */
   preference?: "LOW_POWER" | "FAST_SINGLE_ANSWER" | "SUSTAINED_SPEED";
+  /** Where its executions queue when every executor is busy (default MEDIUM). */
   priority?: "LOW" | "MEDIUM" | "HIGH";
   /** Device names; by default the service chooses among all its devices. */
   devices?: readonly string[];
@@ -25,16 +31,23 @@ export interface CompileOptions {
 
 /** What the service reports of a created compilation. */
 export interface CompilationInfo {
+  /** The compilation's id, which executions, buffers and bursts name it by. */
   id: string;
+  /** The id of the model it prepared. */
   model: string;
+  /** Whether a cache token was given and its entry used (hit) or written (miss). */
   cache: "hit" | "miss" | "none";
+  /** How long preparation took on the service. */
   prepareMs: number;
+  /** Fields this SDK does not type (later versions of the service may add more). */
   [field: string]: unknown;
 }
 
 /** Options of `Compilation.compute`. */
 export interface ComputeOptions {
+  /** Asks for on-device and in-driver durations (`ExecutionResult.timing`). */
   measureTiming?: boolean;
+  /** Fails the execution with MISSED_DEADLINE_* when it takes longer. */
   deadlineMs?: number;
 }
 
@@ -53,6 +66,7 @@ export class Compilation {
     this.signature = signature;
   }
 
+  /** What executions, buffers, bursts and `GET /v1/compilations/{id}` refer to it by. */
   get id(): string {
     return this.info.id;
   }
@@ -67,6 +81,7 @@ export class Compilation {
     return this.info.cache;
   }
 
+  /** How long the service took to prepare the model. */
   get prepareMs(): number {
     return this.info.prepareMs;
   }
@@ -102,7 +117,16 @@ export class Compilation {
     return openBurst(this.#transport, this, options);
   }
 
-  /** Releases the compilation on the service. */
+  /**
+   * Allocates a driver-managed buffer for inputs and outputs of this compilation (API.md
+   * "Memory domains"): it keeps data on the service between executions. Roles outside the
+   * model's inputs and outputs throw RangeError before anything is sent.
+   */
+  allocateBuffer(request: BufferRequest): Promise<DeviceBuffer> {
+    return allocateBuffer(this.#transport, this, request);
+  }
+
+  /** Releases the compilation on the service, and the buffers allocated for it. */
   async delete(): Promise<void> {
     await this.#transport.json("DELETE", `/v1/compilations/${encodeURIComponent(this.id)}`);
   }

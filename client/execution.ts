@@ -2,9 +2,11 @@
  * `Execution`: one inference on a compilation, as `ANeuralNetworksExecution_*`: set every
  * input (or omit an optional one), optionally describe outputs, then `compute`. The
  * execution owns its request; outputs come back as typed arrays of each output's type,
- * except those written to a memory (`setOutputFromMemory`), which stay there.
+ * except those written to a memory (`setOutputFromMemory`) or a driver-managed buffer
+ * (`setOutputFromBuffer`), which stay there.
  */
 import { toBase64 } from "./base64.ts";
+import type { DeviceBuffer } from "./buffer.ts";
 import { frameBody, INFERENCE_HEADER_LENGTH, readFramed } from "./binary_frame.ts";
 import { NnapiError, type Transport } from "./http.ts";
 import { checkMemoryRegion, type Memory, type MemoryRange } from "./memory.ts";
@@ -30,28 +32,35 @@ import type {
 
 /** The compilation an execution runs on: its id and the model's inputs and outputs. */
 export interface ExecutionTarget {
+  /** The compilation's id. */
   readonly id: string;
+  /** The model's inputs and outputs, which requests are encoded and decoded by. */
   readonly signature: ModelSignature;
 }
 
 /** Dimensions completing an operand whose model dimensions are not fully known. */
 export interface ArgumentOptions {
+  /** The operand's full dimensions for this execution (copied when set). */
   dimensions?: readonly number[];
 }
 
 /** One output of a computed execution. */
 export interface ExecutionOutput {
+  /** The dimensions the execution computed. */
   dimensions: number[];
   /**
    * The values in the output operand's type (Float32Array, Uint8Array, ...); absent when
-   * the output was written to a memory region (`setOutputFromMemory`): read it from there.
+   * the output was written to a memory region (`setOutputFromMemory`) or a buffer
+   * (`setOutputFromBuffer`): read it from there.
    */
   data?: TensorArray;
 }
 
 /** What `compute` returns. */
 export interface ExecutionResult {
+  /** One per model output, in model order. */
   outputs: ExecutionOutput[];
+  /** Every output's dimensions and whether the space given for it sufficed. */
   outputShapes: OutputShape[];
   /** Present when timing was measured. */
   timing?: Timing;
@@ -159,6 +168,17 @@ export class Execution {
     return this;
   }
 
+  /**
+   * Gives input `index` the contents of a driver-managed `buffer` (NNAPI `setInputFromMemory`
+   * with device memory): what an earlier execution or `copyFrom` wrote there, read on the
+   * service. The buffer must have been allocated for this input (else INVALID_ARGUMENT).
+   */
+  setInputFromBuffer(index: number, buffer: DeviceBuffer, options: ArgumentOptions = {}): this {
+    this.#check("input", index);
+    this.#inputs[index] = { buffer: buffer.token, ...copyDimensions(options.dimensions) };
+    return this;
+  }
+
   /** Leaves optional input `index` without a value (NNAPI `setInput(i, NULL, 0)`). */
   setInputOmitted(index: number): this {
     this.#check("input", index);
@@ -195,6 +215,17 @@ export class Execution {
       length,
       dimensions: options.dimensions,
     });
+    return this;
+  }
+
+  /**
+   * Makes the execution write output `index` into a driver-managed `buffer`, replacing its
+   * contents; the data stays on the service and `compute` returns only the output's
+   * dimensions. The buffer must have been allocated for this output (else INVALID_ARGUMENT).
+   */
+  setOutputFromBuffer(index: number, buffer: DeviceBuffer, options: ArgumentOptions = {}): this {
+    this.#check("output", index);
+    this.#outputs[index] = { buffer: buffer.token, ...copyDimensions(options.dimensions) };
     return this;
   }
 
@@ -264,7 +295,7 @@ export class Execution {
     return decodeResult(
       this.#target.signature,
       header as ExecutionResponseJson,
-      this.#outputs.map((arg) => arg !== undefined && "memory" in arg),
+      this.#outputs.map((arg) => arg !== undefined && ("memory" in arg || "buffer" in arg)),
       binary,
     );
   }
@@ -272,8 +303,8 @@ export class Execution {
 
 /**
  * Turns an execution response into typed outputs of the model's output types. Outputs
- * flagged in `inMemory` were written to a memory and come back with dimensions only.
- * `binary` holds the bytes after a framed answer's header.
+ * flagged in `inMemory` were written to a memory or buffer and come back with dimensions
+ * only. `binary` holds the bytes after a framed answer's header.
  */
 export function decodeResult(
   signature: ModelSignature,

@@ -13,6 +13,7 @@ export class NnapiError extends Error {
   /** The parsed error body (or its text when it is not JSON). */
   readonly body: unknown;
 
+  /** Made by the SDK from an error answer; `options.body` is the parsed error body. */
   constructor(
     status: ErrorStatus,
     httpStatus: number,

@@ -8,16 +8,21 @@ import { parseAnswer, type Transport } from "./http.ts";
 
 /** What the service reports of a memory. */
 export interface MemoryInfo {
+  /** The memory's id, which models and executions refer to it by. */
   id: string;
   /** Size in bytes. */
   size: number;
+  /** When it was created (ISO 8601). */
   createdAt?: string;
+  /** Fields this SDK does not type (later versions of the service may add more). */
   [field: string]: unknown;
 }
 
 /** A byte range of a memory: `length` bytes from `offset`. */
 export interface MemoryRange {
+  /** First byte of the range. */
   offset: number;
+  /** Bytes in the range. */
   length: number;
 }
 
@@ -26,8 +31,11 @@ export type MemorySource = Uint8Array | { size: number };
 
 /** Where a CONSTANT_REFERENCE operand's bytes are in a model's `pools` (API.md "Models"). */
 export interface LocationJson {
+  /** The pool's position in the model's `pools` (memory ids). */
   poolIndex: number;
+  /** First byte of the value in the pool. */
   offset: number;
+  /** Bytes of the value. */
   length: number;
 }
 
@@ -66,6 +74,7 @@ export class Memory {
     this.info = info;
   }
 
+  /** What models (`pools`) and executions (`{memory}` arguments) refer to the memory by. */
   get id(): string {
     return this.info.id;
   }

@@ -28,6 +28,23 @@
  * `Execution.setInputFromMemory` and `Execution.setOutputFromMemory` (whose output then
  * comes back with dimensions only; `memory.read()` it).
  *
+ * Data that only executions need can stay on the service in driver-managed buffers
+ * (NNAPI memory domains): `compilation.allocateBuffer({roles})` gives a `DeviceBuffer`
+ * that executions write (`setOutputFromBuffer`) and read (`setInputFromBuffer`) in the
+ * roles it was allocated for, e.g. a recurrent state carried from step to step; its bytes
+ * are reached by `copyFrom` / `copyTo` a `Memory`:
+ *
+ * ```ts
+ * const state = await compilation.allocateBuffer({
+ *   roles: [{ io: "input", index: 1 }, { io: "output", index: 0 }],
+ * });
+ * await state.copyFrom(await client.createMemory({ size: 16 }));
+ * for (const x of steps) {
+ *   await compilation.execution().setInput(0, x).setInputFromBuffer(1, state)
+ *     .setOutputFromBuffer(0, state).compute();
+ * }
+ * ```
+ *
  * For many executions of one compilation (a camera stream), `compilation.burst()` opens a
  * `Burst`: one WebSocket with binary frames, memories referred to by small slot numbers,
  * and requests pipelined within the service's window, results in order:
@@ -42,6 +59,7 @@
  */
 export { NnClient, type NnClientOptions, type OnnxImportOptions } from "./client.ts";
 export { NnapiError } from "./http.ts";
+export { type BufferInfo, type BufferRequest, type BufferRole, DeviceBuffer } from "./buffer.ts";
 export {
   type GraphWithPoolsJson,
   MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES,
@@ -61,6 +79,7 @@ export {
   Execution,
   type ExecutionOutput,
   type ExecutionResult,
+  type ExecutionTarget,
 } from "./execution.ts";
 export { Burst, type BurstClose, CLOSE_COMPILATION_DELETED, CLOSE_POLICY } from "./burst.ts";
 export {
@@ -78,15 +97,19 @@ export {
   type MemoryRange,
   type MemorySource,
 } from "./memory.ts";
-export type { TensorArray, TensorValues } from "./tensor.ts";
+export type { JsonNumber, TensorArray, TensorValues } from "./tensor.ts";
 export {
+  type ArgumentJson,
   type ChannelQuant,
   type CompilationSummary,
   type DeviceInfo,
   type DeviceSupport,
+  ERROR_STATUSES,
   type ErrorStatus,
+  type ExecutionRequestJson,
   FuseCode,
   type Lifetime,
+  LIFETIMES,
   type ModelInfo,
   type ModelJson,
   type ModelNaming,
@@ -95,11 +118,14 @@ export {
   type OnnxPort,
   OPERAND_TYPES,
   type OperandDescription,
+  type OperandJson,
   type OperandType,
   OPERATION_TYPES,
+  type OperationJson,
   type OperationType,
   type OutputShape,
   PaddingCode,
   type PageOptions,
   type Timing,
+  type ValueJson,
 } from "./types.ts";

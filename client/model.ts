@@ -31,10 +31,13 @@ export const MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES = 128;
 
 /** What `addOperand` takes (NNAPI `ANeuralNetworksOperandType`). */
 export interface OperandOptions {
+  /** Element type (tensors) or scalar type. */
   type: OperandType;
   /** Omit (or []) for scalars; 0 marks an extent known only at execution. */
   dimensions?: readonly number[];
+  /** Quantization scale of quantized types (0 by default). */
   scale?: number;
+  /** Quantization zero point of asymmetric quantized types (0 by default). */
   zeroPoint?: number;
   /** Only for TENSOR_QUANT8_SYMM_PER_CHANNEL. */
   channelQuant?: ChannelQuant;
@@ -54,9 +57,13 @@ export type OperandWithPoolsJson = OperandJson & { location?: LocationJson; subg
 
 /** One graph on the wire: the main graph's fields, or a referenced subgraph. */
 export interface GraphWithPoolsJson {
+  /** Every operand of the graph; its operations refer to them by index. */
   operands: OperandWithPoolsJson[];
+  /** In an order where every operand is written before it is read. */
   operations: OperationJson[];
+  /** Operands given values by the caller, or by the IF / WHILE operation running the graph. */
   inputIndexes: number[];
+  /** Operands returned to the caller, or to the IF / WHILE operation running the graph. */
   outputIndexes: number[];
 }
 

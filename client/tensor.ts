@@ -1,23 +1,133 @@
 /**
- * Tensor data as the SDK hands it out and takes it in: one typed array per operand type
- * (the driver's own mapping, `nnapi/tensor.ts`), and the wire's little-endian byte order
- * and base64 encoding of it (API.md).
+ * Tensor data as the SDK hands it out and takes it in: one typed array per operand type,
+ * and the wire's little-endian byte order and base64 encoding of it (API.md). The element
+ * table and the helpers the service needs too live here (the SDK imports nothing outside
+ * `client/`) and the service's `nnapi/tensor.ts` builds on them.
  */
 import { fromBase64, toBase64 } from "./base64.ts";
-import { allocate, elementBytes, type TensorData, typedView, viewBytes } from "../nnapi/tensor.ts";
-import type { OperandType } from "../nnapi/types.ts";
+import type { OperandType } from "./vocabulary.ts";
 
-export {
-  elementBytes,
-  elementCount,
-  fromJsonNumber,
-  isScalarType,
-  type JsonNumber,
-  toJsonNumber,
-} from "../nnapi/tensor.ts";
+/** The typed array holding data of some operand type (Float32Array for TENSOR_FLOAT32, ...). */
+export type TensorArray =
+  | Float32Array
+  | Float16Array
+  | Int32Array
+  | Uint32Array
+  | Uint8Array
+  | Int8Array
+  | Uint16Array
+  | Int16Array;
 
-/** The typed array holding data of some operand type. */
-export type TensorArray = TensorData;
+/** Per-channel quantization of a TENSOR_QUANT8_SYMM_PER_CHANNEL operand. */
+export interface ChannelQuant {
+  /** The dimension the channels run along. */
+  channelDim: number;
+  /** One scale per channel (the operand's own scale is 0). */
+  scales: number[];
+}
+
+interface ElementKind {
+  bytes: number;
+  create(buffer: ArrayBufferLike, byteOffset: number, length: number): TensorArray;
+}
+
+const F32: ElementKind = { bytes: 4, create: (b, o, n) => new Float32Array(b, o, n) };
+// Created only when a float16 operand is met: Node 20 has no Float16Array.
+const F16: ElementKind = { bytes: 2, create: (b, o, n) => new Float16Array(b, o, n) };
+const I32: ElementKind = { bytes: 4, create: (b, o, n) => new Int32Array(b, o, n) };
+const U32: ElementKind = { bytes: 4, create: (b, o, n) => new Uint32Array(b, o, n) };
+const U8: ElementKind = { bytes: 1, create: (b, o, n) => new Uint8Array(b, o, n) };
+const I8: ElementKind = { bytes: 1, create: (b, o, n) => new Int8Array(b, o, n) };
+const U16: ElementKind = { bytes: 2, create: (b, o, n) => new Uint16Array(b, o, n) };
+const I16: ElementKind = { bytes: 2, create: (b, o, n) => new Int16Array(b, o, n) };
+
+const ELEMENT_KINDS: Record<OperandType, ElementKind> = {
+  FLOAT32: F32,
+  INT32: I32,
+  UINT32: U32,
+  BOOL: U8,
+  FLOAT16: F16,
+  TENSOR_FLOAT32: F32,
+  TENSOR_INT32: I32,
+  TENSOR_QUANT8_ASYMM: U8,
+  TENSOR_QUANT8_ASYMM_SIGNED: I8,
+  TENSOR_QUANT8_SYMM: I8,
+  TENSOR_QUANT8_SYMM_PER_CHANNEL: I8,
+  TENSOR_QUANT16_ASYMM: U16,
+  TENSOR_QUANT16_SYMM: I16,
+  TENSOR_FLOAT16: F16,
+  TENSOR_BOOL8: U8,
+  // A subgraph reference holds the index of the referenced subgraph, as a constant.
+  SUBGRAPH: U32,
+};
+
+/** Size in bytes of one element of the type. */
+export function elementBytes(type: OperandType): number {
+  return ELEMENT_KINDS[type].bytes;
+}
+
+/** Scalars have no dimensions; everything else is a tensor. */
+export function isScalarType(type: OperandType): boolean {
+  return !type.startsWith("TENSOR_");
+}
+
+/** Number of elements of a fully known shape (1 for scalars). */
+export function elementCount(shape: readonly number[]): number {
+  let n = 1;
+  for (const d of shape) n *= d;
+  return n;
+}
+
+/** A typed view of the type over (a part of) a buffer; `byteOffset` must be aligned. */
+export function typedView(
+  type: OperandType,
+  buffer: ArrayBufferLike,
+  byteOffset: number,
+  length: number,
+): TensorArray {
+  return ELEMENT_KINDS[type].create(buffer, byteOffset, length);
+}
+
+/** A fresh zero-filled array of the type. */
+export function allocate(type: OperandType, length: number): TensorArray {
+  const kind = ELEMENT_KINDS[type];
+  return kind.create(new ArrayBuffer(length * kind.bytes), 0, length);
+}
+
+/**
+ * A typed array over the same bytes when they are aligned for the type (no copy), else an
+ * aligned copy. The byte length must be a multiple of the element size.
+ */
+export function viewBytes(type: OperandType, bytes: Uint8Array): TensorArray {
+  const kind = ELEMENT_KINDS[type];
+  if (bytes.byteOffset % kind.bytes === 0) {
+    return kind.create(bytes.buffer, bytes.byteOffset, bytes.byteLength / kind.bytes);
+  }
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
+  return kind.create(copy.buffer, 0, bytes.byteLength / kind.bytes);
+}
+
+/**
+ * JSON cannot write NaN or the infinities, so tensor values in JSON name them (as protobuf's
+ * JSON mapping does): `"NaN"`, `"Infinity"`, `"-Infinity"`. Everything else is a number.
+ */
+export const NON_FINITE_NAMES = ["NaN", "Infinity", "-Infinity"] as const;
+
+/** One tensor element as JSON carries it: a number, or a non-finite value by name. */
+export type JsonNumber = number | typeof NON_FINITE_NAMES[number];
+
+/** The number a JSON tensor element stands for. */
+export function fromJsonNumber(value: JsonNumber): number {
+  if (typeof value === "number") return value;
+  return value === "NaN" ? NaN : value === "Infinity" ? Infinity : -Infinity;
+}
+
+/** A number as a JSON tensor element: non-finite values by name. */
+export function toJsonNumber(value: number): JsonNumber {
+  if (Number.isFinite(value)) return value;
+  return Number.isNaN(value) ? "NaN" : value > 0 ? "Infinity" : "-Infinity";
+}
 
 /** Data the SDK accepts for a tensor: numbers or any numeric typed array (converted). */
 export type TensorValues = readonly number[] | TensorArray | Float64Array | Uint8ClampedArray;

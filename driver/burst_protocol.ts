@@ -1,71 +1,40 @@
 /**
- * The burst wire format (docs/burst-protocol.md): binary EXECUTE and RESULT frames for the
- * per-frame path, small JSON text frames for control. Shared by the server and the client
- * SDK; pure functions on bytes, no I/O.
+ * The service's half of the burst wire format (docs/burst-protocol.md): EXECUTE frames in,
+ * RESULT frames out. The layout and the client's half live with the SDK
+ * (`client/burst_frames.ts`, which imports nothing outside `client/`); pure functions on
+ * bytes, no I/O.
  */
 import type { ErrorStatus } from "../nnapi/errors.ts";
+import {
+  type BurstArgument,
+  type BurstRequest,
+  type BurstResult,
+  EXECUTE_FRAME,
+  FLAG_MEASURE_TIMING,
+  KINDS,
+  NO_DIMENSIONS,
+  pad8,
+  RESULT_FRAME,
+  STATUS_NAMES,
+} from "../client/burst_frames.ts";
 
-/** Frame type of a request (client to server). */
-export const EXECUTE_FRAME = 0x01;
-/** Frame type of a result (server to client). */
-export const RESULT_FRAME = 0x81;
-/** Request flag: measure timing. */
-export const FLAG_MEASURE_TIMING = 0x01;
-/** Rank value meaning "no dimensions given". */
-export const NO_DIMENSIONS = 0xff;
+export {
+  type BurstArgument,
+  type BurstRequest,
+  type BurstResult,
+  decodeResult,
+  encodeRequest,
+  EXECUTE_FRAME,
+  FLAG_MEASURE_TIMING,
+  NO_DIMENSIONS,
+  RESULT_FRAME,
+  type ResultOutput as BurstOutput,
+} from "../client/burst_frames.ts";
 
 /** NNAPI HAL `ErrorStatus` codes carried in result frames (NONE = 0). */
-export const STATUS_CODES: Record<"NONE" | ErrorStatus, number> = {
-  NONE: 0,
-  DEVICE_UNAVAILABLE: 1,
-  GENERAL_FAILURE: 2,
-  OUTPUT_INSUFFICIENT_SIZE: 3,
-  INVALID_ARGUMENT: 4,
-  MISSED_DEADLINE_TRANSIENT: 5,
-  MISSED_DEADLINE_PERSISTENT: 6,
-  RESOURCE_EXHAUSTED_TRANSIENT: 7,
-  RESOURCE_EXHAUSTED_PERSISTENT: 8,
-  NOT_FOUND: 9,
-  UNAUTHORIZED: 10,
-};
-
-const STATUS_BY_CODE = Object.fromEntries(
-  Object.entries(STATUS_CODES).map(([name, code]) => [code, name]),
-) as Record<number, "NONE" | ErrorStatus>;
-
-/** One argument of an EXECUTE frame. */
-export type BurstArgument =
-  | { kind: "inline"; bytes: Uint8Array; dimensions?: number[] }
-  | { kind: "slot"; slot: number; offset: number; length: number; dimensions?: number[] }
-  | { kind: "omitted" };
-
-/** A decoded EXECUTE frame. */
-export interface BurstRequest {
-  id: number;
-  measureTiming: boolean;
-  /** Microseconds from receipt; 0 = none. */
-  deadlineUs: number;
-  inputs: BurstArgument[];
-  /** Outputs: inline (bytes ignored) or a memory slot region. */
-  outputs: BurstArgument[];
-}
-
-/** One output of a RESULT frame. */
-export interface BurstOutput {
-  dimensions: number[];
-  isSufficient: boolean;
-  /** Inline data; empty when written to a slot or on failure. */
-  bytes: Uint8Array;
-}
-
-/** A decoded RESULT frame. */
-export interface BurstResult {
-  id: number;
-  status: "NONE" | ErrorStatus;
-  message: string;
-  outputs: BurstOutput[];
-  timing?: { onDeviceUs: number; inDriverUs: number };
-}
+export const STATUS_CODES = Object.fromEntries(
+  STATUS_NAMES.map((name, code) => [name, code]),
+) as Record<"NONE" | ErrorStatus, number>;
 
 /** A frame that cannot be decoded; `id` is set when the request id was readable. */
 export class FrameError extends Error {
@@ -73,57 +42,6 @@ export class FrameError extends Error {
     super(message);
     this.name = "FrameError";
   }
-}
-
-const KIND_CODES = { inline: 0, slot: 1, omitted: 2 } as const;
-const KINDS = ["inline", "slot", "omitted"] as const;
-
-function pad8(n: number): number {
-  return (n + 7) & ~7;
-}
-
-function argumentSize(arg: BurstArgument): number {
-  const rank = arg.kind !== "omitted" ? arg.dimensions?.length ?? 0 : 0;
-  const data = arg.kind === "inline" ? pad8(arg.bytes.byteLength) : 0;
-  return pad8(16 + 4 * rank) + data;
-}
-
-function writeArgument(view: DataView, bytes: Uint8Array, at: number, arg: BurstArgument): number {
-  const dims = arg.kind !== "omitted" ? arg.dimensions : undefined;
-  view.setUint8(at, KIND_CODES[arg.kind]);
-  view.setUint8(at + 1, dims ? dims.length : NO_DIMENSIONS);
-  if (arg.kind === "inline") view.setUint32(at + 4, arg.bytes.byteLength, true);
-  if (arg.kind === "slot") {
-    view.setUint32(at + 4, arg.slot, true);
-    view.setUint32(at + 8, arg.offset, true);
-    view.setUint32(at + 12, arg.length, true);
-  }
-  dims?.forEach((d, i) => view.setUint32(at + 16 + 4 * i, d, true));
-  let next = at + pad8(16 + 4 * (dims?.length ?? 0));
-  if (arg.kind === "inline") {
-    bytes.set(arg.bytes, next);
-    next += pad8(arg.bytes.byteLength);
-  }
-  return next;
-}
-
-/** Encodes an EXECUTE frame (inline outputs carry no bytes). */
-export function encodeRequest(request: BurstRequest): Uint8Array<ArrayBuffer> {
-  const outputs = request.outputs.map((a) =>
-    a.kind === "inline" ? { ...a, bytes: new Uint8Array(0) } : a
-  );
-  const all = [...request.inputs, ...outputs];
-  const bytes = new Uint8Array(16 + all.reduce((n, a) => n + argumentSize(a), 0));
-  const view = new DataView(bytes.buffer);
-  view.setUint8(0, EXECUTE_FRAME);
-  view.setUint8(1, request.measureTiming ? FLAG_MEASURE_TIMING : 0);
-  view.setUint16(2, request.inputs.length, true);
-  view.setUint32(4, request.id, true);
-  view.setUint16(8, request.outputs.length, true);
-  view.setUint32(12, request.deadlineUs, true);
-  let at = 16;
-  for (const arg of all) at = writeArgument(view, bytes, at, arg);
-  return bytes;
 }
 
 function readArgument(
@@ -229,36 +147,4 @@ export function encodeResult(result: BurstResult): Uint8Array<ArrayBuffer> {
     at += pad8(o.bytes.byteLength);
   }
   return bytes;
-}
-
-/** Decodes a RESULT frame; output bytes are views into `bytes`. */
-export function decodeResult(bytes: Uint8Array): BurstResult {
-  if (bytes.byteLength < 32) throw new FrameError("a result frame is at least 32 bytes");
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (view.getUint8(0) !== RESULT_FRAME) throw new FrameError("not a result frame");
-  const status = STATUS_BY_CODE[view.getUint8(1)];
-  if (!status) throw new FrameError(`unknown status code ${view.getUint8(1)}`);
-  const count = view.getUint16(2, true);
-  const onDeviceUs = view.getFloat64(8, true);
-  const inDriverUs = view.getFloat64(16, true);
-  const messageLength = view.getUint32(24, true);
-  const message = new TextDecoder().decode(bytes.subarray(32, 32 + messageLength));
-  let at = 32 + pad8(messageLength);
-  const outputs: BurstOutput[] = [];
-  for (let k = 0; k < count; k++) {
-    const rank = view.getUint8(at + 1);
-    const length = view.getUint32(at + 4, true);
-    const dimensions = Array.from({ length: rank }, (_, i) => view.getUint32(at + 8 + 4 * i, true));
-    const isSufficient = view.getUint8(at) === 1;
-    at += pad8(8 + 4 * rank);
-    outputs.push({ dimensions, isSufficient, bytes: bytes.subarray(at, at + length) });
-    at += pad8(length);
-  }
-  return {
-    id: view.getUint32(4, true),
-    status,
-    message,
-    outputs,
-    ...(onDeviceUs >= 0 ? { timing: { onDeviceUs, inDriverUs } } : {}),
-  };
 }

@@ -7,6 +7,7 @@
 import type { CompilationCache } from "../cache/compilation_cache.ts";
 import { BufferRegistry } from "../memory/buffers.ts";
 import { checkRegion, type MemoryInfo, type MemoryLimits, MemoryPools } from "../memory/pools.ts";
+import { SharedRegions } from "../memory/regions.ts";
 import { CompilationStore } from "../store/compilation_store.ts";
 import { ModelStore } from "../store/model_store.ts";
 import { bindArguments, type BindingContext, deliverOutputs } from "./arguments.ts";
@@ -15,7 +16,11 @@ import {
   countExecution,
   countRefusal,
   countSplitCalls,
+  type ExecutionLabels,
+  type ModelStatistics,
+  modelStatistics,
   observeExecution,
+  observeOutcome,
   registerDriverMetrics,
 } from "./driver_metrics.ts";
 import {
@@ -23,6 +28,7 @@ import {
   type CompilationInfo,
   type CompilationRequest,
   Compilations,
+  type LiveCompilation,
 } from "./compilations.ts";
 import { Compiler } from "./compiler.ts";
 import type { DeviceCosts, DeviceInfo } from "./devices/device.ts";
@@ -113,6 +119,8 @@ export const DEFAULT_INLINE_WORK = 250_000;
 export class Driver {
   /** Counters of what the driver did, for `GET /metrics`. */
   readonly metrics = new Metrics();
+  /** Named spans of memories (the Open Inference Protocol's shared-memory regions). */
+  readonly regions: SharedRegions;
   readonly #models: ModelRegistry;
   readonly #compiler: Compiler;
   readonly #pool: ExecutorPool;
@@ -124,6 +132,7 @@ export class Driver {
 
   constructor(config: DriverConfig) {
     this.#memories = new MemoryPools(config.kv, config.dataDir, config.memoryLimits);
+    this.regions = new SharedRegions(config.kv, this.#memories);
     this.#bursts = new BurstRegistry({
       execute: (o, c, request) => this.execute(o, c, request),
       memory: (o, id) => this.#memories.hold(o, id),
@@ -177,6 +186,11 @@ export class Driver {
       compilations: this.#compilations,
       bursts: this.#bursts,
     });
+  }
+
+  /** A model's execution statistics (of its live compilations), from the metrics' series. */
+  modelStatistics(model: string): ModelStatistics {
+    return modelStatistics(this.metrics, model);
   }
 
   /** Counts a refusal by one of the service's limits (callers: where errors leave). */
@@ -335,6 +349,26 @@ export class Driver {
   ): Promise<ExecutionResult> {
     const started = performance.now();
     const live = await this.#compilations.live(owner, id);
+    const labels = { compilation: id, model: live.record.model };
+    try {
+      const result = await this.#run(owner, id, live, clientRequest, started, labels);
+      observeOutcome(this.metrics, labels, started, true);
+      return result;
+    } catch (error) {
+      observeOutcome(this.metrics, labels, started, false);
+      throw error;
+    }
+  }
+
+  /** An execution of a live compilation, timed by phase for the metrics. */
+  async #run(
+    owner: string,
+    id: string,
+    live: LiveCompilation,
+    clientRequest: ClientExecutionRequest,
+    started: number,
+    labels: ExecutionLabels,
+  ): Promise<ExecutionResult> {
     const { record } = live;
     const request: ExecutionRequest = {
       ...clientRequest,
@@ -352,6 +386,7 @@ export class Driver {
     const bound = await bindArguments(context, request);
     try {
       const inputs = resolveInputs(prepared, bound.request);
+      const inputUs = (performance.now() - started) * 1000;
       // Epoch ms, counted from the request's start (loading and binding count too).
       const deadline = request.deadlineMs === undefined
         ? undefined
@@ -379,12 +414,15 @@ export class Driver {
           deadline,
           loopTimeoutMs: loopTimeout,
         });
-      observeExecution(this.metrics, { compilation: id, model: record.model }, {
+      const outputShapes = checkOutputShapes(outputs, bound.capacities);
+      const delivering = performance.now();
+      const delivered = await deliverOutputs(context, bound, outputs);
+      observeExecution(this.metrics, labels, {
         queuedUs,
         steps,
+        inputUs,
+        outputUs: (performance.now() - delivering) * 1000,
       });
-      const outputShapes = checkOutputShapes(outputs, bound.capacities);
-      const delivered = await deliverOutputs(context, bound, outputs);
       const inDriverUs = Math.max(onDeviceUs, Math.round((performance.now() - started) * 1000));
       const names = record.outputNames;
       return {

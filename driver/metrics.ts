@@ -35,7 +35,10 @@ interface Histogram {
   help: string;
   buckets: readonly number[];
   /** Per label set: its labels, cumulative-to-be bucket counts, sum and count. */
-  series: Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>;
+  series: Map<
+    string,
+    { labels: Labels; counts: number[]; sum: number; count: number; lastMs: number }
+  >;
 }
 
 /** A registry of counters, gauges and histograms. */
@@ -106,13 +109,29 @@ export class Metrics {
     const k = key(name, labels);
     let series = histogram.series.get(k);
     if (!series) {
-      series = { labels, counts: histogram.buckets.map(() => 0), sum: 0, count: 0 };
+      series = { labels, counts: histogram.buckets.map(() => 0), sum: 0, count: 0, lastMs: 0 };
       histogram.series.set(k, series);
     }
     const at = histogram.buckets.findIndex((le) => value <= le);
     if (at >= 0) series.counts[at]++;
     series.sum += value;
     series.count++;
+    series.lastMs = Date.now();
+  }
+
+  /**
+   * Count and sum of a histogram's series whose labels include `match`, and when the last
+   * of them was observed (epoch ms; 0 when never).
+   */
+  totals(name: string, match: Labels): { count: number; sum: number; lastMs: number } {
+    const totals = { count: 0, sum: 0, lastMs: 0 };
+    for (const series of this.#histograms.get(name)?.series.values() ?? []) {
+      if (Object.entries(match).some(([k, v]) => series.labels[k] !== v)) continue;
+      totals.count += series.count;
+      totals.sum += series.sum;
+      totals.lastMs = Math.max(totals.lastMs, series.lastMs);
+    }
+    return totals;
   }
 
   /** The current value of a counter series (0 if never counted). */

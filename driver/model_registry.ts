@@ -114,12 +114,16 @@ export class ModelRegistry {
     };
     const model = buildModel(json, { resolvePool });
     const stored = canonicalDocument(json, model);
-    const describe = (names: string[] | undefined) => (operand: number, k: number) => ({
-      operand,
-      type: json.operands[operand].type,
-      dimensions: json.operands[operand].dimensions,
-      ...(names ? { name: names[k] } : {}),
-    });
+    const describe = (names: string[] | undefined) => (operand: number, k: number) => {
+      const { type, dimensions, scale, zeroPoint } = json.operands[operand];
+      return {
+        operand,
+        type,
+        dimensions,
+        ...(type.includes("QUANT") ? { scale: scale ?? 0, zeroPoint: zeroPoint ?? 0 } : {}),
+        ...(names ? { name: names[k] } : {}),
+      };
+    };
     const record: ModelRecord = {
       id: crypto.randomUUID(),
       owner,

@@ -69,12 +69,15 @@ export async function isDirectory(path: string): Promise<boolean> {
   }
 }
 
-/** The readable entries of the repository; unreadable ones are reported as failed. */
-async function scan(dir: string, failed: RepositoryEntry[]): Promise<Found[]> {
+/**
+ * The readable entries of the repository (of one name when given); unreadable ones are
+ * reported as failed.
+ */
+async function scan(dir: string, failed: RepositoryEntry[], only?: string): Promise<Found[]> {
   const found: Found[] = [];
   const names = [];
   for await (const entry of Deno.readDir(dir)) if (entry.isDirectory) names.push(entry.name);
-  for (const name of names.sort()) {
+  for (const name of names.sort().filter((n) => only === undefined || n === only)) {
     const fail = (version: string, error: string) =>
       failed.push({ name, version, state: "failed", error, clients: [] });
     if (!NAME.test(name)) {
@@ -201,16 +204,17 @@ async function loadFor(
 }
 
 /**
- * Loads the repository at `dir` (a directory) for every client in `clients`; models the repository
- * registered earlier and no longer holds are deleted. `log` hears one line per entry.
+ * Loads the repository at `dir` (a directory), or only its entry `name`, for every client in
+ * `clients`; models the repository registered earlier and no longer holds are deleted. `log`
+ * hears one line per entry.
  */
 export async function loadModelRepository(
   driver: Driver,
   dir: string,
-  options: { clients: readonly string[]; log: (line: string) => void },
+  options: { clients: readonly string[]; log: (line: string) => void; name?: string },
 ): Promise<RepositoryEntry[]> {
   const entries: RepositoryEntry[] = [];
-  const found = await scan(dir, entries);
+  const found = await scan(dir, entries, options.name);
   for (const entry of found) {
     const clients = [];
     try {
@@ -229,10 +233,11 @@ export async function loadModelRepository(
       });
     }
   }
-  // Models the repository registered that it no longer holds.
+  // Models the repository registered (under the name asked for) that it no longer holds.
   const kept = new Set(found.map((f) => f.source));
   for (const client of options.clients) {
     for (const model of await repositoryModels(driver, client)) {
+      if (options.name !== undefined && model.name !== options.name) continue;
       if (!kept.has(model.repository!)) await driver.deleteModel(client, model.id);
     }
   }

@@ -2,26 +2,9 @@
  * NNAPI error statuses (HAL 1.3 `ErrorStatus` plus the service-level UNAUTHORIZED/NOT_FOUND)
  * carried by every failure the driver reports, so that routes map them in one place.
  */
-export const ERROR_STATUSES = [
-  "INVALID_ARGUMENT",
-  "NOT_FOUND",
-  "OUTPUT_INSUFFICIENT_SIZE",
-  "UNAUTHORIZED",
-  "RESOURCE_EXHAUSTED_TRANSIENT",
-  "RESOURCE_EXHAUSTED_PERSISTENT",
-  "MISSED_DEADLINE_TRANSIENT",
-  "MISSED_DEADLINE_PERSISTENT",
-  "DEVICE_UNAVAILABLE",
-  "GENERAL_FAILURE",
-] as const;
-
-export type ErrorStatus = typeof ERROR_STATUSES[number];
-
-/** Output shape report of NNAPI `OutputShape`, returned with OUTPUT_INSUFFICIENT_SIZE. */
-export interface OutputShape {
-  dimensions: number[];
-  isSufficient: boolean;
-}
+// One list with the SDK's (client/vocabulary.ts), as for the operand and operation types.
+export { ERROR_STATUSES, type ErrorStatus, type OutputShape } from "../client/vocabulary.ts";
+import type { ErrorStatus, OutputShape } from "../client/vocabulary.ts";
 
 /**
  * The service's limits, named in the refusals they cause (the `limit` of an error body) and

@@ -2,12 +2,13 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { Driver } from "../driver/driver.ts";
 import { newRouter } from "./router.ts";
+import { BUFFER, BUFFER_REQUEST, COPY_REQUEST } from "./examples.ts";
 import {
   BufferBody,
   BufferRequest,
+  CompilationIdParams,
   CopyRequest,
   errorResponses,
-  IdParams,
   jsonBody,
   jsonResponse,
   TokenParams,
@@ -17,15 +18,21 @@ const allocateBuffer = createRoute({
   method: "post",
   path: "/v1/compilations/{id}/buffers",
   summary: "Allocate a driver-managed buffer for roles of a compilation",
-  request: { params: IdParams, ...jsonBody(BufferRequest) },
-  responses: { 201: jsonResponse(BufferBody, "The buffer"), ...errorResponses(400, 401, 404) },
+  request: {
+    params: CompilationIdParams,
+    ...jsonBody(BufferRequest, { example: BUFFER_REQUEST }),
+  },
+  responses: {
+    201: jsonResponse(BufferBody, "The buffer", { example: BUFFER }),
+    ...errorResponses(400, 401, 404),
+  },
 });
 
 const copyFrom = createRoute({
   method: "post",
   path: "/v1/buffers/{token}/copy-from",
   summary: "Fill a buffer from a memory of exactly its size",
-  request: { params: TokenParams, ...jsonBody(CopyRequest) },
+  request: { params: TokenParams, ...jsonBody(CopyRequest, { example: COPY_REQUEST }) },
   responses: { 204: { description: "Copied" }, ...errorResponses(400, 401, 404) },
 });
 
@@ -33,7 +40,7 @@ const copyTo = createRoute({
   method: "post",
   path: "/v1/buffers/{token}/copy-to",
   summary: "Copy a buffer's contents into a memory of exactly their size",
-  request: { params: TokenParams, ...jsonBody(CopyRequest) },
+  request: { params: TokenParams, ...jsonBody(CopyRequest, { example: COPY_REQUEST }) },
   responses: { 204: { description: "Copied" }, ...errorResponses(400, 401, 404) },
 });
 

@@ -9,7 +9,7 @@ import type { BurstOptions, BurstSession } from "../driver/burst.ts";
 import type { Driver } from "../driver/driver.ts";
 import { invalid } from "../nnapi/errors.ts";
 import { newRouter } from "./router.ts";
-import { errorResponses, IdParams } from "./schemas.ts";
+import { CompilationIdParams, errorResponses } from "./schemas.ts";
 
 /** Burst settings of the HTTP layer. */
 export interface BurstRouteOptions {
@@ -22,9 +22,12 @@ const openBurst = createRoute({
   method: "get",
   path: "/v1/compilations/{id}/burst",
   summary: "Open a burst: upgrade to a WebSocket (docs/burst-protocol.md)",
-  request: { params: IdParams },
+  request: { params: CompilationIdParams },
   responses: {
-    101: { description: "Switching protocols: the burst is open" },
+    101: {
+      description: "Switching protocols: the burst is open. Binary WebSocket frames then carry " +
+        "requests and results, text frames control messages (docs/burst-protocol.md)",
+    },
     ...errorResponses(400, 401, 404, 429),
   },
 });

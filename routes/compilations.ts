@@ -3,13 +3,19 @@ import { createRoute } from "@hono/zod-openapi";
 import type { Driver } from "../driver/driver.ts";
 import { newRouter } from "./router.ts";
 import {
+  COMPILATION,
+  COMPILATION_DESCRIPTION,
+  COMPILATION_LIST,
+  COMPILATION_REQUEST,
+} from "./examples.ts";
+import {
   CompilationBody,
   CompilationDescriptionBody,
+  CompilationIdParams,
   CompilationListBody,
   CompilationListQuery,
   CompilationRequest,
   errorResponses,
-  IdParams,
   jsonBody,
   jsonResponse,
   LOCATION_HEADER,
@@ -19,9 +25,12 @@ const createCompilation = createRoute({
   method: "post",
   path: "/v1/compilations",
   summary: "Prepare a registered model for execution",
-  request: jsonBody(CompilationRequest),
+  request: jsonBody(CompilationRequest, { example: COMPILATION_REQUEST }),
   responses: {
-    201: { ...jsonResponse(CompilationBody, "The prepared compilation"), headers: LOCATION_HEADER },
+    201: {
+      ...jsonResponse(CompilationBody, "The prepared compilation", { example: COMPILATION }),
+      headers: LOCATION_HEADER,
+    },
     ...errorResponses(400, 401, 404, 504),
   },
 });
@@ -32,7 +41,9 @@ const listCompilations = createRoute({
   summary: "This client's compilations, a page at a time, of one model when given",
   request: { query: CompilationListQuery },
   responses: {
-    200: jsonResponse(CompilationListBody, "A page of compilations (without their plans)"),
+    200: jsonResponse(CompilationListBody, "A page of compilations (without their plans)", {
+      example: COMPILATION_LIST,
+    }),
     ...errorResponses(400, 401),
   },
 });
@@ -41,9 +52,11 @@ const describeCompilation = createRoute({
   method: "get",
   path: "/v1/compilations/{id}",
   summary: "A compilation and its plan: which device runs which operations",
-  request: { params: IdParams },
+  request: { params: CompilationIdParams },
   responses: {
-    200: jsonResponse(CompilationDescriptionBody, "The compilation"),
+    200: jsonResponse(CompilationDescriptionBody, "The compilation", {
+      example: COMPILATION_DESCRIPTION,
+    }),
     ...errorResponses(401, 404),
   },
 });
@@ -52,7 +65,7 @@ const deleteCompilation = createRoute({
   method: "delete",
   path: "/v1/compilations/{id}",
   summary: "Release a compilation",
-  request: { params: IdParams },
+  request: { params: CompilationIdParams },
   responses: { 204: { description: "Deleted" }, ...errorResponses(401, 404) },
 });
 

@@ -8,7 +8,7 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { notFound } from "../nnapi/errors.ts";
-import type { ModelJson } from "../driver/model_schema.ts";
+import { type ModelJson, ModelSchema } from "../driver/model_schema.ts";
 import { newRouter } from "./router.ts";
 import { errorResponses } from "./schemas.ts";
 
@@ -143,12 +143,37 @@ export function demoModel(): ModelJson {
   };
 }
 
+/** What `/demo/model.json` holds: what the page needs to know about the model, and the model. */
+const DemoModelFile = z.object({
+  inputSize: z.number().int().openapi({ description: "Side of the square RGB input image" }),
+  classes: z.array(z.string()).openapi({ description: "The classes, in output order" }),
+  model: ModelSchema,
+});
+
+/** `/demo/model.json`, served and documented as it is. */
+const DEMO_MODEL_FILE = {
+  inputSize: DEMO_INPUT_SIZE,
+  classes: [...DEMO_CLASSES],
+  model: demoModel(),
+} satisfies z.input<typeof DemoModelFile>;
+
 const demoPage = createRoute({
   method: "get",
   path: "/demo",
   summary: "Demo page: camera frames through a burst, results and frames per second live",
   responses: {
-    200: { description: "The page", content: { "text/html": { schema: z.string() } } },
+    200: {
+      description: "The page",
+      content: {
+        "text/html": {
+          schema: z.string().openapi({
+            description: "The demo page (UTF-8 HTML); it loads /demo/demo.js and /demo/demo.css",
+          }),
+          example: '<!doctype html>\n<html lang="en">\n  <head>\n    <meta charset="utf-8">\n' +
+            "    <title>nnserve burst demo</title>\n",
+        },
+      },
+    },
   },
 });
 
@@ -158,16 +183,26 @@ const demoAsset = createRoute({
   summary: "The demo page's scripts, style sheet and model (model.json)",
   request: {
     params: z.object({
-      asset: z.string().openapi({ param: { name: "asset", in: "path" } }),
+      asset: z.string().openapi({
+        param: { name: "asset", in: "path", example: "model.json" },
+        description: `One of ${[...Object.keys(WEB_ASSETS), "model.json"].join(", ")}`,
+      }),
     }),
   },
   responses: {
     200: {
       description: "The asset",
       content: {
-        "text/javascript": { schema: z.string() },
-        "text/css": { schema: z.string() },
-        "application/json": { schema: z.object({}).passthrough() },
+        "text/javascript": {
+          schema: z.string().openapi({
+            description: "The page's scripts (UTF-8 JavaScript modules): demo.js, " +
+              "burst_protocol.js",
+          }),
+        },
+        "text/css": {
+          schema: z.string().openapi({ description: "The page's style sheet (UTF-8): demo.css" }),
+        },
+        "application/json": { schema: DemoModelFile, example: DEMO_MODEL_FILE },
       },
     },
     ...errorResponses(404),
@@ -183,10 +218,7 @@ export function demoRoutes() {
       [name, type],
     ) => [name, { body: Deno.readTextFileSync(new URL(name, web)), type }]),
   );
-  assets.set("model.json", {
-    body: JSON.stringify({ inputSize: DEMO_INPUT_SIZE, classes: DEMO_CLASSES, model: demoModel() }),
-    type: "application/json",
-  });
+  assets.set("model.json", { body: JSON.stringify(DEMO_MODEL_FILE), type: "application/json" });
   return newRouter()
     .openapi(
       demoPage,

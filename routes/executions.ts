@@ -18,13 +18,14 @@ import {
   splitFramedBody,
 } from "./binary_tensors.ts";
 import { schemaError } from "./errors.ts";
+import { EXECUTION_REQUEST, EXECUTION_RESULT } from "./examples.ts";
 import { newRouter } from "./router.ts";
 import {
   type Argument,
+  CompilationIdParams,
   errorResponses,
   ExecutionBody,
   ExecutionRequest,
-  IdParams,
   JSON_MEDIA_TYPE,
   RawExecutionQuery,
 } from "./schemas.ts";
@@ -41,7 +42,7 @@ const execute = createRoute({
     "`outputEncoding: binary` answers framed; `Accept: application/octet-stream` answers " +
     "a single output's bytes raw (`Output-Dimensions` header), several outputs framed.",
   request: {
-    params: IdParams,
+    params: CompilationIdParams,
     query: RawExecutionQuery,
     headers: z.object({
       "inference-header-content-length": z.string().optional().openapi({
@@ -57,17 +58,54 @@ const execute = createRoute({
       // tritonclient sends them); the schema is documented by reference instead.
       required: true,
       content: {
-        "application/json": { schema: { $ref: "#/components/schemas/ExecutionRequest" } },
-        [OCTET_STREAM]: { schema: z.string().openapi({ format: "binary" }) },
+        "application/json": {
+          schema: { $ref: "#/components/schemas/ExecutionRequest" },
+          example: EXECUTION_REQUEST,
+        },
+        [OCTET_STREAM]: {
+          schema: z.string().openapi({
+            format: "binary",
+            description: `With ${INFERENCE_HEADER_LENGTH}: a framed binary body, that many ` +
+              "bytes of JSON header (an ExecutionRequest) then the bytes of each input whose " +
+              "header says parameters.binary_data_size, back to back in input order. " +
+              "Without it: the one input of a single-input model, its raw bytes. Tensor " +
+              "bytes are little-endian and densely packed in the operand's element type",
+          }),
+        },
       },
     },
   },
   responses: {
     200: {
       description: "Outputs, output shapes and timing; binary when asked",
+      headers: z.object({
+        [INFERENCE_HEADER_LENGTH]: z.string().optional().openapi({
+          description: "Framed binary answers: the length of the leading JSON header",
+        }),
+        "Output-Dimensions": z.string().optional().openapi({
+          description: "Raw single-output answers: the output's dimensions, e.g. 1,1000",
+        }),
+        "Output-Name": z.string().optional().openapi({
+          description: "Raw single-output answers: the output's name (imported models)",
+        }),
+        "Server-Timing": z.string().optional().openapi({
+          description: "Raw single-output answers with measureTiming: device and driver time",
+        }),
+      }),
       content: {
-        "application/json": { schema: ExecutionBody },
-        [OCTET_STREAM]: { schema: z.string().openapi({ format: "binary" }) },
+        "application/json": { schema: ExecutionBody, example: EXECUTION_RESULT },
+        [OCTET_STREAM]: {
+          schema: z.string().openapi({
+            format: "binary",
+            description: "With Accept: application/octet-stream and one output, returned " +
+              "inline: its raw bytes (Output-Dimensions, Output-Name). Otherwise, with that " +
+              `Accept or outputEncoding binary: a framed answer, ${INFERENCE_HEADER_LENGTH} ` +
+              "bytes of JSON header (an ExecutionResult whose inline outputs say " +
+              "parameters.binary_data_size; padded with spaces to a multiple of 8 bytes) " +
+              "then those outputs' bytes back to back. Tensor bytes are little-endian and " +
+              "densely packed in the operand's element type",
+          }),
+        },
       },
     },
     ...errorResponses(400, 401, 404, 413, 422, 429, 504),

@@ -4,19 +4,23 @@ import type { Driver } from "../driver/driver.ts";
 import { invalid } from "../nnapi/errors.ts";
 import { newRouter } from "./router.ts";
 import { schemaError } from "./errors.ts";
+import { MEMORY, MEMORY_SIZE_REQUEST } from "./examples.ts";
 import {
   errorResponses,
-  IdParams,
   jsonResponse,
   LOCATION_HEADER,
   MemoryBody,
+  MemoryIdParams,
   MemorySizeRequest,
   OffsetQuery,
 } from "./schemas.ts";
 
-const octetStream = {
-  "application/octet-stream": { schema: z.string().openapi({ format: "binary" }) },
-};
+/** A body of a memory's raw bytes, saying which bytes. */
+function octetStream(description: string) {
+  return {
+    "application/octet-stream": { schema: z.string().openapi({ format: "binary", description }) },
+  };
+}
 
 const createMemory = createRoute({
   method: "post",
@@ -24,14 +28,20 @@ const createMemory = createRoute({
   summary: "Create a shared memory pool from bytes, or zero-filled of a size",
   request: {
     body: {
-      content: { ...octetStream, "application/json": { schema: MemorySizeRequest } },
+      content: {
+        ...octetStream("The memory's initial contents, as many bytes as it is to hold"),
+        "application/json": { schema: MemorySizeRequest, example: MEMORY_SIZE_REQUEST },
+      },
       // Not `required`: the validator would then parse every body as JSON; the handler
       // tells the two content types apart.
       required: false,
     },
   },
   responses: {
-    201: { ...jsonResponse(MemoryBody, "The memory"), headers: LOCATION_HEADER },
+    201: {
+      ...jsonResponse(MemoryBody, "The memory", { example: MEMORY }),
+      headers: LOCATION_HEADER,
+    },
     ...errorResponses(400, 401, 413),
   },
 });
@@ -40,10 +50,32 @@ const readMemory = createRoute({
   method: "get",
   path: "/v1/memories/{id}",
   summary: "Read a memory's bytes (honours Range: bytes=a-b)",
-  request: { params: IdParams },
+  request: {
+    params: MemoryIdParams,
+    headers: z.object({
+      range: z.string().optional().openapi({
+        description:
+          "One byte range (bytes=a-b, bytes=a- or bytes=-n): answer 206 with those bytes",
+        param: { example: "bytes=0-3" },
+      }),
+    }),
+  },
   responses: {
-    200: { description: "The bytes", content: octetStream },
-    206: { description: "The requested range", content: octetStream },
+    200: {
+      description: "The bytes",
+      headers: z.object({ "Accept-Ranges": z.literal("bytes") }),
+      content: octetStream("All of the memory's bytes, as stored"),
+    },
+    206: {
+      description: "The requested range",
+      headers: z.object({
+        "Content-Range": z.string().openapi({
+          description: "bytes a-b/size: where the bytes are in the memory",
+          example: "bytes 0-3/8",
+        }),
+      }),
+      content: octetStream("The bytes of the memory in the requested range"),
+    },
     ...errorResponses(400, 401, 404),
   },
 });
@@ -52,7 +84,14 @@ const writeMemory = createRoute({
   method: "put",
   path: "/v1/memories/{id}",
   summary: "Write bytes into a memory at an offset",
-  request: { params: IdParams, query: OffsetQuery, body: { content: octetStream, required: true } },
+  request: {
+    params: MemoryIdParams,
+    query: OffsetQuery,
+    body: {
+      content: octetStream("The bytes to write at the offset (offset + length within the memory)"),
+      required: true,
+    },
+  },
   responses: { 204: { description: "Written" }, ...errorResponses(400, 401, 404) },
 });
 
@@ -60,7 +99,7 @@ const deleteMemory = createRoute({
   method: "delete",
   path: "/v1/memories/{id}",
   summary: "Delete a memory",
-  request: { params: IdParams },
+  request: { params: MemoryIdParams },
   responses: { 204: { description: "Deleted" }, ...errorResponses(401, 404) },
 });
 

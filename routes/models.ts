@@ -5,12 +5,19 @@ import type { Driver } from "../driver/driver.ts";
 import { type ModelJson, ModelSchema } from "../driver/model_schema.ts";
 import { newRouter } from "./router.ts";
 import {
+  ADD_MODEL,
+  MODEL_INFO,
+  MODEL_LIST,
+  SUPPORTED_OPERATIONS,
+  SUPPORTED_OPERATIONS_REQUEST,
+} from "./examples.ts";
+import {
   errorResponses,
-  IdParams,
   JSON_MEDIA_TYPE,
   jsonBody,
   jsonResponse,
   LOCATION_HEADER,
+  ModelIdParams,
   ModelInfoBody,
   ModelListBody,
   ModelListQuery,
@@ -23,9 +30,11 @@ import {
 const ImportQuery = z.object({
   name: ModelName.optional().openapi({
     description: "A name for the model (JSON models and ONNX imports): list models by it",
+    param: { example: MODEL_INFO.name },
   }),
   version: ModelVersion.optional().openapi({
     description: 'Its version under `name` (default "1")',
+    param: { example: MODEL_INFO.version },
   }),
   // Repeatable: a repeated query parameter arrives as a list.
   shape: z.union([z.string(), z.array(z.string())]).optional().openapi({
@@ -52,12 +61,13 @@ const registerModel = createRoute({
       // pass through to the converter.
       required: false,
       content: {
-        "application/json": { schema: ModelSchema },
+        "application/json": { schema: ModelSchema, example: ADD_MODEL },
         "application/onnx": {
           schema: z.string().openapi({
             format: "binary",
-            description: "An ONNX model file (opsets 7-21, weights inside the file), " +
-              "converted to an NNAPI model; the answer names its inputs and outputs",
+            description: "The bytes of an ONNX model file (a serialized onnx.ModelProto; " +
+              "opsets 7-21, weights inside the file), converted to an NNAPI model; the " +
+              "answer names its inputs and outputs",
           }),
         },
       },
@@ -65,7 +75,7 @@ const registerModel = createRoute({
   },
   responses: {
     201: {
-      ...jsonResponse(ModelInfoBody, "The registered model"),
+      ...jsonResponse(ModelInfoBody, "The registered model", { example: MODEL_INFO }),
       headers: LOCATION_HEADER,
     },
     ...errorResponses(400, 401),
@@ -78,7 +88,9 @@ const listModels = createRoute({
   summary: "This client's models, a page at a time, by name and version when given",
   request: { query: ModelListQuery },
   responses: {
-    200: jsonResponse(ModelListBody, "A page of models (in no particular order, stable)"),
+    200: jsonResponse(ModelListBody, "A page of models (in no particular order, stable)", {
+      example: MODEL_LIST,
+    }),
     ...errorResponses(400, 401),
   },
 });
@@ -88,7 +100,7 @@ const getModel = createRoute({
   path: "/v1/models/{id}",
   summary: "A registered model's metadata, or with ?view=model the model itself",
   request: {
-    params: IdParams,
+    params: ModelIdParams,
     query: z.object({
       view: z.enum(["info", "model"]).optional().openapi({
         description: "`model`: the NNAPI model as JSON that registers again as it is (weights " +
@@ -97,7 +109,12 @@ const getModel = createRoute({
     }),
   },
   responses: {
-    200: jsonResponse(z.union([ModelInfoBody, ModelSchema]), "The model's info, or the model"),
+    200: jsonResponse(z.union([ModelInfoBody, ModelSchema]), "The model's info, or the model", {
+      examples: {
+        info: { summary: "The model's info (the default view)", value: MODEL_INFO },
+        model: { summary: "The model itself (?view=model)", value: ADD_MODEL },
+      },
+    }),
     ...errorResponses(401, 404),
   },
 });
@@ -106,7 +123,7 @@ const deleteModel = createRoute({
   method: "delete",
   path: "/v1/models/{id}",
   summary: "Delete a model (compilations of it keep working)",
-  request: { params: IdParams },
+  request: { params: ModelIdParams },
   responses: { 204: { description: "Deleted" }, ...errorResponses(401, 404) },
 });
 
@@ -114,9 +131,14 @@ const supportedOperations = createRoute({
   method: "post",
   path: "/v1/models/{id}/supported-operations",
   summary: "Which operations each device supports (NNAPI getSupportedOperations)",
-  request: { params: IdParams, ...jsonBody(SupportedOperationsRequest) },
+  request: {
+    params: ModelIdParams,
+    ...jsonBody(SupportedOperationsRequest, { example: SUPPORTED_OPERATIONS_REQUEST }),
+  },
   responses: {
-    200: jsonResponse(SupportedOperationsBody, "Support per device, in model order"),
+    200: jsonResponse(SupportedOperationsBody, "Support per device, in model order", {
+      example: SUPPORTED_OPERATIONS,
+    }),
     ...errorResponses(400, 401, 404),
   },
 });

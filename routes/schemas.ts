@@ -5,11 +5,20 @@
 import { z } from "@hono/zod-openapi";
 import { JsonNumberSchema } from "../driver/model_schema.ts";
 import { ERROR_STATUSES, LIMITS } from "../nnapi/errors.ts";
+import { type BodyExample, EXAMPLE_IDS } from "./examples.ts";
 
 const dimensions = z.array(z.number().int().nonnegative());
 const id = z.string().min(1).max(200);
 
-export const IdParams = z.object({ id: id.openapi({ param: { name: "id", in: "path" } }) });
+/** The `{id}` path parameter of a kind of resource, with an example id of that kind. */
+function idParams(kind: keyof typeof EXAMPLE_IDS) {
+  const param = { name: "id", in: "path" as const, example: EXAMPLE_IDS[kind] };
+  return z.object({ id: id.openapi({ param, description: `The ${kind}'s id` }) });
+}
+
+export const ModelIdParams = idParams("model");
+export const CompilationIdParams = idParams("compilation");
+export const MemoryIdParams = idParams("memory");
 
 export const ErrorBody = z.object({
   status: z.enum(ERROR_STATUSES),
@@ -39,6 +48,8 @@ const ModelPort = z.object({
   operand: z.number(),
   type: z.string(),
   dimensions,
+  scale: z.number().optional().openapi({ description: "Quantized types: the scale" }),
+  zeroPoint: z.number().optional().openapi({ description: "Quantized types: the zero point" }),
   name: z.string().optional().openapi({ description: "The ONNX name (imported models)" }),
 });
 
@@ -330,17 +341,21 @@ export function errorResponses(...codes: number[]) {
   }]));
 }
 
-/** A JSON request body for createRoute. */
-export function jsonBody<T extends z.ZodType>(schema: T) {
-  return { body: { content: { "application/json": { schema } }, required: true } };
+/** A JSON request body for createRoute, with its example. */
+export function jsonBody<T extends z.ZodType>(schema: T, example: BodyExample<T>) {
+  return { body: { content: { "application/json": { schema, ...example } }, required: true } };
 }
 
 /** JSON media types (application/json, application/*+json), with or without parameters. */
 export const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
 
-/** A JSON response for createRoute. */
-export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
-  return { description, content: { "application/json": { schema } } };
+/** A JSON response for createRoute, with its example. */
+export function jsonResponse<T extends z.ZodType>(
+  schema: T,
+  description: string,
+  example: BodyExample<T>,
+) {
+  return { description, content: { "application/json": { schema, ...example } } };
 }
 
 /** The `Location` header of a creation answer: the path of what it created. */
@@ -382,7 +397,7 @@ export const BufferRequest = z.object({
 export const BufferBody = z.object({ token: z.string(), dimensions }).openapi("Buffer");
 
 export const TokenParams = z.object({
-  token: id.openapi({ param: { name: "token", in: "path" } }),
+  token: id.openapi({ param: { name: "token", in: "path", example: EXAMPLE_IDS.buffer } }),
 });
 
 export const CopyRequest = z.object({ memory: id }).strict().openapi("CopyRequest");

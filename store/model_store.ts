@@ -10,11 +10,16 @@ import { listPage, type Page } from "./kv_pages.ts";
 import { countValues, kvCounter, quotaReached } from "./kv_counters.ts";
 
 /** Metadata of a registered model, as stored and as `GET /v1/models/{id}` reports it. */
-/** A model input or output: its operand and, for imported models, its source name. */
+/**
+ * A model input or output: its operand, its quantization when quantized, and for imported
+ * models its source name.
+ */
 export interface ModelPort {
   operand: number;
   type: string;
   dimensions: number[];
+  scale?: number;
+  zeroPoint?: number;
   name?: string;
 }
 

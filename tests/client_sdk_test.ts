@@ -223,7 +223,9 @@ Deno.test("compiling a model id reads its metadata and decodes quant8 outputs as
     strictEqual(await m.finish(), id, "finishing again keeps the id");
 
     const info = await client.modelInfo(id);
-    deepStrictEqual(info.outputs, [{ operand: out, type: "TENSOR_QUANT8_ASYMM", dimensions: [4] }]);
+    deepStrictEqual(info.outputs, [
+      { operand: out, type: "TENSOR_QUANT8_ASYMM", dimensions: [4], scale: 0.5, zeroPoint: 0 },
+    ]);
     const compilation: Compilation = await client.compile(id);
     deepStrictEqual(compilation.signature.inputs.map((i) => i.operand), [a, b]);
     const { outputs } = await compilation.compute([
