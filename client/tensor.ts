@@ -115,7 +115,7 @@ export function viewBytes(type: OperandType, bytes: Uint8Array): TensorArray {
 export const NON_FINITE_NAMES = ["NaN", "Infinity", "-Infinity"] as const;
 
 /** One tensor element as JSON carries it: a number, or a non-finite value by name. */
-export type JsonNumber = number | typeof NON_FINITE_NAMES[number];
+export type JsonNumber = number | "NaN" | "Infinity" | "-Infinity";
 
 /** The number a JSON tensor element stands for. */
 export function fromJsonNumber(value: JsonNumber): number {
