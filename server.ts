@@ -352,6 +352,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       bursts: { idleTimeoutSeconds: config.burstIdleTimeoutSeconds ?? 4, burst: config.burst },
       readiness: () => readiness,
       corsOrigins: config.corsOrigins,
+      modelRepository: repositoryDir,
       log: {
         level: config.logLevel ?? (config.verbose ? "info" : "off"),
         sink: config.logSink ?? ((line) => console.log(line)),

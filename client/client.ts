@@ -8,6 +8,7 @@ import { type Compilation, compile, type CompileOptions } from "./compilation.ts
 import { Transport, type TransportOptions } from "./http.ts";
 import { createMemory, type Memory, type MemorySource } from "./memory.ts";
 import { Model, namingQuery } from "./model.ts";
+import { V2Client } from "./v2.ts";
 import type {
   CompilationSummary,
   DeviceInfo,
@@ -30,10 +31,16 @@ export type NnClientOptions = TransportOptions;
 /** A client of an nnserve service. */
 export class NnClient {
   readonly #transport: Transport;
+  /**
+   * The same service through the Open Inference Protocol (KServe v2) at `/v2`, as this
+   * client (same key): health, metadata, inference, shared memory, repository, statistics.
+   */
+  readonly v2: V2Client;
 
   /** A client of the service at `options.baseUrl`; nothing is sent until it is used. */
   constructor(options: NnClientOptions) {
     this.#transport = new Transport(options);
+    this.v2 = new V2Client(options);
     // Bursts are WebSockets, which cannot send the Authorization header.
     rememberApiKey(this.#transport, options.apiKey);
   }

@@ -55,6 +55,18 @@
  * await burst.computePipelined(frames, (result, i) => show(i, result.outputs[0].data));
  * ```
  *
+ * The same service speaks the Open Inference Protocol (KServe v2) at `/v2`, and
+ * `client.v2` is a client of it (also usable alone, as `V2Client`, with any server of that
+ * protocol):
+ *
+ * ```ts
+ * const result = await client.v2.infer("adder", [
+ *   { name: "input0", datatype: "FP32", shape: [2], data: [1, 2] },
+ *   { name: "input1", datatype: "FP32", shape: [2], data: new Float32Array([10, 20]), binary: true },
+ * ]);
+ * result.outputs[0].data; // Float32Array [11, 22]
+ * ```
+ *
  * @module
  */
 export { NnClient, type NnClientOptions, type OnnxImportOptions } from "./client.ts";
@@ -129,3 +141,24 @@ export {
   type Timing,
   type ValueJson,
 } from "./types.ts";
+export {
+  V2Client,
+  type V2ClientOptions,
+  type V2Duration,
+  V2Error,
+  type V2InferOptions,
+  type V2InferResult,
+  type V2Input,
+  type V2ModelMetadata,
+  type V2ModelStatistics,
+  type V2Output,
+  type V2Parameter,
+  type V2RegionSpan,
+  type V2RegionStatus,
+  type V2RepositoryEntry,
+  type V2RequestedOutput,
+  type V2ServerMetadata,
+  type V2TensorData,
+  type V2TensorMetadata,
+} from "./v2.ts";
+export type { TensorData as V2OutputData } from "./v2_tensors.ts";

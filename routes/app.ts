@@ -22,6 +22,9 @@ import { cors } from "hono/cors";
 import { memoryRoutes } from "./memories.ts";
 import { modelRoutes } from "./models.ts";
 import { newRouter } from "./router.ts";
+import { v2ModelRoutes } from "./v2/models.ts";
+import { v2RepositoryRoutes } from "./v2/repository.ts";
+import { v2SharedMemoryRoutes } from "./v2/shared_memory.ts";
 
 /** Options of the HTTP layer. */
 export interface AppOptions {
@@ -41,7 +44,12 @@ export interface AppOptions {
    * (the default) sends no CORS headers.
    */
   corsOrigins?: readonly string[];
+  /** The model repository directory (NNSERVE_MODEL_REPOSITORY), which `/v2` load re-reads. */
+  modelRepository?: string;
 }
+
+/** `/v2` routes that need no API key: server metadata and health, as the protocol's probes. */
+const OPEN_V2 = /^\/v2(\/health\/(live|ready))?\/?$/;
 
 /** Default request body limit: room for large memories and ONNX files (raw bytes). */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024 * 1024;
@@ -122,7 +130,9 @@ export function buildApp(driver: Driver, options: AppOptions) {
   }
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const maxJsonBytes = Math.min(options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES, maxBodyBytes);
-  app.use("/v1/*", authenticate(options.apiKeys));
+  const auth = authenticate(options.apiKeys);
+  app.use("/v1/*", auth);
+  app.use("/v2/*", (c, next) => OPEN_V2.test(c.req.path) ? next() : auth(c, next));
   app.use("*", bodyLimits(maxBodyBytes, maxJsonBytes));
   app.route("/", healthRoutes(driver, options.readiness ?? (() => ({ ready: true }))));
   app.route("/", deviceRoutes(driver));
@@ -132,6 +142,14 @@ export function buildApp(driver: Driver, options: AppOptions) {
   app.route("/", memoryRoutes(driver));
   app.route("/", bufferRoutes(driver));
   app.route("/", burstRoutes(driver, options.bursts ?? { idleTimeoutSeconds: 4 }));
+  const readiness = options.readiness ?? (() => ({ ready: true }));
+  // The statistics routes first: `/v2/models/stats` is not a model named "stats".
+  app.route(
+    "/",
+    v2RepositoryRoutes(driver, { readiness, modelRepository: options.modelRepository }),
+  );
+  app.route("/", v2ModelRoutes(driver, { readiness, maxJsonBytes }));
+  app.route("/", v2SharedMemoryRoutes(driver));
   app.route("/", demoRoutes());
   serveOpenApi(app);
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

@@ -93,7 +93,10 @@ export function toDriverError(error: unknown): DriverError {
   return new DriverError("GENERAL_FAILURE", "internal error");
 }
 
-/** The JSON error response of API.md. */
+/**
+ * The JSON error response of API.md; under `/v2`, the Open Inference Protocol's
+ * `{"error": "..."}` with the same HTTP status.
+ */
 export function errorResponse(c: Context, error: unknown): Response {
   if (isClientDisconnect(error)) {
     // One quiet line per dropped client; nobody is left to read the answer.
@@ -102,6 +105,9 @@ export function errorResponse(c: Context, error: unknown): Response {
   const e = toDriverError(error);
   if (e.details.retryAfterSeconds !== undefined) {
     c.header("Retry-After", String(e.details.retryAfterSeconds));
+  }
+  if (c.req.path === "/v2" || c.req.path.startsWith("/v2/")) {
+    return c.json({ error: e.message }, HTTP_STATUS[e.status]);
   }
   return c.json({ status: e.status, message: e.message, ...e.details }, HTTP_STATUS[e.status]);
 }

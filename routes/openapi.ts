@@ -16,10 +16,12 @@ const TAGS: Record<string, string> = {
   buffers: "Driver-managed buffers (memory domains)",
   operations: "Liveness, readiness, metrics and this document",
   demo: "The camera demo page",
+  v2: "The Open Inference Protocol (KServe v2 REST) with Triton's binary tensor, shared-memory, " +
+    'repository, statistics and model configuration extensions; errors as {"error"}',
 };
 
 /** Routes that need no API key. */
-const OPEN = /^\/(healthz|livez|readyz|metrics|openapi\.json|demo)/;
+const OPEN = /^\/(healthz|livez|readyz|metrics|openapi\.json|demo|v2$|v2\/health\/)/;
 
 type Operation = Record<string, unknown>;
 
@@ -36,6 +38,7 @@ function operationId(method: string, path: string): string {
 function tagOf(path: string): string {
   const [first, second] = path.split("/").filter(Boolean);
   const resource = first === "v1" ? second : first;
+  if (first === "v2") return "v2";
   if (resource === "demo") return "demo";
   return resource in TAGS ? resource : "operations";
 }

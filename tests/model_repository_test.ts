@@ -8,7 +8,7 @@
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { StartupError } from "../server.ts";
 import { onnxBytes } from "../tools/onnx_graphs.ts";
-import { addModel, startTestServer, type TestServer } from "./server_fixture.ts";
+import { addModel, startTestServer, type TestServer, writeTree } from "./server_fixture.ts";
 
 const KEYS = new Map([["key-a", "alice"], ["key-b", "bob"]]);
 const ALICE = { authorization: "Bearer key-a" };
@@ -22,14 +22,6 @@ const ONNX_ADD = onnxBytes({
 });
 
 /** Writes `files` (path -> text or bytes) under `dir`. */
-async function writeTree(dir: string, files: Record<string, string | Uint8Array>) {
-  for (const [path, content] of Object.entries(files)) {
-    const full = `${dir}/${path}`;
-    await Deno.mkdir(full.slice(0, full.lastIndexOf("/")), { recursive: true });
-    if (typeof content === "string") await Deno.writeTextFile(full, content);
-    else await Deno.writeFile(full, content);
-  }
-}
 
 interface Entry {
   name: string;

@@ -83,6 +83,22 @@ export function addModel(n: number) {
   };
 }
 
+/** `addModel` with MUL instead of ADD: a second model of the same signature. */
+export function mulModel(n: number) {
+  const model = addModel(n);
+  return { ...model, operations: [{ ...model.operations[0], type: "MUL" }] };
+}
+
+/** Writes files (text or bytes) under `dir`, creating their folders. */
+export async function writeTree(dir: string, files: Record<string, string | Uint8Array>) {
+  for (const [path, content] of Object.entries(files)) {
+    const full = `${dir}/${path}`;
+    await Deno.mkdir(full.slice(0, full.lastIndexOf("/")), { recursive: true });
+    if (typeof content === "string") await Deno.writeTextFile(full, content);
+    else await Deno.writeFile(full, content);
+  }
+}
+
 /** A float32 tensor operand; constants carry their values. */
 export function float32Tensor(dimensions: number[], lifetime: string, value?: number[]) {
   return {
