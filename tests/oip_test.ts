@@ -10,7 +10,15 @@
  */
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { NnClient, V2Error } from "../client/mod.ts";
-import { addModel, mulModel, type TestServer, withTestServer } from "./server_fixture.ts";
+import {
+  addModel,
+  metric,
+  mulModel,
+  SLOW_INPUT_ELEMENTS,
+  slowConvModel,
+  type TestServer,
+  withTestServer,
+} from "./server_fixture.ts";
 
 const KEYS = new Map([["key-a", "alice"], ["key-b", "bob"]]);
 const ALICE = { authorization: "Bearer key-a" };
@@ -208,7 +216,7 @@ Deno.test("v2: binary inputs and outputs, selected and mixed with JSON, and gzip
   });
 });
 
-Deno.test("v2: quantized inputs expose scale and zero point; BOOL data are booleans", async () => {
+Deno.test("v2: FP16 as JSON numbers and as binary halves; quantized inputs expose scale and zero point; BOOL data are booleans", async () => {
   await withTestServer({}, async (server) => {
     const quant = { type: "TENSOR_QUANT8_ASYMM", dimensions: [2], scale: 0.5, zeroPoint: 3 };
     const model = addModel(2);
@@ -245,7 +253,32 @@ Deno.test("v2: quantized inputs expose scale and zero point; BOOL data are boole
       outputIndexes: [2],
     };
     await serve(server, boolModel, "less", "1", {});
+    const halfModel = {
+      ...model,
+      operands: model.operands.map((o) =>
+        o.type === "TENSOR_FLOAT32" ? { ...o, type: "TENSOR_FLOAT16" } : o
+      ),
+    };
+    await serve(server, halfModel, "half", "1", {});
     const v2 = new NnClient({ baseUrl: server.url }).v2;
+    strictEqual((await v2.modelMetadata("half")).inputs[0].datatype, "FP16");
+    for (const binary of [false, true]) {
+      const half = await v2.infer("half", [
+        { name: "input0", datatype: "FP16", shape: [2], data: [1.5, 0.1], binary },
+        {
+          name: "input1",
+          datatype: "FP16",
+          shape: [2],
+          data: new Float16Array([0.25, 0.2]),
+          binary,
+        },
+      ], { binaryOutputs: binary });
+      // 0.1 and 0.2 round to halves; their sum rounds again: as float16 arithmetic does.
+      deepStrictEqual(
+        [...half.outputs[0].data as Float16Array],
+        [1.75, Math.f16round(Math.f16round(0.1) + Math.f16round(0.2))],
+      );
+    }
     const metadata = await v2.modelMetadata("q");
     deepStrictEqual(metadata.inputs[0], { name: "input0", datatype: "UINT8", shape: [2] });
     deepStrictEqual(metadata.parameters, {
@@ -381,5 +414,57 @@ Deno.test('v2: errors are {"error"} with 4xx, never 500; keys and clients as und
       /nnserve_http_request_duration_seconds_count\{method="POST",route="\/v2\/models\/:name\/infer",status="400"\} \d+/
         .test(metrics),
     );
+  });
+});
+
+Deno.test("v2: the service's limits refuse as under /v1: 429 with Retry-After for a full queue, 413 for a large body", async () => {
+  await withTestServer({
+    workers: 1,
+    threads: 1,
+    inlineWork: 0,
+    queueLimits: { total: 1, perClient: 1 },
+    maxBodyBytes: 2 * 1024 * 1024,
+  }, async (server) => {
+    const registered = await server.request("POST", "/v1/models?name=slow", slowConvModel(4));
+    const compiled = await server.request("POST", "/v1/compilations", {
+      model: registered.body.id,
+      devices: ["cpu-reference"],
+    });
+    strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
+    const bytes = new Uint8Array(new Float32Array(SLOW_INPUT_ELEMENTS).fill(0.5).buffer);
+    const infer = () =>
+      rawInfer(server, "/v2/models/slow/infer", {
+        inputs: [{
+          name: "input0",
+          shape: [1, 64, 64, 32],
+          datatype: "FP32",
+          parameters: { binary_data_size: bytes.byteLength },
+        }],
+        outputs: [{ name: "output0", parameters: { binary_data: true } }],
+      }, bytes);
+    // One runs, one waits in the queue of one place, the third is refused at once.
+    const answers = await Promise.all([infer(), infer(), infer()]);
+    const refused = answers.filter((a) => a.status === 429);
+    strictEqual(refused.length, 1, JSON.stringify(answers.map((a) => a.status)));
+    strictEqual(refused[0].headers.get("retry-after"), "1");
+    ok(/queue/.test((await refused[0].json()).error));
+    for (const answer of answers.filter((a) => a !== refused[0])) {
+      strictEqual(answer.status, 200);
+      await answer.body?.cancel();
+    }
+    strictEqual(
+      (await metric(server.url, 'nnserve_refusals_total{limit="client_queue"}'))! +
+        (await metric(server.url, 'nnserve_refusals_total{limit="queue"}'))!,
+      1,
+    );
+    // A body past the limit: 413, in the protocol's form.
+    const large = await rawInfer(
+      server,
+      "/v2/models/slow/infer",
+      { inputs: [] },
+      new Uint8Array(3 * 1024 * 1024),
+    );
+    strictEqual(large.status, 413);
+    ok((await large.json()).error);
   });
 });

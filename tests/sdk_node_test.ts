@@ -2,8 +2,9 @@
  * The SDK runs unchanged on Node (this machine's Node 20, which lacks
  * `Uint8Array.prototype.toBase64` and `Uint8Array.fromBase64`): `client/mod.ts` bundled by
  * `deno bundle` as it is, imported by a Node script that builds, names, compiles (with a
- * cache token: base64) and runs a model, lists models, and round-trips a memory against a
- * real server.
+ * cache token: base64) and runs a model, lists models, round-trips a memory, and runs a
+ * float16 model through the Open Inference Protocol client with binary tensors (Node 20 has
+ * no Float16Array: the client converts halves itself) against a real server.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { startTestServer } from "./server_fixture.ts";
@@ -25,7 +26,22 @@ const { outputs } = await compilation.compute([[1, 2], new Float32Array([3, 4])]
 const listed = await client.listModels({ name: "node-adder" });
 const memory = await client.createMemory(new Uint8Array([1, 2, 3, 250]));
 const read = await memory.read();
+const h = client.model();
+const half = { type: "TENSOR_FLOAT16", dimensions: [2] };
+const [x, y, hact, hsum] = [h.addOperand(half), h.addOperand(half), h.addOperand({ type: "INT32" }), h.addOperand(half)];
+h.setOperandValue(hact, FuseCode.NONE);
+h.addOperation("ADD", [x, y, hact], [hsum]);
+h.identifyInputsAndOutputs([x, y], [hsum]);
+await h.finish({ name: "node-half" });
+await client.compile(h);
+const halves = await client.v2.infer("node-half", [
+  { name: "input0", datatype: "FP16", shape: [2], data: [1.5, 2], binary: true },
+  { name: "input1", datatype: "FP16", shape: [2], data: [0.25, -4], binary: true },
+], { binaryOutputs: true });
 console.log(JSON.stringify({
+  float16Array: typeof globalThis.Float16Array === "function",
+  halfSum: [...halves.outputs[0].data],
+  halfType: halves.outputs[0].datatype,
   builtInBase64: typeof Uint8Array.prototype.toBase64 === "function",
   node: process.version,
   sum: [...outputs[0].data],
@@ -62,8 +78,12 @@ Deno.test("the SDK bundled as it is runs on Node: models, compilations with a ca
     strictEqual(result.cache, "miss", "the cache token went out as base64");
     deepStrictEqual(result.listed, ["node-adder"]);
     deepStrictEqual(result.memory, [1, 2, 3, 250]);
+    deepStrictEqual([result.halfType, result.halfSum], ["FP16", [1.75, -2]]);
     // Node 20 and 22 lack the built-in: the SDK's fallback is what ran there.
-    if (Number(result.node.slice(1).split(".")[0]) < 24) strictEqual(result.builtInBase64, false);
+    if (Number(result.node.slice(1).split(".")[0]) < 24) {
+      strictEqual(result.builtInBase64, false);
+      strictEqual(result.float16Array, false, "the client's own half conversion ran");
+    }
   } finally {
     await server.close();
     await Deno.remove(dir, { recursive: true });
