@@ -63,6 +63,12 @@ export interface LiveCompilation {
   executable?: Executable;
 }
 
+/** What a listing says of a compilation (no plan). */
+function summary(record: CompilationRecord): CompilationDescription {
+  const { id, model, preference, priority, devices, createdAt } = record;
+  return { id, model, preference, priority, devices, createdAt };
+}
+
 /** Every live and stored compilation. */
 export class Compilations {
   readonly #compiler: Compiler;
@@ -160,15 +166,12 @@ export class Compilations {
     query: { model?: string; limit: number; cursor?: string },
   ): Promise<{ compilations: CompilationDescription[]; next?: string }> {
     const { items, next } = await this.#store.list(owner, query);
-    const compilations = items.map(({ id, model, preference, priority, devices, createdAt }) => ({
-      id,
-      model,
-      preference,
-      priority,
-      devices,
-      createdAt,
-    }));
-    return { compilations, ...(next ? { next } : {}) };
+    return { compilations: items.map(summary), ...(next ? { next } : {}) };
+  }
+
+  /** The client's compilations of a model (found by the model's index, not a scan). */
+  async ofModel(owner: string, model: string): Promise<CompilationDescription[]> {
+    return (await this.#store.ofModel(owner, model)).map(summary);
   }
 
   /**

@@ -8,6 +8,7 @@ import type { CompilationCache } from "../cache/compilation_cache.ts";
 import { BufferRegistry } from "../memory/buffers.ts";
 import { checkRegion, type MemoryInfo, type MemoryLimits, MemoryPools } from "../memory/pools.ts";
 import { SharedRegions } from "../memory/regions.ts";
+import { ServedModels } from "./served_models.ts";
 import { CompilationStore } from "../store/compilation_store.ts";
 import { ModelStore } from "../store/model_store.ts";
 import { bindArguments, type BindingContext, deliverOutputs } from "./arguments.ts";
@@ -121,6 +122,8 @@ export class Driver {
   readonly metrics = new Metrics();
   /** Named spans of memories (the Open Inference Protocol's shared-memory regions). */
   readonly regions: SharedRegions;
+  /** Models by name and version, as the Open Inference Protocol serves them. */
+  readonly served: ServedModels = new ServedModels(this);
   readonly #models: ModelRegistry;
   readonly #compiler: Compiler;
   readonly #pool: ExecutorPool;
@@ -214,7 +217,7 @@ export class Driver {
     json: ModelJson,
     source: Omit<ModelSource, "onnx"> = {},
   ): Promise<ModelInfo> {
-    const record = await this.#models.register(owner, json, source);
+    const record = await this.#changing(owner, this.#models.register(owner, json, source));
     this.metrics.count("nnserve_models_registered_total", "Models registered");
     return publicModel(record);
   }
@@ -235,18 +238,21 @@ export class Driver {
       elementType: p.elementType,
       shape: p.shape,
     });
-    const record = await this.#models.register(owner, conversion.model, {
-      name,
-      version,
-      repository,
-      onnx: {
-        opset: conversion.opset,
-        layout: conversion.layout,
-        notes: conversion.notes,
-        inputs: conversion.inputs.map(port),
-        outputs: conversion.outputs.map(port),
-      },
-    });
+    const record = await this.#changing(
+      owner,
+      this.#models.register(owner, conversion.model, {
+        name,
+        version,
+        repository,
+        onnx: {
+          opset: conversion.opset,
+          layout: conversion.layout,
+          notes: conversion.notes,
+          inputs: conversion.inputs.map(port),
+          outputs: conversion.outputs.map(port),
+        },
+      }),
+    );
     this.metrics.count("nnserve_models_registered_total", "Models registered");
     return publicModel(record);
   }
@@ -264,6 +270,16 @@ export class Driver {
     return this.#models.list(owner, query);
   }
 
+  /** The client's models named `name`, every version (found by the name index). */
+  namedModels(owner: string, name: string): Promise<ModelInfo[]> {
+    return this.#models.named(owner, name);
+  }
+
+  /** The client's compilations of one model (found by the model's index). */
+  compilationsOfModel(owner: string, model: string): Promise<CompilationDescription[]> {
+    return this.#compilations.ofModel(owner, model);
+  }
+
   /** A page of this client's compilations, of one model when given. */
   listCompilations(
     owner: string,
@@ -279,7 +295,7 @@ export class Driver {
 
   /** Deletes a model; its document stays while compilations of it exist. */
   deleteModel(owner: string, id: string): Promise<void> {
-    return this.#compilations.deleteModel(owner, id);
+    return this.#changing(owner, this.#compilations.deleteModel(owner, id));
   }
 
   /** Per device, whether it supports each operation of the model (model order). */
@@ -295,7 +311,7 @@ export class Driver {
 
   /** Prepares a model for execution (NNAPI `prepareModel`), through the cache with a token. */
   createCompilation(owner: string, request: CompilationRequest): Promise<CompilationInfo> {
-    return this.#compilations.create(owner, request);
+    return this.#changing(owner, this.#compilations.create(owner, request));
   }
 
   /** A compilation of this client with its plan (prepared again after a restart). */
@@ -308,12 +324,21 @@ export class Driver {
    * needs only the record, never the model, so a compilation can always be deleted.
    */
   async deleteCompilation(owner: string, id: string): Promise<void> {
-    const record = await this.#compilations.remove(owner, id);
+    const record = await this.#changing(owner, this.#compilations.remove(owner, id));
     this.#bursts.closeForCompilation(id);
     this.#pool.unload(id);
     this.#buffers.deleteForCompilation(id);
     this.metrics.forget("compilation", id);
-    await this.#compilations.collectModel(owner, record.model);
+    await this.#changing(owner, this.#compilations.collectModel(owner, record.model));
+  }
+
+  /** Waits for a change to the client's models or compilations, then tells `served`. */
+  async #changing<T>(owner: string, change: Promise<T>): Promise<T> {
+    try {
+      return await change;
+    } finally {
+      this.served.changed(owner);
+    }
   }
 
   /** Checks that the client has this compilation (before a burst starts on it). */

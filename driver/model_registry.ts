@@ -151,6 +151,11 @@ export class ModelRegistry {
   }
 
   /** A page of this client's models, by name and version when given. */
+  /** The client's visible models named `name` (every version). */
+  async named(owner: string, name: string): Promise<ModelInfo[]> {
+    return (await this.#store.named(owner, name)).map(publicModel);
+  }
+
   async list(
     owner: string,
     query: { name?: string; version?: string; limit: number; cursor?: string },

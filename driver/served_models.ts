@@ -40,19 +40,22 @@ const newestFirst = (a: { createdAt: string }, b: { createdAt: string }) =>
   b.createdAt.localeCompare(a.createdAt);
 
 /** The compilations of a model, newest first. */
-function compilationsOf(driver: Driver, owner: string, model: string) {
-  return all<CompilationDescription>(
-    (cursor) => driver.listCompilations(owner, { model, limit: 1000, cursor }),
-    "compilations",
-  ).then((list) => list.sort(newestFirst));
+async function compilationsOf(
+  driver: Driver,
+  owner: string,
+  model: string,
+): Promise<CompilationDescription[]> {
+  return (await driver.compilationsOfModel(owner, model)).sort(newestFirst);
 }
 
-/** The client's models named `name` (every name when absent). */
-function namedModels(driver: Driver, owner: string, name?: string): Promise<ModelInfo[]> {
-  return all<ModelInfo>(
-    (cursor) => driver.listModels(owner, { name, limit: 1000, cursor }),
+/** The client's models named `name` (by the name index), or every named one (a scan). */
+async function namedModels(driver: Driver, owner: string, name?: string): Promise<ModelInfo[]> {
+  if (name !== undefined) return await driver.namedModels(owner, name);
+  const models = await all<ModelInfo>(
+    (cursor) => driver.listModels(owner, { limit: 1000, cursor }),
     "models",
-  ).then((models) => models.filter((m) => m.name !== undefined));
+  );
+  return models.filter((m) => m.name !== undefined);
 }
 
 /** Per name and version, the newest model; versions in ascending order. */
@@ -81,37 +84,6 @@ async function served(driver: Driver, owner: string, model: ModelInfo): Promise<
   };
 }
 
-/** Every version of a client's model `name`, ascending; NOT_FOUND when it has none. */
-export async function servedVersions(
-  driver: Driver,
-  owner: string,
-  name: string,
-): Promise<ServedVersion[]> {
-  const versions = byVersion(await namedModels(driver, owner, name)).get(name);
-  if (!versions) throw notFound(`no model named '${name}'`);
-  return Promise.all(versions.map((model) => served(driver, owner, model)));
-}
-
-/**
- * One version of a client's model `name`: the given one, or else the highest version that is
- * ready (the highest of all when none is). NOT_FOUND when the name or version is unknown.
- */
-export async function resolveServed(
-  driver: Driver,
-  owner: string,
-  name: string,
-  version?: string,
-): Promise<ServedVersion> {
-  const versions = await servedVersions(driver, owner, name);
-  if (version !== undefined) {
-    const found = versions.find((v) => v.version === version);
-    if (!found) throw notFound(`model '${name}' has no version ${version}`);
-    return found;
-  }
-  const ready = versions.filter((v) => v.compilation);
-  return (ready.length > 0 ? ready : versions).at(-1)!;
-}
-
 /** The ready version's compilation, or a clear error for one that is not loaded. */
 export function servingCompilation(version: ServedVersion): string {
   if (!version.compilation) {
@@ -123,30 +95,94 @@ export function servingCompilation(version: ServedVersion): string {
   return version.compilation;
 }
 
-/** Every version of every named model of the client, by name then version. */
-export async function servedIndex(driver: Driver, owner: string): Promise<ServedVersion[]> {
-  const names = byVersion(await namedModels(driver, owner));
-  const versions = [...names.keys()].sort().flatMap((name) => names.get(name)!);
-  return Promise.all(versions.map((model) => served(driver, owner, model)));
-}
+/**
+ * The served models of every client, looked up in the stores and kept per client and name
+ * until the client's models or compilations change: the driver says so (`changed`) after
+ * each registration, deletion and compilation, so an inference does not read the stores.
+ * A lookup that overlapped a change is not kept.
+ */
+export class ServedModels {
+  readonly #driver: Driver;
+  /** Per client, how many changes it has had. */
+  readonly #generations = new Map<string, number>();
+  readonly #cache = new Map<string, { generation: number; versions: Promise<ServedVersion[]> }>();
 
-/** Compiles every version of `name` that has no compilation (defaults of the driver). */
-export async function loadServed(driver: Driver, owner: string, name: string): Promise<void> {
-  for (const version of await servedVersions(driver, owner, name)) {
-    if (!version.compilation) {
-      await driver.createCompilation(owner, { model: version.model.id });
+  constructor(driver: Driver) {
+    this.#driver = driver;
+  }
+
+  /** The client's models or compilations changed: forget what was looked up for it. */
+  changed(owner: string): void {
+    this.#generations.set(owner, (this.#generations.get(owner) ?? 0) + 1);
+    for (const key of this.#cache.keys()) {
+      if (key.startsWith(`${owner}\0`)) this.#cache.delete(key);
     }
   }
-}
 
-/** Deletes the compilations of every version of `name`; the models stay. */
-export async function unloadServed(driver: Driver, owner: string, name: string): Promise<void> {
-  for (const version of await servedVersions(driver, owner, name)) {
-    for (const compilation of await compilationsOf(driver, owner, version.model.id)) {
-      await driver.deleteCompilation(owner, compilation.id).catch((error) => {
-        // Deleted meanwhile by another request: the end is the same.
-        if (error?.status !== "NOT_FOUND") throw error;
-      });
+  /** Every version of a client's model `name`, ascending; NOT_FOUND when it has none. */
+  versions(owner: string, name: string): Promise<ServedVersion[]> {
+    const key = `${owner}\0${name}`;
+    const generation = this.#generations.get(owner) ?? 0;
+    const cached = this.#cache.get(key);
+    if (cached?.generation === generation) return cached.versions;
+    const versions = this.#lookUp(owner, name);
+    this.#cache.set(key, { generation, versions });
+    versions.then(
+      () => {
+        // A change landed while it was looked up: it may be stale.
+        if ((this.#generations.get(owner) ?? 0) !== generation) this.#cache.delete(key);
+      },
+      () => this.#cache.delete(key),
+    );
+    return versions;
+  }
+
+  async #lookUp(owner: string, name: string): Promise<ServedVersion[]> {
+    const versions = byVersion(await namedModels(this.#driver, owner, name)).get(name);
+    if (!versions) throw notFound(`no model named '${name}'`);
+    return Promise.all(versions.map((model) => served(this.#driver, owner, model)));
+  }
+
+  /**
+   * One version of a client's model `name`: the given one, or else the highest version that
+   * is ready (the highest of all when none is). NOT_FOUND when the name or version is unknown.
+   */
+  async resolve(owner: string, name: string, version?: string): Promise<ServedVersion> {
+    const versions = await this.versions(owner, name);
+    if (version !== undefined) {
+      const found = versions.find((v) => v.version === version);
+      if (!found) throw notFound(`model '${name}' has no version ${version}`);
+      return found;
+    }
+    const ready = versions.filter((v) => v.compilation);
+    return (ready.length > 0 ? ready : versions).at(-1)!;
+  }
+
+  /** Every version of every named model of the client, by name then version. */
+  async index(owner: string): Promise<ServedVersion[]> {
+    const names = byVersion(await namedModels(this.#driver, owner));
+    const versions = [...names.keys()].sort().flatMap((name) => names.get(name)!);
+    return Promise.all(versions.map((model) => served(this.#driver, owner, model)));
+  }
+
+  /** Compiles every version of `name` that has no compilation (defaults of the driver). */
+  async load(owner: string, name: string): Promise<void> {
+    for (const version of await this.versions(owner, name)) {
+      if (!version.compilation) {
+        await this.#driver.createCompilation(owner, { model: version.model.id });
+      }
+    }
+  }
+
+  /** Deletes the compilations of every version of `name`; the models stay. */
+  async unload(owner: string, name: string): Promise<void> {
+    for (const version of await this.versions(owner, name)) {
+      for (const compilation of await compilationsOf(this.#driver, owner, version.model.id)) {
+        await this.#driver.deleteCompilation(owner, compilation.id).catch((error) => {
+          // Deleted meanwhile by another request: the end is the same.
+          if (error?.status !== "NOT_FOUND") throw error;
+        });
+      }
     }
   }
 }

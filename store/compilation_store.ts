@@ -1,5 +1,5 @@
 import type { ModelRecord } from "./model_store.ts";
-import { listPage, type Page } from "./kv_pages.ts";
+import { listPage, type Page, readMany } from "./kv_pages.ts";
 import { countValues, kvCounter, quotaReached } from "./kv_counters.ts";
 
 /**
@@ -101,6 +101,15 @@ export class CompilationStore {
         .commit();
       if (ok) return entry.value;
     }
+  }
+
+  /** The client's compilations of a model, found by the model's index. */
+  async ofModel(owner: string, model: string): Promise<CompilationRecord[]> {
+    const keys: Deno.KvKey[] = [];
+    for await (const entry of this.#kv.list({ prefix: ["model_compilation", owner, model] })) {
+      keys.push(["compilation", owner, String(entry.key[3])]);
+    }
+    return readMany<CompilationRecord>(this.#kv, keys);
   }
 
   /** Whether any compilation of the client still references the model. */

@@ -51,3 +51,14 @@ export async function listPage<T>(
   }
   return { items };
 }
+
+/** The values at `keys` that exist, in order (Deno KV reads at most 10 keys at once). */
+export async function readMany<T>(kv: Deno.Kv, keys: readonly Deno.KvKey[]): Promise<T[]> {
+  const values: T[] = [];
+  for (let at = 0; at < keys.length; at += 10) {
+    for (const entry of await kv.getMany<T[]>(keys.slice(at, at + 10))) {
+      if (entry.versionstamp !== null) values.push(entry.value as T);
+    }
+  }
+  return values;
+}

@@ -6,7 +6,7 @@
  */
 import { DriverError } from "../nnapi/errors.ts";
 import { removeIfPresent, writeFileAtomic } from "./atomic_file.ts";
-import { listPage, type Page } from "./kv_pages.ts";
+import { listPage, type Page, readMany } from "./kv_pages.ts";
 import { countValues, kvCounter, quotaReached } from "./kv_counters.ts";
 
 /** Metadata of a registered model, as stored and as `GET /v1/models/{id}` reports it. */
@@ -86,6 +86,14 @@ export function modelKey(owner: string, id: string): Deno.KvKey {
   return ["model", owner, id];
 }
 
+/** The KV key that finds a named model by client, name and version. */
+function nameKey(record: ModelRecord): Deno.KvKey {
+  return ["model_name", record.owner, record.name!, record.version!, record.id];
+}
+
+/** Set once every named model of the store has its name key (stores from before them). */
+const NAME_INDEX_BUILT: Deno.KvKey = ["model_name_index_built"];
+
 /** The KV key of a client's model count. */
 function modelCountKey(owner: string): Deno.KvKey {
   return ["model_count", owner];
@@ -95,6 +103,8 @@ function modelCountKey(owner: string): Deno.KvKey {
 export class ModelStore {
   readonly #kv: Deno.Kv;
   readonly #dir: string;
+  /** The name index of a store from before it, built on first use. */
+  #nameIndex?: Promise<void>;
 
   constructor(kv: Deno.Kv, dataDir: string) {
     this.#kv = kv;
@@ -131,12 +141,12 @@ export class ModelStore {
         await removeIfPresent(this.#file(record.id, "weights"));
         throw refuse();
       }
-      const { ok } = await this.#kv.atomic()
+      const commit = this.#kv.atomic()
         .check(count)
         .set(modelKey(record.owner, record.id), record)
-        .set(count.key, count.value + 1)
-        .commit();
-      if (ok) return;
+        .set(count.key, count.value + 1);
+      if (record.name !== undefined) commit.set(nameKey(record), true);
+      if ((await commit.commit()).ok) return;
     }
   }
 
@@ -158,6 +168,28 @@ export class ModelStore {
       limit,
       cursor,
     });
+  }
+
+  /** The client's visible models named `name`, any version, found by the name index. */
+  async named(owner: string, name: string): Promise<ModelRecord[]> {
+    await (this.#nameIndex ??= this.#buildNameIndex());
+    const keys: Deno.KvKey[] = [];
+    for await (const entry of this.#kv.list({ prefix: ["model_name", owner, name] })) {
+      keys.push(modelKey(owner, String(entry.key[4])));
+    }
+    return (await readMany<ModelRecord>(this.#kv, keys)).filter((r) => !r.deleted);
+  }
+
+  /** Gives every named model of a store from before the name index its name key, once. */
+  async #buildNameIndex(): Promise<void> {
+    if ((await this.#kv.get(NAME_INDEX_BUILT)).versionstamp !== null) return;
+    for await (const entry of this.#kv.list<ModelRecord>({ prefix: ["model"] })) {
+      const record = entry.value;
+      if (record.name !== undefined && !record.deleted) {
+        await this.#kv.set(nameKey(record), true);
+      }
+    }
+    await this.#kv.set(NAME_INDEX_BUILT, true);
   }
 
   /** The record with its versionstamp, for atomic steps that depend on it. */
@@ -195,11 +227,12 @@ export class ModelStore {
   async markDeleted(entry: Deno.KvEntry<ModelRecord>): Promise<boolean> {
     const { key, value } = entry;
     const count = await this.#count(value.owner);
-    return (await this.#kv.atomic()
+    const commit = this.#kv.atomic()
       .check(entry, count)
       .set(key, { ...value, deleted: true })
-      .set(count.key, Math.max(0, count.value - 1))
-      .commit()).ok;
+      .set(count.key, Math.max(0, count.value - 1));
+    if (value.name !== undefined) commit.delete(nameKey(value));
+    return (await commit.commit()).ok;
   }
 
   /**
@@ -211,6 +244,7 @@ export class ModelStore {
     const count = await this.#count(entry.value.owner);
     const commit = this.#kv.atomic().check(entry, count).delete(entry.key);
     if (!entry.value.deleted) commit.set(count.key, Math.max(0, count.value - 1));
+    if (entry.value.name !== undefined) commit.delete(nameKey(entry.value));
     if (!(await commit.commit()).ok) return false;
     await removeIfPresent(this.#file(entry.value.id, "json"));
     await removeIfPresent(this.#file(entry.value.id, "weights"));

@@ -16,6 +16,7 @@ import {
   mulModel,
   SLOW_INPUT_ELEMENTS,
   slowConvModel,
+  startTestServer,
   type TestServer,
   withTestServer,
 } from "./server_fixture.ts";
@@ -137,6 +138,59 @@ Deno.test("v2: health, server and model metadata, readiness, versions and JSON i
     }]);
     strictEqual(body.id, undefined, "no id asked, none echoed");
   });
+});
+
+Deno.test("v2 sees /v1 changes at once: a new version, a deleted compilation, a deleted model", async () => {
+  await withTestServer({}, async (server) => {
+    const first = await serve(server, addModel(2), "calc", "1", {});
+    const v2 = new NnClient({ baseUrl: server.url }).v2;
+    const request = [
+      { name: "input0", datatype: "FP32", shape: [2], data: [2, 3] },
+      { name: "input1", datatype: "FP32", shape: [2], data: [4, 5] },
+    ];
+    strictEqual((await v2.infer("calc", request)).modelVersion, "1");
+    const second = await serve(server, mulModel(2), "calc", "2", {});
+    const latest = await v2.infer("calc", request);
+    deepStrictEqual([latest.modelVersion, [...latest.outputs[0].data as Float32Array]], ["2", [
+      8,
+      15,
+    ]]);
+    strictEqual((await server.request("DELETE", `/v1/compilations/${second}`)).status, 204);
+    ok(!(await v2.isModelReady("calc", "2")), "its compilation is gone");
+    strictEqual((await v2.infer("calc", request)).modelVersion, "1", "the ready one serves");
+    const model = (await server.request("GET", `/v1/compilations/${first}`)).body.model as string;
+    await server.request("DELETE", `/v1/compilations/${first}`);
+    strictEqual((await server.request("DELETE", `/v1/models/${model}`)).status, 204);
+    deepStrictEqual((await v2.modelMetadata("calc")).versions, ["2"], "version 1 is gone");
+  });
+});
+
+Deno.test("v2 finds named models of a data dir from before the name index", async () => {
+  const first = await startTestServer({});
+  const { dataDir } = first;
+  try {
+    await serve(first, addModel(2), "old", "1", {});
+    await first.close();
+    // As a store written before the index existed: no name keys, no marker.
+    const kv = await Deno.openKv(`${dataDir}/nnserve.kv`);
+    let removed = 0;
+    for await (const entry of kv.list({ prefix: ["model_name"] })) {
+      await kv.delete(entry.key);
+      removed++;
+    }
+    await kv.delete(["model_name_index_built"]);
+    kv.close();
+    strictEqual(removed, 1);
+    const again = await startTestServer({ dataDir });
+    try {
+      const v2 = new NnClient({ baseUrl: again.url }).v2;
+      ok(await v2.isModelReady("old"), "the index was built again");
+    } finally {
+      await again.close();
+    }
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
 });
 
 Deno.test("v2: binary inputs and outputs, selected and mixed with JSON, and gzip bodies", async () => {

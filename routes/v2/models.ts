@@ -8,12 +8,7 @@ import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Driver } from "../../driver/driver.ts";
 import { DRIVER_VERSION } from "../../driver/devices/registry.ts";
-import {
-  resolveServed,
-  type ServedVersion,
-  servedVersions,
-  servingCompilation,
-} from "../../driver/served_models.ts";
+import { type ServedVersion, servingCompilation } from "../../driver/served_models.ts";
 import { DriverError, invalid } from "../../nnapi/errors.ts";
 import {
   BinarySections,
@@ -182,13 +177,13 @@ const [infer, versionInfer] = bothPaths("/infer", {
 
 /** The served version a request names (`/versions/{v}` or the default one). */
 function servedFor(driver: Driver, c: Context): Promise<ServedVersion> {
-  return resolveServed(driver, c.get("client"), c.req.param("name")!, c.req.param("version"));
+  return driver.served.resolve(c.get("client"), c.req.param("name")!, c.req.param("version"));
 }
 
 /** The model metadata of a served version. */
 async function modelMetadata(driver: Driver, c: Context) {
   const served = await servedFor(driver, c);
-  const versions = await servedVersions(driver, c.get("client"), served.name);
+  const versions = await driver.served.versions(c.get("client"), served.name);
   const { inputs, outputs, onnx } = served.model;
   const tensors = (ports: typeof inputs, kind: "input" | "output") =>
     ports.map((port, k) => ({

@@ -9,14 +9,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Driver } from "../../driver/driver.ts";
 import { isDirectory, loadModelRepository } from "../../driver/model_repository.ts";
-import {
-  loadServed,
-  resolveServed,
-  servedIndex,
-  type ServedVersion,
-  servedVersions,
-  unloadServed,
-} from "../../driver/served_models.ts";
+import type { ServedVersion } from "../../driver/served_models.ts";
 import { invalid } from "../../nnapi/errors.ts";
 import type { Readiness } from "../health.ts";
 import { schemaError } from "../errors.ts";
@@ -192,23 +185,23 @@ export function v2RepositoryRoutes(
   router.openAPIRegistry.register("V2RepositoryIndexRequest", RepositoryIndexRequest);
   // Registered before `/v2/models/{name}` routes could take "stats" for a name.
   router.openapi(statsAll, async (c) => {
-    const versions = await servedIndex(driver, c.get("client"));
+    const versions = await driver.served.index(c.get("client"));
     return c.json({ model_stats: versions.map((v) => statistics(driver, v)) }, 200);
   });
   router.openapi(statsOfModel, async (c) => {
-    const versions = await servedVersions(driver, c.get("client"), c.req.valid("param").name);
+    const versions = await driver.served.versions(c.get("client"), c.req.valid("param").name);
     return c.json({ model_stats: versions.map((v) => statistics(driver, v)) }, 200);
   });
   router.openapi(statsOfVersion, async (c) => {
     const { name, version } = c.req.valid("param");
-    const served = await resolveServed(driver, c.get("client"), name, version);
+    const served = await driver.served.resolve(c.get("client"), name, version);
     return c.json({ model_stats: [statistics(driver, served)] }, 200);
   });
   router.openapi(index, async (c) => {
     const parsed = RepositoryIndexRequest.safeParse(await optionalJson(c));
     if (!parsed.success) throw schemaError(parsed.error, "body");
     const body = parsed.data;
-    const entries: z.infer<typeof IndexEntry>[] = (await servedIndex(driver, c.get("client")))
+    const entries: z.infer<typeof IndexEntry>[] = (await driver.served.index(c.get("client")))
       .map((v) => ({
         name: v.name,
         version: v.version,
@@ -238,12 +231,12 @@ export function v2RepositoryRoutes(
       })).filter((e) => e.state === "failed");
       if (failed) throw invalid(`failed to load '${name}': ${failed.error}`);
     }
-    await loadServed(driver, client, name);
+    await driver.served.load(client, name);
     return c.json({}, 200);
   });
   router.openapi(unload, async (c) => {
     await optionalJson(c);
-    await unloadServed(driver, c.get("client"), c.req.valid("param").name);
+    await driver.served.unload(c.get("client"), c.req.valid("param").name);
     return c.json({}, 200);
   });
   return router;
