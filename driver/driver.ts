@@ -11,17 +11,13 @@ import { SharedRegions } from "../memory/regions.ts";
 import { ServedModels } from "./served_models.ts";
 import { CompilationStore } from "../store/compilation_store.ts";
 import { ModelStore } from "../store/model_store.ts";
-import { bindArguments, type BindingContext, deliverOutputs } from "./arguments.ts";
 import { BurstRegistry } from "./burst_registry.ts";
 import {
   countExecution,
   countRefusal,
   countSplitCalls,
-  type ExecutionLabels,
   type ModelStatistics,
   modelStatistics,
-  observeExecution,
-  observeOutcome,
   registerDriverMetrics,
 } from "./driver_metrics.ts";
 import {
@@ -29,24 +25,12 @@ import {
   type CompilationInfo,
   type CompilationRequest,
   Compilations,
-  type LiveCompilation,
 } from "./compilations.ts";
 import { Compiler } from "./compiler.ts";
 import type { DeviceCosts, DeviceInfo } from "./devices/device.ts";
 import { type DeviceSet, HOST_DEVICES, hostDeviceCosts } from "./devices/registry.ts";
-import { DriverError } from "../nnapi/errors.ts";
-import {
-  checkOutputArguments,
-  checkOutputShapes,
-  type ClientExecutionRequest,
-  type ExecutionRequest,
-  type ExecutionResult,
-  positionalInputs,
-  resolveInputs,
-} from "./execution.ts";
-import { Executable } from "./executable.ts";
-import { runMeasured } from "./measured_run.ts";
-import { loopTimeoutMs } from "./control_flow/run.ts";
+import { type ClientExecutionRequest, type ExecutionResult } from "./execution.ts";
+import { ExecutionRunner } from "./execution_runner.ts";
 import { ExecutorPool, type QueueLimits } from "./executor_pool.ts";
 import {
   type BufferRequest,
@@ -65,9 +49,6 @@ import {
 } from "./model_registry.ts";
 import { convertOnnxInWorker } from "../converter/onnx/convert_in_worker.ts";
 import type { OnnxConversionOptions, OnnxTensorInfo } from "../converter/onnx/convert.ts";
-
-import { runsOnHost } from "./prepared_model.ts";
-import { estimateWork } from "./work_estimate.ts";
 
 /**
  * Options of an ONNX import: the conversion's (shapes, values), and a name and version for
@@ -131,7 +112,7 @@ export class Driver {
   readonly #buffers = new BufferRegistry();
   readonly #compilations: Compilations;
   readonly #bursts: BurstRegistry;
-  readonly #inlineWork: number;
+  readonly #runner: ExecutionRunner;
 
   constructor(config: DriverConfig) {
     this.#memories = new MemoryPools(config.kv, config.dataDir, config.memoryLimits);
@@ -180,7 +161,14 @@ export class Driver {
       (calls) => countSplitCalls(this.metrics, calls),
       config.queueLimits,
     );
-    this.#inlineWork = config.inlineWork ?? DEFAULT_INLINE_WORK;
+    this.#runner = new ExecutionRunner({
+      compilations: this.#compilations,
+      pool: this.#pool,
+      memories: this.#memories,
+      buffers: this.#buffers,
+      metrics: this.metrics,
+      inlineWork: config.inlineWork ?? DEFAULT_INLINE_WORK,
+    });
     registerDriverMetrics(this.metrics, {
       threads,
       pool: this.#pool,
@@ -358,105 +346,13 @@ export class Driver {
     request: ClientExecutionRequest,
   ): Promise<ExecutionResult> {
     try {
-      const result = await this.#execute(owner, id, request);
+      const live = await this.#compilations.live(owner, id);
+      const result = await this.#runner.run(owner, id, live, request);
       countExecution(this.metrics);
       return result;
     } catch (error) {
       countExecution(this.metrics, error);
       throw error;
-    }
-  }
-
-  async #execute(
-    owner: string,
-    id: string,
-    clientRequest: ClientExecutionRequest,
-  ): Promise<ExecutionResult> {
-    const started = performance.now();
-    const live = await this.#compilations.live(owner, id);
-    const labels = { compilation: id, model: live.record.model };
-    try {
-      const result = await this.#run(owner, id, live, clientRequest, started, labels);
-      observeOutcome(this.metrics, labels, started, true);
-      return result;
-    } catch (error) {
-      observeOutcome(this.metrics, labels, started, false);
-      throw error;
-    }
-  }
-
-  /** An execution of a live compilation, timed by phase for the metrics. */
-  async #run(
-    owner: string,
-    id: string,
-    live: LiveCompilation,
-    clientRequest: ClientExecutionRequest,
-    started: number,
-    labels: ExecutionLabels,
-  ): Promise<ExecutionResult> {
-    const { record } = live;
-    const request: ExecutionRequest = {
-      ...clientRequest,
-      inputs: positionalInputs(record.inputNames, clientRequest.inputs),
-    };
-    const prepared = await this.#compilations.complete(live);
-    checkOutputArguments(prepared, request);
-    const context: BindingContext = {
-      owner,
-      compilation: id,
-      prepared,
-      pools: this.#memories,
-      buffers: this.#buffers,
-    };
-    const bound = await bindArguments(context, request);
-    try {
-      const inputs = resolveInputs(prepared, bound.request);
-      const inputUs = (performance.now() - started) * 1000;
-      // Epoch ms, counted from the request's start (loading and binding count too).
-      const deadline = request.deadlineMs === undefined
-        ? undefined
-        : Date.now() - (performance.now() - started) + request.deadlineMs;
-      if (deadline !== undefined && Date.now() >= deadline) {
-        throw new DriverError(
-          "MISSED_DEADLINE_TRANSIENT",
-          "the deadline passed before the execution started",
-        );
-      }
-      // Only plans of known, small work run on this thread, where nothing could stop them.
-      const work = estimateWork(prepared);
-      const inline = work !== undefined && work <= this.#inlineWork && runsOnHost(prepared);
-      const loopTimeout = loopTimeoutMs(request.loopTimeoutMs);
-      const { outputs, onDeviceUs, steps, queuedUs } = inline
-        ? {
-          ...runMeasured(live.executable ??= new Executable(prepared), inputs, {
-            limits: { loopTimeoutMs: loopTimeout, deadline },
-          }),
-          queuedUs: 0,
-        }
-        : await this.#pool.run(id, prepared, inputs, {
-          client: owner,
-          priority: record.priority,
-          deadline,
-          loopTimeoutMs: loopTimeout,
-        });
-      const outputShapes = checkOutputShapes(outputs, bound.capacities);
-      const delivering = performance.now();
-      const delivered = await deliverOutputs(context, bound, outputs);
-      observeExecution(this.metrics, labels, {
-        queuedUs,
-        steps,
-        inputUs,
-        outputUs: (performance.now() - delivering) * 1000,
-      });
-      const inDriverUs = Math.max(onDeviceUs, Math.round((performance.now() - started) * 1000));
-      const names = record.outputNames;
-      return {
-        outputs: names ? delivered.map((o, i) => ({ ...o, name: names[i] })) : delivered,
-        outputShapes,
-        timing: request.measureTiming ? { onDeviceUs, inDriverUs, steps } : undefined,
-      };
-    } finally {
-      bound.release();
     }
   }
 
