@@ -10,11 +10,7 @@ import { DriverError } from "../nnapi/errors.ts";
 import { bindArguments, type BindingContext, deliverOutputs } from "./arguments.ts";
 import type { Compilations, LiveCompilation } from "./compilations.ts";
 import { loopTimeoutMs } from "./control_flow/run.ts";
-import {
-  type ExecutionLabels,
-  observeExecution,
-  observeOutcome,
-} from "./driver_metrics.ts";
+import { type ExecutionLabels, observeExecution, observeOutcome } from "./driver_metrics.ts";
 import { Executable } from "./executable.ts";
 import {
   checkOutputArguments,
