@@ -3,6 +3,8 @@
  * with the environment's configuration; tests and the conformance runner call it with a
  * temporary data directory and port 0.
  */
+import { PostgresStateStore } from "./store/postgres_state.ts";
+import { KvStateStore, type StateStore } from "./store/state_store.ts";
 import { CompilationCache, DEFAULT_CACHE_BUDGET } from "./cache/compilation_cache.ts";
 import { type ConnectionGuard, guardConnections } from "./connection_guard.ts";
 import { discoverDevices, DRIVER_VERSION } from "./driver/devices/registry.ts";
@@ -31,6 +33,8 @@ export interface ServerConfig {
   dataDir: string;
   /** A KV path or KV Connect URL; defaults to `<dataDir>/nnserve.kv`. */
   kvPath?: string;
+  /** PostgreSQL for the state instead of Deno KV (NNSERVE_DATABASE_URL): shared by replicas. */
+  databaseUrl?: string;
   /** Client name by API key; empty means the open single-client mode. */
   apiKeys?: ApiKeys;
   workers?: number;
@@ -172,6 +176,7 @@ export function configFromEnv(): ServerConfig {
     port: number("PORT", { integer: true, min: 0, max: 65535 }) ?? 8080,
     dataDir: env("NNSERVE_DATA_DIR") ?? "./data",
     kvPath: env("NNSERVE_KV_URL") ?? env("NNSERVE_KV_PATH"),
+    databaseUrl: env("NNSERVE_DATABASE_URL"),
     apiKeys: apiKeysFromEnv(),
     workers: number("NNSERVE_WORKERS", { integer: true, min: 1 }),
     threads: number("NNSERVE_THREADS", { integer: true, min: 1 }),
@@ -288,6 +293,26 @@ function openingState<T>(path: string, open: () => T): T {
   }
 }
 
+/**
+ * The state store: PostgreSQL when a database URL is configured, else the Deno KV file. Any
+ * failure to open it is the start's (Deno's are plain Errors: "not a database").
+ */
+async function openState(config: ServerConfig): Promise<StateStore> {
+  if (config.databaseUrl !== undefined) {
+    // The URL may hold a password: the message names the host only.
+    const where = URL.canParse(config.databaseUrl)
+      ? new URL(config.databaseUrl).host
+      : "(unparsable URL)";
+    return await PostgresStateStore.open(config.databaseUrl).catch((error: Error) => {
+      throw new StartupError(`cannot open the database at ${where}: ${error.message}`);
+    });
+  }
+  const kvPath = config.kvPath ?? `${config.dataDir}/nnserve.kv`;
+  return await KvStateStore.open(kvPath).catch((error: Error) => {
+    throw new StartupError(`cannot open the KV store ${kvPath}: ${error.message}`);
+  });
+}
+
 /** Opens state, starts the executor workers and serves HTTP. */
 export async function startServer(config: ServerConfig): Promise<RunningServer> {
   await Deno.mkdir(config.dataDir, { recursive: true }).catch(unusableState(config.dataDir));
@@ -297,16 +322,12 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       : unusableState(config.dataDir)(error);
   });
   // Whatever opened before a failure is closed again, the lock last.
-  const opened: (() => void)[] = [() => lock.release()];
-  const undo = () => {
-    for (const close of opened.reverse()) close();
+  const opened: (() => void | Promise<void>)[] = [() => lock.release()];
+  const undo = async () => {
+    for (const close of opened.reverse()) await close();
   };
   try {
-    const kvPath = config.kvPath ?? `${config.dataDir}/nnserve.kv`;
-    // Any failure to open the store is the start's (Deno's are plain Errors: "not a database").
-    const kv = await Deno.openKv(kvPath).catch((error: Error) => {
-      throw new StartupError(`cannot open the KV store ${kvPath}: ${error.message}`);
-    });
+    const kv = await openState(config);
     opened.push(() => kv.close());
     const cache = await CompilationCache.open({
       kv,
@@ -406,13 +427,13 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         const requests = await Promise.race([stopped, late]) === "late" ? active : 0;
         clearTimeout(timer);
         // Executions still running fail now (the executors stop), so their requests end.
-        undo();
+        await undo();
         await stopped;
         return { requests, burstRequests };
       },
     };
   } catch (error) {
-    undo();
+    await undo();
     throw error;
   }
 }

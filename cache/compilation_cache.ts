@@ -11,6 +11,7 @@
  * only the KV entry points to, so concurrent writers, crashes mid-write and swapped files
  * never yield an accepted mix. A size budget evicts least recently used entries.
  */
+import type { StateStore } from "../store/state_store.ts";
 import { removeIfPresent, writeFileAtomic } from "../store/atomic_file.ts";
 
 /** What the map stores per cache key. */
@@ -93,7 +94,7 @@ export type CacheLookup =
 
 /** Where the cache lives and how large it may grow. */
 export interface CacheConfig {
-  kv: Deno.Kv;
+  kv: StateStore;
   dir: string;
   /** Total bytes of cache files before LRU eviction. */
   budgetBytes: number;
@@ -111,7 +112,7 @@ async function sha256(bytes: Uint8Array): Promise<string> {
 
 /** The persistent cache of prepared models. */
 export class CompilationCache {
-  readonly #kv: Deno.Kv;
+  readonly #kv: StateStore;
   readonly #dir: string;
   readonly #budget: number;
   readonly version: string;

@@ -5,6 +5,7 @@
  * weights on first use, and removing them. What else a compilation owns (bursts, executor
  * copies, driver-managed buffers) the driver releases around `remove`.
  */
+import type { StateEntry } from "../store/state_store.ts";
 import type { CompilationRecord, CompilationStore } from "../store/compilation_store.ts";
 import type { ModelRecord } from "../store/model_store.ts";
 import { DriverError, notFound } from "../nnapi/errors.ts";
@@ -184,7 +185,7 @@ export class Compilations {
       if (!model.value || model.value.deleted) {
         throw notFound(`no model ${record.model}: it was deleted while being prepared`);
       }
-      if (await this.#store.save(record, model as Deno.KvEntry<ModelRecord>, this.#limit)) return;
+      if (await this.#store.save(record, model as StateEntry<ModelRecord>, this.#limit)) return;
     }
   }
 

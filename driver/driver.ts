@@ -4,6 +4,7 @@
  * driver-managed buffers, for clients (owners). It knows nothing of HTTP; every failure is
  * a DriverError with an NNAPI status.
  */
+import type { StateStore } from "../store/state_store.ts";
 import type { CompilationCache } from "../cache/compilation_cache.ts";
 import { BufferRegistry } from "../memory/buffers.ts";
 import { checkRegion, type MemoryInfo, type MemoryLimits, MemoryPools } from "../memory/pools.ts";
@@ -61,7 +62,7 @@ export const DEFAULT_MAX_COMPILATIONS_PER_CLIENT = 1000;
 
 /** Where the driver keeps state and how much parallelism it uses. */
 export interface DriverConfig {
-  kv: Deno.Kv;
+  kv: StateStore;
   dataDir: string;
   /** The opened compilation cache. */
   cache: CompilationCache;

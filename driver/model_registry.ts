@@ -3,6 +3,7 @@
  * the canonical stored form, and loading — reading the stored files, checking their
  * checksum and validating again, as a driver's `prepareModel` does with the model it gets.
  */
+import type { StateEntry, StateEntryMaybe } from "../store/state_store.ts";
 import type { MemoryPools } from "../memory/pools.ts";
 import { checkRegion } from "../memory/pools.ts";
 import {
@@ -194,7 +195,7 @@ export class ModelRegistry {
   }
 
   /** A model record with its versionstamp, for the atomic steps of deletion. */
-  entry(owner: string, id: string): Promise<Deno.KvEntryMaybe<ModelRecord>> {
+  entry(owner: string, id: string): Promise<StateEntryMaybe<ModelRecord>> {
     return this.#store.entry(owner, id);
   }
 
@@ -208,8 +209,8 @@ export class ModelRegistry {
       const entry = await this.#store.entry(owner, id);
       if (!entry.value || entry.value.deleted) throw notFound(`no model ${id}`);
       const done = await inUse()
-        ? await this.#store.markDeleted(entry as Deno.KvEntry<ModelRecord>)
-        : await this.#store.remove(entry as Deno.KvEntry<ModelRecord>);
+        ? await this.#store.markDeleted(entry as StateEntry<ModelRecord>)
+        : await this.#store.remove(entry as StateEntry<ModelRecord>);
       if (done) return;
     }
   }
@@ -219,7 +220,7 @@ export class ModelRegistry {
     for (;;) {
       const entry = await this.#store.entry(owner, id);
       if (!entry.value?.deleted || await inUse()) return;
-      if (await this.#store.remove(entry as Deno.KvEntry<ModelRecord>)) return;
+      if (await this.#store.remove(entry as StateEntry<ModelRecord>)) return;
     }
   }
 }

@@ -9,6 +9,7 @@
  * burst slot or a running execution holds when its client deletes it disappears for the
  * client at once, but its bytes stay counted until the last holder lets go.
  */
+import type { StateEntry, StateKey, StateStore } from "../store/state_store.ts";
 import { DriverError, invalid, notFound } from "../nnapi/errors.ts";
 import { removeIfPresent, writeFileAtomic } from "../store/atomic_file.ts";
 import { kvCounter } from "../store/kv_counters.ts";
@@ -69,8 +70,8 @@ export function checkRegion(size: number, offset: number, length: number, what: 
   }
 }
 
-const recordKey = (owner: string, id: string): Deno.KvKey => ["memory", owner, id];
-const usageKey = (owner: string): Deno.KvKey => ["memory_usage", owner];
+const recordKey = (owner: string, id: string): StateKey => ["memory", owner, id];
+const usageKey = (owner: string): StateKey => ["memory_usage", owner];
 
 /** This process's view of one memory: its bytes once loaded, and who holds them. */
 interface PoolState {
@@ -84,14 +85,14 @@ interface PoolState {
 /** All clients' memory pools. */
 export class MemoryPools {
   readonly limits: MemoryLimits;
-  readonly #kv: Deno.Kv;
+  readonly #kv: StateStore;
   readonly #dir: string;
   /** Keyed by owner and id, so one client's lookups never disturb another's. */
   readonly #states = new Map<string, PoolState>();
   /** Per owner, the clean-up of memories an earlier process left deleted-but-held. */
   readonly #recovered = new Map<string, Promise<void>>();
 
-  constructor(kv: Deno.Kv, dataDir: string, limits: MemoryLimits = DEFAULT_MEMORY_LIMITS) {
+  constructor(kv: StateStore, dataDir: string, limits: MemoryLimits = DEFAULT_MEMORY_LIMITS) {
     this.#kv = kv;
     this.#dir = `${dataDir}/memories`;
     this.limits = limits;
@@ -316,7 +317,7 @@ export class MemoryPools {
   }
 
   /** The client's usage counter (`kv_counters.ts`). */
-  #usage(owner: string): Promise<Deno.KvEntry<number>> {
+  #usage(owner: string): Promise<StateEntry<number>> {
     return kvCounter(this.#kv, usageKey(owner), async () => {
       let total = 0;
       for await (const record of this.#kv.list<MemoryRecord>({ prefix: ["memory", owner] })) {

@@ -4,6 +4,7 @@
  * host shared memory is needed across the network. Regions are kept in KV per client and
  * survive restarts; a region whose memory was deleted answers NOT_FOUND when used.
  */
+import type { StateEntry, StateKey, StateStore } from "../store/state_store.ts";
 import { DriverError, invalid, notFound } from "../nnapi/errors.ts";
 import { countValues, kvCounter } from "../store/kv_counters.ts";
 import { checkRegion, type MemoryPools } from "./pools.ts";
@@ -19,15 +20,15 @@ export interface SharedRegion {
 /** Regions one client may register, so KV cannot be filled through this door. */
 export const MAX_REGIONS_PER_CLIENT = 1000;
 
-const regionKey = (owner: string, name: string): Deno.KvKey => ["shared_region", owner, name];
-const countKey = (owner: string): Deno.KvKey => ["shared_region_count", owner];
+const regionKey = (owner: string, name: string): StateKey => ["shared_region", owner, name];
+const countKey = (owner: string): StateKey => ["shared_region_count", owner];
 
 /** Every client's registered regions. */
 export class SharedRegions {
-  readonly #kv: Deno.Kv;
+  readonly #kv: StateStore;
   readonly #memories: MemoryPools;
 
-  constructor(kv: Deno.Kv, memories: MemoryPools) {
+  constructor(kv: StateStore, memories: MemoryPools) {
     this.#kv = kv;
     this.#memories = memories;
   }
@@ -64,7 +65,7 @@ export class SharedRegions {
   }
 
   /** The client's count of regions (`kv_counters.ts`). */
-  #count(owner: string): Promise<Deno.KvEntry<number>> {
+  #count(owner: string): Promise<StateEntry<number>> {
     return kvCounter(
       this.#kv,
       countKey(owner),

@@ -1,4 +1,5 @@
 import type { ModelRecord } from "./model_store.ts";
+import type { StateEntry, StateKey, StateStore } from "./state_store.ts";
 import { listPage, type Page, readMany } from "./kv_pages.ts";
 import { countValues, kvCounter, quotaReached } from "./kv_counters.ts";
 
@@ -28,9 +29,9 @@ export interface CompilationRecord {
 
 /** Compilation records of all clients. */
 export class CompilationStore {
-  readonly #kv: Deno.Kv;
+  readonly #kv: StateStore;
 
-  constructor(kv: Deno.Kv) {
+  constructor(kv: StateStore) {
     this.#kv = kv;
   }
 
@@ -43,7 +44,7 @@ export class CompilationStore {
    */
   async save(
     record: CompilationRecord,
-    model: Deno.KvEntry<ModelRecord>,
+    model: StateEntry<ModelRecord>,
     limit = Infinity,
   ): Promise<boolean> {
     const count = await this.#count(record.owner);
@@ -61,7 +62,7 @@ export class CompilationStore {
   }
 
   /** The client's count of compilations (`kv_counters.ts`). */
-  #count(owner: string): Promise<Deno.KvEntry<number>> {
+  #count(owner: string): Promise<StateEntry<number>> {
     return kvCounter(
       this.#kv,
       ["compilation_count", owner],
@@ -105,7 +106,7 @@ export class CompilationStore {
 
   /** The client's compilations of a model, found by the model's index. */
   async ofModel(owner: string, model: string): Promise<CompilationRecord[]> {
-    const keys: Deno.KvKey[] = [];
+    const keys: StateKey[] = [];
     for await (const entry of this.#kv.list({ prefix: ["model_compilation", owner, model] })) {
       keys.push(["compilation", owner, String(entry.key[3])]);
     }

@@ -4,25 +4,26 @@
  * counter existed has none: it is counted from the records once, in a commit only the first
  * counter may win.
  */
+import type { StateEntry, StateKey, StateStore } from "./state_store.ts";
 import { DriverError } from "../nnapi/errors.ts";
 
 /** The counter at `key`, created from `recount` when absent. */
 export async function kvCounter(
-  kv: Deno.Kv,
-  key: Deno.KvKey,
+  kv: StateStore,
+  key: StateKey,
   recount: () => Promise<number>,
-): Promise<Deno.KvEntry<number>> {
+): Promise<StateEntry<number>> {
   for (;;) {
     const entry = await kv.get<number>(key);
-    if (entry.versionstamp !== null) return entry as Deno.KvEntry<number>;
+    if (entry.versionstamp !== null) return entry as StateEntry<number>;
     await kv.atomic().check(entry).set(key, await recount()).commit();
   }
 }
 
 /** Counts the values under `prefix` that pass `keep`. */
 export async function countValues<T>(
-  kv: Deno.Kv,
-  prefix: Deno.KvKey,
+  kv: StateStore,
+  prefix: StateKey,
   keep: (value: T) => boolean = () => true,
 ): Promise<number> {
   let n = 0;

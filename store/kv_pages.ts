@@ -4,6 +4,7 @@
  * last part), so a page starts after it however the keys changed in between, and a cursor
  * that does not decode is refused rather than silently starting anywhere.
  */
+import type { StateKey, StateKeyPart, StateStore } from "./state_store.ts";
 import { invalid } from "../nnapi/errors.ts";
 
 /** One page of a listing; `next` is absent on the last page. */
@@ -12,7 +13,7 @@ export interface Page<T> {
   next?: string;
 }
 
-function encodeCursor(last: Deno.KvKeyPart): string {
+function encodeCursor(last: StateKeyPart): string {
   return new TextEncoder().encode(JSON.stringify(last)).toBase64({ alphabet: "base64url" });
 }
 
@@ -32,15 +33,15 @@ function decodeCursor(cursor: string): string {
 
 /** Up to `limit` values under `prefix` (keys of one more string part) that pass `keep`. */
 export async function listPage<T>(
-  kv: Deno.Kv,
-  prefix: Deno.KvKey,
+  kv: StateStore,
+  prefix: StateKey,
   options: { keep: (value: T) => boolean; limit: number; cursor?: string },
 ): Promise<Page<T>> {
   const { keep, limit, cursor } = options;
   const after = cursor === undefined ? undefined : decodeCursor(cursor);
   const selector = after === undefined ? { prefix } : { prefix, start: [...prefix, after] };
   const items: T[] = [];
-  let last: Deno.KvKeyPart | undefined;
+  let last: StateKeyPart | undefined;
   for await (const entry of kv.list<T>(selector)) {
     const part = entry.key[entry.key.length - 1];
     if (part === after || !keep(entry.value)) continue;
@@ -52,13 +53,8 @@ export async function listPage<T>(
   return { items };
 }
 
-/** The values at `keys` that exist, in order (Deno KV reads at most 10 keys at once). */
-export async function readMany<T>(kv: Deno.Kv, keys: readonly Deno.KvKey[]): Promise<T[]> {
-  const values: T[] = [];
-  for (let at = 0; at < keys.length; at += 10) {
-    for (const entry of await kv.getMany<T[]>(keys.slice(at, at + 10))) {
-      if (entry.versionstamp !== null) values.push(entry.value as T);
-    }
-  }
-  return values;
+/** The values at `keys` that exist, in order. */
+export async function readMany<T>(kv: StateStore, keys: readonly StateKey[]): Promise<T[]> {
+  const entries = await kv.getMany<T>(keys);
+  return entries.flatMap((entry) => (entry.versionstamp === null ? [] : [entry.value as T]));
 }

@@ -4,6 +4,7 @@
  * above KV's 64 KiB value limit). The SHA-256 of document and weights is kept in KV and
  * checked on every load.
  */
+import type { StateEntry, StateEntryMaybe, StateKey, StateStore } from "./state_store.ts";
 import { DriverError } from "../nnapi/errors.ts";
 import { removeIfPresent, writeFileAtomic } from "./atomic_file.ts";
 import { listPage, type Page, readMany } from "./kv_pages.ts";
@@ -82,31 +83,31 @@ export interface StoredModel {
 }
 
 /** The KV key of a model's record. */
-export function modelKey(owner: string, id: string): Deno.KvKey {
+export function modelKey(owner: string, id: string): StateKey {
   return ["model", owner, id];
 }
 
 /** The KV key that finds a named model by client, name and version. */
-function nameKey(record: ModelRecord): Deno.KvKey {
+function nameKey(record: ModelRecord): StateKey {
   return ["model_name", record.owner, record.name!, record.version!, record.id];
 }
 
 /** Set once every named model of the store has its name key (stores from before them). */
-const NAME_INDEX_BUILT: Deno.KvKey = ["model_name_index_built"];
+const NAME_INDEX_BUILT: StateKey = ["model_name_index_built"];
 
 /** The KV key of a client's model count. */
-function modelCountKey(owner: string): Deno.KvKey {
+function modelCountKey(owner: string): StateKey {
   return ["model_count", owner];
 }
 
 /** Models of all clients, keyed by owner and id. */
 export class ModelStore {
-  readonly #kv: Deno.Kv;
+  readonly #kv: StateStore;
   readonly #dir: string;
   /** The name index of a store from before it, built on first use. */
   #nameIndex?: Promise<void>;
 
-  constructor(kv: Deno.Kv, dataDir: string) {
+  constructor(kv: StateStore, dataDir: string) {
     this.#kv = kv;
     this.#dir = `${dataDir}/models`;
     Deno.mkdirSync(this.#dir, { recursive: true });
@@ -117,7 +118,7 @@ export class ModelStore {
   }
 
   /** The client's count of models it can see (not deleted). */
-  #count(owner: string): Promise<Deno.KvEntry<number>> {
+  #count(owner: string): Promise<StateEntry<number>> {
     return kvCounter(
       this.#kv,
       modelCountKey(owner),
@@ -173,7 +174,7 @@ export class ModelStore {
   /** The client's visible models named `name`, any version, found by the name index. */
   async named(owner: string, name: string): Promise<ModelRecord[]> {
     await (this.#nameIndex ??= this.#buildNameIndex());
-    const keys: Deno.KvKey[] = [];
+    const keys: StateKey[] = [];
     for await (const entry of this.#kv.list({ prefix: ["model_name", owner, name] })) {
       keys.push(modelKey(owner, String(entry.key[4])));
     }
@@ -193,7 +194,7 @@ export class ModelStore {
   }
 
   /** The record with its versionstamp, for atomic steps that depend on it. */
-  entry(owner: string, id: string): Promise<Deno.KvEntryMaybe<ModelRecord>> {
+  entry(owner: string, id: string): Promise<StateEntryMaybe<ModelRecord>> {
     return this.#kv.get<ModelRecord>(modelKey(owner, id));
   }
 
@@ -224,7 +225,7 @@ export class ModelStore {
    * Hides a model from its client while compilations still reference it; false when the
    * record changed since `entry` was read (a compilation of it was saved meanwhile).
    */
-  async markDeleted(entry: Deno.KvEntry<ModelRecord>): Promise<boolean> {
+  async markDeleted(entry: StateEntry<ModelRecord>): Promise<boolean> {
     const { key, value } = entry;
     const count = await this.#count(value.owner);
     const commit = this.#kv.atomic()
@@ -239,7 +240,7 @@ export class ModelStore {
    * Removes the metadata, then the document, unless the record changed since `entry` was
    * read; false in that case.
    */
-  async remove(entry: Deno.KvEntry<ModelRecord>): Promise<boolean> {
+  async remove(entry: StateEntry<ModelRecord>): Promise<boolean> {
     // A model marked deleted was uncounted then; a visible one is uncounted now.
     const count = await this.#count(entry.value.owner);
     const commit = this.#kv.atomic().check(entry, count).delete(entry.key);

@@ -9,7 +9,14 @@
  */
 
 /** Import-map keys of the service's npm packages (`main.ts` and its workers). */
-export const RUNTIME_IMPORTS = ["hono", "hono/", "@hono/zod-openapi", "zod", "onnx-proto"];
+export const RUNTIME_IMPORTS = [
+  "hono",
+  "hono/",
+  "@hono/zod-openapi",
+  "zod",
+  "onnx-proto",
+  "postgres",
+];
 
 /** The config with only the service's imports. */
 export function runtimeConfig(config: { imports: Record<string, string> }): unknown {

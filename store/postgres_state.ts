@@ -1,0 +1,222 @@
+/**
+ * The state store on PostgreSQL (NNSERVE_DATABASE_URL), for replicas that share state. One
+ * table of entries: the key's ordered bytes (`state_keys.ts`), the value as JSON text (kept
+ * exactly as written) and a version from a sequence (the versionstamp). An atomic commit is
+ * one SERIALIZABLE transaction that reads its checked keys first: a check that no longer
+ * holds, or a concurrent transaction PostgreSQL cannot order, makes the commit `ok: false`,
+ * and the caller reads again and retries, as with Deno KV. The schema's migrations are
+ * versioned here and applied at open under an advisory lock, so replicas starting together
+ * apply them once.
+ */
+import { Buffer } from "node:buffer";
+import postgres from "postgres";
+import {
+  decodeKey,
+  encodeKey as encodeKeyBytes,
+  prefixEnd as prefixEndBytes,
+} from "./state_keys.ts";
+import type {
+  StateAtomic,
+  StateCheck,
+  StateEntry,
+  StateEntryMaybe,
+  StateKey,
+  StateSelector,
+  StateStore,
+} from "./state_store.ts";
+
+/** The schema, one step per version; a database at version n runs the steps after n. */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE nnserve_state (
+     key bytea PRIMARY KEY,
+     value text NOT NULL,
+     version bigint NOT NULL
+   );
+   CREATE SEQUENCE nnserve_state_version;`,
+];
+
+/** Any number that identifies nnserve's migration lock among the database's advisory locks. */
+const MIGRATION_LOCK = 0x6e6e7376;
+
+/** PostgreSQL's type id of bytea, for arrays of keys. */
+const BYTEA = 17;
+
+/** Serialization failures and deadlocks: the transaction lost to a concurrent one. */
+const RETRYABLE = new Set(["40001", "40P01"]);
+
+type Sql = postgres.Sql;
+type Row = { key: Uint8Array; value: string; version: string };
+
+/** Key bytes as the driver sends bytea: a Buffer. */
+const encodeKey = (key: StateKey) => Buffer.from(encodeKeyBytes(key));
+const prefixEnd = (prefix: StateKey) => Buffer.from(prefixEndBytes(prefix));
+
+const versionstamp = (version: string | bigint) => BigInt(version).toString(16).padStart(20, "0");
+
+function entry<T>(row: Row): StateEntry<T> {
+  return {
+    key: decodeKey(new Uint8Array(row.key)),
+    value: JSON.parse(row.value) as T,
+    versionstamp: versionstamp(row.version),
+  };
+}
+
+/** A value as stored: JSON text (the stores keep JSON-shaped values only). */
+function stored(value: unknown): string {
+  if (value === undefined) throw new TypeError("a state value cannot be undefined");
+  return JSON.stringify(value);
+}
+
+/** A commit that lost: a check failed. */
+class CheckFailed extends Error {}
+
+/** PostgreSQL as the state store. */
+export class PostgresStateStore implements StateStore {
+  readonly #sql: Sql;
+
+  private constructor(sql: Sql) {
+    this.#sql = sql;
+  }
+
+  /** Connects to `url` and brings the schema up to date. */
+  static async open(url: string, options: { max?: number } = {}): Promise<PostgresStateStore> {
+    const sql = postgres(url, { max: options.max ?? 10, onnotice: () => {} });
+    try {
+      await sql.begin(async (tx) => {
+        await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+        await tx`CREATE TABLE IF NOT EXISTS nnserve_schema (version integer NOT NULL)`;
+        const [row] = await tx<
+          { version: number }[]
+        >`SELECT max(version) AS version FROM nnserve_schema`;
+        const at = row?.version ?? 0;
+        for (let version = at + 1; version <= MIGRATIONS.length; version++) {
+          await tx.unsafe(MIGRATIONS[version - 1]);
+          await tx`INSERT INTO nnserve_schema (version) VALUES (${version})`;
+        }
+      });
+    } catch (error) {
+      await sql.end({ timeout: 1 });
+      throw error;
+    }
+    return new PostgresStateStore(sql);
+  }
+
+  async get<T>(key: StateKey): Promise<StateEntryMaybe<T>> {
+    const rows = await this.#sql<Row[]>`
+      SELECT key, value, version FROM nnserve_state WHERE key = ${encodeKey(key)}`;
+    return rows.length > 0 ? entry<T>(rows[0]) : { key, value: null, versionstamp: null };
+  }
+
+  async getMany<T>(keys: readonly StateKey[]): Promise<StateEntryMaybe<T>[]> {
+    if (keys.length === 0) return [];
+    const encoded = keys.map(encodeKey);
+    const rows = await this.#sql<Row[]>`
+      SELECT key, value, version FROM nnserve_state
+      WHERE key = ANY(${this.#sql.array(encoded, BYTEA)})`;
+    const found = new Map(rows.map((row) => [hex(new Uint8Array(row.key)), row]));
+    return keys.map((key, k) => {
+      const row = found.get(hex(encoded[k]));
+      return row ? entry<T>(row) : { key, value: null, versionstamp: null };
+    });
+  }
+
+  async *list<T>(
+    selector: StateSelector,
+    options: { limit?: number } = {},
+  ): AsyncIterable<StateEntry<T>> {
+    const prefix = encodeKey(selector.prefix);
+    const start = selector.start === undefined ? undefined : encodeKey(selector.start);
+    const end = prefixEnd(selector.prefix);
+    let remaining = options.limit ?? Infinity;
+    // Pages in key order, so a long listing never holds the whole range in memory.
+    let after: Buffer | undefined;
+    while (remaining > 0) {
+      const page = Math.min(remaining, 500);
+      const rows = after !== undefined
+        ? await this.#sql<Row[]>`
+          SELECT key, value, version FROM nnserve_state
+          WHERE key > ${after} AND key < ${end} ORDER BY key LIMIT ${page}`
+        : start !== undefined
+        ? await this.#sql<Row[]>`
+          SELECT key, value, version FROM nnserve_state
+          WHERE key >= ${start} AND key > ${prefix} AND key < ${end} ORDER BY key LIMIT ${page}`
+        : await this.#sql<Row[]>`
+          SELECT key, value, version FROM nnserve_state
+          WHERE key > ${prefix} AND key < ${end} ORDER BY key LIMIT ${page}`;
+      for (const row of rows) yield entry<T>(row);
+      if (rows.length < page) return;
+      remaining -= rows.length;
+      after = Buffer.from(rows[rows.length - 1].key);
+    }
+  }
+
+  async set(key: StateKey, value: unknown): Promise<void> {
+    await this.#sql`
+      INSERT INTO nnserve_state (key, value, version)
+      VALUES (${encodeKey(key)}, ${stored(value)}, nextval('nnserve_state_version'))
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = excluded.version`;
+  }
+
+  async delete(key: StateKey): Promise<void> {
+    await this.#sql`DELETE FROM nnserve_state WHERE key = ${encodeKey(key)}`;
+  }
+
+  atomic(): StateAtomic {
+    const checks: StateCheck[] = [];
+    const mutations: ({ key: StateKey; value: string } | { key: StateKey; value?: undefined })[] =
+      [];
+    const sql = this.#sql;
+    const atomic: StateAtomic = {
+      check(...more) {
+        checks.push(...more);
+        return atomic;
+      },
+      set(key, value) {
+        mutations.push({ key, value: stored(value) });
+        return atomic;
+      },
+      delete(key) {
+        mutations.push({ key });
+        return atomic;
+      },
+      async commit() {
+        try {
+          await sql.begin("ISOLATION LEVEL SERIALIZABLE", async (tx) => {
+            for (const check of checks) {
+              const rows = await tx<{ version: string }[]>`
+                SELECT version FROM nnserve_state WHERE key = ${encodeKey(check.key)} FOR UPDATE`;
+              const now = rows.length > 0 ? versionstamp(rows[0].version) : null;
+              if (now !== check.versionstamp) throw new CheckFailed();
+            }
+            for (const mutation of mutations) {
+              const key = encodeKey(mutation.key);
+              if (mutation.value === undefined) {
+                await tx`DELETE FROM nnserve_state WHERE key = ${key}`;
+              } else {
+                await tx`
+                  INSERT INTO nnserve_state (key, value, version)
+                  VALUES (${key}, ${mutation.value}, nextval('nnserve_state_version'))
+                  ON CONFLICT (key) DO UPDATE
+                    SET value = excluded.value, version = excluded.version`;
+              }
+            }
+          });
+          return { ok: true };
+        } catch (error) {
+          if (error instanceof CheckFailed) return { ok: false };
+          if (RETRYABLE.has((error as { code?: string }).code ?? "")) return { ok: false };
+          throw error;
+        }
+      },
+    };
+    return atomic;
+  }
+
+  async close(): Promise<void> {
+    await this.#sql.end({ timeout: 5 });
+  }
+}
+
+function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}

@@ -1,0 +1,133 @@
+/**
+ * The service's state (records of models, compilations, memories, regions, the cache's
+ * token->hash map, clients' counters) as an ordered key-value store with atomic commits:
+ * the subset of Deno KV the stores use. Two implementations: Deno KV (embedded, the
+ * default: a file in the data dir) and PostgreSQL (`postgres_state.ts`, for replicas that
+ * share state, selected by NNSERVE_DATABASE_URL). `tests/state_store_contract_test.ts` runs
+ * the same cases against both.
+ */
+
+/** One part of a key: the stores use strings and numbers. */
+export type StateKeyPart = string | number;
+
+/** A key: its parts order the store (strings by code unit, numbers numerically). */
+export type StateKey = readonly StateKeyPart[];
+
+/** An entry that exists. */
+export interface StateEntry<T> {
+  key: StateKey;
+  value: T;
+  /** Changes with every write of the key. */
+  versionstamp: string;
+}
+
+/** An entry that may be absent (`value` and `versionstamp` null). */
+export type StateEntryMaybe<T> = StateEntry<T> | {
+  key: StateKey;
+  value: null;
+  versionstamp: null;
+};
+
+/** What a commit checks: the key's versionstamp is still this (null: still absent). */
+export interface StateCheck {
+  key: StateKey;
+  versionstamp: string | null;
+}
+
+/** An atomic commit: every check holds and every mutation applies, or none does. */
+export interface StateAtomic {
+  check(...checks: StateCheck[]): StateAtomic;
+  set(key: StateKey, value: unknown): StateAtomic;
+  delete(key: StateKey): StateAtomic;
+  /** `ok: false` when a check failed (another writer came first): read again and retry. */
+  commit(): Promise<{ ok: boolean }>;
+}
+
+/** Entries to list: those under `prefix`, from `start` (inclusive) when given. */
+export interface StateSelector {
+  prefix: StateKey;
+  start?: StateKey;
+}
+
+/** The state store. Values are JSON-shaped (objects, arrays, strings, numbers, booleans). */
+export interface StateStore {
+  get<T>(key: StateKey): Promise<StateEntryMaybe<T>>;
+  /** The entries of `keys`, in order. */
+  getMany<T>(keys: readonly StateKey[]): Promise<StateEntryMaybe<T>[]>;
+  /** Entries in key order. */
+  list<T>(selector: StateSelector, options?: { limit?: number }): AsyncIterable<StateEntry<T>>;
+  set(key: StateKey, value: unknown): Promise<void>;
+  delete(key: StateKey): Promise<void>;
+  atomic(): StateAtomic;
+  close(): void | Promise<void>;
+}
+
+/** Deno KV as the state store (the embedded default). */
+export class KvStateStore implements StateStore {
+  readonly #kv: Deno.Kv;
+
+  constructor(kv: Deno.Kv) {
+    this.#kv = kv;
+  }
+
+  /** Opens (or creates) the Deno KV file at `path`. */
+  static async open(path: string): Promise<KvStateStore> {
+    return new KvStateStore(await Deno.openKv(path));
+  }
+
+  get<T>(key: StateKey): Promise<StateEntryMaybe<T>> {
+    return this.#kv.get<T>(key as Deno.KvKey) as Promise<StateEntryMaybe<T>>;
+  }
+
+  async getMany<T>(keys: readonly StateKey[]): Promise<StateEntryMaybe<T>[]> {
+    const entries: StateEntryMaybe<T>[] = [];
+    // Deno KV reads at most 10 keys at once.
+    for (let at = 0; at < keys.length; at += 10) {
+      const part = keys.slice(at, at + 10) as Deno.KvKey[];
+      entries.push(...(await this.#kv.getMany<T[]>(part)) as StateEntryMaybe<T>[]);
+    }
+    return entries;
+  }
+
+  list<T>(selector: StateSelector, options: { limit?: number } = {}): AsyncIterable<StateEntry<T>> {
+    const prefix = selector.prefix as Deno.KvKey;
+    const kvSelector = selector.start === undefined
+      ? { prefix }
+      : { prefix, start: selector.start as Deno.KvKey };
+    return this.#kv.list<T>(kvSelector, options) as AsyncIterable<StateEntry<T>>;
+  }
+
+  async set(key: StateKey, value: unknown): Promise<void> {
+    await this.#kv.set(key as Deno.KvKey, value);
+  }
+
+  delete(key: StateKey): Promise<void> {
+    return this.#kv.delete(key as Deno.KvKey);
+  }
+
+  atomic(): StateAtomic {
+    const operation = this.#kv.atomic();
+    const atomic: StateAtomic = {
+      check(...checks) {
+        operation.check(...checks as Deno.AtomicCheck[]);
+        return atomic;
+      },
+      set(key, value) {
+        operation.set(key as Deno.KvKey, value);
+        return atomic;
+      },
+      delete(key) {
+        operation.delete(key as Deno.KvKey);
+        return atomic;
+      },
+      async commit() {
+        return { ok: (await operation.commit()).ok };
+      },
+    };
+    return atomic;
+  }
+
+  close(): void {
+    this.#kv.close();
+  }
+}

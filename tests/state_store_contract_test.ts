@@ -1,0 +1,204 @@
+/**
+ * One contract, every state store: the embedded Deno KV store and PostgreSQL (a real
+ * cluster from `postgres_fixture.ts`) answer the same cases the same way. Reads of absent
+ * keys, versionstamps that change with every write, listings in key order (strings, then
+ * numbers numerically, prefixes kept apart, `start` and `limit`), getMany in order, values
+ * exactly as written, and atomic commits: checks that fail apply nothing, concurrent
+ * read-modify-write loops lose no update, and of racing "create if absent" commits exactly
+ * one wins.
+ */
+import { deepStrictEqual, notStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { decodeKey, encodeKey } from "../store/state_keys.ts";
+import { PostgresStateStore } from "../store/postgres_state.ts";
+import { KvStateStore, type StateKey, type StateStore } from "../store/state_store.ts";
+import { startPostgres, type TestPostgres } from "./postgres_fixture.ts";
+
+async function collect<T>(iterable: AsyncIterable<{ key: StateKey; value: T }>) {
+  const out: [StateKey, T][] = [];
+  for await (const entry of iterable) out.push([entry.key, entry.value]);
+  return out;
+}
+
+/** The contract, run against one store (empty when it starts). */
+async function contract(t: Deno.TestContext, store: StateStore) {
+  await t.step("absent keys read as null; writes change the versionstamp", async () => {
+    deepStrictEqual(await store.get(["none"]), { key: ["none"], value: null, versionstamp: null });
+    await store.set(["thing", "a"], { n: 1 });
+    const first = await store.get<{ n: number }>(["thing", "a"]);
+    deepStrictEqual(first.value, { n: 1 });
+    ok(typeof first.versionstamp === "string");
+    await store.set(["thing", "a"], { n: 2 });
+    const second = await store.get(["thing", "a"]);
+    notStrictEqual(second.versionstamp, first.versionstamp);
+    await store.delete(["thing", "a"]);
+    strictEqual((await store.get(["thing", "a"])).versionstamp, null);
+  });
+
+  await t.step("values come back exactly as written", async () => {
+    const value = {
+      z: "last key first",
+      a: [1, -0.5, 1e300, 2 ** 53 - 1],
+      nested: { text: "naïve ✓ \u0000 end", empty: {}, none: null, yes: true },
+    };
+    await store.set(["value"], value);
+    const read = (await store.get<typeof value>(["value"])).value!;
+    deepStrictEqual(read, value);
+    deepStrictEqual(Object.keys(read), ["z", "a", "nested"], "key order kept");
+    for (const scalar of [0, 42.25, "text", false, true, ["a", 1]]) {
+      await store.set(["scalar"], scalar);
+      deepStrictEqual((await store.get(["scalar"])).value, scalar);
+    }
+  });
+
+  await t.step(
+    "listings are in key order, under their prefix only, from start, to limit",
+    async () => {
+      const names = ["b", "a", "ab", "a\u0000z", "é", "B", "a b"];
+      for (const name of names) await store.set(["list", name], name);
+      await store.set(["list"], "the prefix itself");
+      await store.set(["listing", "x"], "another prefix");
+      await store.set(["lis"], "shorter");
+      const listed = (await collect<string>(store.list({ prefix: ["list"] }))).map(([, v]) => v);
+      deepStrictEqual(
+        listed,
+        [...names].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y))),
+      );
+      deepStrictEqual(listed, ["B", "a", "a\u0000z", "a b", "ab", "b", "é"]);
+      const from = await collect<string>(store.list({ prefix: ["list"], start: ["list", "ab"] }));
+      deepStrictEqual(from.map(([, v]) => v), ["ab", "b", "é"]);
+      deepStrictEqual(
+        (await collect<string>(store.list({ prefix: ["list"] }, { limit: 2 }))).map(([k]) => k),
+        [["list", "B"], ["list", "a"]],
+      );
+      const numbers = [3, -1, 0.5, -10.25, 1e9, 0, -0.001];
+      for (const n of numbers) await store.set(["num", n, "x"], n);
+      const sorted = (await collect<number>(store.list({ prefix: ["num"] }))).map(([, v]) => v);
+      deepStrictEqual(sorted, [...numbers].sort((a, b) => a - b));
+      await store.set(["mixed", 5], "number");
+      await store.set(["mixed", "5"], "string");
+      deepStrictEqual(
+        (await collect<string>(store.list({ prefix: ["mixed"] }))).map(([, v]) => v),
+        ["string", "number"],
+        "strings before numbers, as Deno KV orders them",
+      );
+      // A long listing comes whole (stores that page internally).
+      for (let i = 0; i < 1203; i++) await store.set(["many", String(i).padStart(5, "0")], i);
+      const many = await collect<number>(store.list({ prefix: ["many"] }));
+      strictEqual(many.length, 1203);
+      deepStrictEqual(many.at(-1)![1], 1202);
+    },
+  );
+
+  await t.step("getMany answers in the order asked, absent ones as null", async () => {
+    await store.set(["gm", 1], "one");
+    await store.set(["gm", 3], "three");
+    const keys = Array.from({ length: 23 }, (_, i) => ["gm", i % 5] as StateKey);
+    const values = (await store.getMany<string>(keys)).map((e) => e.value);
+    deepStrictEqual(values, keys.map(([, i]) => (i === 1 ? "one" : i === 3 ? "three" : null)));
+  });
+
+  await t.step("atomic commits: a failed check applies nothing", async () => {
+    await store.set(["acct", "a"], 10);
+    const entry = await store.get<number>(["acct", "a"]);
+    await store.set(["acct", "a"], 11); // another writer
+    const stale = await store.atomic()
+      .check(entry)
+      .set(["acct", "a"], entry.value! - 5)
+      .set(["acct", "b"], 5)
+      .commit();
+    strictEqual(stale.ok, false);
+    strictEqual((await store.get(["acct", "a"])).value, 11);
+    strictEqual((await store.get(["acct", "b"])).value, null, "nothing of it applied");
+    const fresh = await store.get<number>(["acct", "a"]);
+    const absent = await store.get(["acct", "b"]);
+    const done = await store.atomic()
+      .check(fresh, absent)
+      .set(["acct", "a"], 6)
+      .set(["acct", "b"], 5)
+      .delete(["acct", "c"])
+      .commit();
+    strictEqual(done.ok, true);
+    deepStrictEqual([
+      (await store.get(["acct", "a"])).value,
+      (await store.get(["acct", "b"])).value,
+    ], [6, 5]);
+  });
+
+  await t.step("concurrent read-modify-write loops lose no update", async () => {
+    await store.set(["counter"], 0);
+    const workers = 8, each = 12;
+    await Promise.all(Array.from({ length: workers }, async () => {
+      for (let i = 0; i < each; i++) {
+        for (;;) {
+          const entry = await store.get<number>(["counter"]);
+          const { ok } = await store.atomic().check(entry).set(["counter"], entry.value! + 1)
+            .commit();
+          if (ok) break;
+        }
+      }
+    }));
+    strictEqual((await store.get(["counter"])).value, workers * each);
+  });
+
+  await t.step("of racing create-if-absent commits exactly one wins", async () => {
+    const results = await Promise.all(
+      Array.from(
+        { length: 10 },
+        (_, i) =>
+          store.atomic().check({ key: ["once"], versionstamp: null }).set(["once"], i).commit(),
+      ),
+    );
+    strictEqual(results.filter((r) => r.ok).length, 1);
+    ok(typeof (await store.get(["once"])).value === "number");
+  });
+}
+
+Deno.test("state keys encode to bytes in key order and decode back", () => {
+  const keys: StateKey[] = [
+    ["a"],
+    ["a", ""],
+    ["a", "\u0000"],
+    ["a", "b"],
+    ["a", 1],
+    ["a", -1.5],
+    ["é", 0],
+    [-Infinity],
+    [Infinity],
+    [0, "x"],
+  ];
+  for (const key of keys) deepStrictEqual(decodeKey(encodeKey(key)), key);
+  const order = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b);
+  const encoded = [["a", -2], ["a", -1.5], ["a", 0], ["a", 1], ["a", 1e10]].map((k) =>
+    encodeKey(k)
+  );
+  deepStrictEqual([...encoded].sort(order), encoded, "numbers in numeric order");
+});
+
+Deno.test("the Deno KV state store keeps the contract", async (t) => {
+  const dir = await Deno.makeTempDir({ prefix: "nnserve-state-" });
+  const store = await KvStateStore.open(`${dir}/state.kv`);
+  try {
+    await contract(t, store);
+  } finally {
+    store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the PostgreSQL state store keeps the contract", async (t) => {
+  const postgres: TestPostgres = await startPostgres();
+  try {
+    const url = await postgres.database("contract");
+    // Opened twice: the second open finds the schema at its version and changes nothing.
+    await (await PostgresStateStore.open(url)).close();
+    const store = await PostgresStateStore.open(url);
+    try {
+      await contract(t, store);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await postgres.stop();
+  }
+});
