@@ -3,6 +3,7 @@
  * the canonical stored form, and loading — reading the stored files, checking their
  * checksum and validating again, as a driver's `prepareModel` does with the model it gets.
  */
+import { sha256Hex } from "../store/bytes.ts";
 import type { StateEntry, StateEntryMaybe } from "../store/state_store.ts";
 import type { MemoryPools } from "../memory/pools.ts";
 import { checkRegion } from "../memory/pools.ts";
@@ -10,7 +11,6 @@ import {
   type ModelRecord,
   type ModelStore,
   type OnnxImport,
-  sha256Hex,
   type StoredModel,
 } from "../store/model_store.ts";
 import { DriverError, invalid, notFound } from "../nnapi/errors.ts";

@@ -10,7 +10,7 @@
 import { z } from "@hono/zod-openapi";
 import { byteSize } from "../nnapi/tensor.ts";
 import type { OperandType } from "../nnapi/types.ts";
-import { sha256Hex } from "../store/model_store.ts";
+import { sha256Hex } from "../store/bytes.ts";
 import type { Driver } from "./driver.ts";
 import { ModelSchema } from "./model_schema.ts";
 

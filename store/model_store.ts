@@ -4,6 +4,7 @@
  * above KV's 64 KiB value limit). The SHA-256 of document and weights is kept in KV and
  * checked on every load.
  */
+import { sha256Hex } from "./bytes.ts";
 import type { StateEntry, StateEntryMaybe, StateKey, StateStore } from "./state_store.ts";
 import { DriverError } from "../nnapi/errors.ts";
 import { removeIfPresent, writeFileAtomic } from "./atomic_file.ts";
@@ -61,19 +62,6 @@ export interface ModelRecord {
   onnx?: OnnxImport;
   /** Set when the client deleted it while compilations still need it. */
   deleted?: boolean;
-}
-
-/** Hex SHA-256 of byte strings taken one after the other (Web Crypto). */
-export async function sha256Hex(...parts: Uint8Array[]): Promise<string> {
-  const total = parts.reduce((n, p) => n + p.byteLength, 0);
-  const joined = new Uint8Array(total);
-  let at = 0;
-  for (const part of parts) {
-    joined.set(part, at);
-    at += part.byteLength;
-  }
-  const digest = await crypto.subtle.digest("SHA-256", joined);
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** A stored model's two files' contents. */

@@ -270,7 +270,7 @@ Deno.test("v2: binary inputs and outputs, selected and mixed with JSON, and gzip
   });
 });
 
-Deno.test("v2: FP16 as JSON numbers and as binary halves; quantized inputs expose scale and zero point; BOOL data are booleans", async () => {
+Deno.test("v2: FP16 as JSON numbers and as binary halves; INT32; quantized inputs expose scale and zero point; BOOL data are booleans", async () => {
   await withTestServer({}, async (server) => {
     const quant = { type: "TENSOR_QUANT8_ASYMM", dimensions: [2], scale: 0.5, zeroPoint: 3 };
     const model = addModel(2);
@@ -314,7 +314,22 @@ Deno.test("v2: FP16 as JSON numbers and as binary halves; quantized inputs expos
       ),
     };
     await serve(server, halfModel, "half", "1", {});
+    const intModel = {
+      ...model,
+      operands: model.operands.map((o) =>
+        o.type === "TENSOR_FLOAT32" ? { ...o, type: "TENSOR_INT32" } : o
+      ),
+    };
+    await serve(server, intModel, "ints", "1", {});
     const v2 = new NnClient({ baseUrl: server.url }).v2;
+    strictEqual((await v2.modelMetadata("ints")).outputs[0].datatype, "INT32");
+    for (const binary of [false, true]) {
+      const ints = await v2.infer("ints", [
+        { name: "input0", datatype: "INT32", shape: [2], data: [2147483000, -7], binary },
+        { name: "input1", datatype: "INT32", shape: [2], data: new Int32Array([600, 3]), binary },
+      ], { binaryOutputs: binary });
+      deepStrictEqual([...ints.outputs[0].data as Int32Array], [2147483600, -4]);
+    }
     strictEqual((await v2.modelMetadata("half")).inputs[0].datatype, "FP16");
     for (const binary of [false, true]) {
       const half = await v2.infer("half", [

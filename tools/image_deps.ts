@@ -16,6 +16,7 @@ export const RUNTIME_IMPORTS = [
   "zod",
   "onnx-proto",
   "postgres",
+  "@aws-sdk/client-s3",
 ];
 
 /** The config with only the service's imports. */
