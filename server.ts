@@ -3,6 +3,8 @@
  * with the environment's configuration; tests and the conformance runner call it with a
  * temporary data directory and port 0.
  */
+import { type BlobStore, DirectoryBlobStore } from "./store/blob_store.ts";
+import { type S3BlobConfig, S3BlobStore } from "./store/s3_blob_store.ts";
 import { PostgresStateStore } from "./store/postgres_state.ts";
 import { KvStateStore, type StateStore } from "./store/state_store.ts";
 import { CompilationCache, DEFAULT_CACHE_BUDGET } from "./cache/compilation_cache.ts";
@@ -35,6 +37,12 @@ export interface ServerConfig {
   kvPath?: string;
   /** PostgreSQL for the state instead of Deno KV (NNSERVE_DATABASE_URL): shared by replicas. */
   databaseUrl?: string;
+  /**
+   * Where model blobs go (default `<data dir>/blobs`): a directory every replica mounts
+   * (NNSERVE_BLOB_DIR) or an S3 bucket (NNSERVE_S3_BUCKET, NNSERVE_S3_ENDPOINT,
+   * NNSERVE_S3_PREFIX; region and credentials from the usual AWS variables).
+   */
+  blobs?: { dir: string } | { s3: S3BlobConfig };
   /** Client name by API key; empty means the open single-client mode. */
   apiKeys?: ApiKeys;
   workers?: number;
@@ -177,6 +185,7 @@ export function configFromEnv(): ServerConfig {
     dataDir: env("NNSERVE_DATA_DIR") ?? "./data",
     kvPath: env("NNSERVE_KV_URL") ?? env("NNSERVE_KV_PATH"),
     databaseUrl: env("NNSERVE_DATABASE_URL"),
+    blobs: blobsFromEnv(env),
     apiKeys: apiKeysFromEnv(),
     workers: number("NNSERVE_WORKERS", { integer: true, min: 1 }),
     threads: number("NNSERVE_THREADS", { integer: true, min: 1 }),
@@ -293,6 +302,32 @@ function openingState<T>(path: string, open: () => T): T {
   }
 }
 
+/** The blob store the environment names; undefined for the data dir's. */
+function blobsFromEnv(env: (name: string) => string | undefined): ServerConfig["blobs"] {
+  const dir = env("NNSERVE_BLOB_DIR");
+  const bucket = env("NNSERVE_S3_BUCKET");
+  if (dir !== undefined && bucket !== undefined) {
+    throw new StartupError("NNSERVE_BLOB_DIR and NNSERVE_S3_BUCKET name two blob stores: set one");
+  }
+  if (dir !== undefined) return { dir };
+  if (bucket === undefined) {
+    if (env("NNSERVE_S3_ENDPOINT") !== undefined) {
+      throw new StartupError("NNSERVE_S3_ENDPOINT needs NNSERVE_S3_BUCKET");
+    }
+    return undefined;
+  }
+  return {
+    s3: { bucket, endpoint: env("NNSERVE_S3_ENDPOINT"), prefix: env("NNSERVE_S3_PREFIX") },
+  };
+}
+
+/** The configured blob store (the data dir's by default). */
+function openBlobs(config: ServerConfig): BlobStore {
+  const blobs = config.blobs;
+  if (blobs === undefined) return new DirectoryBlobStore(`${config.dataDir}/blobs`);
+  return "dir" in blobs ? new DirectoryBlobStore(blobs.dir) : new S3BlobStore(blobs.s3);
+}
+
 /**
  * The state store: PostgreSQL when a database URL is configured, else the Deno KV file. Any
  * failure to open it is the start's (Deno's are plain Errors: "not a database").
@@ -339,6 +374,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     const driver = openingState(config.dataDir, () =>
       new Driver({
         kv,
+        blobs: openBlobs(config),
         dataDir: config.dataDir,
         cache,
         workers: config.workers ?? Math.max(1, navigator.hardwareConcurrency),

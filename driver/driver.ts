@@ -4,6 +4,7 @@
  * driver-managed buffers, for clients (owners). It knows nothing of HTTP; every failure is
  * a DriverError with an NNAPI status.
  */
+import { type BlobStore, DirectoryBlobStore } from "../store/blob_store.ts";
 import type { StateStore } from "../store/state_store.ts";
 import type { CompilationCache } from "../cache/compilation_cache.ts";
 import { BufferRegistry } from "../memory/buffers.ts";
@@ -63,6 +64,8 @@ export const DEFAULT_MAX_COMPILATIONS_PER_CLIENT = 1000;
 /** Where the driver keeps state and how much parallelism it uses. */
 export interface DriverConfig {
   kv: StateStore;
+  /** Where model documents and weights go (default: `<data dir>/blobs`). */
+  blobs?: BlobStore;
   dataDir: string;
   /** The opened compilation cache. */
   cache: CompilationCache;
@@ -124,7 +127,11 @@ export class Driver {
       countRefusal: (error) => this.countRefusal(error),
     }, config.maxBurstsPerClient);
     this.#models = new ModelRegistry(
-      new ModelStore(config.kv, config.dataDir),
+      new ModelStore(
+        config.kv,
+        config.dataDir,
+        config.blobs ?? new DirectoryBlobStore(`${config.dataDir}/blobs`),
+      ),
       this.#memories,
       config.modelLimits,
     );

@@ -29,11 +29,11 @@ export interface ModelSource {
 }
 
 /** What a client sees of a model. */
-export type ModelInfo = Omit<ModelRecord, "owner" | "deleted">;
+export type ModelInfo = Omit<ModelRecord, "owner" | "deleted" | "blobs">;
 
 /** The client-visible part of a record. */
 export function publicModel(record: ModelRecord): ModelInfo {
-  const { owner: _owner, deleted: _deleted, ...rest } = record;
+  const { owner: _owner, deleted: _deleted, blobs: _blobs, ...rest } = record;
   return rest;
 }
 

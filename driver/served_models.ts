@@ -95,17 +95,24 @@ export function servingCompilation(version: ServedVersion): string {
   return version.compilation;
 }
 
+/** How long a lookup is kept at most (another replica's changes show after it). */
+const MAX_AGE_MS = 1000;
+
 /**
  * The served models of every client, looked up in the stores and kept per client and name
  * until the client's models or compilations change: the driver says so (`changed`) after
  * each registration, deletion and compilation, so an inference does not read the stores.
- * A lookup that overlapped a change is not kept.
+ * A lookup that overlapped a change is not kept, and none is kept longer than a second:
+ * replicas sharing the state see each other's changes within that.
  */
 export class ServedModels {
   readonly #driver: Driver;
   /** Per client, how many changes it has had. */
   readonly #generations = new Map<string, number>();
-  readonly #cache = new Map<string, { generation: number; versions: Promise<ServedVersion[]> }>();
+  readonly #cache = new Map<
+    string,
+    { generation: number; at: number; versions: Promise<ServedVersion[]> }
+  >();
 
   constructor(driver: Driver) {
     this.#driver = driver;
@@ -124,9 +131,10 @@ export class ServedModels {
     const key = `${owner}\0${name}`;
     const generation = this.#generations.get(owner) ?? 0;
     const cached = this.#cache.get(key);
-    if (cached?.generation === generation) return cached.versions;
+    const now = performance.now();
+    if (cached?.generation === generation && now - cached.at < MAX_AGE_MS) return cached.versions;
     const versions = this.#lookUp(owner, name);
-    this.#cache.set(key, { generation, versions });
+    this.#cache.set(key, { generation, at: now, versions });
     versions.then(
       () => {
         // A change landed while it was looked up: it may be stale.

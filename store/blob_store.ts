@@ -89,6 +89,8 @@ export class DirectoryBlobStore implements BlobStore {
   async delete(key: string): Promise<void> {
     keyHash(key);
     await removeIfPresent(`${this.#root}/${key}`);
+    // The scope's directory goes with its last blob.
+    await Deno.remove(`${this.#root}/${key.slice(0, key.lastIndexOf("/"))}`).catch(() => {});
   }
 
   async *list(prefix: string): AsyncIterable<string> {

@@ -7,7 +7,8 @@
 import { sha256Hex } from "./bytes.ts";
 import type { StateEntry, StateEntryMaybe, StateKey, StateStore } from "./state_store.ts";
 import { DriverError } from "../nnapi/errors.ts";
-import { removeIfPresent, writeFileAtomic } from "./atomic_file.ts";
+import { removeIfPresent } from "./atomic_file.ts";
+import type { BlobStore } from "./blob_store.ts";
 import { listPage, type Page, readMany } from "./kv_pages.ts";
 import { countValues, kvCounter, quotaReached } from "./kv_counters.ts";
 
@@ -62,6 +63,8 @@ export interface ModelRecord {
   onnx?: OnnxImport;
   /** Set when the client deleted it while compilations still need it. */
   deleted?: boolean;
+  /** The blobs of its document and weights (models stored before blobs have files). */
+  blobs?: { document: string; weights: string };
 }
 
 /** A stored model's two files' contents. */
@@ -91,14 +94,16 @@ function modelCountKey(owner: string): StateKey {
 /** Models of all clients, keyed by owner and id. */
 export class ModelStore {
   readonly #kv: StateStore;
+  /** Where models stored before blobs keep their files. */
   readonly #dir: string;
+  readonly #blobs: BlobStore;
   /** The name index of a store from before it, built on first use. */
   #nameIndex?: Promise<void>;
 
-  constructor(kv: StateStore, dataDir: string) {
+  constructor(kv: StateStore, dataDir: string, blobs: BlobStore) {
     this.#kv = kv;
     this.#dir = `${dataDir}/models`;
-    Deno.mkdirSync(this.#dir, { recursive: true });
+    this.#blobs = blobs;
   }
 
   #file(id: string, part: "json" | "weights"): string {
@@ -115,24 +120,26 @@ export class ModelStore {
   }
 
   /**
-   * Stores the files first, then the metadata (so metadata never dangles), counting the
-   * model in the same commit; a client at `limit` models is refused (its files removed).
+   * Stores the blobs first, then the metadata (so metadata never dangles), counting the
+   * model in the same commit; a client at `limit` models is refused (its blobs removed).
    */
   async save(record: ModelRecord, model: StoredModel, limit = Infinity): Promise<void> {
     const refuse = () => quotaReached("models", limit, "NNSERVE_MAX_MODELS_PER_CLIENT");
     if ((await this.#count(record.owner)).value >= limit) throw refuse();
-    await writeFileAtomic(this.#file(record.id, "weights"), model.weights);
-    await writeFileAtomic(this.#file(record.id, "json"), model.document);
+    const scope = `models/${record.id}`;
+    const blobs = {
+      document: await this.#blobs.put(scope, [model.document]),
+      weights: await this.#blobs.put(scope, [model.weights]),
+    };
     for (;;) {
       const count = await this.#count(record.owner);
       if (count.value >= limit) {
-        await removeIfPresent(this.#file(record.id, "json"));
-        await removeIfPresent(this.#file(record.id, "weights"));
+        await this.#removeBlobs(blobs);
         throw refuse();
       }
       const commit = this.#kv.atomic()
         .check(count)
-        .set(modelKey(record.owner, record.id), record)
+        .set(modelKey(record.owner, record.id), { ...record, blobs })
         .set(count.key, count.value + 1);
       if (record.name !== undefined) commit.set(nameKey(record), true);
       if ((await commit.commit()).ok) return;
@@ -186,15 +193,21 @@ export class ModelStore {
     return this.#kv.get<ModelRecord>(modelKey(owner, id));
   }
 
-  /** Reads the files into memory and checks those bytes against the stored checksum. */
+  /** Reads the blobs (or a model's files) and checks the bytes against the checksum. */
   async load(record: ModelRecord): Promise<StoredModel> {
     let model: StoredModel;
     try {
-      model = {
-        document: await Deno.readFile(this.#file(record.id, "json")),
-        weights: await Deno.readFile(this.#file(record.id, "weights")),
-      };
-    } catch {
+      model = record.blobs
+        ? {
+          document: await this.#blobs.get(record.blobs.document),
+          weights: await this.#blobs.get(record.blobs.weights),
+        }
+        : {
+          document: await Deno.readFile(this.#file(record.id, "json")),
+          weights: await Deno.readFile(this.#file(record.id, "weights")),
+        };
+    } catch (error) {
+      if (error instanceof DriverError && error.status === "GENERAL_FAILURE") throw error;
       throw new DriverError(
         "GENERAL_FAILURE",
         `the stored document of model ${record.id} is missing`,
@@ -235,8 +248,14 @@ export class ModelStore {
     if (!entry.value.deleted) commit.set(count.key, Math.max(0, count.value - 1));
     if (entry.value.name !== undefined) commit.delete(nameKey(entry.value));
     if (!(await commit.commit()).ok) return false;
+    if (entry.value.blobs) await this.#removeBlobs(entry.value.blobs);
     await removeIfPresent(this.#file(entry.value.id, "json"));
     await removeIfPresent(this.#file(entry.value.id, "weights"));
     return true;
+  }
+
+  async #removeBlobs(blobs: { document: string; weights: string }): Promise<void> {
+    await this.#blobs.delete(blobs.document);
+    await this.#blobs.delete(blobs.weights);
   }
 }

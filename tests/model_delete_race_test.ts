@@ -4,12 +4,12 @@
  * executable and deletable, and once all are deleted the model's files are gone.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { DirectoryBlobStore } from "../store/blob_store.ts";
 import { addModel, startTestServer, type TestServer } from "./server_fixture.ts";
 
+/** The blobs of models in the data dir (document and weights of each). */
 async function modelFiles(dataDir: string): Promise<string[]> {
-  const names: string[] = [];
-  for await (const entry of Deno.readDir(`${dataDir}/models`)) names.push(entry.name);
-  return names;
+  return await Array.fromAsync(new DirectoryBlobStore(`${dataDir}/blobs`).list("models/"));
 }
 
 async function execute(server: TestServer, compilation: string) {

@@ -1,4 +1,5 @@
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
+import { DirectoryBlobStore } from "../store/blob_store.ts";
 import { addModel, startTestServer } from "./server_fixture.ts";
 
 Deno.test("a restart keeps registered models and compilations", async () => {
@@ -43,8 +44,10 @@ Deno.test("a deleted model's compilations keep running, also after a restart", a
     deepStrictEqual(run.body.outputs, [{ dimensions: [2], data: [4, 6] }]);
     const del = await second.request("DELETE", `/v1/compilations/${compilation.body.id}`);
     strictEqual(del.status, 204);
-    const files = [...Deno.readDirSync(`${first.dataDir}/models`)];
-    strictEqual(files.length, 0, "the model document is removed with its last compilation");
+    const blobs = await Array.fromAsync(
+      new DirectoryBlobStore(`${first.dataDir}/blobs`).list("models/"),
+    );
+    strictEqual(blobs.length, 0, "the model's blobs are removed with its last compilation");
   } finally {
     await second.close();
   }
@@ -54,14 +57,17 @@ Deno.test("a tampered model document is not loaded after a restart", async () =>
   const first = await startTestServer();
   const model = await first.request("POST", "/v1/models", addModel(2));
   await first.close();
-  const path = `${first.dataDir}/models/${model.body.id}.json`;
+  const dir = `${first.dataDir}/blobs/models/${model.body.id}`;
+  // Of the model's two blobs (document, weights), the document is the JSON.
+  const path = Array.from(Deno.readDirSync(dir), (e) => `${dir}/${e.name}`)
+    .find((p) => Deno.readTextFileSync(p).includes('"dimensions":[2]'))!;
   const text = await Deno.readTextFile(path);
   await Deno.writeTextFile(path, text.replace('"dimensions":[2]', '"dimensions":[4]'));
   const second = await startTestServer({ dataDir: first.dataDir });
   try {
     const compile = await second.request("POST", "/v1/compilations", { model: model.body.id });
     strictEqual(compile.status, 500);
-    match(String(compile.body.message), /does not match its checksum/);
+    match(String(compile.body.message), /does not match its hash/);
     strictEqual(compile.body.status, "GENERAL_FAILURE");
   } finally {
     await second.close();

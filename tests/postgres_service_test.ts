@@ -8,6 +8,8 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { NnClient } from "../client/mod.ts";
 import { configFromEnv, startServer, StartupError } from "../server.ts";
+import S3rver from "s3rver";
+import { DirectoryBlobStore } from "../store/blob_store.ts";
 import { startPostgres } from "./postgres_fixture.ts";
 import { addModel, startTestServer } from "./server_fixture.ts";
 
@@ -85,6 +87,79 @@ Deno.test("the service keeps its state in PostgreSQL and finds it again after a 
     }
   } finally {
     await Deno.remove(dataDir, { recursive: true });
+    await postgres.stop();
+  }
+});
+
+Deno.test("two replicas on one database and one S3 bucket: a model one registers and compiles runs on the other, with its own empty disk", async () => {
+  const postgres = await startPostgres();
+  const s3Dir = await Deno.makeTempDir({ prefix: "nnserve-s3-" });
+  const s3 = new S3rver({
+    port: 0,
+    address: "127.0.0.1",
+    directory: s3Dir,
+    silent: true,
+    configureBuckets: [{ name: "blobs" }],
+  });
+  const { port } = await s3.run();
+  const databaseUrl = await postgres.database("replicas");
+  const blobs = {
+    s3: {
+      bucket: "blobs",
+      endpoint: `http://127.0.0.1:${port}`,
+      credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" },
+    },
+  };
+  const a = await startTestServer({ databaseUrl, blobs });
+  const b = await startTestServer({ databaseUrl, blobs });
+  try {
+    const model = await a.request("POST", "/v1/models?name=shared", addModel(3));
+    const compiled = await a.request("POST", "/v1/compilations", { model: model.body.id });
+    strictEqual(compiled.status, 201);
+    const inputs = { inputs: [{ data: [1, 2, 3] }, { data: [0.5, 0.5, 0.5] }] };
+    const path = `/v1/compilations/${compiled.body.id}/executions`;
+    const onA = await a.request("POST", path, inputs);
+    const onB = await b.request("POST", path, inputs);
+    strictEqual(onB.status, 200, JSON.stringify(onB.body));
+    deepStrictEqual(onB.body.outputs, onA.body.outputs);
+    deepStrictEqual((await b.request("GET", `/v1/models/${model.body.id}`)).body.name, "shared");
+    // /v2 on B serves version 1; A adds version 2; B serves it within about a second.
+    const request = [
+      { name: "input0", datatype: "FP32", shape: [3], data: [1, 2, 3] },
+      { name: "input1", datatype: "FP32", shape: [3], data: [1, 1, 1] },
+    ];
+    const v2 = new NnClient({ baseUrl: b.url }).v2;
+    strictEqual((await v2.infer("shared", request)).modelVersion, "1");
+    const second = await a.request("POST", "/v1/models?name=shared&version=2", addModel(3));
+    await a.request("POST", "/v1/compilations", { model: second.body.id });
+    const changed = performance.now();
+    let version = "1";
+    while (version === "1" && performance.now() - changed < 3000) {
+      version = (await v2.infer("shared", request)).modelVersion!;
+    }
+    strictEqual(version, "2", "B sees A's new version");
+    ok(
+      performance.now() - changed < 1500,
+      `within about a second: ${performance.now() - changed} ms`,
+    );
+    // Nothing of the model is on either replica's disk: its blobs are in the bucket.
+    for (const server of [a, b]) {
+      const local = await Array.fromAsync(
+        new DirectoryBlobStore(`${server.dataDir}/blobs`).list(""),
+      );
+      deepStrictEqual(local, []);
+    }
+    // Deleted through B, gone for A.
+    await b.request("DELETE", `/v1/compilations/${compiled.body.id}`);
+    await b.request("DELETE", `/v1/models/${model.body.id}`);
+    strictEqual((await a.request("GET", `/v1/models/${model.body.id}`)).status, 404);
+  } finally {
+    for (const server of [a, b]) {
+      await server.close();
+      await Deno.remove(server.dataDir, { recursive: true });
+    }
+    await s3.close();
+    await Deno.remove(s3Dir, { recursive: true });
     await postgres.stop();
   }
 });
