@@ -250,6 +250,11 @@ export class Compilations {
     return record;
   }
 
+  /** Drops a compilation's live state (another replica deleted it). */
+  forget(id: string): void {
+    this.#live.delete(id);
+  }
+
   /** Deletes a model; its document stays while compilations of it exist. */
   deleteModel(owner: string, id: string): Promise<void> {
     return this.#models.delete(owner, id, () => this.#store.modelInUse(owner, id));

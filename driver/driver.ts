@@ -98,6 +98,11 @@ export interface DriverConfig {
   deviceCosts?: Record<string, DeviceCosts>;
 }
 
+/** A change replicas announce to each other: what they hold in memory of it is stale. */
+type Change =
+  | { kind: "compilation-deleted"; owner: string; id: string }
+  | { kind: "models-changed"; owner: string };
+
 /** Default of {@link DriverConfig.inlineWork}. */
 export const DEFAULT_INLINE_WORK = 250_000;
 
@@ -117,6 +122,9 @@ export class Driver {
   readonly #compilations: Compilations;
   readonly #bursts: BurstRegistry;
   readonly #runner: ExecutionRunner;
+  readonly #state: StateStore;
+  /** Hearing the state store's announcements; resolves to the function that stops it. */
+  readonly #listening: Promise<() => Promise<void>>;
 
   constructor(config: DriverConfig) {
     this.#memories = new MemoryPools(config.kv, config.dataDir, config.memoryLimits);
@@ -177,6 +185,8 @@ export class Driver {
       metrics: this.metrics,
       inlineWork: config.inlineWork ?? DEFAULT_INLINE_WORK,
     });
+    this.#state = config.kv;
+    this.#listening = config.kv.listen((message) => this.#heard(message));
     registerDriverMetrics(this.metrics, {
       threads,
       pool: this.#pool,
@@ -198,8 +208,40 @@ export class Driver {
   }
 
   /** Stops the executor workers. */
-  close(): void {
+  async close(): Promise<void> {
     this.#pool.close();
+    await (await this.#listening)();
+  }
+
+  /** Tells every replica on the state store of a change they hold in memory. */
+  async #announce(change: Change): Promise<void> {
+    try {
+      await this.#state.announce(JSON.stringify(change));
+    } catch (error) {
+      // The change itself is committed; replicas that miss it keep stale memory of it.
+      console.error(`nnserve: could not announce ${change.kind}: ${(error as Error).message}`);
+    }
+  }
+
+  /** A change announced by a replica (this one included): drop what it made stale. */
+  #heard(message: string): void {
+    let change: Change;
+    try {
+      change = JSON.parse(message);
+    } catch {
+      return; // not one of ours
+    }
+    if (change.kind === "compilation-deleted") this.#dropCompilation(change.id);
+    this.served.changed(change.owner);
+  }
+
+  /** Drops what this process holds of a deleted compilation; nothing when it holds none. */
+  #dropCompilation(id: string): void {
+    this.#compilations.forget(id);
+    this.#bursts.closeForCompilation(id);
+    this.#pool.unload(id);
+    this.#buffers.deleteForCompilation(id);
+    this.metrics.forget("compilation", id);
   }
 
   /** Descriptions of every device. */
@@ -321,19 +363,21 @@ export class Driver {
    */
   async deleteCompilation(owner: string, id: string): Promise<void> {
     const record = await this.#changing(owner, this.#compilations.remove(owner, id));
-    this.#bursts.closeForCompilation(id);
-    this.#pool.unload(id);
-    this.#buffers.deleteForCompilation(id);
-    this.metrics.forget("compilation", id);
+    this.#dropCompilation(id);
+    await this.#announce({ kind: "compilation-deleted", owner, id });
     await this.#changing(owner, this.#compilations.collectModel(owner, record.model));
   }
 
-  /** Waits for a change to the client's models or compilations, then tells `served`. */
+  /**
+   * Waits for a change to the client's models or compilations, then tells `served`, here and
+   * on every replica.
+   */
   async #changing<T>(owner: string, change: Promise<T>): Promise<T> {
     try {
       return await change;
     } finally {
       this.served.changed(owner);
+      await this.#announce({ kind: "models-changed", owner });
     }
   }
 

@@ -6,7 +6,7 @@
  * holds, or a concurrent transaction PostgreSQL cannot order, makes the commit `ok: false`,
  * and the caller reads again and retries, as with Deno KV. The schema's migrations are
  * versioned here and applied at open under an advisory lock, so replicas starting together
- * apply them once.
+ * apply them once. Announcements go to every replica through LISTEN/NOTIFY.
  */
 import { Buffer } from "node:buffer";
 import postgres from "postgres";
@@ -37,6 +37,9 @@ const MIGRATIONS: readonly string[] = [
 
 /** Any number that identifies nnserve's migration lock among the database's advisory locks. */
 const MIGRATION_LOCK = 0x6e6e7376;
+
+/** The NOTIFY channel of announcements. */
+const CHANNEL = "nnserve_changes";
 
 /** PostgreSQL's type id of bytea, for arrays of keys. */
 const BYTEA = 17;
@@ -210,6 +213,15 @@ export class PostgresStateStore implements StateStore {
       },
     };
     return atomic;
+  }
+
+  async announce(message: string): Promise<void> {
+    await this.#sql.notify(CHANNEL, message);
+  }
+
+  async listen(listener: (message: string) => void): Promise<() => Promise<void>> {
+    const { unlisten } = await this.#sql.listen(CHANNEL, listener);
+    return unlisten;
   }
 
   async close(): Promise<void> {

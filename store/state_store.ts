@@ -59,12 +59,21 @@ export interface StateStore {
   set(key: StateKey, value: unknown): Promise<void>;
   delete(key: StateKey): Promise<void>;
   atomic(): StateAtomic;
+  /**
+   * Tells every process on this store, this one included, of a change whose effects they
+   * hold in memory (a deleted compilation, say): PostgreSQL's NOTIFY reaches every replica;
+   * Deno KV's file has one process, so this one only.
+   */
+  announce(message: string): Promise<void>;
+  /** Hears announcements until the returned function is called. */
+  listen(listener: (message: string) => void): Promise<() => Promise<void>>;
   close(): void | Promise<void>;
 }
 
 /** Deno KV as the state store (the embedded default). */
 export class KvStateStore implements StateStore {
   readonly #kv: Deno.Kv;
+  readonly #listeners = new Set<(message: string) => void>();
 
   constructor(kv: Deno.Kv) {
     this.#kv = kv;
@@ -125,6 +134,19 @@ export class KvStateStore implements StateStore {
       },
     };
     return atomic;
+  }
+
+  announce(message: string): Promise<void> {
+    for (const listener of this.#listeners) queueMicrotask(() => listener(message));
+    return Promise.resolve();
+  }
+
+  listen(listener: (message: string) => void): Promise<() => Promise<void>> {
+    this.#listeners.add(listener);
+    return Promise.resolve(() => {
+      this.#listeners.delete(listener);
+      return Promise.resolve();
+    });
   }
 
   close(): void {

@@ -149,8 +149,16 @@ Deno.test("two replicas on one database and one S3 bucket: a model one registers
       );
       deepStrictEqual(local, []);
     }
-    // Deleted through B, gone for A.
-    await b.request("DELETE", `/v1/compilations/${compiled.body.id}`);
+    // Deleted through B, gone for A within a second, though A holds it prepared in memory.
+    strictEqual((await a.request("POST", path, inputs)).status, 200);
+    strictEqual((await b.request("DELETE", `/v1/compilations/${compiled.body.id}`)).status, 204);
+    const deleted = performance.now();
+    let status = 200;
+    while (status === 200 && performance.now() - deleted < 3000) {
+      status = (await a.request("POST", path, inputs)).status;
+    }
+    strictEqual(status, 404, "A stops serving the deleted compilation");
+    ok(performance.now() - deleted < 1000, `within a second: ${performance.now() - deleted} ms`);
     await b.request("DELETE", `/v1/models/${model.body.id}`);
     strictEqual((await a.request("GET", `/v1/models/${model.body.id}`)).status, 404);
   } finally {

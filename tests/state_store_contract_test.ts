@@ -20,8 +20,31 @@ async function collect<T>(iterable: AsyncIterable<{ key: StateKey; value: T }>) 
   return out;
 }
 
-/** The contract, run against one store (empty when it starts). */
-async function contract(t: Deno.TestContext, store: StateStore) {
+/**
+ * The contract, run against one store (empty when it starts); `peer` is another process's
+ * view of the same store where there can be one (PostgreSQL), else the store itself.
+ */
+async function contract(t: Deno.TestContext, store: StateStore, peer: StateStore) {
+  await t.step("announcements reach every listener on the store, once each", async () => {
+    const heard: string[] = [];
+    const mine: string[] = [];
+    const stopPeer = await peer.listen((m) => heard.push(m));
+    const stopMine = await store.listen((m) => mine.push(m));
+    await store.announce("compilation-deleted 42");
+    await store.announce("model-deleted 7");
+    const until = Date.now() + 2000;
+    while ((heard.length < 2 || mine.length < 2) && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    deepStrictEqual(heard, ["compilation-deleted 42", "model-deleted 7"]);
+    deepStrictEqual(mine, ["compilation-deleted 42", "model-deleted 7"]);
+    await stopPeer();
+    await stopMine();
+    await store.announce("after");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    strictEqual(heard.length + mine.length, 4, "stopped listeners hear nothing more");
+  });
+
   await t.step("absent keys read as null; writes change the versionstamp", async () => {
     deepStrictEqual(await store.get(["none"]), { key: ["none"], value: null, versionstamp: null });
     await store.set(["thing", "a"], { n: 1 });
@@ -179,7 +202,7 @@ Deno.test("the Deno KV state store keeps the contract", async (t) => {
   const dir = await Deno.makeTempDir({ prefix: "nnserve-state-" });
   const store = await KvStateStore.open(`${dir}/state.kv`);
   try {
-    await contract(t, store);
+    await contract(t, store, store);
   } finally {
     store.close();
     await Deno.remove(dir, { recursive: true });
@@ -193,10 +216,12 @@ Deno.test("the PostgreSQL state store keeps the contract", async (t) => {
     // Opened twice: the second open finds the schema at its version and changes nothing.
     await (await PostgresStateStore.open(url)).close();
     const store = await PostgresStateStore.open(url);
+    const peer = await PostgresStateStore.open(url);
     try {
-      await contract(t, store);
+      await contract(t, store, peer);
     } finally {
       await store.close();
+      await peer.close();
     }
   } finally {
     await postgres.stop();
