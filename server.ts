@@ -37,6 +37,8 @@ export interface ServerConfig {
   kvPath?: string;
   /** PostgreSQL for the state instead of Deno KV (NNSERVE_DATABASE_URL): shared by replicas. */
   databaseUrl?: string;
+  /** This replica's name in metrics, logs and answers (NNSERVE_REPLICA; the host name). */
+  replica?: string;
   /**
    * Where model blobs go (default `<data dir>/blobs`): a directory every replica mounts
    * (NNSERVE_BLOB_DIR) or an S3 bucket (NNSERVE_S3_BUCKET, NNSERVE_S3_ENDPOINT,
@@ -185,6 +187,7 @@ export function configFromEnv(): ServerConfig {
     dataDir: env("NNSERVE_DATA_DIR") ?? "./data",
     kvPath: env("NNSERVE_KV_URL") ?? env("NNSERVE_KV_PATH"),
     databaseUrl: env("NNSERVE_DATABASE_URL"),
+    replica: env("NNSERVE_REPLICA"),
     blobs: blobsFromEnv(env),
     apiKeys: apiKeysFromEnv(),
     workers: number("NNSERVE_WORKERS", { integer: true, min: 1 }),
@@ -322,7 +325,7 @@ function blobsFromEnv(env: (name: string) => string | undefined): ServerConfig["
 }
 
 /** The configured blob store (the data dir's by default). */
-function openBlobs(config: ServerConfig): BlobStore {
+export function openBlobs(config: ServerConfig): BlobStore {
   const blobs = config.blobs;
   if (blobs === undefined) return new DirectoryBlobStore(`${config.dataDir}/blobs`);
   return "dir" in blobs ? new DirectoryBlobStore(blobs.dir) : new S3BlobStore(blobs.s3);
@@ -374,6 +377,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     const driver = openingState(config.dataDir, () =>
       new Driver({
         kv,
+        replica: config.replica,
         blobs: openBlobs(config),
         dataDir: config.dataDir,
         cache,

@@ -64,6 +64,8 @@ export const DEFAULT_MAX_COMPILATIONS_PER_CLIENT = 1000;
 /** Where the driver keeps state and how much parallelism it uses. */
 export interface DriverConfig {
   kv: StateStore;
+  /** This replica's name, in metrics, logs and answers (default: the host name). */
+  replica?: string;
   /** Where model documents and weights go (default: `<data dir>/blobs`). */
   blobs?: BlobStore;
   dataDir: string;
@@ -110,6 +112,8 @@ export const DEFAULT_INLINE_WORK = 250_000;
 export class Driver {
   /** Counters of what the driver did, for `GET /metrics`. */
   readonly metrics = new Metrics();
+  /** This replica's name (NNSERVE_REPLICA, else the host name). */
+  readonly replica: string;
   /** Named spans of memories (the Open Inference Protocol's shared-memory regions). */
   readonly regions: SharedRegions;
   /** Models by name and version, as the Open Inference Protocol serves them. */
@@ -129,6 +133,7 @@ export class Driver {
   constructor(config: DriverConfig) {
     this.#memories = new MemoryPools(config.kv, config.dataDir, config.memoryLimits);
     this.regions = new SharedRegions(config.kv, this.#memories);
+    this.replica = config.replica ?? Deno.hostname();
     this.#bursts = new BurstRegistry({
       execute: (o, c, request) => this.execute(o, c, request),
       memory: (o, id) => this.#memories.hold(o, id),
@@ -194,6 +199,7 @@ export class Driver {
       memories: this.#memories,
       compilations: this.#compilations,
       bursts: this.#bursts,
+      replica: this.replica,
     });
   }
 

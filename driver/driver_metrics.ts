@@ -53,6 +53,7 @@ export function registerDriverMetrics(
     memories: MemoryPools;
     compilations: Compilations;
     bursts: BurstRegistry;
+    replica: string;
   },
 ): void {
   metrics.declare(...EXECUTIONS, ["NONE", ...ERROR_STATUSES].map((status) => ({ status })));
@@ -92,7 +93,8 @@ export function registerDriverMetrics(
     "Bytes of memory pools per client (deleted ones still held by a burst included)",
     async () => [...await memories.usageByClient()].map(([client, bytes]) => [{ client }, bytes]),
   );
-  metrics.gauge("nnserve_build_info", "The running build (always 1)", () => 1, {
+  metrics.gauge("nnserve_build_info", "The running build on this replica (always 1)", () => 1, {
+    replica: parts.replica,
     driver: DRIVER_VERSION,
     deno: Deno.version.deno,
     v8: Deno.version.v8,

@@ -3,8 +3,9 @@
  * request id (the client's `X-Request-Id` when it is a plausible one, else a new UUID),
  * echoed in the answer; the duration is observed in
  * `nnserve_http_request_duration_seconds{method,route,status}` and, at the configured level,
- * a JSON line (time, level, request id, client, method, route, path, status, ms) goes to the
- * log: `info` for every request, `warn` for 4xx, `error` for 5xx.
+ * a JSON line (time, level, replica, request id, client, method, route, path, status, ms)
+ * goes to the log: `info` for every request, `warn` for 4xx, `error` for 5xx. Every answer
+ * says which replica gave it (`X-Nnserve-Replica`), for requests through a balancer.
  */
 import type { MiddlewareHandler } from "hono";
 import type { Metrics } from "../driver/metrics.ts";
@@ -22,7 +23,7 @@ const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
 /** The access log and duration histogram. */
 export function accessLog(
   metrics: Metrics,
-  options: { level: LogLevel; sink: LogSink },
+  options: { level: LogLevel; sink: LogSink; replica: string },
 ): MiddlewareHandler {
   const threshold = LOG_LEVELS.indexOf(options.level);
   return async (c, next) => {
@@ -31,6 +32,7 @@ export function accessLog(
     const requestId = given !== undefined && REQUEST_ID.test(given) ? given : crypto.randomUUID();
     await next();
     c.res.headers.set("X-Request-Id", requestId);
+    c.res.headers.set("X-Nnserve-Replica", options.replica);
     const ms = performance.now() - started;
     const status = c.res.status;
     const route = c.req.routePath === "/*" ? "unmatched" : c.req.routePath;
@@ -46,6 +48,7 @@ export function accessLog(
       time: new Date().toISOString(),
       level,
       msg: "request",
+      replica: options.replica,
       requestId,
       client: (c.get as (key: string) => unknown)("client") ?? null,
       method: c.req.method,

@@ -99,7 +99,13 @@ function bodyLimits(maxBytes: number, maxJsonBytes: number): MiddlewareHandler {
 /** Builds the Hono app over a driver. */
 export function buildApp(driver: Driver, options: AppOptions) {
   const app = newRouter();
-  app.use("*", accessLog(driver.metrics, options.log ?? { level: "off", sink: () => {} }));
+  app.use(
+    "*",
+    accessLog(driver.metrics, {
+      ...options.log ?? { level: "off", sink: () => {} },
+      replica: driver.replica,
+    }),
+  );
   const origins = options.corsOrigins ?? [];
   if (origins.length > 0) {
     app.use(
@@ -118,6 +124,7 @@ export function buildApp(driver: Driver, options: AppOptions) {
           "Location",
           "Retry-After",
           "X-Request-Id",
+          "X-Nnserve-Replica",
           "Output-Dimensions",
           "Output-Name",
           "Inference-Header-Content-Length",

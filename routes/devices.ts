@@ -17,5 +17,8 @@ const listDevices = createRoute({
 
 /** Device routes. */
 export function deviceRoutes(driver: Driver) {
-  return newRouter().openapi(listDevices, (c) => c.json({ devices: driver.deviceInfos() }, 200));
+  return newRouter().openapi(
+    listDevices,
+    (c) => c.json({ devices: driver.deviceInfos(), replica: driver.replica }, 200),
+  );
 }

@@ -110,6 +110,7 @@ export const DEVICES = {
     supportedOperations: ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL"],
     numberOfCacheFilesNeeded: { modelCache: 1, dataCache: 1 },
   }],
+  replica: "nnserve-0",
 } satisfies z.input<typeof DevicesBody>;
 
 export const COMPILATION_REQUEST = {

@@ -47,11 +47,16 @@ const ready = createRoute({
   summary: "Readiness: 200 once state is open and the model repository's models are compiled",
   responses: {
     200: jsonResponse(
-      z.object({ status: z.literal("ready"), repository: z.array(RepositoryEntryBody).optional() }),
+      z.object({
+        status: z.literal("ready"),
+        replica: z.string().openapi({ description: "The replica that answered" }),
+        repository: z.array(RepositoryEntryBody).optional(),
+      }),
       "Ready; how each repository entry fared (a failed one does not hold readiness back)",
       {
         example: {
           status: "ready",
+          replica: "nnserve-0",
           repository: [{
             name: "add",
             version: "1",
@@ -127,7 +132,7 @@ export function healthRoutes(driver: Driver, readiness: () => Readiness) {
         }, 503);
       }
       const repository = state.repository ? { repository: state.repository } : {};
-      return c.json({ status: "ready" as const, ...repository }, 200);
+      return c.json({ status: "ready" as const, replica: driver.replica, ...repository }, 200);
     })
     .openapi(
       metrics,

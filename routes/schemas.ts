@@ -42,6 +42,7 @@ export const DevicesBody = z.object({
       featureLevel: z.number(),
     }).passthrough(),
   ),
+  replica: z.string().optional().openapi({ description: "The replica that answered" }),
 }).openapi("Devices");
 
 const ModelPort = z.object({

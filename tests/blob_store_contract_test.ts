@@ -8,12 +8,12 @@
  */
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import S3rver from "s3rver";
 import { DriverError } from "../nnapi/errors.ts";
 import { type BlobStore, DirectoryBlobStore } from "../store/blob_store.ts";
 import { sha256Hex } from "../store/bytes.ts";
 import { PART_BYTES, S3BlobStore } from "../store/s3_blob_store.ts";
 import { seededFloats } from "../kernels/seeded_random.ts";
+import { startS3 } from "./s3_fixture.ts";
 
 const isStatus = (status: string) => (e: unknown) =>
   e instanceof DriverError && e.status === status;
@@ -107,17 +107,8 @@ Deno.test("the directory blob store keeps the contract, alone and shared by two 
 });
 
 Deno.test("the S3 blob store keeps the contract (s3rver on loopback)", async (t) => {
-  const dir = await Deno.makeTempDir({ prefix: "nnserve-s3-" });
-  const server = new S3rver({
-    port: 0,
-    address: "127.0.0.1",
-    directory: dir,
-    silent: true,
-    configureBuckets: [{ name: "nnserve" }],
-  });
-  const { port } = await server.run();
-  const endpoint = `http://127.0.0.1:${port}`;
-  const credentials = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
+  const s3 = await startS3("nnserve");
+  const { endpoint, credentials } = s3;
   const writer = new S3BlobStore({ endpoint, bucket: "nnserve", credentials, prefix: "nn/" });
   const reader = new S3BlobStore({ endpoint, bucket: "nnserve", credentials, prefix: "nn/" });
   const raw = new S3Client({ endpoint, region: "us-east-1", forcePathStyle: true, credentials });
@@ -130,7 +121,6 @@ Deno.test("the S3 blob store keeps the contract (s3rver on loopback)", async (t)
     writer.close();
     reader.close();
     raw.destroy();
-    await server.close();
-    await Deno.remove(dir, { recursive: true });
+    await s3.stop();
   }
 });

@@ -16,6 +16,7 @@ const ALICE = { authorization: "Bearer key-a" };
 
 interface AccessLine {
   time: string;
+  replica: string;
   level: string;
   msg: string;
   requestId: string;
@@ -30,7 +31,12 @@ interface AccessLine {
 Deno.test("answers carry a request id and each request is one JSON access-log line", async () => {
   const lines: AccessLine[] = [];
   const sink = (line: string) => lines.push(JSON.parse(line));
-  await withTestServer({ apiKeys: KEYS, logLevel: "info", logSink: sink }, async (server) => {
+  await withTestServer({
+    apiKeys: KEYS,
+    logLevel: "info",
+    logSink: sink,
+    replica: "r-7",
+  }, async (server) => {
     const given = await fetch(`${server.url}/v1/models`, {
       headers: { ...ALICE, "x-request-id": "trace-42.a" },
     });
@@ -56,6 +62,7 @@ Deno.test("answers carry a request id and each request is one JSON access-log li
       [first.level, first.msg, first.requestId, first.client, first.method, first.route],
       ["info", "request", "trace-42.a", "alice", "GET", "/v1/models"],
     );
+    strictEqual(first.replica, "r-7", "log lines name the replica");
     strictEqual(first.status, 200);
     ok(first.ms >= 0 && !Number.isNaN(Date.parse(first.time)));
     strictEqual(second.requestId, id);
@@ -77,7 +84,14 @@ Deno.test("answers carry a request id and each request is one JSON access-log li
       /nnserve_http_request_duration_seconds_bucket\{method="POST",route="\/v1\/models",status="201",le="\+Inf"\} 1/
         .test(metrics),
     );
-    ok(/nnserve_build_info\{driver="nnserve\/[^"]+",deno="[^"]+",v8="[^"]+"\} 1/.test(metrics));
+    ok(
+      /nnserve_build_info\{replica="r-7",driver="nnserve\/[^"]+",deno="[^"]+",v8="[^"]+"\} 1/
+        .test(metrics),
+      metrics,
+    );
+    strictEqual(given.headers.get("x-nnserve-replica"), "r-7", "answers name the replica");
+    strictEqual((await server.request("GET", "/v1/devices", undefined, ALICE)).body.replica, "r-7");
+    strictEqual((await server.request("GET", "/readyz")).body.replica, "r-7");
   });
 });
 

@@ -8,9 +8,9 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { NnClient } from "../client/mod.ts";
 import { configFromEnv, startServer, StartupError } from "../server.ts";
-import S3rver from "s3rver";
 import { DirectoryBlobStore } from "../store/blob_store.ts";
 import { startPostgres } from "./postgres_fixture.ts";
+import { startS3 } from "./s3_fixture.ts";
 import { addModel, startTestServer } from "./server_fixture.ts";
 
 Deno.test("the service keeps its state in PostgreSQL and finds it again after a restart", async () => {
@@ -93,21 +93,13 @@ Deno.test("the service keeps its state in PostgreSQL and finds it again after a 
 
 Deno.test("two replicas on one database and one S3 bucket: a model one registers and compiles runs on the other, with its own empty disk", async () => {
   const postgres = await startPostgres();
-  const s3Dir = await Deno.makeTempDir({ prefix: "nnserve-s3-" });
-  const s3 = new S3rver({
-    port: 0,
-    address: "127.0.0.1",
-    directory: s3Dir,
-    silent: true,
-    configureBuckets: [{ name: "blobs" }],
-  });
-  const { port } = await s3.run();
+  const s3 = await startS3("blobs");
   const databaseUrl = await postgres.database("replicas");
   const blobs = {
     s3: {
       bucket: "blobs",
-      endpoint: `http://127.0.0.1:${port}`,
-      credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" },
+      endpoint: s3.endpoint,
+      credentials: s3.credentials,
     },
   };
   const a = await startTestServer({ databaseUrl, blobs });
@@ -166,8 +158,7 @@ Deno.test("two replicas on one database and one S3 bucket: a model one registers
       await server.close();
       await Deno.remove(server.dataDir, { recursive: true });
     }
-    await s3.close();
-    await Deno.remove(s3Dir, { recursive: true });
+    await s3.stop();
     await postgres.stop();
   }
 });

@@ -1,0 +1,102 @@
+/**
+ * `deno task migrate`: moves an embedded data dir's state into PostgreSQL and its model blobs
+ * into the cluster's blob store, so the same service runs on them
+ * (`NNSERVE_DATABASE_URL`, and `NNSERVE_S3_*` or `NNSERVE_BLOB_DIR`, read as the service
+ * reads them; `NNSERVE_DATA_DIR` is the source). Every state entry is copied as it is;
+ * models stored before blobs get blobs of their files. The data dir is locked meanwhile (the
+ * service must not run on it), and a database that already holds state is refused: nothing
+ * is overwritten. Memory contents and the compilation cache stay in the data dir.
+ */
+import { configFromEnv, openBlobs, StartupError } from "../server.ts";
+import { type BlobStore, DirectoryBlobStore } from "../store/blob_store.ts";
+import { DataDirLockedError, lockDataDir } from "../store/data_dir_lock.ts";
+import type { ModelRecord } from "../store/model_store.ts";
+import { PostgresStateStore } from "../store/postgres_state.ts";
+import { S3BlobStore } from "../store/s3_blob_store.ts";
+import { KvStateStore, type StateStore } from "../store/state_store.ts";
+
+/** What a migration moved. */
+export interface MigrationReport {
+  entries: number;
+  blobs: number;
+  /** Models whose files became blobs. */
+  filesToBlobs: number;
+}
+
+/** Copies `source`'s entries into `target` (which must hold none) and the model blobs. */
+export async function migrate(options: {
+  source: StateStore;
+  target: StateStore;
+  dataDir: string;
+  sourceBlobs: BlobStore;
+  targetBlobs: BlobStore;
+}): Promise<MigrationReport> {
+  const { source, target, dataDir, sourceBlobs, targetBlobs } = options;
+  for await (const _ of target.list({ prefix: [] }, { limit: 1 })) {
+    throw new Error("the database already holds state: migrate into an empty one");
+  }
+  const report: MigrationReport = { entries: 0, blobs: 0, filesToBlobs: 0 };
+  for await (const entry of source.list<unknown>({ prefix: [] })) {
+    let value = entry.value;
+    if (entry.key[0] === "model") {
+      const record = value as ModelRecord;
+      const scope = `models/${record.id}`;
+      const [document, weights] = record.blobs
+        ? [
+          await sourceBlobs.get(record.blobs.document),
+          await sourceBlobs.get(record.blobs.weights),
+        ]
+        : [
+          await Deno.readFile(`${dataDir}/models/${record.id}.json`),
+          await Deno.readFile(`${dataDir}/models/${record.id}.weights`),
+        ];
+      if (!record.blobs) report.filesToBlobs++;
+      const blobs = {
+        document: await targetBlobs.put(scope, [document]),
+        weights: await targetBlobs.put(scope, [weights]),
+      };
+      report.blobs += 2;
+      value = { ...record, blobs };
+    }
+    await target.set(entry.key, value);
+    report.entries++;
+  }
+  return report;
+}
+
+if (import.meta.main) {
+  try {
+    const config = configFromEnv();
+    const dataDir = config.dataDir;
+    if (config.databaseUrl === undefined) {
+      throw new StartupError("NNSERVE_DATABASE_URL names the database to migrate into");
+    }
+    const lock = await lockDataDir(dataDir).catch((error) => {
+      throw error instanceof DataDirLockedError ? new StartupError(error.message) : error;
+    });
+    const source = await KvStateStore.open(config.kvPath ?? `${dataDir}/nnserve.kv`);
+    const target = await PostgresStateStore.open(config.databaseUrl);
+    const targetBlobs = openBlobs(config);
+    try {
+      const report = await migrate({
+        source,
+        target,
+        dataDir,
+        sourceBlobs: new DirectoryBlobStore(`${dataDir}/blobs`),
+        targetBlobs,
+      });
+      console.log(
+        `nnserve migrate: ${report.entries} state entries and ${report.blobs} model blobs ` +
+          `(${report.filesToBlobs} models from files) moved from ${dataDir}`,
+      );
+    } finally {
+      source.close();
+      await target.close();
+      if (targetBlobs instanceof S3BlobStore) targetBlobs.close();
+      lock.release();
+    }
+  } catch (error) {
+    console.error(`nnserve migrate: ${(error as Error).message}`);
+    Deno.exit(1);
+  }
+}
