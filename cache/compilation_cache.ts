@@ -11,6 +11,7 @@
  * only the KV entry points to, so concurrent writers, crashes mid-write and swapped files
  * never yield an accepted mix. A size budget evicts least recently used entries.
  */
+import { sha256Hex } from "../store/bytes.ts";
 import type { StateStore } from "../store/state_store.ts";
 import { removeIfPresent, writeFileAtomic } from "../store/atomic_file.ts";
 
@@ -105,11 +106,6 @@ export interface CacheConfig {
 /** Default budget: 1 GiB of cache files. */
 export const DEFAULT_CACHE_BUDGET = 1024 ** 3;
 
-async function sha256(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 /** The persistent cache of prepared models. */
 export class CompilationCache {
   readonly #kv: StateStore;
@@ -148,7 +144,7 @@ export class CompilationCache {
    */
   async key(parts: Record<string, unknown>): Promise<string> {
     const text = JSON.stringify({ ...parts, version: this.version });
-    return await sha256(new TextEncoder().encode(text));
+    return await sha256Hex(new TextEncoder().encode(text));
   }
 
   #files(key: string, generation: string): { model: string; data: string } {
@@ -188,7 +184,7 @@ export class CompilationCache {
         await this.#remove(key, entry);
         return { kind: "rejected", reason: "cache file missing" };
       }
-      if (await sha256(model) !== entry.modelHash) {
+      if (await sha256Hex(model) !== entry.modelHash) {
         await this.#remove(key, entry);
         return { kind: "rejected", reason: "model cache does not match its recorded hash" };
       }
@@ -217,7 +213,7 @@ export class CompilationCache {
    */
   async save(key: string, model: Uint8Array, data: Uint8Array): Promise<void> {
     await this.#serialized(key, async () => {
-      const modelHash = await sha256(model);
+      const modelHash = await sha256Hex(model);
       const generation = crypto.randomUUID();
       const files = this.#files(key, generation);
       await writeFileAtomic(files.data, dataHeader(key, generation), data);

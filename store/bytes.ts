@@ -2,6 +2,10 @@
 
 /** The parts one after the other, in one array. */
 export function joinBytes(parts: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
+  // One part over an ordinary buffer is already joined: no copy.
+  if (parts.length === 1 && parts[0].buffer instanceof ArrayBuffer) {
+    return parts[0] as Uint8Array<ArrayBuffer>;
+  }
   const total = parts.reduce((n, p) => n + p.byteLength, 0);
   const joined = new Uint8Array(total);
   let at = 0;
