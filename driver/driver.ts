@@ -4,6 +4,7 @@
  * driver-managed buffers, for clients (owners). It knows nothing of HTTP; every failure is
  * a DriverError with an NNAPI status.
  */
+import { type Change, ReplicaChanges } from "./replica_changes.ts";
 import { type BlobStore, DirectoryBlobStore } from "../store/blob_store.ts";
 import type { StateStore } from "../store/state_store.ts";
 import type { CompilationCache } from "../cache/compilation_cache.ts";
@@ -100,11 +101,6 @@ export interface DriverConfig {
   deviceCosts?: Record<string, DeviceCosts>;
 }
 
-/** A change replicas announce to each other: what they hold in memory of it is stale. */
-type Change =
-  | { kind: "compilation-deleted"; owner: string; id: string }
-  | { kind: "models-changed"; owner: string };
-
 /** Default of {@link DriverConfig.inlineWork}. */
 export const DEFAULT_INLINE_WORK = 250_000;
 
@@ -126,9 +122,8 @@ export class Driver {
   readonly #compilations: Compilations;
   readonly #bursts: BurstRegistry;
   readonly #runner: ExecutionRunner;
-  readonly #state: StateStore;
-  /** Hearing the state store's announcements; resolves to the function that stops it. */
-  readonly #listening: Promise<() => Promise<void>>;
+  /** What this replica tells the others, and hears from them. */
+  readonly #changes: ReplicaChanges;
 
   constructor(config: DriverConfig) {
     this.#memories = new MemoryPools(config.kv, config.dataDir, config.memoryLimits);
@@ -190,8 +185,7 @@ export class Driver {
       metrics: this.metrics,
       inlineWork: config.inlineWork ?? DEFAULT_INLINE_WORK,
     });
-    this.#state = config.kv;
-    this.#listening = config.kv.listen((message) => this.#heard(message));
+    this.#changes = new ReplicaChanges(config.kv, (change) => this.#heard(change));
     registerDriverMetrics(this.metrics, {
       threads,
       pool: this.#pool,
@@ -216,27 +210,11 @@ export class Driver {
   /** Stops the executor workers. */
   async close(): Promise<void> {
     this.#pool.close();
-    await (await this.#listening)();
-  }
-
-  /** Tells every replica on the state store of a change they hold in memory. */
-  async #announce(change: Change): Promise<void> {
-    try {
-      await this.#state.announce(JSON.stringify(change));
-    } catch (error) {
-      // The change itself is committed; replicas that miss it keep stale memory of it.
-      console.error(`nnserve: could not announce ${change.kind}: ${(error as Error).message}`);
-    }
+    await this.#changes.close();
   }
 
   /** A change announced by a replica (this one included): drop what it made stale. */
-  #heard(message: string): void {
-    let change: Change;
-    try {
-      change = JSON.parse(message);
-    } catch {
-      return; // not one of ours
-    }
+  #heard(change: Change): void {
     if (change.kind === "compilation-deleted") this.#dropCompilation(change.id);
     this.served.changed(change.owner);
   }
@@ -370,7 +348,7 @@ export class Driver {
   async deleteCompilation(owner: string, id: string): Promise<void> {
     const record = await this.#changing(owner, this.#compilations.remove(owner, id));
     this.#dropCompilation(id);
-    await this.#announce({ kind: "compilation-deleted", owner, id });
+    await this.#changes.announce({ kind: "compilation-deleted", owner, id });
     await this.#changing(owner, this.#compilations.collectModel(owner, record.model));
   }
 
@@ -383,7 +361,7 @@ export class Driver {
       return await change;
     } finally {
       this.served.changed(owner);
-      await this.#announce({ kind: "models-changed", owner });
+      await this.#changes.announce({ kind: "models-changed", owner });
     }
   }
 
