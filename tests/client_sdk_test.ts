@@ -3,6 +3,7 @@
  * temporary data directory: models built with the SDK are registered, compiled and
  * executed over HTTP, and service failures surface as NnapiError.
  */
+import { rejectsWithStatus } from "./sdk_fixture.ts";
 import { deepStrictEqual, ok, rejects, strictEqual, throws } from "node:assert/strict";
 import {
   Compilation,
@@ -75,23 +76,6 @@ function convModel(client: NnClient): Model {
   m.addOperation("CONV_2D", [input, filter, bias, ...scalars], [output]);
   m.identifyInputsAndOutputs([input], [output]);
   return m;
-}
-
-async function rejectsWithStatus(
-  promise: Promise<unknown>,
-  status: NnapiError["status"],
-  httpStatus: number,
-): Promise<NnapiError> {
-  let caught: unknown;
-  await rejects(promise, (error) => {
-    caught = error;
-    return true;
-  });
-  ok(caught instanceof NnapiError, `expected NnapiError, got ${caught}`);
-  strictEqual(caught.status, status, caught.message);
-  strictEqual(caught.httpStatus, httpStatus);
-  ok(caught.message.length > 0);
-  return caught;
 }
 
 Deno.test("NnClient.devices() lists the service's devices", async () => {

@@ -5,8 +5,9 @@
  * Results are compared with plain JSON executions (`POST /v1/compilations/{id}/executions`
  * with `data` arguments, sent with fetch) and with the RNN cell computed here.
  */
+import { rejectsWithStatus } from "./sdk_fixture.ts";
 import { deepStrictEqual, ok, rejects, strictEqual, throws } from "node:assert/strict";
-import { type Compilation, DeviceBuffer, NnapiError, NnClient } from "../client/mod.ts";
+import { type Compilation, DeviceBuffer, NnClient } from "../client/mod.ts";
 import { type TestServer, withTestServer } from "./server_fixture.ts";
 
 const UNITS = 4;
@@ -95,22 +96,6 @@ function f32Bytes(values: readonly number[]): Uint8Array {
 
 function f32Values(bytes: Uint8Array): number[] {
   return Array.from(new Float32Array(bytes.slice().buffer));
-}
-
-async function rejectsWithStatus(
-  promise: Promise<unknown>,
-  status: NnapiError["status"],
-  httpStatus: number,
-): Promise<NnapiError> {
-  let caught: unknown;
-  await rejects(promise, (error) => {
-    caught = error;
-    return true;
-  });
-  ok(caught instanceof NnapiError, `expected NnapiError, got ${caught}`);
-  strictEqual(caught.status, status, caught.message);
-  strictEqual(caught.httpStatus, httpStatus);
-  return caught;
 }
 
 const STEPS = Array.from({ length: 6 }, (_, t) => seeded(INPUT, 100 + t));
