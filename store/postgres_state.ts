@@ -75,6 +75,8 @@ class CheckFailed extends Error {}
 
 /** PostgreSQL as the state store. */
 export class PostgresStateStore implements StateStore {
+  /** Every replica on the database shares it. */
+  readonly shared = true;
   readonly #sql: Sql;
 
   private constructor(sql: Sql) {

@@ -51,6 +51,12 @@ export interface StateSelector {
 
 /** The state store. Values are JSON-shaped (objects, arrays, strings, numbers, booleans). */
 export interface StateStore {
+  /**
+   * Whether other processes (replicas) share this store: then what a replica keeps on its
+   * own disk is not seen by the others, so memories' contents and cache files go to the
+   * blob store.
+   */
+  readonly shared: boolean;
   get<T>(key: StateKey): Promise<StateEntryMaybe<T>>;
   /** The entries of `keys`, in order. */
   getMany<T>(keys: readonly StateKey[]): Promise<StateEntryMaybe<T>[]>;
@@ -72,6 +78,8 @@ export interface StateStore {
 
 /** Deno KV as the state store (the embedded default). */
 export class KvStateStore implements StateStore {
+  /** A Deno KV file has one process. */
+  readonly shared = false;
   readonly #kv: Deno.Kv;
   readonly #listeners = new Set<(message: string) => void>();
 
