@@ -126,9 +126,12 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   try {
     const kv = await openState(config);
     opened.push(() => kv.close());
+    const blobs = openBlobs(config);
     const cache = await CompilationCache.open({
       kv,
       dir: `${config.dataDir}/cache`,
+      // On a shared state store the cache is shared too: its files go to the blob store.
+      blobs,
       budgetBytes: config.cacheBytes ?? DEFAULT_CACHE_BUDGET,
       version: config.driverVersion ?? DRIVER_VERSION,
     }).catch(unusableState(config.dataDir));
@@ -137,7 +140,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       new Driver({
         kv,
         replica: config.replica,
-        blobs: openBlobs(config),
+        blobs,
         dataDir: config.dataDir,
         cache,
         workers: config.workers ?? Math.max(1, navigator.hardwareConcurrency),

@@ -1,19 +1,39 @@
 /**
- * The compilation cache (NNAPI HAL 1.2 caching, on the server). The cache directory is the
- * untrusted "app directory": anyone may overwrite its files. Security rests, as NNAPI
- * requires, on a persistent map in Deno KV from cache key to the SHA-256 of the model cache,
- * computed from the in-memory bytes before they are written; loading reads the file into
- * memory, hashes those very bytes and compares before anything is decoded (no
- * time-of-check/time-of-use gap). The data cache (weights only) is read straight into shared
- * memory and checked for its recorded size and for a header naming its key and generation
- * (so files swapped between entries are refused), not hashed: tampering with its weights
- * can change output values, never the plan. Files are written atomically under a fresh generation name that
- * only the KV entry points to, so concurrent writers, crashes mid-write and swapped files
- * never yield an accepted mix. A size budget evicts least recently used entries.
+ * The compilation cache (NNAPI HAL 1.2 caching, on the server). Security rests, as NNAPI
+ * requires, on a persistent map in the state store from cache key to the SHA-256 of the model
+ * cache, computed from the in-memory bytes before they are written; any doubt about what a
+ * lookup finds is a rejection (the entry dropped, the model prepared again), never an error.
+ * A size budget evicts least recently used entries.
+ *
+ * Embedded (a state store of one process): the cache directory is the untrusted "app
+ * directory": anyone may overwrite its files. Loading reads the model cache into memory,
+ * hashes those very bytes and compares before anything is decoded (no time-of-check/
+ * time-of-use gap). The data cache (weights only) is read straight into shared memory on
+ * first need and checked for its recorded size and for a header naming its key and
+ * generation (so files swapped between entries are refused), not hashed: tampering with its
+ * weights can change output values, never the plan. Files are written atomically under a
+ * fresh generation name that only the map entry points to, so concurrent writers, crashes
+ * mid-write and swapped files never yield an accepted mix. A different driver version than
+ * last time empties map and directory.
+ *
+ * Shared (replicas on one PostgreSQL): the model and data caches are blobs
+ * (`cache/<key>-<generation>/<sha256>`) in the blob store every replica reads, and the map
+ * entry names them, so what one replica prepared is a hit on every other. The blob store
+ * checks both against their hashes on every read (the data cache too, read at lookup).
+ * Writes that replace or remove an entry are atomic commits checked against the entry read,
+ * so two replicas saving one key never leave the map naming deleted blobs, and an entry's
+ * blobs are deleted only once the map no longer names them; a reader that finds a blob gone
+ * looks at the map once more (another replica may just have replaced the entry) before it
+ * calls the entry rejected. The map is never reset for another driver version: in a rolling
+ * deploy old and new replicas share it, the key includes the version (so another version's
+ * entries are never selected) and LRU eviction removes them. `exclusive` makes one replica
+ * prepare a key while the others wait, then find it saved.
  */
+import type { BlobStore } from "../store/blob_store.ts";
 import { sha256Hex } from "../store/bytes.ts";
-import type { StateStore } from "../store/state_store.ts";
+import type { StateEntryMaybe, StateStore } from "../store/state_store.ts";
 import { removeIfPresent, writeFileAtomic } from "../store/atomic_file.ts";
+import { KeyedTurns } from "../store/keyed_turns.ts";
 
 /** What the map stores per cache key. */
 interface CacheEntry {
@@ -22,6 +42,12 @@ interface CacheEntry {
   dataBytes: number;
   bytes: number;
   lastUsed: number;
+  /**
+   * Shared: the blob keys of the model and data caches. Embedded entries have none (their
+   * files are named by key and generation); a shared map's entry without them was copied
+   * from a data dir (`deno task migrate`) and is rejected.
+   */
+  blobs?: { model: string; data: string };
 }
 
 /** How often a hit refreshes an entry's last use (LRU order), to keep hits cheap. */
@@ -80,7 +106,9 @@ function readData(
 /**
  * A data cache file checked for its header and size but not read yet: like a driver's
  * mmap of its cache files, the weights are read when first needed. `read` checks header
- * and size again and returns null when the file no longer matches.
+ * and size again and returns null when the file no longer matches. A shared cache's data
+ * blob is read (and checked against its hash) at lookup, since `read` cannot wait for the
+ * blob store: its `read` returns those bytes.
  */
 export interface DataCacheHandle {
   readonly size: number;
@@ -96,10 +124,13 @@ export type CacheLookup =
 /** Where the cache lives and how large it may grow. */
 export interface CacheConfig {
   kv: StateStore;
+  /** The cache files' directory (embedded; a shared cache keeps nothing on local disk). */
   dir: string;
+  /** Where a shared cache keeps its model and data caches: required when `kv` is shared. */
+  blobs?: BlobStore;
   /** Total bytes of cache files before LRU eviction. */
   budgetBytes: number;
-  /** Driver version: a change empties the map, so older caches are never used. */
+  /** Driver version: part of every key; embedded, a change empties the map and the files. */
   version: string;
 }
 
@@ -110,22 +141,32 @@ export const DEFAULT_CACHE_BUDGET = 1024 ** 3;
 export class CompilationCache {
   readonly #kv: StateStore;
   readonly #dir: string;
+  /** The blob store of a shared cache; undefined when embedded (files in `#dir`). */
+  readonly #blobs: BlobStore | undefined;
   readonly #budget: number;
   readonly version: string;
-  /** Per key, the operation in flight, so one key's loads and saves never interleave. */
-  readonly #queues = new Map<string, Promise<unknown>>();
+  /** Per key, one operation at a time, so one key's loads and saves never interleave. */
+  readonly #turns = new KeyedTurns();
 
   private constructor(config: CacheConfig) {
+    if (config.kv.shared && !config.blobs) {
+      throw new TypeError("a compilation cache on a shared state store needs a blob store");
+    }
     this.#kv = config.kv;
     this.#dir = config.dir;
+    this.#blobs = config.kv.shared ? config.blobs : undefined;
     this.#budget = config.budgetBytes;
     this.version = config.version;
   }
 
-  /** Opens the cache; a different driver version than last time resets map and files. */
+  /**
+   * Opens the cache. Embedded, a different driver version than last time resets map and
+   * files; shared, nothing is reset (see the module's doc) and the directory is not used.
+   */
   static async open(config: CacheConfig): Promise<CompilationCache> {
-    await Deno.mkdir(config.dir, { recursive: true });
     const cache = new CompilationCache(config);
+    if (cache.#blobs) return cache;
+    await Deno.mkdir(config.dir, { recursive: true });
     // Temporary files of writes a crash interrupted: never referenced by the map.
     for await (const e of Deno.readDir(config.dir)) {
       if (e.isFile && e.name.endsWith(".tmp")) await removeIfPresent(`${config.dir}/${e.name}`);
@@ -147,98 +188,180 @@ export class CompilationCache {
     return await sha256Hex(new TextEncoder().encode(text));
   }
 
+  /**
+   * Runs `run` holding the key's preparation lock on every process that shares the state
+   * store: of replicas preparing one key at once, one does while the others wait, then find
+   * the entry it saved. Embedded, it keeps this process's preparations of a key apart.
+   */
+  exclusive<T>(key: string, run: () => Promise<T>): Promise<T> {
+    return this.#kv.withLock(`prepare:${key}`, run);
+  }
+
   #files(key: string, generation: string): { model: string; data: string } {
     const base = `${this.#dir}/${key}-${generation}`;
     return { model: `${base}.model`, data: `${base}.data` };
   }
 
-  #serialized<T>(key: string, run: () => Promise<T>): Promise<T> {
-    const previous = this.#queues.get(key) ?? Promise.resolve();
-    const next = previous.then(run, run);
-    const settled = next.then(() => {}, () => {});
-    this.#queues.set(key, settled);
-    settled.then(() => {
-      if (this.#queues.get(key) === settled) this.#queues.delete(key);
-    });
-    return next;
+  /** Looks a key up; any doubt about the files or blobs is a rejection, never an error. */
+  load(key: string): Promise<CacheLookup> {
+    const blobs = this.#blobs;
+    return this.#turns.run(
+      key,
+      () => blobs ? this.#loadBlobs(key, blobs) : this.#loadFiles(key),
+    );
   }
 
-  /** Looks a key up; any doubt about the files is a rejection, never an error. */
-  load(key: string): Promise<CacheLookup> {
-    return this.#serialized(key, async () => {
-      const entry = (await this.#kv.get<CacheEntry>(["cache", key])).value;
-      if (!entry) {
-        const orphans = await this.#filesOf(key);
-        if (orphans.length > 0) {
-          await Promise.all(orphans.map((f) => removeIfPresent(`${this.#dir}/${f}`)));
-          return { kind: "rejected", reason: "cache files without a map entry" };
-        }
-        return { kind: "miss" };
+  async #loadFiles(key: string): Promise<CacheLookup> {
+    const found = await this.#kv.get<CacheEntry>(["cache", key]);
+    const entry = found.value;
+    if (!entry) {
+      const orphans = await this.#filesOf(key);
+      if (orphans.length > 0) {
+        await Promise.all(orphans.map((f) => removeIfPresent(`${this.#dir}/${f}`)));
+        return { kind: "rejected", reason: "cache files without a map entry" };
       }
-      const files = this.#files(key, entry.generation);
-      const header = dataHeader(key, entry.generation);
-      let model: Uint8Array;
-      try {
-        model = await Deno.readFile(files.model);
-      } catch {
-        await this.#remove(key, entry);
-        return { kind: "rejected", reason: "cache file missing" };
-      }
-      if (await sha256Hex(model) !== entry.modelHash) {
-        await this.#remove(key, entry);
-        return { kind: "rejected", reason: "model cache does not match its recorded hash" };
-      }
-      if (!readData(files.data, header, entry.dataBytes, false)) {
-        await this.#remove(key, entry);
-        return {
-          kind: "rejected",
-          reason: "data cache does not have its recorded size and header",
-        };
-      }
-      const now = Date.now();
-      if (now - entry.lastUsed > LAST_USED_RESOLUTION_MS) {
-        await this.#kv.set(["cache", key], { ...entry, lastUsed: now });
-      }
-      const data: DataCacheHandle = {
-        size: entry.dataBytes,
-        read: () => readData(files.data, header, entry.dataBytes, true),
+      return { kind: "miss" };
+    }
+    const files = this.#files(key, entry.generation);
+    const header = dataHeader(key, entry.generation);
+    let model: Uint8Array;
+    try {
+      model = await Deno.readFile(files.model);
+    } catch {
+      await this.#removeIf(key, entry.generation);
+      return { kind: "rejected", reason: "cache file missing" };
+    }
+    if (await sha256Hex(model) !== entry.modelHash) {
+      await this.#removeIf(key, entry.generation);
+      return { kind: "rejected", reason: "model cache does not match its recorded hash" };
+    }
+    if (!readData(files.data, header, entry.dataBytes, false)) {
+      await this.#removeIf(key, entry.generation);
+      return {
+        kind: "rejected",
+        reason: "data cache does not have its recorded size and header",
       };
-      return { kind: "hit", model, data };
-    });
+    }
+    await this.#touch(found, entry);
+    const data: DataCacheHandle = {
+      size: entry.dataBytes,
+      read: () => readData(files.data, header, entry.dataBytes, true),
+    };
+    return { kind: "hit", model, data };
+  }
+
+  /** A shared lookup: both blobs read now (so checked), the data cache into shared memory. */
+  async #loadBlobs(key: string, store: BlobStore): Promise<CacheLookup> {
+    let found = await this.#kv.get<CacheEntry>(["cache", key]);
+    for (let looks = 1;; looks++) {
+      const entry = found.value;
+      if (!entry) return { kind: "miss" };
+      if (!entry.blobs) {
+        await this.#removeIf(key, entry.generation);
+        return { kind: "rejected", reason: "cache entry without blobs (copied from a data dir)" };
+      }
+      const read = (what: string, blob: string) =>
+        store.get(blob).catch((error: Error) => {
+          throw new Error(`${what} blob: ${error.message}`);
+        });
+      let model: Uint8Array, data: Uint8Array;
+      try {
+        [model, data] = await Promise.all([
+          read("model cache", entry.blobs.model),
+          read("data cache", entry.blobs.data),
+        ]);
+      } catch (error) {
+        // Another replica may just have replaced or evicted the entry and deleted its blobs.
+        const now = await this.#kv.get<CacheEntry>(["cache", key]);
+        if (looks === 1 && now.value?.generation !== entry.generation) {
+          found = now;
+          continue;
+        }
+        await this.#removeIf(key, entry.generation);
+        return { kind: "rejected", reason: (error as Error).message };
+      }
+      if (data.byteLength !== entry.dataBytes) {
+        await this.#removeIf(key, entry.generation);
+        return { kind: "rejected", reason: "data cache does not have its recorded size" };
+      }
+      await this.#touch(found, entry);
+      const shared = new Uint8Array(new SharedArrayBuffer(data.byteLength));
+      shared.set(data);
+      return { kind: "hit", model, data: { size: shared.byteLength, read: () => shared } };
+    }
   }
 
   /**
-   * Saves payloads under a key: hashes the in-memory bytes, writes both files atomically
-   * under a new generation, then points the map at them and drops the old generation.
+   * Refreshes an entry's last use (at most every {@link LAST_USED_RESOLUTION_MS}, to keep
+   * hits cheap), only if it is still the entry read: one replaced meanwhile, its files or
+   * blobs deleted, must not come back.
+   */
+  async #touch(found: StateEntryMaybe<CacheEntry>, entry: CacheEntry): Promise<void> {
+    const now = Date.now();
+    if (now - entry.lastUsed <= LAST_USED_RESOLUTION_MS) return;
+    await this.#kv.atomic().check(found).set(found.key, { ...entry, lastUsed: now }).commit();
+  }
+
+  /**
+   * Saves payloads under a key: hashes the in-memory bytes, writes both (files atomically,
+   * or blobs) under a new generation, then points the map at them and drops what the entry
+   * it replaced stored. Shared, run it within {@link exclusive} of the key, as the compiler
+   * does, or replicas may prepare the key twice.
    */
   async save(key: string, model: Uint8Array, data: Uint8Array): Promise<void> {
-    await this.#serialized(key, async () => {
-      const modelHash = await sha256Hex(model);
+    await this.#turns.run(key, async () => {
       const generation = crypto.randomUUID();
-      const files = this.#files(key, generation);
-      await writeFileAtomic(files.data, dataHeader(key, generation), data);
-      await writeFileAtomic(files.model, model);
-      const previous = (await this.#kv.get<CacheEntry>(["cache", key])).value;
       const entry: CacheEntry = {
         generation,
-        modelHash,
+        modelHash: await sha256Hex(model),
         dataBytes: data.byteLength,
         bytes: model.byteLength + data.byteLength,
         lastUsed: Date.now(),
       };
-      await this.#kv.set(["cache", key], entry);
-      if (previous) await this.#removeFiles(key, previous.generation);
+      if (!this.#blobs) {
+        const files = this.#files(key, generation);
+        await writeFileAtomic(files.data, dataHeader(key, generation), data);
+        await writeFileAtomic(files.model, model);
+        await this.#point(key, entry);
+        return;
+      }
+      const scope = `cache/${key}-${generation}`;
+      const [modelBlob, dataBlob] = await Promise.all([
+        this.#blobs.put(scope, [model]),
+        this.#blobs.put(scope, [data]),
+      ]);
+      entry.blobs = { model: modelBlob, data: dataBlob };
+      try {
+        await this.#point(key, entry);
+      } catch (error) {
+        await this.#deleteStored(key, entry);
+        throw error;
+      }
     });
     // Outside this key's turn: eviction takes each victim's own turn, so it never removes
     // files under a load of that key, and two keys' saves never wait on each other.
     await this.#evict(key);
   }
 
-  /** Deletes a key's entry and files (safe while another request reads them). */
+  /**
+   * Points the map's entry of `key` at `entry`, replacing whatever is there in one checked
+   * commit, then deletes what the replaced entry stored (no longer named by the map).
+   */
+  async #point(key: string, entry: CacheEntry): Promise<void> {
+    for (;;) {
+      const previous = await this.#kv.get<CacheEntry>(["cache", key]);
+      const { ok } = await this.#kv.atomic().check(previous).set(["cache", key], entry).commit();
+      if (!ok) continue; // another replica wrote the entry meanwhile: replace that one
+      if (previous.value) await this.#deleteStored(key, previous.value);
+      return;
+    }
+  }
+
+  /** Deletes a key's entry and files or blobs (safe while another request reads them). */
   delete(key: string): Promise<void> {
-    return this.#serialized(key, async () => {
+    return this.#turns.run(key, async () => {
       const entry = (await this.#kv.get<CacheEntry>(["cache", key])).value;
-      if (entry) await this.#remove(key, entry);
+      if (entry) await this.#removeIf(key, entry.generation);
     });
   }
 
@@ -260,15 +383,38 @@ export class CompilationCache {
     return names;
   }
 
-  async #removeFiles(key: string, generation: string): Promise<void> {
-    const files = this.#files(key, generation);
-    await removeIfPresent(files.model);
-    await removeIfPresent(files.data);
+  /**
+   * Deletes what an entry no longer in the map stored: its blobs (shared; one that cannot
+   * be deleted now is only garbage, so it is reported, not thrown), or its files.
+   */
+  async #deleteStored(key: string, entry: CacheEntry): Promise<void> {
+    if (!this.#blobs) {
+      const files = this.#files(key, entry.generation);
+      await removeIfPresent(files.model);
+      await removeIfPresent(files.data);
+      return;
+    }
+    // An entry without blobs was copied from a data dir: its files are on another disk.
+    for (const blob of entry.blobs ? [entry.blobs.model, entry.blobs.data] : []) {
+      await this.#blobs.delete(blob).catch((error: Error) => {
+        console.warn(`nnserve: could not delete compilation cache blob ${blob}: ${error.message}`);
+      });
+    }
   }
 
-  async #remove(key: string, entry: CacheEntry): Promise<void> {
-    await this.#kv.delete(["cache", key]);
-    await this.#removeFiles(key, entry.generation);
+  /**
+   * Removes the entry of `key` if it still has `generation`, in a commit checked against the
+   * entry read, then what it stored: an entry another replica replaced meanwhile stays.
+   */
+  async #removeIf(key: string, generation: string): Promise<void> {
+    for (;;) {
+      const current = await this.#kv.get<CacheEntry>(["cache", key]);
+      if (current.value?.generation !== generation) return;
+      const { ok } = await this.#kv.atomic().check(current).delete(["cache", key]).commit();
+      if (!ok) continue; // its last use was refreshed, or it was replaced: look again
+      await this.#deleteStored(key, current.value);
+      return;
+    }
   }
 
   /** Evicts least recently used entries (never `keep`) until the budget holds. */
@@ -283,17 +429,20 @@ export class CompilationCache {
     for (const { key, entry } of all) {
       if (total <= this.#budget) break;
       if (key === keep) continue;
-      await this.#serialized(key, async () => {
-        const current = (await this.#kv.get<CacheEntry>(["cache", key])).value;
-        if (current?.generation === entry.generation) await this.#remove(key, current);
-      });
+      await this.#turns.run(key, () => this.#removeIf(key, entry.generation));
       total -= entry.bytes;
     }
   }
 
-  /** Empties the map and the directory. */
+  /** Empties the map and the directory (shared: the map and the cache's blobs). */
   async clear(): Promise<void> {
-    for await (const e of this.#kv.list({ prefix: ["cache"] })) await this.#kv.delete(e.key);
+    for await (const e of this.#kv.list<CacheEntry>({ prefix: ["cache"] })) {
+      await this.#removeIf(String(e.key[1]), e.value.generation);
+    }
+    if (this.#blobs) {
+      for await (const blob of this.#blobs.list("cache/")) await this.#blobs.delete(blob);
+      return;
+    }
     for await (const e of Deno.readDir(this.#dir)) {
       if (e.isFile) await removeIfPresent(`${this.#dir}/${e.name}`);
     }

@@ -398,11 +398,15 @@ export class BurstSession {
       const deadlineMs = request.deadlineUs > 0
         ? Math.max(0.001, request.deadlineUs / 1000 - (performance.now() - received))
         : undefined;
+      const inputs = request.inputs.map((a, k) => this.#argument(a, `input ${k}`, holds));
+      const targets = request.outputs.length > 0
+        ? request.outputs.map((a, k) => this.#output(a, `output ${k}`, holds))
+        : undefined;
+      // Slots see writes made through other replicas since the last request.
+      await Promise.all(holds.map((held) => held.refresh()));
       const result = await this.#host.execute(this.owner, this.compilation, {
-        inputs: request.inputs.map((a, k) => this.#argument(a, `input ${k}`, holds)),
-        outputs: request.outputs.length > 0
-          ? request.outputs.map((a, k) => this.#output(a, `output ${k}`, holds))
-          : undefined,
+        inputs,
+        outputs: targets,
         measureTiming: request.measureTiming,
         deadlineMs,
       });

@@ -48,10 +48,11 @@ function prepared(plan: PreparedModel, cache: "miss" | "none"): Compiled {
 
 /**
  * Partitioning scheme, part of the cache key. With it, the model, the preference and each
- * allowed device's name, version and measured speed determine the plan's partition, so the
- * key stands for the partition without preparing the model to compute it (a hit stays cheap).
- * The speed enters as a power-of-two bucket: calibration noise does not change keys, a
- * different machine does.
+ * allowed device's name and version select the entry, so a hit stays cheap (nothing is
+ * prepared to compute the key). Measured speeds are not in the key: each process measures
+ * its own at start, and they vary by several times between processes on one machine, so
+ * replicas keyed on them would miss each other's entries. An entry keeps the partition
+ * chosen when it was made, which is valid on every replica with the same devices.
  */
 const PARTITIONING = "static-cost";
 
@@ -113,11 +114,7 @@ export class Compiler {
       model: modelChecksum,
       preference: record.preference,
       priority: record.priority,
-      devices: this.selectDevices(record.devices).map((d) => {
-        const speed = this.#costs.get(d.info.name)?.microsPerWork;
-        const bucket = speed === undefined ? "unmeasured" : Math.round(Math.log2(speed));
-        return `${d.info.name}@${d.info.version}/speed-2^${bucket}`;
-      }),
+      devices: this.selectDevices(record.devices).map((d) => `${d.info.name}@${d.info.version}`),
       partitioning: record.partitioning === "profile" ? "profile" : PARTITIONING,
     });
   }
@@ -209,7 +206,9 @@ export class Compiler {
 
   /**
    * Prepares a compilation; with a cache key, from the cache when possible. A cache problem
-   * is never an error: it is logged, counted, and the plan prepared from scratch. With a
+   * is never an error: it is logged, counted, and the plan prepared from scratch. A miss
+   * prepares holding the key's lock (`CompilationCache.exclusive`) and looks again first:
+   * of replicas (or requests) preparing one key at once, one prepares and the others hit. With a
    * `deadline` (epoch ms), preparation stops with MISSED_DEADLINE_PERSISTENT at its first
    * step after the deadline (after loading the model, between operations, before caching).
    */
@@ -230,6 +229,27 @@ export class Compiler {
       return prepared(await this.prepare(await load(), record, deadline), "none");
     }
     if (options.dropCached) await this.#cache.delete(cacheKey);
+    const first = await this.#lookup(cacheKey);
+    if ("cache" in first) return first;
+    // One preparation per key across replicas: the others wait for the lock, then hit.
+    return await this.#cache.exclusive(cacheKey, async () => {
+      const again = await this.#lookup(cacheKey);
+      if ("cache" in again) return again;
+      const rejected = first.rejected ?? again.rejected;
+      const plan = await this.prepare(await load(), record, deadline);
+      checkPreparationDeadline(deadline, "before writing the compilation cache");
+      const { model, data } = encodePlan(plan);
+      await this.#cache.save(cacheKey, model, data);
+      this.#count("miss");
+      return { ...prepared(plan, "miss"), ...(rejected ? { rejected } : {}) };
+    });
+  }
+
+  /**
+   * Looks a key up: a hit's plan, or why there is none to use (a rejection is logged,
+   * counted and its entry dropped here).
+   */
+  async #lookup(cacheKey: string): Promise<Compiled | { rejected?: string }> {
     const lookup = await this.#cache.load(cacheKey);
     let rejected: string | undefined;
     if (lookup.kind === "hit") {
@@ -248,20 +268,15 @@ export class Compiler {
         };
       } catch (error) {
         rejected = `model cache is malformed: ${(error as Error).message}`;
+        await this.#cache.delete(cacheKey);
       }
     } else if (lookup.kind === "rejected") {
       rejected = lookup.reason;
     }
-    if (rejected) {
-      console.warn(`nnserve: compilation cache entry rejected (${rejected}); preparing anew`);
-      this.#count("rejected");
-    }
-    const plan = await this.prepare(await load(), record, deadline);
-    checkPreparationDeadline(deadline, "before writing the compilation cache");
-    const { model, data } = encodePlan(plan);
-    await this.#cache.save(cacheKey, model, data);
-    this.#count("miss");
-    return { ...prepared(plan, "miss"), ...(rejected ? { rejected } : {}) };
+    if (!rejected) return {};
+    console.warn(`nnserve: compilation cache entry rejected (${rejected}); preparing anew`);
+    this.#count("rejected");
+    return { rejected };
   }
 
   /** Counts a data cache found broken when its weights were finally read. */

@@ -126,7 +126,11 @@ export class Driver {
   readonly #changes: ReplicaChanges;
 
   constructor(config: DriverConfig) {
-    this.#memories = new MemoryPools(config.kv, config.dataDir, config.memoryLimits);
+    const blobs = config.blobs ?? new DirectoryBlobStore(`${config.dataDir}/blobs`);
+    this.#memories = new MemoryPools(config.kv, config.dataDir, {
+      limits: config.memoryLimits,
+      blobs,
+    });
     this.regions = new SharedRegions(config.kv, this.#memories);
     this.replica = config.replica ?? Deno.hostname();
     this.#bursts = new BurstRegistry({
@@ -135,11 +139,7 @@ export class Driver {
       countRefusal: (error) => this.countRefusal(error),
     }, config.maxBurstsPerClient);
     this.#models = new ModelRegistry(
-      new ModelStore(
-        config.kv,
-        config.dataDir,
-        config.blobs ?? new DirectoryBlobStore(`${config.dataDir}/blobs`),
-      ),
+      new ModelStore(config.kv, config.dataDir, blobs),
       this.#memories,
       config.modelLimits,
     );
@@ -216,7 +216,8 @@ export class Driver {
   /** A change announced by a replica (this one included): drop what it made stale. */
   #heard(change: Change): void {
     if (change.kind === "compilation-deleted") this.#dropCompilation(change.id);
-    this.served.changed(change.owner);
+    if (change.kind === "memory-deleted") this.#memories.forgetDeleted(change.owner, change.id);
+    else this.served.changed(change.owner);
   }
 
   /** Drops what this process holds of a deleted compilation; nothing when it holds none. */
@@ -416,8 +417,9 @@ export class Driver {
   }
 
   /** Deletes a memory; registered models keep their copies of its constants. */
-  deleteMemory(owner: string, id: string): Promise<void> {
-    return this.#memories.delete(owner, id);
+  async deleteMemory(owner: string, id: string): Promise<void> {
+    await this.#memories.delete(owner, id);
+    await this.#changes.announce({ kind: "memory-deleted", owner, id });
   }
 
   /** Allocates a driver-managed buffer for roles of a compilation (NNAPI `allocate`). */

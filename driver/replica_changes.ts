@@ -1,14 +1,16 @@
 /**
  * Changes replicas tell each other through the state store's announcements (PostgreSQL's
  * LISTEN/NOTIFY; Deno KV: this process only): what each holds in memory of a changed thing
- * (a deleted compilation's prepared plan, the served models of a client) is stale.
+ * (a deleted compilation's prepared plan, the served models of a client, a deleted memory's
+ * loaded bytes) is stale.
  */
 import type { StateStore } from "../store/state_store.ts";
 
 /** A change announced to every replica. */
 export type Change =
   | { kind: "compilation-deleted"; owner: string; id: string }
-  | { kind: "models-changed"; owner: string };
+  | { kind: "models-changed"; owner: string }
+  | { kind: "memory-deleted"; owner: string; id: string };
 
 /** Announces this replica's changes and hears every replica's (this one's included). */
 export class ReplicaChanges {

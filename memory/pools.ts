@@ -2,7 +2,9 @@
  * Shared memory pools (NNAPI `ANeuralNetworksMemory` / HAL `hidl_memory`): byte regions a
  * client creates once and references by {memory, offset, length} for model constants and
  * execution inputs/outputs. Each pool lives in a SharedArrayBuffer, so executor workers read
- * it without copies, and in a file under the data directory, so it survives restarts.
+ * it without copies, and is kept where it survives restarts: embedded, in a file under the
+ * data directory (`memory_files.ts`), written in place; with replicas sharing state, in the
+ * blob store (`memory_blobs.ts`), so every replica reads and writes the same bytes.
  *
  * A client's budget is one KV counter updated in the same atomic commit as the record it
  * accounts for, so concurrent creates and deletes can never lose an update. A memory that a
@@ -10,9 +12,11 @@
  * client at once, but its bytes stay counted until the last holder lets go.
  */
 import type { StateEntry, StateKey, StateStore } from "../store/state_store.ts";
+import type { BlobStore } from "../store/blob_store.ts";
 import { DriverError, invalid, notFound } from "../nnapi/errors.ts";
-import { removeIfPresent, writeFileAtomic } from "../store/atomic_file.ts";
 import { kvCounter } from "../store/kv_counters.ts";
+import { MemoryFiles } from "./memory_files.ts";
+import { MemoryBlobs } from "./memory_blobs.ts";
 
 /** What a client sees of a memory. */
 export interface MemoryInfo {
@@ -21,10 +25,12 @@ export interface MemoryInfo {
   createdAt: string;
 }
 
-interface MemoryRecord extends MemoryInfo {
+export interface MemoryRecord extends MemoryInfo {
   owner: string;
   /** Deleted by its client while held: invisible, but still counted in the budget. */
   deleted?: true;
+  /** Replicas sharing state: the blob of the current bytes (absent: all zeros). */
+  contents?: string;
 }
 
 /** A loaded pool: its bytes are a view over shared memory. */
@@ -42,6 +48,11 @@ export interface HeldPool {
   release(): void;
   /** One more hold on the same pool (an execution using a slot), even if it was deleted. */
   retain(): HeldPool;
+  /**
+   * Brings the bytes up to date with writes made through other replicas (a burst slot
+   * before each request that reads it); nothing to do on one replica.
+   */
+  refresh(): Promise<void>;
 }
 
 /** Size limits of memories (RESOURCE_EXHAUSTED_PERSISTENT past them). */
@@ -80,27 +91,35 @@ interface PoolState {
   deleted: boolean;
   /** Burst slots and running executions using it. */
   holds: number;
+  /** The record's `contents` the bytes match (replicas sharing state; null: zeros). */
+  synced?: string | null;
 }
 
 /** All clients' memory pools. */
 export class MemoryPools {
   readonly limits: MemoryLimits;
   readonly #kv: StateStore;
-  readonly #dir: string;
+  /** Where the bytes are kept: this replica's files, or blobs every replica shares. */
+  readonly #files: MemoryFiles;
+  readonly #blobs?: MemoryBlobs;
   /** Keyed by owner and id, so one client's lookups never disturb another's. */
   readonly #states = new Map<string, PoolState>();
   /** Per owner, the clean-up of memories an earlier process left deleted-but-held. */
   readonly #recovered = new Map<string, Promise<void>>();
 
-  constructor(kv: StateStore, dataDir: string, limits: MemoryLimits = DEFAULT_MEMORY_LIMITS) {
+  /** With a state store replicas share, the bytes go to `blobs` (required then). */
+  constructor(
+    kv: StateStore,
+    dataDir: string,
+    options: { limits?: MemoryLimits; blobs?: BlobStore } = {},
+  ) {
     this.#kv = kv;
-    this.#dir = `${dataDir}/memories`;
-    this.limits = limits;
-    Deno.mkdirSync(this.#dir, { recursive: true });
-  }
-
-  #file(id: string): string {
-    return `${this.#dir}/${id}.bin`;
+    this.#files = new MemoryFiles(`${dataDir}/memories`);
+    if (kv.shared) {
+      if (!options.blobs) throw new TypeError("memories on a shared state store need blobs");
+      this.#blobs = new MemoryBlobs(kv, options.blobs);
+    }
+    this.limits = options.limits ?? DEFAULT_MEMORY_LIMITS;
   }
 
   /** Creates a memory from bytes, or zero-filled of `size` bytes. */
@@ -124,7 +143,14 @@ export class MemoryPools {
     this.#checkBudget((await this.#usage(owner)).value, size);
     const bytes = new Uint8Array(new SharedArrayBuffer(size));
     if (content instanceof Uint8Array) bytes.set(content);
-    await writeFileAtomic(this.#file(record.id), bytes);
+    if (this.#blobs) {
+      // Zero-filled memories need no blob: no `contents` reads as zeros.
+      if (content instanceof Uint8Array) {
+        record.contents = await this.#blobs.put(record.id, content);
+      }
+    } else {
+      await this.#files.create(record.id, bytes);
+    }
     try {
       for (let committed = false; !committed;) {
         const usage = await this.#usage(owner);
@@ -136,7 +162,7 @@ export class MemoryPools {
           .commit()).ok;
       }
     } catch (error) {
-      await removeIfPresent(this.#file(record.id));
+      await this.#removeContents(record);
       throw error;
     }
     const pool: Pool = { id: record.id, owner, size, bytes };
@@ -144,9 +170,10 @@ export class MemoryPools {
       ready: Promise.resolve(pool),
       deleted: false,
       holds: 0,
+      synced: record.contents ?? null,
     });
-    const { owner: _owner, ...info } = record;
-    return info;
+    const { id, createdAt } = record;
+    return { id, size, createdAt };
   }
 
   #checkBudget(used: number, size: number): void {
@@ -161,7 +188,10 @@ export class MemoryPools {
     }
   }
 
-  /** A client's memory, loaded from its file on first use after a restart. */
+  /**
+   * A client's memory, loaded on first use after a restart. With replicas sharing state,
+   * its record is read on every use, so another replica's write or delete is seen at once.
+   */
   async get(owner: string, id: string): Promise<Pool> {
     await this.#recover(owner);
     const key = `${owner}\0${id}`;
@@ -169,6 +199,7 @@ export class MemoryPools {
     if (known) {
       const pool = await known.ready;
       if (known.deleted) throw notFound(`no memory ${id}`);
+      if (this.#blobs) await this.#refresh(known, pool, true);
       return pool;
     }
     const state: PoolState = {
@@ -185,27 +216,39 @@ export class MemoryPools {
     }
   }
 
-  /** Reads a memory's file; a delete that lands meanwhile makes it NOT_FOUND. */
+  /** Reads a memory's bytes; a delete that lands meanwhile makes it NOT_FOUND. */
   async #load(owner: string, id: string, state: () => PoolState): Promise<Pool> {
     const record = (await this.#kv.get<MemoryRecord>(recordKey(owner, id))).value;
     if (!record || record.deleted) throw notFound(`no memory ${id}`);
     const bytes = new Uint8Array(new SharedArrayBuffer(record.size));
-    let read = 0;
-    try {
-      using file = await Deno.open(this.#file(id), { read: true });
-      while (read < record.size) {
-        const n = await file.read(bytes.subarray(read));
-        if (n === null) break;
-        read += n;
-      }
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
+    if (this.#blobs) state().synced = await this.#blobs.read(record, bytes);
+    else await this.#files.read(id, bytes);
     if (state().deleted) throw notFound(`no memory ${id}`);
-    if (read !== record.size) {
-      throw new DriverError("GENERAL_FAILURE", `the stored contents of memory ${id} are short`);
-    }
     return { id, owner, size: record.size, bytes };
+  }
+
+  /**
+   * Replicas sharing state: brings a loaded pool's bytes up to date with its record, in place
+   * (so burst slots and executions holding it see them). `visible`: a memory deleted (or
+   * gone) is NOT_FOUND; otherwise (a holder) its last bytes stay as they are.
+   */
+  async #refresh(state: PoolState, pool: Pool, visible: boolean): Promise<void> {
+    if (await this.#blobs!.refresh(pool, state)) return;
+    this.#forget(pool.owner, pool.id, state);
+    if (visible) throw notFound(`no memory ${pool.id}`);
+  }
+
+  /** Hides a memory from this replica's clients (deleted here or on another replica). */
+  #forget(owner: string, id: string, state: PoolState): void {
+    const key = `${owner}\0${id}`;
+    if (this.#states.get(key) === state) this.#states.delete(key);
+    state.deleted = true;
+  }
+
+  /** Another replica deleted a memory: this one drops what it loaded of it. */
+  forgetDeleted(owner: string, id: string): void {
+    const state = this.#states.get(`${owner}\0${id}`);
+    if (state) this.#forget(owner, id, state);
   }
 
   /**
@@ -231,6 +274,9 @@ export class MemoryPools {
         if (state.deleted && state.holds === 0) this.#finalizeInBackground(pool.owner, pool.id);
       },
       retain: () => this.#holdState(state, pool),
+      refresh: async () => {
+        if (this.#blobs && !state.deleted) await this.#refresh(state, pool, false);
+      },
     };
   }
 
@@ -242,25 +288,18 @@ export class MemoryPools {
     await this.persist(pool, offset, bytes.byteLength);
   }
 
-  /** Writes a region of a pool's current contents to its file (after in-place writes). */
+  /**
+   * Keeps a region of a pool that was just written in place: in its file, or (replicas
+   * sharing state) as the memory's new blob, merged over what other replicas wrote.
+   */
   async persist(pool: Pool, offset: number, length: number): Promise<void> {
     const state = this.#states.get(`${pool.owner}\0${pool.id}`);
     if (length === 0 || !state || state.deleted) return; // deleted: nothing to keep
-    let file: Deno.FsFile;
-    try {
-      file = await Deno.open(this.#file(pool.id), { write: true });
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return; // deleted meanwhile
-      throw error;
-    }
-    try {
-      await file.seek(offset, Deno.SeekMode.Start);
-      const region = pool.bytes.slice(offset, offset + length);
-      let written = 0;
-      while (written < length) written += await file.write(region.subarray(written));
-      await file.syncData();
-    } finally {
-      file.close();
+    // Taken now: the pool's bytes may be reloaded before the write's turn comes.
+    const region = pool.bytes.slice(offset, offset + length);
+    if (!this.#blobs) return await this.#files.write(pool.id, offset, region);
+    if (!await this.#blobs.write(pool, state, offset, region)) {
+      this.#forget(pool.owner, pool.id, state);
     }
   }
 
@@ -278,12 +317,16 @@ export class MemoryPools {
         .set(recordKey(owner, id), { ...entry.value, deleted: true })
         .commit()).ok;
     }
-    const key = `${owner}\0${id}`;
-    const state = this.#states.get(key);
-    this.#states.delete(key);
-    if (state) state.deleted = true;
-    await removeIfPresent(this.#file(id));
+    const state = this.#states.get(`${owner}\0${id}`);
+    if (state) this.#forget(owner, id, state);
+    if (!this.#blobs) await this.#files.remove(id);
     if (!state || state.holds === 0) await this.#finalize(owner, id);
+  }
+
+  /** Removes a memory's stored bytes (a file, or its current blob). */
+  async #removeContents(record: MemoryRecord): Promise<void> {
+    if (!this.#blobs) await this.#files.remove(record.id);
+    else if (record.contents) await this.#blobs.remove(record.contents);
   }
 
   /** Removes a deleted memory's record and gives its bytes back to the budget, atomically. */
@@ -297,7 +340,7 @@ export class MemoryPools {
         .delete(recordKey(owner, id))
         .set(usageKey(owner), Math.max(0, usage.value - entry.value.size))
         .commit();
-      if (ok) return;
+      if (ok) return await this.#removeContents(entry.value);
     }
   }
 

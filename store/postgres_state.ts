@@ -6,7 +6,9 @@
  * holds, or a concurrent transaction PostgreSQL cannot order, makes the commit `ok: false`,
  * and the caller reads again and retries, as with Deno KV. The schema's migrations are
  * versioned here and applied at open under an advisory lock, so replicas starting together
- * apply them once. Announcements go to every replica through LISTEN/NOTIFY.
+ * apply them once. Announcements go to every replica through LISTEN/NOTIFY. Named locks
+ * (`withLock`) are session advisory locks, all of a process's held on one connection of
+ * their own: a replica that dies releases them as its connection closes.
  */
 import { Buffer } from "node:buffer";
 import postgres from "postgres";
@@ -15,6 +17,7 @@ import {
   encodeKey as encodeKeyBytes,
   prefixEnd as prefixEndBytes,
 } from "./state_keys.ts";
+import { KeyedTurns } from "./keyed_turns.ts";
 import type {
   StateAtomic,
   StateCheck,
@@ -43,6 +46,9 @@ const CHANNEL = "nnserve_changes";
 
 /** PostgreSQL's type id of bytea, for arrays of keys. */
 const BYTEA = 17;
+
+/** How long a lock taken elsewhere is waited for before trying again (ms), plus up to as much. */
+const LOCK_POLL_MS = 25;
 
 /** Serialization failures and deadlocks: the transaction lost to a concurrent one. */
 const RETRYABLE = new Set(["40001", "40P01"]);
@@ -78,9 +84,23 @@ export class PostgresStateStore implements StateStore {
   /** Every replica on the database shares it. */
   readonly shared = true;
   readonly #sql: Sql;
+  /**
+   * The one connection (opened on first use) that holds this process's advisory locks.
+   * Not the pool's: a holder keeps its lock while its work runs, and that work needs the
+   * pool, so holders each reserving a pooled connection would deadlock once as many
+   * prepared at once as the pool has connections. No lifetime limit: the driver must not
+   * recycle it under a held lock.
+   */
+  readonly #lockSql: Sql;
+  /**
+   * Holders in this process take turns per name first: a session's advisory locks are
+   * reentrant, so they cannot keep this process's own holders apart.
+   */
+  readonly #locks = new KeyedTurns();
 
-  private constructor(sql: Sql) {
+  private constructor(sql: Sql, lockSql: Sql) {
     this.#sql = sql;
+    this.#lockSql = lockSql;
   }
 
   /** Connects to `url` and brings the schema up to date. */
@@ -103,7 +123,8 @@ export class PostgresStateStore implements StateStore {
       await sql.end({ timeout: 1 });
       throw error;
     }
-    return new PostgresStateStore(sql);
+    const lockSql = postgres(url, { max: 1, max_lifetime: 0, onnotice: () => {} });
+    return new PostgresStateStore(sql, lockSql);
   }
 
   async get<T>(key: StateKey): Promise<StateEntryMaybe<T>> {
@@ -226,7 +247,35 @@ export class PostgresStateStore implements StateStore {
     return unlisten;
   }
 
+  withLock<T>(name: string, run: () => Promise<T>): Promise<T> {
+    return this.#locks.run(name, async () => {
+      await this.#lock(name);
+      try {
+        return await run();
+      } finally {
+        // Fails only with the connection, and a closed session has released its locks.
+        await this.#lockSql`SELECT pg_advisory_unlock(hashtextextended(${name}, 0))`
+          .catch(() => {});
+      }
+    });
+  }
+
+  /**
+   * Takes the advisory lock `name`, trying again after a short sleep while another
+   * process holds it: a waiter holds no connection, so waiting never exhausts a pool.
+   */
+  async #lock(name: string): Promise<void> {
+    for (;;) {
+      const [row] = await this.#lockSql<{ held: boolean }[]>`
+        SELECT pg_try_advisory_lock(hashtextextended(${name}, 0)) AS held`;
+      if (row.held) return;
+      const ms = LOCK_POLL_MS * (1 + Math.random());
+      await new Promise((resolve) => setTimeout(resolve, ms));
+    }
+  }
+
   async close(): Promise<void> {
+    await this.#lockSql.end({ timeout: 5 });
     await this.#sql.end({ timeout: 5 });
   }
 }

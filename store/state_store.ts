@@ -6,6 +6,7 @@
  * share state, selected by NNSERVE_DATABASE_URL). `tests/state_store_contract_test.ts` runs
  * the same cases against both.
  */
+import { KeyedTurns } from "./keyed_turns.ts";
 
 /** One part of a key: the stores use strings and numbers. */
 export type StateKeyPart = string | number;
@@ -73,6 +74,15 @@ export interface StateStore {
   announce(message: string): Promise<void>;
   /** Hears announcements until the returned function is called. */
   listen(listener: (message: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Runs `run` holding the lock `name` across every process on this store, this one
+   * included: no two holders of one name overlap (different names never wait on each
+   * other). Released when `run` settles, whether it returns or throws, and when the
+   * process dies (so a lock never outlives its holder). For work that would be wasted if
+   * done twice, such as preparing one compilation on several replicas at once: a lock
+   * lost with a broken connection lets a second holder in, so it never guards correctness.
+   */
+  withLock<T>(name: string, run: () => Promise<T>): Promise<T>;
   close(): void | Promise<void>;
 }
 
@@ -82,6 +92,8 @@ export class KvStateStore implements StateStore {
   readonly shared = false;
   readonly #kv: Deno.Kv;
   readonly #listeners = new Set<(message: string) => void>();
+  /** One process on the file: its locks are in-process, holders of a name taking turns. */
+  readonly #locks = new KeyedTurns();
 
   constructor(kv: Deno.Kv) {
     this.#kv = kv;
@@ -155,6 +167,10 @@ export class KvStateStore implements StateStore {
       this.#listeners.delete(listener);
       return Promise.resolve();
     });
+  }
+
+  withLock<T>(name: string, run: () => Promise<T>): Promise<T> {
+    return this.#locks.run(name, run);
   }
 
   close(): void {

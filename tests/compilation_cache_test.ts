@@ -1,67 +1,6 @@
 import { deepStrictEqual, match, notStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { metric, startTestServer, type TestServer } from "./server_fixture.ts";
-
-/** 1x4x4x2 input, 3x3x2→4 conv (SAME) with constant weights, RELU. */
-function convModel(scale = 1) {
-  const filter = Array.from({ length: 4 * 3 * 3 * 2 }, (_, i) => ((i % 7) - 3) * 0.125 * scale);
-  const i32 = (v: number) => ({
-    type: "INT32",
-    dimensions: [],
-    lifetime: "CONSTANT_COPY",
-    value: [v],
-  });
-  return {
-    operands: [
-      { type: "TENSOR_FLOAT32", dimensions: [1, 4, 4, 2], lifetime: "MODEL_INPUT" },
-      {
-        type: "TENSOR_FLOAT32",
-        dimensions: [4, 3, 3, 2],
-        lifetime: "CONSTANT_REFERENCE",
-        value: filter,
-      },
-      {
-        type: "TENSOR_FLOAT32",
-        dimensions: [4],
-        lifetime: "CONSTANT_COPY",
-        value: [0.5, -0.5, 1, 0],
-      },
-      i32(1),
-      i32(1),
-      i32(1),
-      i32(1),
-      { type: "TENSOR_FLOAT32", dimensions: [1, 4, 4, 4], lifetime: "MODEL_OUTPUT" },
-    ],
-    operations: [{ type: "CONV_2D", inputs: [0, 1, 2, 3, 4, 5, 6], outputs: [7] }],
-    inputIndexes: [0],
-    outputIndexes: [7],
-  };
-}
-
-const INPUT = Array.from({ length: 32 }, (_, i) => (i % 5) - 2);
-const token = (byte: number) => new Uint8Array(32).fill(byte).toBase64();
-
-async function register(server: TestServer, model = convModel()): Promise<string> {
-  const r = await server.request("POST", "/v1/models", model);
-  strictEqual(r.status, 201);
-  return r.body.id as string;
-}
-
-async function compile(server: TestServer, model: string, cacheToken?: string) {
-  const r = await server.request("POST", "/v1/compilations", {
-    model,
-    ...(cacheToken ? { cache: { token: cacheToken } } : {}),
-  });
-  strictEqual(r.status, 201, JSON.stringify(r.body));
-  return r.body as { id: string; cache: string; cacheRejected?: string };
-}
-
-async function run(server: TestServer, compilation: string): Promise<number[]> {
-  const r = await server.request("POST", `/v1/compilations/${compilation}/executions`, {
-    inputs: [{ data: INPUT }],
-  });
-  strictEqual(r.status, 200, JSON.stringify(r.body));
-  return (r.body.outputs as { data: number[] }[])[0].data;
-}
+import { cacheToken, compile, convModel, register, run } from "./cache_fixture.ts";
 
 function cacheFiles(server: TestServer, suffix: ".model" | ".data"): string[] {
   return [...Deno.readDirSync(`${server.dataDir}/cache`)]
@@ -91,15 +30,15 @@ Deno.test("a cache token gives miss then hit; no token gives none; outputs agree
     strictEqual(none.cache, "none");
     const expected = await run(server, none.id);
     strictEqual(cacheFiles(server, ".model").length, 0, "no token writes no files");
-    const miss = await compile(server, model, token(1));
+    const miss = await compile(server, model, cacheToken(1));
     strictEqual(miss.cache, "miss");
     strictEqual(cacheFiles(server, ".model").length, 1);
     strictEqual(cacheFiles(server, ".data").length, 1);
-    const hit = await compile(server, model, token(1));
+    const hit = await compile(server, model, cacheToken(1));
     strictEqual(hit.cache, "hit");
     deepStrictEqual(await run(server, hit.id), expected);
     deepStrictEqual(await run(server, miss.id), expected);
-    const otherToken = await compile(server, model, token(2));
+    const otherToken = await compile(server, model, cacheToken(2));
     strictEqual(otherToken.cache, "miss");
     strictEqual(await cacheCount(server, "hit"), 1);
     strictEqual(await cacheCount(server, "miss"), 2);
@@ -141,14 +80,14 @@ for (
     try {
       const model = await register(server);
       const expected = await run(server, (await compile(server, model)).id);
-      strictEqual((await compile(server, model, token(7))).cache, "miss");
+      strictEqual((await compile(server, model, cacheToken(7))).cache, "miss");
       tamper(server);
-      const again = await compile(server, model, token(7));
+      const again = await compile(server, model, cacheToken(7));
       strictEqual(again.cache, "miss");
       match(String(again.cacheRejected), reason);
       deepStrictEqual(await run(server, again.id), expected);
       strictEqual(await cacheCount(server, "rejected"), 1);
-      const healed = await compile(server, model, token(7));
+      const healed = await compile(server, model, cacheToken(7));
       strictEqual(healed.cache, "hit", "the rewritten cache is used next time");
       deepStrictEqual(await run(server, healed.id), expected);
     } finally {
@@ -162,13 +101,13 @@ Deno.test("a flipped bit in the data cache changes weights, never the plan (NNAP
   try {
     const model = await register(server);
     const expected = await run(server, (await compile(server, model)).id);
-    strictEqual((await compile(server, model, token(8))).cache, "miss");
+    strictEqual((await compile(server, model, cacheToken(8))).cache, "miss");
     const [data] = cacheFiles(server, ".data");
     const bytes = Deno.readFileSync(data);
     // After the 128-byte header: flip the sign of every float (raw and packed weights).
     for (let i = 128 + 3; i < bytes.length; i += 4) bytes[i] ^= 0x80;
     Deno.writeFileSync(data, bytes);
-    const tampered = await compile(server, model, token(8));
+    const tampered = await compile(server, model, cacheToken(8));
     strictEqual(tampered.cache, "hit", "the data cache is not hash-checked, as in NNAPI");
     const outputs = await run(server, tampered.id);
     strictEqual(outputs.length, expected.length, "shapes come from the protected model cache");
@@ -183,14 +122,18 @@ Deno.test("weights read on first use: a data cache broken after the hit is prepa
   try {
     const model = await register(server);
     const expected = await run(server, (await compile(server, model)).id);
-    strictEqual((await compile(server, model, token(6))).cache, "miss");
-    const hit = await compile(server, model, token(6));
+    strictEqual((await compile(server, model, cacheToken(6))).cache, "miss");
+    const hit = await compile(server, model, cacheToken(6));
     strictEqual(hit.cache, "hit");
     const [data] = cacheFiles(server, ".data");
     Deno.writeFileSync(data, Deno.readFileSync(data).subarray(0, 200));
     deepStrictEqual(await run(server, hit.id), expected, "the execution still gets right outputs");
     strictEqual(await cacheCount(server, "rejected"), 1);
-    strictEqual((await compile(server, model, token(6))).cache, "hit", "the entry was rewritten");
+    strictEqual(
+      (await compile(server, model, cacheToken(6))).cache,
+      "hit",
+      "the entry was rewritten",
+    );
   } finally {
     await server.close();
   }
@@ -204,16 +147,16 @@ Deno.test("cache files swapped between two tokens are rejected for both", async 
     const expectedA = await run(server, (await compile(server, a)).id);
     const expectedB = await run(server, (await compile(server, b)).id);
     notStrictEqual(JSON.stringify(expectedA), JSON.stringify(expectedB));
-    strictEqual((await compile(server, a, token(1))).cache, "miss");
-    strictEqual((await compile(server, b, token(2))).cache, "miss");
+    strictEqual((await compile(server, a, cacheToken(1))).cache, "miss");
+    strictEqual((await compile(server, b, cacheToken(2))).cache, "miss");
     for (const suffix of [".model", ".data"] as const) {
       const [first, second] = cacheFiles(server, suffix);
       const firstBytes = Deno.readFileSync(first);
       Deno.writeFileSync(first, Deno.readFileSync(second));
       Deno.writeFileSync(second, firstBytes);
     }
-    const againA = await compile(server, a, token(1));
-    const againB = await compile(server, b, token(2));
+    const againA = await compile(server, a, cacheToken(1));
+    const againB = await compile(server, b, cacheToken(2));
     strictEqual(againA.cache, "miss");
     strictEqual(againB.cache, "miss");
     deepStrictEqual(await run(server, againA.id), expectedA);
@@ -227,17 +170,17 @@ Deno.test("a deleted KV entry makes the files unusable; the cache is rebuilt", a
   const server = await startTestServer();
   try {
     const model = await register(server);
-    strictEqual((await compile(server, model, token(3))).cache, "miss");
+    strictEqual((await compile(server, model, cacheToken(3))).cache, "miss");
     await server.close();
     const kv = await Deno.openKv(`${server.dataDir}/nnserve.kv`);
     for await (const entry of kv.list({ prefix: ["cache"] })) await kv.delete(entry.key);
     kv.close();
     const restarted = await startTestServer({ dataDir: server.dataDir });
     try {
-      const again = await compile(restarted, model, token(3));
+      const again = await compile(restarted, model, cacheToken(3));
       strictEqual(again.cache, "miss");
       match(String(again.cacheRejected), /without a map entry/);
-      strictEqual((await compile(restarted, model, token(3))).cache, "hit");
+      strictEqual((await compile(restarted, model, cacheToken(3))).cache, "hit");
     } finally {
       await restarted.close();
     }
@@ -250,13 +193,13 @@ Deno.test("a deleted KV entry makes the files unusable; the cache is rebuilt", a
 Deno.test("hits survive a restart; a driver version change invalidates every entry", async () => {
   const first = await startTestServer();
   const model = await register(first);
-  const cached = await compile(first, model, token(4));
+  const cached = await compile(first, model, cacheToken(4));
   strictEqual(cached.cache, "miss");
   const expected = await run(first, cached.id);
   await first.close();
   const second = await startTestServer({ dataDir: first.dataDir });
   try {
-    const hit = await compile(second, model, token(4));
+    const hit = await compile(second, model, cacheToken(4));
     strictEqual(hit.cache, "hit");
     deepStrictEqual(await run(second, hit.id), expected);
     deepStrictEqual(await run(second, cached.id), expected, "the earlier compilation revives");
@@ -266,7 +209,7 @@ Deno.test("hits survive a restart; a driver version change invalidates every ent
   const upgraded = await startTestServer({ dataDir: first.dataDir, driverVersion: "next" });
   try {
     strictEqual(cacheFiles(upgraded, ".model").length, 0, "old files are removed");
-    const after = await compile(upgraded, model, token(4));
+    const after = await compile(upgraded, model, cacheToken(4));
     strictEqual(after.cache, "miss");
     deepStrictEqual(await run(upgraded, after.id), expected);
   } finally {
@@ -280,13 +223,13 @@ Deno.test("concurrent compilations with one token all succeed and leave one good
     const model = await register(server);
     const expected = await run(server, (await compile(server, model)).id);
     const results = await Promise.all(
-      Array.from({ length: 8 }, () => compile(server, model, token(5))),
+      Array.from({ length: 8 }, () => compile(server, model, cacheToken(5))),
     );
     ok(results.every((r) => r.cache === "miss" || r.cache === "hit"));
     strictEqual(results.filter((r) => r.cacheRejected).length, 0);
     for (const r of results) deepStrictEqual(await run(server, r.id), expected);
     strictEqual(cacheFiles(server, ".model").length, 1);
-    strictEqual((await compile(server, model, token(5))).cache, "hit");
+    strictEqual((await compile(server, model, cacheToken(5))).cache, "hit");
   } finally {
     await server.close();
   }
@@ -302,7 +245,7 @@ Deno.test("one client's token never selects another client's cache", async () =>
       const model = await server.request("POST", "/v1/models", convModel(), as(key));
       const c = await server.request("POST", "/v1/compilations", {
         model: model.body.id,
-        cache: { token: token(9) },
+        cache: { token: cacheToken(9) },
       }, as(key));
       strictEqual(c.body.cache, "miss", `${key} gets its own entry`);
     }
@@ -314,17 +257,19 @@ Deno.test("one client's token never selects another client's cache", async () =>
 Deno.test("the cache stays within its budget by evicting least recently used entries", async () => {
   const probe = await startTestServer();
   const model = await register(probe);
-  await compile(probe, model, token(1));
+  await compile(probe, model, cacheToken(1));
   const entryBytes = cacheFiles(probe, ".model").concat(cacheFiles(probe, ".data"))
     .reduce((n, f) => n + Deno.statSync(f).size, 0);
   await probe.close();
   const server = await startTestServer({ cacheBytes: Math.floor(entryBytes * 2.5) });
   try {
     const id = await register(server);
-    for (const t of [1, 2, 3, 4]) strictEqual((await compile(server, id, token(t))).cache, "miss");
+    for (const t of [1, 2, 3, 4]) {
+      strictEqual((await compile(server, id, cacheToken(t))).cache, "miss");
+    }
     strictEqual(cacheFiles(server, ".model").length, 2, "two entries fit the budget");
-    strictEqual((await compile(server, id, token(4))).cache, "hit");
-    strictEqual((await compile(server, id, token(1))).cache, "miss", "the oldest was evicted");
+    strictEqual((await compile(server, id, cacheToken(4))).cache, "hit");
+    strictEqual((await compile(server, id, cacheToken(1))).cache, "miss", "the oldest was evicted");
   } finally {
     await server.close();
   }

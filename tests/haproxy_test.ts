@@ -8,134 +8,97 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { NnClient } from "../client/mod.ts";
-import { startPostgres } from "./postgres_fixture.ts";
-import { startS3 } from "./s3_fixture.ts";
+import { Balancer, executeVia, startSharedStores } from "./cluster_fixture.ts";
 import { addModel, startTestServer, type TestServer } from "./server_fixture.ts";
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
 
 const INPUTS = { inputs: [{ data: [1, 2, 3] }, { data: [10, 20, 30] }] };
 
 /** One execution through `base`: the replica that answered and the outputs. */
 async function execute(base: string, compilation: string) {
-  const response = await fetch(`${base}/v1/compilations/${compilation}/executions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(INPUTS),
-  });
-  const body = await response.json();
-  return {
-    status: response.status,
-    replica: response.headers.get("x-nnserve-replica"),
-    outputs: body.outputs,
-  };
+  const { status, replica, body } = await executeVia(base, compilation, INPUTS);
+  return { status, replica, outputs: body.outputs };
+}
+
+/** Closes an in-process replica and removes its data directory. */
+async function closeReplica(replica: TestServer): Promise<void> {
+  await replica.close();
+  await Deno.remove(replica.dataDir, { recursive: true });
 }
 
 Deno.test("haproxy with deploy/haproxy.cfg routes each compilation to one replica of three, and moves it when that replica stops", async () => {
-  const postgres = await startPostgres();
-  const s3 = await startS3("cluster");
-  const databaseUrl = await postgres.database("cluster");
-  const blobs = { s3: { bucket: "cluster", endpoint: s3.endpoint, credentials: s3.credentials } };
+  // Undone in reverse order, whatever fails: haproxy, the replicas, then the stores.
+  await using cleanup = new AsyncDisposableStack();
+  const stores = await startSharedStores("cluster");
+  cleanup.defer(() => stores.stop());
   const replicas: TestServer[] = [];
-  const lbPort = freePort();
-  let haproxy: Deno.ChildProcess | undefined;
-  try {
-    for (const name of ["r1", "r2", "r3"]) {
-      replicas.push(await startTestServer({ databaseUrl, blobs, replica: name, workers: 1 }));
-    }
-    haproxy = new Deno.Command("haproxy", {
-      args: ["-db", "-f", new URL("../deploy/haproxy.cfg", import.meta.url).pathname],
-      env: {
-        NNSERVE_LB_BIND: `127.0.0.1:${lbPort}`,
-        ...Object.fromEntries(
-          replicas.map((r, i) => [`NNSERVE_REPLICA_${i + 1}`, `127.0.0.1:${r.port}`]),
-        ),
-      },
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
-    const lb = `http://127.0.0.1:${lbPort}`;
-    // Up once the balancer answers and its health checks passed.
-    let up = false;
-    for (let i = 0; i < 100 && !up; i++) {
-      up = await fetch(`${lb}/readyz`).then((r) => r.ok).catch(() => false);
-      if (!up) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    ok(up, "the balancer serves");
-    const client = new NnClient({ baseUrl: lb });
-    const registered = await fetch(`${lb}/v1/models`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(addModel(3)),
-    }).then((r) => r.json());
-    const compiled = [];
-    for (let i = 0; i < 12; i++) compiled.push(await client.compile(registered.id));
-    const compilations = compiled.map((c) => c.info.id);
-    // Each compilation: always the same replica; all of them: more than one replica.
-    const owners = new Map<string, string>();
-    for (const id of compilations) {
-      const seen = new Set<string>();
-      for (let k = 0; k < 4; k++) {
-        const run = await execute(lb, id);
-        strictEqual(run.status, 200);
-        deepStrictEqual(run.outputs[0].data, [11, 22, 33]);
-        seen.add(run.replica!);
-      }
-      strictEqual(seen.size, 1, `compilation ${id} stays on one replica: ${[...seen]}`);
-      owners.set(id, [...seen][0]);
-    }
-    ok(new Set(owners.values()).size > 1, `compilations spread: ${[...owners.values()]}`);
-    // Every replica computes the same.
-    for (const replica of replicas) {
-      deepStrictEqual(
-        (await execute(replica.url, compilations[0])).outputs,
-        (await execute(lb, compilations[0])).outputs,
-      );
-    }
-
-    // A burst on a compilation of one replica; another replica stops meanwhile.
-    const victimName = [...new Set(owners.values())].find((r) =>
-      r !== owners.get(compilations[0])
-    )!;
-    const victim = replicas.find((r) => r.driver.replica === victimName)!;
-    await using burst = await compiled[0].burst();
-    const before = await burst.compute([[1, 2, 3], [1, 1, 1]]);
-    deepStrictEqual([...before.outputs[0].data as Float32Array], [2, 3, 4]);
-    await victim.close();
-    replicas.splice(replicas.indexOf(victim), 1);
-    const during = await burst.compute([[4, 5, 6], [1, 1, 1]]);
-    deepStrictEqual([...during.outputs[0].data as Float32Array], [5, 6, 7]);
-    // The stopped replica's compilations answer from the others once the checks see it down.
-    const moved = compilations.filter((id) => owners.get(id) === victimName);
-    ok(moved.length > 0);
-    for (const id of moved) {
-      let run = await execute(lb, id);
-      for (let i = 0; i < 50 && run.status !== 200; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        run = await execute(lb, id);
-      }
-      strictEqual(run.status, 200, `compilation ${id} moved`);
-      ok(run.replica !== victimName);
+  cleanup.defer(async () => {
+    for (const replica of replicas.splice(0)) await closeReplica(replica);
+  });
+  for (const name of ["r1", "r2", "r3"]) {
+    replicas.push(
+      await startTestServer({
+        databaseUrl: stores.databaseUrl,
+        blobs: stores.blobs,
+        replica: name,
+        workers: 1,
+      }),
+    );
+  }
+  const balancer = await Balancer.start(replicas.map((r) => `127.0.0.1:${r.port}`));
+  cleanup.defer(() => balancer.stop());
+  const lb = balancer.url;
+  const client = new NnClient({ baseUrl: lb });
+  const registered = await fetch(`${lb}/v1/models`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(addModel(3)),
+  }).then((r) => r.json());
+  const compiled = [];
+  for (let i = 0; i < 12; i++) compiled.push(await client.compile(registered.id));
+  const compilations = compiled.map((c) => c.info.id);
+  // Each compilation: always the same replica; all of them: more than one replica.
+  const owners = new Map<string, string>();
+  for (const id of compilations) {
+    const seen = new Set<string>();
+    for (let k = 0; k < 4; k++) {
+      const run = await execute(lb, id);
+      strictEqual(run.status, 200);
       deepStrictEqual(run.outputs[0].data, [11, 22, 33]);
+      seen.add(run.replica!);
     }
-  } finally {
-    try {
-      haproxy?.kill("SIGTERM");
-    } catch {
-      // it exited already (the test says why)
+    strictEqual(seen.size, 1, `compilation ${id} stays on one replica: ${[...seen]}`);
+    owners.set(id, [...seen][0]);
+  }
+  ok(new Set(owners.values()).size > 1, `compilations spread: ${[...owners.values()]}`);
+  // Every replica computes the same.
+  for (const replica of replicas) {
+    deepStrictEqual(
+      (await execute(replica.url, compilations[0])).outputs,
+      (await execute(lb, compilations[0])).outputs,
+    );
+  }
+
+  // A burst on a compilation of one replica; another replica stops meanwhile.
+  const victimName = [...new Set(owners.values())].find((r) => r !== owners.get(compilations[0]))!;
+  const victim = replicas.find((r) => r.driver.replica === victimName)!;
+  await using burst = await compiled[0].burst();
+  const before = await burst.compute([[1, 2, 3], [1, 1, 1]]);
+  deepStrictEqual([...before.outputs[0].data as Float32Array], [2, 3, 4]);
+  replicas.splice(replicas.indexOf(victim), 1);
+  await closeReplica(victim);
+  const during = await burst.compute([[4, 5, 6], [1, 1, 1]]);
+  deepStrictEqual([...during.outputs[0].data as Float32Array], [5, 6, 7]);
+  // The stopped replica's compilations answer from the others once the checks see it down.
+  const moved = compilations.filter((id) => owners.get(id) === victimName);
+  ok(moved.length > 0);
+  for (const id of moved) {
+    let run = await execute(lb, id);
+    for (let i = 0; i < 50 && run.status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      run = await execute(lb, id);
     }
-    const stderr = haproxy ? new TextDecoder().decode((await haproxy.output()).stderr) : "";
-    if (stderr) console.log(`haproxy said:\n${stderr.slice(-2000)}`);
-    for (const replica of replicas) {
-      await replica.close();
-      await Deno.remove(replica.dataDir, { recursive: true });
-    }
-    await s3.stop();
-    await postgres.stop();
+    strictEqual(run.status, 200, `compilation ${id} moved`);
+    ok(run.replica !== victimName);
+    deepStrictEqual(run.outputs[0].data, [11, 22, 33]);
   }
 });

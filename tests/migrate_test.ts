@@ -71,10 +71,13 @@ Deno.test("deno task migrate moves a data dir into PostgreSQL and S3, and the se
     const migrated = await runMigrate(env);
     strictEqual(migrated.code, 0, migrated.text);
     ok(/model blobs \(1 models from files\)/.test(migrated.text), migrated.text);
+    ok(/and 1 memories moved/.test(migrated.text), migrated.text);
     const again = await runMigrate(env);
     strictEqual(again.code, 1, again.text);
     ok(/already holds state/.test(again.text), again.text);
 
+    // Memories now read from the bucket: their files are not needed any more.
+    await Deno.remove(`${dataDir}/memories`, { recursive: true });
     const second = await startTestServer({
       dataDir,
       databaseUrl,

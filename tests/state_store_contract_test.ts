@@ -5,7 +5,9 @@
  * numbers numerically, prefixes kept apart, `start` and `limit`), getMany in order, values
  * exactly as written, and atomic commits: checks that fail apply nothing, concurrent
  * read-modify-write loops lose no update, and of racing "create if absent" commits exactly
- * one wins.
+ * one wins. Named locks: holders of one name (in this process and, on PostgreSQL, in
+ * another) never overlap, other names never wait, and a lock is released when its holder
+ * throws or (PostgreSQL) its process's connection closes.
  */
 import { deepStrictEqual, notStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { Buffer } from "node:buffer";
@@ -177,6 +179,70 @@ async function contract(t: Deno.TestContext, store: StateStore, peer: StateStore
   });
 }
 
+/** Resolves after `ms`. */
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A promise and the function that resolves it. */
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => open = resolve);
+  return { opened, open };
+}
+
+/** The named-lock cases: `store` and `peer` as in {@link contract}. */
+async function lockContract(t: Deno.TestContext, store: StateStore, peer: StateStore) {
+  await t.step("holders of one lock never overlap, here and in another process", async () => {
+    let inside = 0, most = 0;
+    const order: number[] = [];
+    await Promise.all(
+      Array.from(
+        { length: 8 },
+        (_, i) =>
+          (i % 2 === 0 ? store : peer).withLock("prepare:one", async () => {
+            inside++;
+            most = Math.max(most, inside);
+            await sleep(15);
+            order.push(i);
+            inside--;
+            return i;
+          }),
+      ),
+    );
+    strictEqual(most, 1, "one holder at a time");
+    strictEqual(order.length, 8, "every holder ran");
+  });
+
+  await t.step("a held lock does not block another name, and returns run's value", async () => {
+    const release = gate();
+    const held = store.withLock("prepare:held", () => release.opened.then(() => "held"));
+    await sleep(20);
+    const other = await peer.withLock("prepare:other", () => Promise.resolve(42));
+    strictEqual(other, 42, "another name was taken while the first is held");
+    const same = peer.withLock("prepare:held", () => Promise.resolve("after"));
+    let settled = false;
+    same.then(() => settled = true);
+    await sleep(150);
+    strictEqual(settled, false, "the same name waits for its holder");
+    release.open();
+    strictEqual(await held, "held");
+    strictEqual(await same, "after");
+  });
+
+  await t.step("a lock whose holder throws is released", async () => {
+    await store.withLock("prepare:throws", () => Promise.reject(new Error("boom"))).then(
+      () => assertFail("the holder's error reaches the caller"),
+      (error: Error) => strictEqual(error.message, "boom"),
+    );
+    const started = Date.now();
+    strictEqual(await peer.withLock("prepare:throws", () => Promise.resolve("next")), "next");
+    ok(Date.now() - started < 2000, "taken at once");
+  });
+}
+
+function assertFail(message: string): never {
+  throw new Error(message);
+}
+
 Deno.test("state keys encode to bytes in key order and decode back", () => {
   const keys: StateKey[] = [
     ["a"],
@@ -203,6 +269,7 @@ Deno.test("the Deno KV state store keeps the contract", async (t) => {
   const store = await KvStateStore.open(`${dir}/state.kv`);
   try {
     await contract(t, store, store);
+    await lockContract(t, store, store);
   } finally {
     store.close();
     await Deno.remove(dir, { recursive: true });
@@ -219,6 +286,31 @@ Deno.test("the PostgreSQL state store keeps the contract", async (t) => {
     const peer = await PostgresStateStore.open(url);
     try {
       await contract(t, store, peer);
+      await lockContract(t, store, peer);
+      await t.step(
+        "a lock held by a replica that dies is released with its connection",
+        async () => {
+          const doomed = await PostgresStateStore.open(url);
+          const release = gate();
+          const taken = gate();
+          const held = doomed.withLock("prepare:doomed", () => {
+            taken.open();
+            return release.opened;
+          });
+          await taken.opened;
+          let settled = false;
+          const waiting = peer.withLock("prepare:doomed", () => Promise.resolve(1))
+            .finally(() => settled = true);
+          await sleep(150);
+          strictEqual(settled, false, "held while the replica lives");
+          const closed = Date.now();
+          await doomed.close();
+          strictEqual(await waiting, 1);
+          ok(Date.now() - closed < 2000, "taken once its connection closed");
+          release.open();
+          await held;
+        },
+      );
     } finally {
       await store.close();
       await peer.close();

@@ -3,14 +3,17 @@
  * into the cluster's blob store, so the same service runs on them
  * (`NNSERVE_DATABASE_URL`, and `NNSERVE_S3_*` or `NNSERVE_BLOB_DIR`, read as the service
  * reads them; `NNSERVE_DATA_DIR` is the source). Every state entry is copied as it is;
- * models stored before blobs get blobs of their files. The data dir is locked meanwhile (the
+ * models stored before blobs get blobs of their files, and memories' files become blobs
+ * (replicas read memories from the blob store). The data dir is locked meanwhile (the
  * service must not run on it), and a database that already holds state is refused: nothing
- * is overwritten. Memory contents and the compilation cache stay in the data dir.
+ * is overwritten.
  */
 import { configFromEnv, openBlobs, StartupError } from "../server.ts";
 import { type BlobStore, DirectoryBlobStore } from "../store/blob_store.ts";
 import { DataDirLockedError, lockDataDir } from "../store/data_dir_lock.ts";
 import type { ModelRecord } from "../store/model_store.ts";
+import { MemoryBlobs } from "../memory/memory_blobs.ts";
+import type { MemoryRecord } from "../memory/pools.ts";
 import { PostgresStateStore } from "../store/postgres_state.ts";
 import { S3BlobStore } from "../store/s3_blob_store.ts";
 import { KvStateStore, type StateStore } from "../store/state_store.ts";
@@ -18,7 +21,10 @@ import { KvStateStore, type StateStore } from "../store/state_store.ts";
 /** What a migration moved. */
 export interface MigrationReport {
   entries: number;
+  /** Model blobs. */
   blobs: number;
+  /** Memories whose files became blobs. */
+  memories: number;
   /** Models whose files became blobs. */
   filesToBlobs: number;
 }
@@ -35,7 +41,8 @@ export async function migrate(options: {
   for await (const _ of target.list({ prefix: [] }, { limit: 1 })) {
     throw new Error("the database already holds state: migrate into an empty one");
   }
-  const report: MigrationReport = { entries: 0, blobs: 0, filesToBlobs: 0 };
+  const report: MigrationReport = { entries: 0, blobs: 0, memories: 0, filesToBlobs: 0 };
+  const memories = new MemoryBlobs(target, targetBlobs);
   for await (const entry of source.list<unknown>({ prefix: [] })) {
     let value = entry.value;
     if (entry.key[0] === "model") {
@@ -57,6 +64,14 @@ export async function migrate(options: {
       };
       report.blobs += 2;
       value = { ...record, blobs };
+    } else if (entry.key[0] === "memory") {
+      const record = value as MemoryRecord;
+      // A memory deleted while held has no file left; recovery removes its record.
+      if (!record.deleted) {
+        const bytes = await Deno.readFile(`${dataDir}/memories/${record.id}.bin`);
+        value = { ...record, contents: await memories.put(record.id, bytes) };
+        report.memories++;
+      }
     }
     await target.set(entry.key, value);
     report.entries++;
@@ -86,8 +101,9 @@ if (import.meta.main) {
         targetBlobs,
       });
       console.log(
-        `nnserve migrate: ${report.entries} state entries and ${report.blobs} model blobs ` +
-          `(${report.filesToBlobs} models from files) moved from ${dataDir}`,
+        `nnserve migrate: ${report.entries} state entries, ${report.blobs} model blobs ` +
+          `(${report.filesToBlobs} models from files) and ${report.memories} memories moved ` +
+          `from ${dataDir}`,
       );
     } finally {
       source.close();
