@@ -159,6 +159,12 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     if (config.verbose && apiKeys.size === 0) {
       console.log("nnserve: no API keys configured; running open as one anonymous client");
     }
+    if (config.verbose && config.databaseUrl !== undefined && config.blobs === undefined) {
+      console.log(
+        `nnserve: blobs (models, memories, the compilation cache) stay in ${config.dataDir}/blobs, ` +
+          "which other replicas cannot read: set NNSERVE_BLOB_DIR or NNSERVE_S3_BUCKET for a cluster",
+      );
+    }
     const repositoryDir = config.modelRepository;
     if (repositoryDir !== undefined && !(await isDirectory(repositoryDir))) {
       throw new StartupError(

@@ -33,75 +33,11 @@ import type { BlobStore } from "../store/blob_store.ts";
 import { sha256Hex } from "../store/bytes.ts";
 import type { StateEntryMaybe, StateStore } from "../store/state_store.ts";
 import { removeIfPresent, writeFileAtomic } from "../store/atomic_file.ts";
+import { blobScope, type CacheEntry, cacheFiles, dataHeader, readData } from "./cache_layout.ts";
 import { KeyedTurns } from "../store/keyed_turns.ts";
-
-/** What the map stores per cache key. */
-interface CacheEntry {
-  generation: string;
-  modelHash: string;
-  dataBytes: number;
-  bytes: number;
-  lastUsed: number;
-  /**
-   * Shared: the blob keys of the model and data caches. Embedded entries have none (their
-   * files are named by key and generation); a shared map's entry without them was copied
-   * from a data dir (`deno task migrate`) and is rejected.
-   */
-  blobs?: { model: string; data: string };
-}
 
 /** How often a hit refreshes an entry's last use (LRU order), to keep hits cheap. */
 const LAST_USED_RESOLUTION_MS = 10_000;
-
-/** Size of the data cache header: the entry's key and generation, padded. */
-const DATA_HEADER_BYTES = 128;
-
-/** The header binding a data cache file to its map entry. */
-function dataHeader(key: string, generation: string): Uint8Array {
-  const header = new Uint8Array(DATA_HEADER_BYTES);
-  header.set(new TextEncoder().encode(`nnserve-data ${key} ${generation}`));
-  return header;
-}
-
-function readFully(file: Deno.FsFile, into: Uint8Array): boolean {
-  let read = 0;
-  while (read < into.byteLength) {
-    const n = file.readSync(into.subarray(read));
-    if (n === null) return false;
-    read += n;
-  }
-  return true;
-}
-
-/**
- * Reads a data cache file into shared memory; null unless it has exactly the expected
- * header and `size` bytes after it. Synchronous on purpose: from the page cache a blocking
- * read is several times faster than the async path (which copies through a thread pool),
- * and it holds the event loop for about a millisecond per 10 MB.
- */
-function readData(
-  path: string,
-  header: Uint8Array,
-  size: number,
-  body: boolean,
-): Uint8Array | null {
-  let file: Deno.FsFile;
-  try {
-    file = Deno.openSync(path, { read: true });
-  } catch {
-    return null;
-  }
-  try {
-    if (file.statSync().size !== DATA_HEADER_BYTES + size) return null;
-    const found = new Uint8Array(DATA_HEADER_BYTES);
-    if (!readFully(file, found) || found.some((b, i) => b !== header[i])) return null;
-    if (!body) return new Uint8Array(0);
-    const bytes = new Uint8Array(new SharedArrayBuffer(size));
-    return readFully(file, bytes) ? bytes : null;
-  } finally {
-    file.close();
-  }
-}
 
 /**
  * A data cache file checked for its header and size but not read yet: like a driver's
@@ -198,8 +134,7 @@ export class CompilationCache {
   }
 
   #files(key: string, generation: string): { model: string; data: string } {
-    const base = `${this.#dir}/${key}-${generation}`;
-    return { model: `${base}.model`, data: `${base}.data` };
+    return cacheFiles(this.#dir, key, generation);
   }
 
   /** Looks a key up; any doubt about the files or blobs is a rejection, never an error. */
@@ -325,7 +260,7 @@ export class CompilationCache {
         await this.#point(key, entry);
         return;
       }
-      const scope = `cache/${key}-${generation}`;
+      const scope = blobScope(key, generation);
       const [modelBlob, dataBlob] = await Promise.all([
         this.#blobs.put(scope, [model]),
         this.#blobs.put(scope, [data]),

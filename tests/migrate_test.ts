@@ -33,7 +33,12 @@ Deno.test("deno task migrate moves a data dir into PostgreSQL and S3, and the se
   try {
     const adder = await first.request("POST", "/v1/models?name=calc&version=1", addModel(2));
     const older = await first.request("POST", "/v1/models?name=calc&version=2", mulModel(2));
-    const compiled = await first.request("POST", "/v1/compilations", { model: adder.body.id });
+    const token = new Uint8Array(32).fill(4).toBase64();
+    const compiled = await first.request("POST", "/v1/compilations", {
+      model: adder.body.id,
+      cache: { token },
+    });
+    strictEqual(compiled.body.cache, "miss");
     await first.request("POST", "/v1/compilations", { model: older.body.id });
     const client = new NnClient({ baseUrl: first.url });
     const memory = await client.createMemory(new Uint8Array(new Float32Array([7, 8]).buffer));
@@ -71,13 +76,14 @@ Deno.test("deno task migrate moves a data dir into PostgreSQL and S3, and the se
     const migrated = await runMigrate(env);
     strictEqual(migrated.code, 0, migrated.text);
     ok(/model blobs \(1 models from files\)/.test(migrated.text), migrated.text);
-    ok(/and 1 memories moved/.test(migrated.text), migrated.text);
+    ok(/1 memories and 1 compilation cache entries moved/.test(migrated.text), migrated.text);
     const again = await runMigrate(env);
     strictEqual(again.code, 1, again.text);
     ok(/already holds state/.test(again.text), again.text);
 
-    // Memories now read from the bucket: their files are not needed any more.
+    // Memories and the cache now read from the bucket: their files are not needed any more.
     await Deno.remove(`${dataDir}/memories`, { recursive: true });
+    await Deno.remove(`${dataDir}/cache`, { recursive: true });
     const second = await startTestServer({
       dataDir,
       databaseUrl,
@@ -109,6 +115,12 @@ Deno.test("deno task migrate moves a data dir into PostgreSQL and S3, and the se
         14,
         16,
       ]]);
+      // The cache entry came along: the same model and token is a hit.
+      const again = await second.request("POST", "/v1/compilations", {
+        model: adder.body.id,
+        cache: { token },
+      });
+      strictEqual(again.body.cache, "hit", JSON.stringify(again.body));
       const listed = await second.request("GET", "/v1/models?name=calc");
       strictEqual((listed.body.models as unknown[]).length, 2);
     } finally {

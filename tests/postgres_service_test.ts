@@ -11,7 +11,8 @@ import { configFromEnv, startServer, StartupError } from "../server.ts";
 import { DirectoryBlobStore } from "../store/blob_store.ts";
 import { startPostgres } from "./postgres_fixture.ts";
 import { startS3 } from "./s3_fixture.ts";
-import { addModel, startTestServer } from "./server_fixture.ts";
+import { addModel, mainProcess, startTestServer } from "./server_fixture.ts";
+import { OutputTail } from "./output_tail.ts";
 
 Deno.test("the service keeps its state in PostgreSQL and finds it again after a restart", async () => {
   const postgres = await startPostgres();
@@ -84,6 +85,19 @@ Deno.test("the service keeps its state in PostgreSQL and finds it again after a 
       deepStrictEqual([...result.outputs[0].data as Float32Array], [4, 5]);
     } finally {
       await server.close();
+    }
+    // Without a shared blob store the process says at start that its blobs are its own.
+    const child = mainProcess(dataDir, { NNSERVE_DATABASE_URL: databaseUrl, NNSERVE_GPU: "0" });
+    const output = new OutputTail(child.stdout);
+    try {
+      await output.waitFor(/listening on/, { timeoutMs: 30_000 });
+      const said = output.tail();
+      ok(/blobs .* stay in .*other replicas cannot read: set NNSERVE_BLOB_DIR/.test(said), said);
+    } finally {
+      child.kill("SIGKILL");
+      await child.status;
+      await child.stderr.cancel();
+      await output.done;
     }
   } finally {
     await Deno.remove(dataDir, { recursive: true });

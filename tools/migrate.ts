@@ -3,8 +3,9 @@
  * into the cluster's blob store, so the same service runs on them
  * (`NNSERVE_DATABASE_URL`, and `NNSERVE_S3_*` or `NNSERVE_BLOB_DIR`, read as the service
  * reads them; `NNSERVE_DATA_DIR` is the source). Every state entry is copied as it is;
- * models stored before blobs get blobs of their files, and memories' files become blobs
- * (replicas read memories from the blob store). The data dir is locked meanwhile (the
+ * models stored before blobs get blobs of their files, and memories' files and the
+ * compilation cache's files become blobs (replicas read both from the blob store; a cache
+ * entry whose files are gone or do not match is dropped). The data dir is locked meanwhile (the
  * service must not run on it), and a database that already holds state is refused: nothing
  * is overwritten.
  */
@@ -14,6 +15,7 @@ import { DataDirLockedError, lockDataDir } from "../store/data_dir_lock.ts";
 import type { ModelRecord } from "../store/model_store.ts";
 import { MemoryBlobs } from "../memory/memory_blobs.ts";
 import type { MemoryRecord } from "../memory/pools.ts";
+import { type CacheEntry, sharedEntry } from "../cache/cache_layout.ts";
 import { PostgresStateStore } from "../store/postgres_state.ts";
 import { S3BlobStore } from "../store/s3_blob_store.ts";
 import { KvStateStore, type StateStore } from "../store/state_store.ts";
@@ -25,6 +27,9 @@ export interface MigrationReport {
   blobs: number;
   /** Memories whose files became blobs. */
   memories: number;
+  /** Compilation cache entries whose files became blobs, and those dropped. */
+  cacheEntries: number;
+  cacheDropped: number;
   /** Models whose files became blobs. */
   filesToBlobs: number;
 }
@@ -41,7 +46,14 @@ export async function migrate(options: {
   for await (const _ of target.list({ prefix: [] }, { limit: 1 })) {
     throw new Error("the database already holds state: migrate into an empty one");
   }
-  const report: MigrationReport = { entries: 0, blobs: 0, memories: 0, filesToBlobs: 0 };
+  const report: MigrationReport = {
+    entries: 0,
+    blobs: 0,
+    memories: 0,
+    cacheEntries: 0,
+    cacheDropped: 0,
+    filesToBlobs: 0,
+  };
   const memories = new MemoryBlobs(target, targetBlobs);
   for await (const entry of source.list<unknown>({ prefix: [] })) {
     let value = entry.value;
@@ -72,6 +84,19 @@ export async function migrate(options: {
         value = { ...record, contents: await memories.put(record.id, bytes) };
         report.memories++;
       }
+    } else if (entry.key[0] === "cache" && entry.key.length === 2) {
+      const shared = await sharedEntry(
+        `${dataDir}/cache`,
+        String(entry.key[1]),
+        value as CacheEntry,
+        targetBlobs,
+      );
+      if (!shared) {
+        report.cacheDropped++;
+        continue;
+      }
+      value = shared;
+      report.cacheEntries++;
     }
     await target.set(entry.key, value);
     report.entries++;
@@ -102,8 +127,11 @@ if (import.meta.main) {
       });
       console.log(
         `nnserve migrate: ${report.entries} state entries, ${report.blobs} model blobs ` +
-          `(${report.filesToBlobs} models from files) and ${report.memories} memories moved ` +
-          `from ${dataDir}`,
+          `(${report.filesToBlobs} models from files), ${report.memories} memories and ` +
+          `${report.cacheEntries} compilation cache entries moved from ${dataDir}` +
+          (report.cacheDropped
+            ? ` (${report.cacheDropped} cache entries with bad files dropped)`
+            : ""),
       );
     } finally {
       source.close();
