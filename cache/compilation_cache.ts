@@ -81,6 +81,11 @@ export class CompilationCache {
   readonly #blobs: BlobStore | undefined;
   readonly #budget: number;
   readonly version: string;
+  /** Whether replicas share the cache (its entries are blobs every replica reads). */
+  get shared(): boolean {
+    return this.#blobs !== undefined;
+  }
+
   /** Per key, one operation at a time, so one key's loads and saves never interleave. */
   readonly #turns = new KeyedTurns();
 

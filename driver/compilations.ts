@@ -115,6 +115,9 @@ export class Compilations {
         modelRecord.checksum,
         request.cacheToken,
       );
+    } else {
+      record.cacheKey = await this.#compiler.ownCacheKey(record, modelRecord.checksum);
+      if (record.cacheKey) record.ownCacheEntry = true;
     }
     const compiled = await this.#compiler.compile(
       record,
@@ -125,16 +128,23 @@ export class Compilations {
         deadline: request.deadlineMs === undefined
           ? undefined
           : Date.now() - (performance.now() - started) + request.deadlineMs,
+        saveOwn: record.ownCacheEntry,
       },
     );
     const prepareMs = performance.now() - started;
-    if (request.deadlineMs !== undefined && prepareMs > request.deadlineMs) {
-      throw new DriverError(
-        "MISSED_DEADLINE_PERSISTENT",
-        `preparation took ${prepareMs.toFixed(1)} ms, over the ${request.deadlineMs} ms deadline`,
-      );
+    try {
+      if (request.deadlineMs !== undefined && prepareMs > request.deadlineMs) {
+        throw new DriverError(
+          "MISSED_DEADLINE_PERSISTENT",
+          `preparation took ${prepareMs.toFixed(1)} ms, over the ${request.deadlineMs} ms deadline`,
+        );
+      }
+      await this.#save(record);
+    } catch (error) {
+      // Refused (late, a limit, its model deleted meanwhile): its own cache entry goes too.
+      if (record.ownCacheEntry) await this.#compiler.dropOwnEntry(record.cacheKey!).catch(() => {});
+      throw error;
     }
-    await this.#save(record);
     this.#live.set(record.id, { record, compiled });
     const { id, preference, priority, devices } = record;
     return {
@@ -247,6 +257,11 @@ export class Compilations {
     const record = await this.#store.remove(owner, id);
     if (!record) throw notFound(`no compilation ${id}`);
     this.#live.delete(id);
+    if (record.ownCacheEntry && record.cacheKey) {
+      await this.#compiler.dropOwnEntry(record.cacheKey).catch((error: Error) => {
+        console.warn(`nnserve: could not drop compilation ${id}'s cache entry: ${error.message}`);
+      });
+    }
     return record;
   }
 

@@ -216,7 +216,15 @@ export class Compiler {
     record: CompilationRecord,
     loadModel: () => Promise<Model>,
     cacheKey: string | undefined,
-    options: { dropCached?: boolean; deadline?: number } = {},
+    options: {
+      dropCached?: boolean;
+      deadline?: number;
+      /**
+       * The compilation's own entry being made (no token, a shared cache): nothing to look
+       * up, the plan is saved for the replicas that take the compilation over; "none".
+       */
+      saveOwn?: boolean;
+    } = {},
   ): Promise<Compiled> {
     const { deadline } = options;
     const load = async () => {
@@ -227,6 +235,14 @@ export class Compiler {
     if (!cacheKey) {
       this.#count("none");
       return prepared(await this.prepare(await load(), record, deadline), "none");
+    }
+    if (options.saveOwn) {
+      const plan = await this.prepare(await load(), record, deadline);
+      checkPreparationDeadline(deadline, "before writing the compilation cache");
+      const { model, data } = encodePlan(plan);
+      await this.#cache.save(cacheKey, model, data);
+      this.#count("none");
+      return prepared(plan, "none");
     }
     if (options.dropCached) await this.#cache.delete(cacheKey);
     const first = await this.#lookup(cacheKey);
@@ -277,6 +293,20 @@ export class Compiler {
     console.warn(`nnserve: compilation cache entry rejected (${rejected}); preparing anew`);
     this.#count("rejected");
     return { rejected };
+  }
+
+  /**
+   * The key of a compilation's own cache entry, on a cache replicas share (undefined
+   * otherwise): its id stands in for a token, so no request ever selects it.
+   */
+  async ownCacheKey(record: CompilationRecord, modelChecksum: string): Promise<string | undefined> {
+    if (!this.#cache.shared) return undefined;
+    return await this.cacheKey(record, modelChecksum, new TextEncoder().encode(`own:${record.id}`));
+  }
+
+  /** Drops a compilation's own cache entry (the compilation was deleted). */
+  dropOwnEntry(key: string): Promise<void> {
+    return this.#cache.delete(key);
   }
 
   /** Counts a data cache found broken when its weights were finally read. */

@@ -50,7 +50,8 @@ export class BufferRegistry {
     description: { type: OperandType; dimensions: number[]; roles: BufferRole[] },
   ): DeviceBuffer {
     const buffer: DeviceBuffer = {
-      token: crypto.randomUUID(),
+      // Starts with its compilation's id: a balancer routes the buffer where the compilation is.
+      token: `${compilation}.${crypto.randomUUID()}`,
       owner,
       compilation,
       ...description,

@@ -36,7 +36,7 @@ export const EXAMPLE_IDS = {
   model: "dad35a53-bbc4-4c0a-af77-edca7b0b12b2",
   compilation: "a60b29af-2530-47b8-9a98-41eba6372238",
   memory: "fe0f6319-7d12-4861-ae51-2b639a905aa2",
-  buffer: "13ac6d0f-947a-47c9-ae85-73976b6e6096",
+  buffer: "a60b29af-2530-47b8-9a98-41eba6372238.13ac6d0f-947a-47c9-ae85-73976b6e6096",
 } as const;
 
 const tensor2 = { type: "TENSOR_FLOAT32" as const, dimensions: [2], scale: 0, zeroPoint: 0 };

@@ -18,8 +18,13 @@ export interface CompilationRecord {
   priority: "LOW" | "MEDIUM" | "HIGH";
   devices: string[];
   createdAt: string;
-  /** Compilation cache key, when it was created with a cache token. */
+  /**
+   * Compilation cache key: of its cache token, or (replicas sharing the cache, no token)
+   * the compilation's own entry, so replicas that take it over load rather than prepare it.
+   */
   cacheKey?: string;
+  /** The cache entry is the compilation's own (no token): it goes when the compilation does. */
+  ownCacheEntry?: true;
   /** How the plan's costs were obtained: static estimates (default) or profiling. */
   partitioning?: "static" | "profile";
   /** The model's input and output names (imported models), for arguments by name. */

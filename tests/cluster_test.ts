@@ -347,6 +347,43 @@ Deno.test("three replica processes behind haproxy share models, compilations, me
   );
 
   await t.step(
+    "a buffer allocated through the balancer is used through it where its compilation is",
+    async () => {
+      const add = MODELS[0];
+      const c = compiled.find((c) => c.model === models[0])!;
+      const allocated = await call(lb, "POST", `/v1/compilations/${c.id}/buffers`, {
+        roles: [{ io: "output", index: 0 }, { io: "input", index: 0 }],
+      });
+      strictEqual(allocated.status, 201, JSON.stringify(allocated.body));
+      strictEqual(allocated.replica, c.owner, "allocated where the compilation is");
+      const token = allocated.body.token as string;
+      // Written by an execution, read by the next as its input, copied out to a memory: every
+      // request reaches the one replica that holds the buffer.
+      const first = await executeVia(lb, c.id, {
+        inputs: add.inputs.map((data) => ({ data })),
+        outputs: [{ buffer: token }],
+      });
+      strictEqual(first.status, 200, JSON.stringify(first.body));
+      const second = await executeVia(lb, c.id, {
+        inputs: [{ buffer: token }, { data: add.inputs[1] }],
+      });
+      strictEqual(second.status, 200, JSON.stringify(second.body));
+      const doubled = add.expected.map((v, i) => v + add.inputs[1][i]);
+      deepStrictEqual(second.body.outputs[0].data, doubled);
+      const target = await createMemory(lb, new Uint8Array(16));
+      const copied = await call(lb, "POST", `/v1/buffers/${token}/copy-to`, {
+        memory: target.id,
+      });
+      strictEqual(copied.status, 204, JSON.stringify(copied.body));
+      strictEqual(copied.replica, c.owner, "the buffer's requests go where its compilation is");
+      deepStrictEqual((await readMemory(lb, target.id)).bytes, float32Bytes(add.expected));
+      memories.push({ id: target.id, bytes: float32Bytes(add.expected), creator: target.creator });
+      const freed = await call(lb, "DELETE", `/v1/buffers/${token}`);
+      deepStrictEqual([freed.status, freed.replica], [204, c.owner]);
+    },
+  );
+
+  await t.step(
     "a compilation deleted through one replica is gone on the others within a second",
     async () => {
       const sdk = await client.compile(models[1]);

@@ -102,6 +102,21 @@ function cacheBlobs(blobDir: string): { model: string; data: string }[] {
   });
 }
 
+/**
+ * The outputs of a compilation without a token, deleted afterwards so that its own cache
+ * entry leaves only the entries a step counts.
+ */
+async function plainOutputs(
+  server: TestServer,
+  model: string,
+  outputs: (server: TestServer, compilation: string) => Promise<number[]>,
+): Promise<number[]> {
+  const { id } = await compile(server, model);
+  const result = await outputs(server, id);
+  strictEqual((await server.request("DELETE", `/v1/compilations/${id}`)).status, 204);
+  return result;
+}
+
 /** Files in a replica's own cache directory (none: the shared cache is not kept there). */
 function localCacheFiles(server: TestServer): string[] {
   try {
@@ -121,7 +136,8 @@ Deno.test("replicas on one database and blob store share the compilation cache",
         const expected = await run(a, (await compile(a, model)).id);
         const miss = await compile(a, model, cacheToken(1));
         strictEqual(miss.cache, "miss");
-        strictEqual(cacheBlobs(blobDir).length, 1, "one entry's blobs in the blob store");
+        // The token's entry, and the tokenless compilation's own.
+        strictEqual(cacheBlobs(blobDir).length, 2, "two entries' blobs in the blob store");
         const hit = await compile(b, model, cacheToken(1));
         strictEqual(hit.cache, "hit", "b found a's entry");
         deepStrictEqual(await run(b, hit.id), expected);
@@ -132,6 +148,29 @@ Deno.test("replicas on one database and blob store share the compilation cache",
         await close();
       }
     });
+
+    await t.step(
+      "a compilation without a token is loaded, not prepared, by the replica that takes it over; deleting it drops its entry",
+      async () => {
+        const { a, b, blobDir, close } = await replicas(postgres, "own_entry");
+        try {
+          const model = await register(a);
+          const compiled = await compile(a, model);
+          strictEqual(compiled.cache, "none", "no token: the answer says none");
+          strictEqual(cacheBlobs(blobDir).length, 1, "its own entry is in the blob store");
+          const expected = await run(a, compiled.id);
+          deepStrictEqual(await counts(b), { hit: 0, miss: 0, rejected: 0 });
+          // b never saw it: its first execution there loads a's plan from the shared cache.
+          deepStrictEqual(await run(b, compiled.id), expected);
+          deepStrictEqual(await counts(b), { hit: 1, miss: 0, rejected: 0 });
+          const deleted = await b.request("DELETE", `/v1/compilations/${compiled.id}`);
+          strictEqual(deleted.status, 204);
+          deepStrictEqual(cacheBlobs(blobDir), [], "its entry went with it");
+        } finally {
+          await close();
+        }
+      },
+    );
 
     await t.step("one key compiled on both replicas at once is prepared once", async () => {
       const { a, b, blobDir, close } = await replicas(postgres, "prepared_once");
@@ -149,7 +188,7 @@ Deno.test("replicas on one database and blob store share the compilation cache",
           strictEqual(r.status, 200, JSON.stringify(r.body));
           return (r.body.outputs as { data: number[] }[])[0].data;
         };
-        const expected = await outputs(a, (await compile(a, model)).id);
+        const expected = await plainOutputs(a, model, outputs);
         const results = await Promise.all(Array.from({ length: 8 }, async (_, i) => {
           const r = await (i % 2 === 0 ? a : b).request("POST", "/v1/compilations", {
             model,
@@ -175,7 +214,7 @@ Deno.test("replicas on one database and blob store share the compilation cache",
       const { a, b, blobDir, close } = await replicas(postgres, "tampered");
       try {
         const model = await register(a);
-        const expected = await run(a, (await compile(a, model)).id);
+        const expected = await plainOutputs(a, model, run);
         strictEqual((await compile(a, model, cacheToken(3))).cache, "miss");
         const [first] = cacheBlobs(blobDir);
         const bytes = Deno.readFileSync(first.model);
