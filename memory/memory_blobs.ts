@@ -1,11 +1,12 @@
 /**
- * Memories' bytes in the blob store, for replicas that share state. A memory's record names
- * the blob of its current bytes. A write stores the whole memory as a new blob and points
- * the record at it only if no replica wrote since this one last read it (an atomic check);
- * otherwise it reloads their bytes, applies its own region over them and tries again, so
- * concurrent writes to different regions all land and every replica reads a whole, verified
- * version. Each write stores the whole memory: memories written per request (burst output
- * slots) should be small in a cluster.
+ * Memories' bytes in the blob store, for replicas that share state. A memory is stored in
+ * blocks of {@link BLOCK_BYTES}, each its own blob, and its record lists them (null: a block
+ * of zeros, never written). A write stores the blocks its region touches as new blobs and
+ * points the record at them only if no replica wrote since this one last read it (an
+ * atomic check); otherwise it reloads the blocks they changed, applies its own region over
+ * them and tries again, so concurrent writes to different regions all land and every
+ * replica reads a whole, verified version. A write costs the blocks it touches, not the
+ * memory; a reload, the blocks that changed.
  */
 import type { BlobStore } from "../store/blob_store.ts";
 import type { StateStore } from "../store/state_store.ts";
@@ -13,14 +14,53 @@ import { KeyedTurns } from "../store/keyed_turns.ts";
 import { DriverError } from "../nnapi/errors.ts";
 import type { MemoryRecord, Pool } from "./pools.ts";
 
-/** What a replica knows of a loaded memory: the `contents` its bytes match. */
+/**
+ * Bytes per block: small enough that a small write to a large memory stays cheap (it
+ * stores one block again), large enough that a blob's overhead is small against its bytes.
+ */
+export const BLOCK_BYTES = 1024 * 1024;
+
+/** A memory's blocks: each one's blob key, or null for zeros. */
+export type Blocks = (string | null)[];
+
+/** What a replica knows of a loaded memory: the blocks its bytes match. */
 export interface SyncState {
-  /** null: zeros, never written; undefined: unknown (a write that did not land). */
-  synced?: string | null;
+  /**
+   * Per block, the key its bytes match; an undefined entry (or no list) is unknown, as
+   * after a write that did not land, and is read again.
+   */
+  synced?: (string | null | undefined)[];
 }
 
-/** Reads of a blob another replica just replaced, before giving up. */
+/** Reads of a block another replica just replaced, before giving up. */
 const STALE_READS = 5;
+
+/** Blocks stored or read at once. */
+const PARALLEL_BLOCKS = 8;
+
+/** The blocks of a memory of `size` bytes. */
+function blockCount(size: number): number {
+  return Math.ceil(size / BLOCK_BYTES);
+}
+
+/** The blocks of a memory of `size` bytes of zeros. */
+export function zeroBlocks(size: number): Blocks {
+  return new Array(blockCount(size)).fill(null);
+}
+
+/** The blocks of a record (none listed: zeros). */
+function blocksOf(record: MemoryRecord): Blocks {
+  return record.blocks ?? zeroBlocks(record.size);
+}
+
+/** Runs `task` for 0..n-1, at most {@link PARALLEL_BLOCKS} at once. */
+async function forEachBlock(n: number, task: (b: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < n) await task(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(n, PARALLEL_BLOCKS) }, lane));
+}
 
 /** The blob-store side of the memory pools. */
 export class MemoryBlobs {
@@ -34,39 +74,49 @@ export class MemoryBlobs {
     this.#blobs = blobs;
   }
 
+  /** Stores a new memory's bytes: its blocks, with blocks of zeros stored as null. */
+  async store(id: string, bytes: Uint8Array): Promise<Blocks> {
+    const blocks: Blocks = new Array(blockCount(bytes.byteLength)).fill(null);
+    try {
+      await forEachBlock(blocks.length, async (b) => {
+        const block = bytes.subarray(b * BLOCK_BYTES, (b + 1) * BLOCK_BYTES);
+        if (block.some((byte) => byte !== 0)) blocks[b] = await this.#put(id, block);
+      });
+    } catch (error) {
+      await this.remove(blocks);
+      throw error;
+    }
+    return blocks;
+  }
+
+  /** Removes blocks no record names any more; a failure only leaves garbage behind. */
+  async remove(blocks: Blocks): Promise<void> {
+    await Promise.all(blocks.map(async (key) => {
+      if (!key) return;
+      await this.#blobs.delete(key).catch((error: Error) => {
+        console.error(`nnserve: could not remove memory blob ${key}: ${error.message}`);
+      });
+    }));
+  }
+
+  /** Fills a new pool's bytes from its record; the blocks read. */
+  async read(record: MemoryRecord, into: Uint8Array): Promise<Blocks> {
+    const state: SyncState = {};
+    if (!await this.#reload(into, state, record)) {
+      throw new DriverError("NOT_FOUND", `no memory ${record.id}`);
+    }
+    return state.synced as Blocks;
+  }
+
   /**
-   * Stores bytes of memory `id` as a new blob. Every write has its own scope, so no two
-   * writes share a key and removing a replaced blob never removes a current one.
-   */
-  put(id: string, bytes: Uint8Array): Promise<string> {
-    return this.#blobs.put(`memories/${id}/${crypto.randomUUID()}`, [bytes]);
-  }
-
-  /** Removes a replaced or deleted memory's blob; a failure only leaves garbage behind. */
-  async remove(key: string): Promise<void> {
-    await this.#blobs.delete(key).catch((error: Error) => {
-      console.error(`nnserve: could not remove memory blob ${key}: ${error.message}`);
-    });
-  }
-
-  /** Fills a new pool's bytes from its record; the `contents` read. */
-  async read(record: MemoryRecord, into: Uint8Array): Promise<string | null> {
-    const found = await this.#fetch(record);
-    if (!found) throw new DriverError("NOT_FOUND", `no memory ${record.id}`);
-    if (found.bytes) into.set(found.bytes);
-    return found.contents;
-  }
-
-  /**
-   * Brings a loaded pool's bytes up to date with its record, in place; false when the
-   * memory was deleted.
+   * Brings a loaded pool's bytes up to date with its record, in place (the blocks that
+   * changed); false when the memory was deleted.
    */
   refresh(pool: Pool, state: SyncState): Promise<boolean> {
     return this.#turn(pool, async () => {
-      const record = await this.#record(pool);
-      if (!record) return false;
-      if ((record.contents ?? null) === state.synced) return true;
-      return await this.#reload(pool, state, record);
+      const record = (await this.#kv.get<MemoryRecord>(["memory", pool.owner, pool.id])).value;
+      if (!record || record.deleted) return false;
+      return await this.#reload(pool.bytes, state, record);
     });
   }
 
@@ -76,70 +126,89 @@ export class MemoryBlobs {
    */
   write(pool: Pool, state: SyncState, offset: number, region: Uint8Array): Promise<boolean> {
     return this.#turn(pool, async () => {
+      if (region.byteLength === 0) return true;
+      const first = Math.floor(offset / BLOCK_BYTES);
+      const last = Math.floor((offset + region.byteLength - 1) / BLOCK_BYTES);
       for (;;) {
         const entry = await this.#kv.get<MemoryRecord>(["memory", pool.owner, pool.id]);
         const record = entry.value;
         if (!record || record.deleted) return false;
-        if ((record.contents ?? null) !== state.synced) {
-          if (!await this.#reload(pool, state, record)) return false;
-        }
+        if (!await this.#reload(pool.bytes, state, record)) return false;
         pool.bytes.set(region, offset);
-        state.synced = undefined; // until the record names these bytes
-        const contents = await this.put(pool.id, pool.bytes.slice());
+        const before = blocksOf(record);
+        const blocks = [...before];
+        // The written blocks match no stored version until the record names them.
+        state.synced = before.map((key, b) => b < first || b > last ? key : undefined);
+        await forEachBlock(last - first + 1, async (k) => {
+          const b = first + k;
+          blocks[b] = await this.#put(
+            pool.id,
+            pool.bytes.slice(b * BLOCK_BYTES, (b + 1) * BLOCK_BYTES),
+          );
+        });
+        const written = blocks.slice(first, last + 1);
         const { ok } = await this.#kv.atomic()
           .check(entry)
-          .set(entry.key, { ...record, contents })
+          .set(entry.key, { ...record, blocks })
           .commit();
         if (!ok) {
-          await this.remove(contents);
+          await this.remove(written);
           continue; // another replica wrote or deleted meanwhile: merge over theirs
         }
-        state.synced = contents;
-        if (record.contents) await this.remove(record.contents);
+        state.synced = blocks;
+        await this.remove(before.slice(first, last + 1));
         return true;
       }
     });
   }
 
-  /** The memory's record, unless it is gone or deleted. */
-  async #record(pool: Pool): Promise<MemoryRecord | undefined> {
-    const record = (await this.#kv.get<MemoryRecord>(["memory", pool.owner, pool.id])).value;
-    return record && !record.deleted ? record : undefined;
-  }
-
-  async #reload(pool: Pool, state: SyncState, record: MemoryRecord): Promise<boolean> {
-    const found = await this.#fetch(record);
-    if (!found) return false;
-    if (found.bytes) pool.bytes.set(found.bytes);
-    else pool.bytes.fill(0);
-    state.synced = found.contents;
-    return true;
+  /**
+   * Stores one block as a new blob. Every write has its own scope, so no two writes share
+   * a key and removing a replaced block never removes a current one.
+   */
+  #put(id: string, block: Uint8Array): Promise<string> {
+    return this.#blobs.put(`memories/${id}/${crypto.randomUUID()}`, [block]);
   }
 
   /**
-   * The bytes a record names (null: zeros). A blob gone because another replica replaced
-   * it meanwhile is read again from the record; undefined when the memory was deleted.
+   * Reads into `bytes` the blocks of `record` that differ from what `state` says they hold
+   * (all of them when it does not know), and notes the record's blocks as synced; false
+   * when the memory was deleted meanwhile.
    */
-  async #fetch(
-    record: MemoryRecord,
-  ): Promise<{ bytes: Uint8Array | null; contents: string | null } | undefined> {
+  async #reload(bytes: Uint8Array, state: SyncState, record: MemoryRecord): Promise<boolean> {
     for (let attempt = 1;; attempt++) {
-      if (!record.contents) return { bytes: null, contents: null };
-      try {
-        const bytes = await this.#blobs.get(record.contents);
-        if (bytes.byteLength !== record.size) {
-          throw new DriverError(
-            "GENERAL_FAILURE",
-            `the stored contents of memory ${record.id} are ${bytes.byteLength} bytes, not ${record.size}`,
-          );
+      const blocks = blocksOf(record);
+      const known = state.synced;
+      let missing: string | undefined;
+      await forEachBlock(blocks.length, async (b) => {
+        const key = blocks[b];
+        if (known && known[b] === key) return;
+        const at = b * BLOCK_BYTES;
+        const size = Math.min(BLOCK_BYTES, record.size - at);
+        if (!key) return void bytes.fill(0, at, at + size);
+        try {
+          const block = await this.#blobs.get(key);
+          if (block.byteLength !== size) {
+            throw new DriverError(
+              "GENERAL_FAILURE",
+              `block ${b} of memory ${record.id} is ${block.byteLength} bytes, not ${size}`,
+            );
+          }
+          bytes.set(block, at);
+        } catch (error) {
+          if (!(error instanceof DriverError && error.status === "NOT_FOUND")) throw error;
+          missing = key;
         }
-        return { bytes, contents: record.contents };
-      } catch (error) {
-        if (!(error instanceof DriverError && error.status === "NOT_FOUND")) throw error;
+      });
+      if (!missing) {
+        state.synced = blocks;
+        return true;
       }
+      // Gone: another replica replaced it meanwhile (read the record again), or it is lost.
+      state.synced = blocks.map((key) => key === missing ? undefined : key);
       const current = await this.#kv.get<MemoryRecord>(["memory", record.owner, record.id]);
-      if (!current.value || current.value.deleted) return undefined;
-      if (current.value.contents === record.contents || attempt === STALE_READS) {
+      if (!current.value || current.value.deleted) return false;
+      if (blocksOf(current.value).includes(missing) || attempt === STALE_READS) {
         throw new DriverError(
           "GENERAL_FAILURE",
           `the stored contents of memory ${record.id} are missing from the blob store`,

@@ -16,7 +16,7 @@ import type { BlobStore } from "../store/blob_store.ts";
 import { DriverError, invalid, notFound } from "../nnapi/errors.ts";
 import { kvCounter } from "../store/kv_counters.ts";
 import { MemoryFiles } from "./memory_files.ts";
-import { MemoryBlobs } from "./memory_blobs.ts";
+import { type Blocks, MemoryBlobs, type SyncState, zeroBlocks } from "./memory_blobs.ts";
 
 /** What a client sees of a memory. */
 export interface MemoryInfo {
@@ -29,8 +29,8 @@ export interface MemoryRecord extends MemoryInfo {
   owner: string;
   /** Deleted by its client while held: invisible, but still counted in the budget. */
   deleted?: true;
-  /** Replicas sharing state: the blob of the current bytes (absent: all zeros). */
-  contents?: string;
+  /** Replicas sharing state: the blobs of the bytes, block by block (absent: all zeros). */
+  blocks?: Blocks;
 }
 
 /** A loaded pool: its bytes are a view over shared memory. */
@@ -91,8 +91,8 @@ interface PoolState {
   deleted: boolean;
   /** Burst slots and running executions using it. */
   holds: number;
-  /** The record's `contents` the bytes match (replicas sharing state; null: zeros). */
-  synced?: string | null;
+  /** The record's blocks the bytes match (replicas sharing state: `memory_blobs.ts`). */
+  synced?: SyncState["synced"];
 }
 
 /** All clients' memory pools. */
@@ -144,10 +144,10 @@ export class MemoryPools {
     const bytes = new Uint8Array(new SharedArrayBuffer(size));
     if (content instanceof Uint8Array) bytes.set(content);
     if (this.#blobs) {
-      // Zero-filled memories need no blob: no `contents` reads as zeros.
-      if (content instanceof Uint8Array) {
-        record.contents = await this.#blobs.put(record.id, content);
-      }
+      // Blocks of zeros need no blob.
+      record.blocks = content instanceof Uint8Array
+        ? await this.#blobs.store(record.id, content)
+        : zeroBlocks(size);
     } else {
       await this.#files.create(record.id, bytes);
     }
@@ -170,7 +170,7 @@ export class MemoryPools {
       ready: Promise.resolve(pool),
       deleted: false,
       holds: 0,
-      synced: record.contents ?? null,
+      synced: record.blocks,
     });
     const { id, createdAt } = record;
     return { id, size, createdAt };
@@ -290,7 +290,8 @@ export class MemoryPools {
 
   /**
    * Keeps a region of a pool that was just written in place: in its file, or (replicas
-   * sharing state) as the memory's new blob, merged over what other replicas wrote.
+   * sharing state) as new blobs of the blocks it touches, merged over what other replicas
+   * wrote.
    */
   async persist(pool: Pool, offset: number, length: number): Promise<void> {
     const state = this.#states.get(`${pool.owner}\0${pool.id}`);
@@ -326,7 +327,7 @@ export class MemoryPools {
   /** Removes a memory's stored bytes (a file, or its current blob). */
   async #removeContents(record: MemoryRecord): Promise<void> {
     if (!this.#blobs) await this.#files.remove(record.id);
-    else if (record.contents) await this.#blobs.remove(record.contents);
+    else if (record.blocks) await this.#blobs.remove(record.blocks);
   }
 
   /** Removes a deleted memory's record and gives its bytes back to the budget, atomically. */

@@ -3,12 +3,14 @@
  * (the network volume every replica mounts), separate data dirs. A memory created through
  * one replica is read, written, used by executions and burst slots, and deleted through the
  * other; concurrent writes to different regions through both all land; a delete is seen at
- * once; the bytes live in the blob store only, as one blob per memory.
+ * once; the bytes live in the blob store only, in blocks: blocks of zeros are not stored,
+ * and a small write to a large memory stores its block again, not the memory.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { NnClient } from "../client/mod.ts";
 import { startPostgres } from "./postgres_fixture.ts";
 import { addModel, startTestServer, type TestServer } from "./server_fixture.ts";
+import { BLOCK_BYTES } from "../memory/memory_blobs.ts";
 
 const floats = (...values: number[]) => new Uint8Array(new Float32Array(values).buffer);
 
@@ -106,6 +108,41 @@ Deno.test("replicas on one database and blob store share memories: reads, writes
     await write(a, slotMemory.id, 0, floats(50, 60));
     const second = await burst.compute([{ slot: 0, offset: 0, length: 8 }, [1, 1]]);
     deepStrictEqual([...second.outputs[0].data as Float32Array], [51, 61]);
+
+    // A large memory is stored in blocks: a small write stores its block again, not the memory.
+    const large = new Uint8Array(3 * BLOCK_BYTES + 100);
+    large[5] = 1; // block 0; blocks 1 and 2 are zeros and need no blob; block 3 holds the tail
+    large[3 * BLOCK_BYTES + 99] = 2;
+    const big = await clientA.createMemory(large);
+    const blobsOf = async (id: string) =>
+      (await blobFiles(blobDir)).filter((f) => f.startsWith(`memories/${id}/`)).sort();
+    const stored = await blobsOf(big.id);
+    strictEqual(stored.length, 2, `blocks of zeros are not stored: ${stored}`);
+    const patch = new Uint8Array([7, 7, 7, 7]);
+    const writing = (server: TestServer, at: number) =>
+      fetch(`${server.url}/v1/memories/${big.id}?offset=${at}`, {
+        method: "PUT",
+        headers: { "content-type": "application/octet-stream" },
+        body: patch,
+      }).then(async (r) => {
+        await r.body?.cancel();
+        strictEqual(r.status, 204);
+      });
+    // Two replicas write two blocks at once: both land, and the untouched blocks keep their blobs.
+    await Promise.all([writing(b, 2 * BLOCK_BYTES + 8), writing(a, 3 * BLOCK_BYTES)]);
+    large.set(patch, 2 * BLOCK_BYTES + 8);
+    large.set(patch, 3 * BLOCK_BYTES);
+    const after = await blobsOf(big.id);
+    strictEqual(after.length, 3, `block 0, the written block 2 and block 3: ${after}`);
+    strictEqual(
+      stored.filter((f) => after.includes(f)).length,
+      1,
+      "block 0's blob is untouched, block 3's replaced",
+    );
+    for (const server of servers) {
+      const response = await fetch(`${server.url}/v1/memories/${big.id}`);
+      deepStrictEqual(new Uint8Array(await response.arrayBuffer()), large, server.driver.replica);
+    }
 
     // A delete through a is seen by b at once; the deleted memory's blob goes.
     const before = (await blobFiles(blobDir)).length;

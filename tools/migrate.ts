@@ -81,7 +81,7 @@ export async function migrate(options: {
       // A memory deleted while held has no file left; recovery removes its record.
       if (!record.deleted) {
         const bytes = await Deno.readFile(`${dataDir}/memories/${record.id}.bin`);
-        value = { ...record, contents: await memories.put(record.id, bytes) };
+        value = { ...record, blocks: await memories.store(record.id, bytes) };
         report.memories++;
       }
     } else if (entry.key[0] === "cache" && entry.key.length === 2) {
