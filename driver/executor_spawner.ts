@@ -7,7 +7,7 @@
  * "spawned". Messages are defined in `executor_pool.ts`.
  */
 /// <reference lib="deno.worker" />
-import type { ExecutorConnect, SpawnerRequest, SpawnerResponse } from "./executor_pool.ts";
+import type { ExecutorConnect, SpawnerRequest, SpawnerResponse } from "./executor_protocol.ts";
 
 interface Executor {
   worker: Worker;

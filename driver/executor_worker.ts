@@ -7,7 +7,7 @@
 import { DriverError } from "../nnapi/errors.ts";
 import { Executable } from "./executable.ts";
 import { runMeasuredAsync } from "./measured_run.ts";
-import type { ExecutorConnect, WorkerRequest, WorkerResponse } from "./executor_pool.ts";
+import type { ExecutorConnect, WorkerRequest, WorkerResponse } from "./executor_protocol.ts";
 import type { RunOutput } from "./executable.ts";
 import { toBytes } from "../nnapi/tensor.ts";
 import {
