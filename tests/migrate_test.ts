@@ -10,19 +10,11 @@ import { DirectoryBlobStore } from "../store/blob_store.ts";
 import type { ModelRecord } from "../store/model_store.ts";
 import { startPostgres } from "./postgres_fixture.ts";
 import { startS3 } from "./s3_fixture.ts";
-import { addModel, mulModel, startTestServer } from "./server_fixture.ts";
+import { addModel, mulModel, runDeno, startTestServer } from "./server_fixture.ts";
 
 /** `deno task migrate` with the service's variables; its exit code and output. */
-async function runMigrate(env: Record<string, string>) {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["task", "-q", "migrate"],
-    cwd: new URL("../", import.meta.url),
-    env: { NO_COLOR: "1", ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
-  return { code: output.code, text };
+function runMigrate(env: Record<string, string>) {
+  return runDeno(["task", "-q", "migrate"], env);
 }
 
 Deno.test("deno task migrate moves a data dir into PostgreSQL and S3, and the service runs on them", async () => {

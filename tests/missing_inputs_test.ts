@@ -4,17 +4,10 @@
  * pointed at a path that does not exist.
  */
 import { match, notStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { runDeno } from "./server_fixture.ts";
 
-async function runTests(files: string[], env: Record<string, string>) {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["test", "-A", "--no-check", ...files],
-    cwd: new URL("..", import.meta.url).pathname,
-    env: { ...env, NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
-  return { code: output.code, text };
+function runTests(files: string[], env: Record<string, string>) {
+  return runDeno(["test", "-A", "--no-check", ...files], env);
 }
 
 Deno.test("the conformance tests fail, naming the path, when the CTS vectors are missing", async () => {
@@ -34,15 +27,11 @@ Deno.test("the conformance tests fail, naming the path, when the CTS vectors are
     /the NNAPI CTS vectors are missing: expected \/nonexistent\/nnapi-cts\/index\.json/g,
   );
   strictEqual(reasons?.length, failed, text);
-  const cli = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "tests/cts/main.ts", "--versions", "V1_0"],
-    cwd: new URL("..", import.meta.url).pathname,
-    env: { NNSERVE_CTS_DIR: missing, NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+  const cli = await runDeno(["run", "-A", "tests/cts/main.ts", "--versions", "V1_0"], {
+    NNSERVE_CTS_DIR: missing,
+  });
   notStrictEqual(cli.code, 0, "deno task cts fails too");
-  match(new TextDecoder().decode(cli.stderr), /vectors are missing: expected \/nonexistent/);
+  match(cli.stderr, /vectors are missing: expected \/nonexistent/);
 });
 
 Deno.test("the demo browser test fails, naming the path, when Chromium is missing", async () => {

@@ -4,15 +4,9 @@
  * an unexported one.
  */
 import { strictEqual } from "node:assert/strict";
+import { runDeno } from "./server_fixture.ts";
 
 Deno.test("deno doc --lint client/mod.ts reports nothing", async () => {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["doc", "--lint", "client/mod.ts"],
-    cwd: new URL("../", import.meta.url),
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const output = new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr);
-  strictEqual(code, 0, `deno doc --lint client/mod.ts exited with ${code}:\n${output}`);
+  const { code, text } = await runDeno(["doc", "--lint", "client/mod.ts"]);
+  strictEqual(code, 0, `deno doc --lint client/mod.ts exited with ${code}:\n${text}`);
 });

@@ -147,6 +147,25 @@ export function maxPoolModel(side: number, filter: number) {
   };
 }
 
+/**
+ * `deno <args>` in the project's root with `env` (and NO_COLOR): its exit code, its stderr,
+ * and all it printed (stdout then stderr).
+ */
+export async function runDeno(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; text: string; stderr: string }> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: new URL("../", import.meta.url),
+    env: { ...env, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(output.stderr);
+  return { code: output.code, text: new TextDecoder().decode(output.stdout) + stderr, stderr };
+}
+
 /** `deno run -A main.ts` on a data directory, loopback and a free port, output piped. */
 export function mainProcess(dataDir: string, env: Record<string, string> = {}): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
