@@ -13,7 +13,7 @@ COPY . .
 # The sources with the cut config, cached (no downloads: --frozen fails if one were needed),
 # including the workers the service starts by URL.
 RUN cp /deps/deno.json /deps/deno.lock ./ \
-    && deno cache --frozen main.ts driver/executor_worker.ts driver/executor_spawner.ts \
+    && deno cache --frozen main.ts driver/execution/executors/worker.ts driver/execution/executors/spawner.ts \
        kernels/lane_worker.ts converter/onnx/worker.ts \
     && mkdir -p /data /models && chown deno:deno /data
 ENV PORT=8080 HOST=0.0.0.0 NNSERVE_DATA_DIR=/data NNSERVE_MODEL_REPOSITORY=/models

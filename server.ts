@@ -14,13 +14,13 @@ import { PostgresStateStore } from "./store/postgres_state.ts";
 import { KvStateStore, type StateStore } from "./store/state_store.ts";
 import { CompilationCache, DEFAULT_CACHE_BUDGET } from "./cache/compilation_cache.ts";
 import { type ConnectionGuard, guardConnections } from "./connection_guard.ts";
-import { discoverDevices, DRIVER_VERSION } from "./driver/devices/registry.ts";
+import { discoverDevices, DRIVER_VERSION } from "./driver/devices/device_list.ts";
 import { Driver } from "./driver/driver.ts";
 import {
   isDirectory,
   loadModelRepository,
   type RepositoryEntry,
-} from "./driver/model_repository.ts";
+} from "./serving/model_repository.ts";
 import { buildApp } from "./routes/app.ts";
 import { ANONYMOUS_CLIENT } from "./routes/auth.ts";
 import type { Readiness } from "./routes/health.ts";

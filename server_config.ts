@@ -2,10 +2,10 @@
  * The server's configuration: what an instance needs to know, read from the environment by
  * `main.ts` (PORT, HOST, NNSERVE_*) with one clear StartupError per bad value.
  */
-import type { BurstOptions } from "./driver/burst.ts";
+import type { BurstOptions } from "./driver/burst/session.ts";
 import type { DeviceCosts } from "./driver/devices/device.ts";
-import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./driver/executor_pool.ts";
-import { DEFAULT_MODEL_LIMITS, type ModelLimits } from "./driver/model_registry.ts";
+import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./driver/execution/executors/pool.ts";
+import { DEFAULT_MODEL_LIMITS, type ModelLimits } from "./driver/model/models.ts";
 import { DEFAULT_MEMORY_LIMITS, type MemoryLimits } from "./memory/pools.ts";
 import { type ApiKeys, ApiKeysError, parseApiKeys } from "./routes/auth.ts";
 import { LOG_LEVELS, type LogLevel, type LogSink } from "./routes/access_log.ts";

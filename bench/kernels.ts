@@ -7,11 +7,11 @@
  * MobileNet v1 (224x224, 1000 classes) in process, through preparation and the executable,
  * with the packed kernels against the same plan without packed weights (reference kernels).
  */
-import { Executable } from "../driver/executable.ts";
+import { Executable } from "../driver/execution/executable.ts";
 import { MOBILENET_BLOCKS, seededFloats } from "./mobilenet.ts";
-import { buildModel } from "../driver/model.ts";
-import type { ModelJson } from "../driver/model_schema.ts";
-import { prepareModel } from "../driver/prepared_model.ts";
+import { buildModel } from "../driver/model/model.ts";
+import type { ModelJson } from "../driver/model/model_schema.ts";
+import { prepareModel } from "../driver/compilation/prepare.ts";
 import { conv2dFloat } from "../kernels/conv_2d.ts";
 import type { Conv2dGeometry } from "../kernels/conv_common.ts";
 import { depthwiseConv2dFloat, type DepthwiseGeometry } from "../kernels/conv_depthwise.ts";

@@ -6,10 +6,10 @@
  */
 import { seededFloats } from "../kernels/seeded_random.ts";
 import type { Tensor } from "../nnapi/tensor.ts";
-import { conv2d } from "../driver/operations/conv_2d.ts";
-import { depthwiseConv2d } from "../driver/operations/depthwise_conv_2d.ts";
-import { fullyConnected } from "../driver/operations/fully_connected.ts";
-import type { Kernel, OperationDefinition } from "../driver/operations/operation.ts";
+import { conv2d } from "../operations/conv_2d.ts";
+import { depthwiseConv2d } from "../operations/depthwise_conv_2d.ts";
+import { fullyConnected } from "../operations/fully_connected.ts";
+import type { Kernel, OperationDefinition } from "../operations/operation.ts";
 import type { StepImplementation } from "../driver/devices/device.ts";
 import {
   conv2dQuant8,

@@ -15,7 +15,7 @@ export async function spawnServer(env: Record<string, string> = {}): Promise<Ser
   const dataDir = await Deno.makeTempDir({ prefix: "nnserve-bench-" });
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "main.ts"],
-    cwd: fileURLToPath(new URL("..", import.meta.url)),
+    cwd: fileURLToPath(new URL("../", import.meta.url)),
     env: { PORT: "0", HOST: "127.0.0.1", NNSERVE_DATA_DIR: dataDir, ...env },
     stdout: "piped",
     stderr: "inherit",

@@ -1,7 +1,7 @@
 /**
  * The burst wire format (docs/burst-protocol.md): the frame layout, and the client's half,
  * EXECUTE frames out and RESULT frames in. Kept with the SDK (which imports nothing outside
- * `client/`); the service's half (`driver/burst_protocol.ts`) builds on this file.
+ * `client/`); the service's half (`driver/burst/protocol.ts`) builds on this file.
  */
 import type { ErrorStatus } from "./vocabulary.ts";
 

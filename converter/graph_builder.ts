@@ -4,7 +4,12 @@
  * then the wire model `POST /v1/models` takes. Front ends speak in tensors; this module
  * owns the NNAPI bookkeeping (operand indexes, lifetimes, constant encoding).
  */
-import type { GraphJson, ModelJson, OperandJson, OperationJson } from "../driver/model_schema.ts";
+import type {
+  GraphJson,
+  ModelJson,
+  OperandJson,
+  OperationJson,
+} from "../driver/model/model_schema.ts";
 import { type ChannelQuant, type TensorData, toBytes } from "../nnapi/tensor.ts";
 import type { OperandType, OperationType } from "../nnapi/types.ts";
 

@@ -4,17 +4,17 @@
  * driver-managed buffers, for clients (owners). It knows nothing of HTTP; every failure is
  * a DriverError with an NNAPI status.
  */
-import { type Change, ReplicaChanges } from "./replica_changes.ts";
+import { type Change, ReplicaChanges } from "../serving/replica_changes.ts";
 import { type BlobStore, DirectoryBlobStore } from "../store/blob_store.ts";
 import type { StateStore } from "../store/state_store.ts";
 import type { CompilationCache } from "../cache/compilation_cache.ts";
 import { BufferRegistry } from "../memory/buffers.ts";
 import { checkRegion, type MemoryInfo, type MemoryLimits, MemoryPools } from "../memory/pools.ts";
 import { SharedRegions } from "../memory/regions.ts";
-import { ServedModels } from "./served_models.ts";
+import { ServedModels } from "../serving/served_models.ts";
 import { CompilationStore } from "../store/compilation_store.ts";
 import { ModelStore } from "../store/model_store.ts";
-import { BurstRegistry } from "./burst_registry.ts";
+import { BurstRegistry } from "./burst/open_bursts.ts";
 import {
   countExecution,
   countRefusal,
@@ -28,28 +28,28 @@ import {
   type CompilationInfo,
   type CompilationRequest,
   Compilations,
-} from "./compilations.ts";
-import { Compiler } from "./compiler.ts";
+} from "./compilation/compilations.ts";
+import { Compiler } from "./compilation/compiler.ts";
 import type { DeviceCosts, DeviceInfo } from "./devices/device.ts";
-import { type DeviceSet, HOST_DEVICES, hostDeviceCosts } from "./devices/registry.ts";
-import { type ClientExecutionRequest, type ExecutionResult } from "./execution.ts";
-import { ExecutionRunner } from "./execution_runner.ts";
-import { ExecutorPool, type QueueLimits } from "./executor_pool.ts";
+import { type DeviceSet, HOST_DEVICES, hostDeviceCosts } from "./devices/device_list.ts";
+import { type ClientExecutionRequest, type ExecutionResult } from "./execution/request.ts";
+import { ExecutionRunner } from "./execution/runner.ts";
+import { ExecutorPool, type QueueLimits } from "./execution/executors/pool.ts";
 import {
   type BufferRequest,
   copyIntoBuffer,
   copyOutOfBuffer,
   describeBuffer,
-} from "./memory_domain.ts";
-import { Metrics } from "./metrics.ts";
-import type { ModelJson } from "./model_schema.ts";
+} from "./execution/memory_domain.ts";
+import { Metrics } from "../metrics/metrics.ts";
+import type { ModelJson } from "./model/model_schema.ts";
 import {
   type ModelInfo,
   type ModelLimits,
   ModelRegistry,
   type ModelSource,
   publicModel,
-} from "./model_registry.ts";
+} from "./model/models.ts";
 import { convertOnnxInWorker } from "../converter/onnx/convert_in_worker.ts";
 import type { OnnxConversionOptions, OnnxTensorInfo } from "../converter/onnx/convert.ts";
 

@@ -7,12 +7,12 @@
 import type { BufferRegistry } from "../memory/buffers.ts";
 import type { MemoryPools } from "../memory/pools.ts";
 import { DriverError, ERROR_STATUSES, LIMITS } from "../nnapi/errors.ts";
-import type { BurstRegistry } from "./burst_registry.ts";
-import type { Compilations } from "./compilations.ts";
-import { DRIVER_VERSION } from "./devices/registry.ts";
-import type { ExecutorPool } from "./executor_pool.ts";
-import { DURATION_BUCKETS, type Metrics } from "./metrics.ts";
-import type { StepTiming } from "./step_timing.ts";
+import type { BurstRegistry } from "./burst/open_bursts.ts";
+import type { Compilations } from "./compilation/compilations.ts";
+import { DRIVER_VERSION } from "./devices/device_list.ts";
+import type { ExecutorPool } from "./execution/executors/pool.ts";
+import { DURATION_BUCKETS, type Metrics } from "../metrics/metrics.ts";
+import type { StepTiming } from "./execution/step_timing.ts";
 
 const EXECUTIONS = ["nnserve_executions_total", "Executions by status"] as const;
 const REFUSALS = [

@@ -1,6 +1,6 @@
 /**
  * A chain of float32 element-wise operations run as one pass (fused at preparation, see
- * `driver/chain_fusion.ts`): a WebAssembly SIMD loop generated for the chain's operations and
+ * `driver/compilation/chain_fusion.ts`): a WebAssembly SIMD loop generated for the chain's operations and
  * operand forms keeps each group of four values in a register from the first operation to the
  * last, so the intermediates are never stored. Each operation is the instruction sequence of
  * its unfused kernel (`f32_elementwise_codegen.ts`: the operation, then the clamp) rounding

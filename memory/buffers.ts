@@ -3,7 +3,7 @@
  * allocated for given roles of a compilation, referenced by an unguessable token, kept
  * between executions (e.g. recurrent state) and never persisted (like device memory).
  * This module owns storage and the reader/writer bookkeeping; role and shape rules are
- * the driver's (`driver/memory_domain.ts`).
+ * the driver's (`driver/execution/memory_domain.ts`).
  */
 import { DriverError, notFound } from "../nnapi/errors.ts";
 import type { TensorData } from "../nnapi/tensor.ts";

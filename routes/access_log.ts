@@ -8,7 +8,7 @@
  * says which replica gave it (`X-Nnserve-Replica`), for requests through a balancer.
  */
 import type { MiddlewareHandler } from "hono";
-import type { Metrics } from "../driver/metrics.ts";
+import type { Metrics } from "../metrics/metrics.ts";
 
 /** Log levels, most verbose first; `off` logs nothing. */
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "off"] as const;

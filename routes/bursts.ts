@@ -5,7 +5,7 @@
  * the idle timeout, which releases the burst like any close.
  */
 import { createRoute } from "@hono/zod-openapi";
-import type { BurstOptions, BurstSession } from "../driver/burst.ts";
+import type { BurstOptions, BurstSession } from "../driver/burst/session.ts";
 import type { Driver } from "../driver/driver.ts";
 import { invalid } from "../nnapi/errors.ts";
 import { newRouter } from "./router.ts";

@@ -8,7 +8,7 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { notFound } from "../nnapi/errors.ts";
-import { type ModelJson, ModelSchema } from "../driver/model_schema.ts";
+import { type ModelJson, ModelSchema } from "../driver/model/model_schema.ts";
 import { newRouter } from "./router.ts";
 import { errorResponses } from "./schemas.ts";
 

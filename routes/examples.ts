@@ -5,7 +5,7 @@
  * documents, and is what the service really answers (ids are the UUIDs it generates).
  */
 import type { z } from "@hono/zod-openapi";
-import type { ModelSchema } from "../driver/model_schema.ts";
+import type { ModelSchema } from "../driver/model/model_schema.ts";
 import type {
   BufferBody,
   BufferRequest,

@@ -6,7 +6,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Driver } from "../driver/driver.ts";
 import { invalid } from "../nnapi/errors.ts";
-import type { InputArgument, OutputArgument } from "../driver/execution.ts";
+import type { InputArgument, OutputArgument } from "../driver/execution/request.ts";
 import { toBytes, toJsonNumbers } from "../nnapi/tensor.ts";
 import {
   acceptsOctetStream,

@@ -1,7 +1,7 @@
 /** Operational routes: liveness, readiness and Prometheus metrics. */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Driver } from "../driver/driver.ts";
-import type { RepositoryEntry } from "../driver/model_repository.ts";
+import type { RepositoryEntry } from "../serving/model_repository.ts";
 import { EXAMPLE_IDS } from "./examples.ts";
 import { newRouter } from "./router.ts";
 import { ErrorBody, jsonResponse } from "./schemas.ts";

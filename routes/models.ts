@@ -2,7 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { invalid } from "../nnapi/errors.ts";
 import type { Driver } from "../driver/driver.ts";
-import { type ModelJson, ModelSchema } from "../driver/model_schema.ts";
+import { type ModelJson, ModelSchema } from "../driver/model/model_schema.ts";
 import { newRouter } from "./router.ts";
 import {
   ADD_MODEL,

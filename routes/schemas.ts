@@ -3,7 +3,7 @@
  * generated OpenAPI document.
  */
 import { z } from "@hono/zod-openapi";
-import { JsonNumberSchema } from "../driver/model_schema.ts";
+import { JsonNumberSchema } from "../driver/model/model_schema.ts";
 import { ERROR_STATUSES, LIMITS } from "../nnapi/errors.ts";
 import { type BodyExample, EXAMPLE_IDS } from "./examples.ts";
 

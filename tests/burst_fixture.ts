@@ -3,8 +3,8 @@
  * a hand-made WebSocket client over TCP (for peers that never read or never answer pings),
  * and readers of the burst gauges.
  */
-import { decodeResult } from "../driver/burst_protocol.ts";
-import type { BurstResult } from "../driver/burst_protocol.ts";
+import { decodeResult } from "../driver/burst/protocol.ts";
+import type { BurstResult } from "../driver/burst/protocol.ts";
 import { metric } from "./server_fixture.ts";
 
 /** The burst gauges of `GET /metrics`. */

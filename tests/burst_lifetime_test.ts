@@ -8,7 +8,7 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { NnClient } from "../client/mod.ts";
-import { encodeRequest } from "../driver/burst_protocol.ts";
+import { encodeRequest } from "../driver/burst/protocol.ts";
 import {
   burstGauges,
   burstGaugesAtZero,

@@ -1,5 +1,5 @@
 /**
- * The burst wire protocol (driver/burst_protocol.ts, docs/burst-protocol.md) end to end,
+ * The burst wire protocol (driver/burst/protocol.ts, docs/burst-protocol.md) end to end,
  * with frames written by hand over a real WebSocket to a real server: every frame type and
  * control message, malformed frames (answered as that request's status, or an `error`
  * control message when no request id is readable, the burst and the server working on),
@@ -15,7 +15,7 @@ import {
   FLAG_MEASURE_TIMING,
   NO_DIMENSIONS,
   RESULT_FRAME,
-} from "../driver/burst_protocol.ts";
+} from "../driver/burst/protocol.ts";
 import { burstGauges, burstGaugesAtZero, burstUrl, MessageSocket } from "./burst_fixture.ts";
 import { addModel, startTestServer, type TestServer } from "./server_fixture.ts";
 

@@ -24,7 +24,7 @@ import {
   whileSumOfPowers,
   whileWithIf,
 } from "./control_flow_models.ts";
-import { loopTimeoutMs, MAX_LOOP_TIMEOUT_MS } from "../driver/control_flow/run.ts";
+import { loopTimeoutMs, MAX_LOOP_TIMEOUT_MS } from "../driver/execution/control_flow/run.ts";
 
 interface Output {
   dimensions: number[];

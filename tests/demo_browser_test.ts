@@ -1,13 +1,13 @@
 /**
  * The demo page (`GET /demo`, routes/demo.ts and web/): its browser copy of the burst wire
- * format against driver/burst_protocol.ts, its assets and model over REST, and the page itself
+ * format against driver/burst/protocol.ts, its assets and model over REST, and the page itself
  * in headless Chromium with a fake camera, streaming frames through a burst of a real server.
  * The browser test needs Debian's chromium (.ci/run installs it) and fails, naming the path it
  * expected, where it is absent.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { chromium, type Page } from "playwright-core";
-import * as driverProtocol from "../driver/burst_protocol.ts";
+import * as driverProtocol from "../driver/burst/protocol.ts";
 import { DEMO_CLASSES, DEMO_INPUT_SIZE } from "../routes/demo.ts";
 import * as pageProtocol from "../web/burst_protocol.js";
 import { DEFAULT_HEADER_TIMEOUT_SECONDS, DEFAULT_IDLE_TIMEOUT_SECONDS } from "../server.ts";

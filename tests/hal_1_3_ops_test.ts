@@ -158,7 +158,7 @@ Deno.test("HARD_SWISH runs quant8 on cpu-reference", async () => {
       0,
     ], [0]);
     const [output] = await runModel(server, model, [{ data: [158, 128, 118, 0] }]);
-    // Worked by hand in driver/operations/hard_swish_test.ts: 3 -> 3, 0 -> 0, -1 -> -0.3.
+    // Worked by hand in operations/hard_swish_test.ts: 3 -> 3, 0 -> 0, -1 -> -0.3.
     deepStrictEqual(output.data, [158, 128, 125, 128]);
   });
 });

@@ -6,7 +6,7 @@
  * needs NCHW, and left in NCHW mode where moving them would not remove transposes.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import type { ModelJson } from "../driver/model_schema.ts";
+import type { ModelJson } from "../driver/model/model_schema.ts";
 import { type GraphSpec, type NodeSpec, onnxBytes } from "../tools/onnx_graphs.ts";
 import { compare, compareBytes, weights } from "./onnx/compare.ts";
 import { compareWithOnnxRuntime } from "../tools/onnx_compare.ts";

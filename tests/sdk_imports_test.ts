@@ -9,7 +9,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import * as sdkFrames from "../client/burst_frames.ts";
 import * as sdkTensor from "../client/tensor.ts";
 import * as sdk from "../client/types.ts";
-import * as driverFrames from "../driver/burst_protocol.ts";
+import * as driverFrames from "../driver/burst/protocol.ts";
 import * as nnapiErrors from "../nnapi/errors.ts";
 import * as nnapiTensor from "../nnapi/tensor.ts";
 import * as nnapiTypes from "../nnapi/types.ts";

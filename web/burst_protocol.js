@@ -1,6 +1,6 @@
 /**
  * The burst wire format for the browser: a plain-JS mirror of the client half of
- * driver/burst_protocol.ts (EXECUTE frames out, RESULT frames in). The server does not bundle
+ * driver/burst/protocol.ts (EXECUTE frames out, RESULT frames in). The server does not bundle
  * TypeScript, so this file is written by hand; tests/demo_browser_test.ts checks that it
  * produces and reads the same bytes as the driver's module.
  */

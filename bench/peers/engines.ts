@@ -8,9 +8,9 @@
  */
 import * as ort from "onnxruntime-node";
 import { convertOnnx } from "../../converter/onnx/convert.ts";
-import { Executable } from "../../driver/executable.ts";
-import { buildModel } from "../../driver/model.ts";
-import { prepareModel } from "../../driver/prepared_model.ts";
+import { Executable } from "../../driver/execution/executable.ts";
+import { buildModel } from "../../driver/model/model.ts";
+import { prepareModel } from "../../driver/compilation/prepare.ts";
 import { lanesReady, privateThreadBudget, setThreadBudget } from "../../kernels/compute_lanes.ts";
 import { spawnServer } from "../server_process.ts";
 

@@ -77,7 +77,7 @@ const FINDINGS = `## What was found and changed
 - **Fused element-wise chains**: consecutive element-wise steps (PP-LCNetV3's HARD_SWISH,
   scale and shift: 24 chains in the detector, 39 in the recognizer) each wrote a whole tensor
   that the next one read back. The plan now marks runs of ADD, SUB, MUL, DIV, MINIMUM, MAXIMUM
-  and HARD_SWISH on \`cpu-simd\` whose intermediates nothing else reads (\`driver/chain_fusion.ts\`),
+  and HARD_SWISH on \`cpu-simd\` whose intermediates nothing else reads (\`driver/compilation/chain_fusion.ts\`),
   and each run is one generated WebAssembly loop that keeps four values in a register from the
   first operation to the last, bit for bit the steps one by one. A first version ran the
   unfused kernels block by block through an L1-sized buffer and was no faster (this CPU's

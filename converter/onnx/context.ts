@@ -5,8 +5,8 @@
  * driver's own shape rules (one shape helper: the operation's `prepare`).
  */
 import { type BuiltOperand, GraphBuilder, type Quantization } from "../graph_builder.ts";
-import type { DeclaredOperand, PrepareInput } from "../../driver/operations/operation.ts";
-import { operationDefinition } from "../../driver/operations/registry.ts";
+import type { DeclaredOperand, PrepareInput } from "../../operations/operation.ts";
+import { operationDefinition } from "../../operations/table.ts";
 import type { TensorData } from "../../nnapi/tensor.ts";
 import type { OperandType, OperationType } from "../../nnapi/types.ts";
 import {

@@ -6,7 +6,7 @@
  * layout flag); the passes (`../passes/`) then fuse activations and move the image
  * operations to NHWC where that removes transposes.
  */
-import type { ModelJson } from "../../driver/model_schema.ts";
+import type { ModelJson } from "../../driver/model/model_schema.ts";
 import type { OperandType } from "../../nnapi/types.ts";
 import { asNodeFault, fileFault, nodeFault } from "../errors.ts";
 import { ConversionContext, NodeView } from "./context.ts";

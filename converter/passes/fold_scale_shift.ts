@@ -10,7 +10,7 @@
  * Rounding differs from the unfolded graph by float32 rounding only, as for a
  * BatchNormalization folded into a convolution.
  */
-import type { OperandJson, OperationJson } from "../../driver/model_schema.ts";
+import type { OperandJson, OperationJson } from "../../driver/model/model_schema.ts";
 import { activationInput } from "./fuse_activations.ts";
 import type { ModelGraph } from "./model_graph.ts";
 

@@ -7,7 +7,7 @@
  * is not a model output, the producer has no activation yet, and (quantized) both carry
  * the same scale and zero point.
  */
-import type { OperandJson, OperationJson } from "../../driver/model_schema.ts";
+import type { OperandJson, OperationJson } from "../../driver/model/model_schema.ts";
 import type { OperationType } from "../../nnapi/types.ts";
 import type { ModelGraph } from "./model_graph.ts";
 

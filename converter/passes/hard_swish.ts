@@ -6,7 +6,7 @@
  * the quotient). Only where nothing else reads the intermediate values and the DIV has no
  * activation of its own.
  */
-import type { OperationJson } from "../../driver/model_schema.ts";
+import type { OperationJson } from "../../driver/model/model_schema.ts";
 import type { ModelGraph } from "./model_graph.ts";
 
 const RELU6 = 3;

@@ -2,7 +2,7 @@
  * The optimization passes every front end runs on a converted model before it is
  * registered: semantics-preserving rewrites of the NNAPI graph (see each pass).
  */
-import type { ModelJson } from "../../driver/model_schema.ts";
+import type { ModelJson } from "../../driver/model/model_schema.ts";
 import { foldScaleShift } from "./fold_scale_shift.ts";
 import { fuseActivations } from "./fuse_activations.ts";
 import { fuseHardSwish } from "./hard_swish.ts";

@@ -4,7 +4,7 @@
  * compaction that drops operands nothing refers to any more. The optimization passes
  * (`fuse_activations.ts`, `nhwc_layout.ts`) are written against it, not against a front end.
  */
-import type { ModelJson, OperandJson, OperationJson } from "../../driver/model_schema.ts";
+import type { ModelJson, OperandJson, OperationJson } from "../../driver/model/model_schema.ts";
 import type { OperationType } from "../../nnapi/types.ts";
 
 /** A mutable view of a model's main graph (referenced subgraphs are kept as they are). */

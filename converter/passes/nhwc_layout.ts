@@ -8,7 +8,7 @@
  * front of operations that see the layout (a reshape that flattens channels and pixels).
  * The caller keeps the rewrite only when it removes transposes.
  */
-import type { OperandJson, OperationJson } from "../../driver/model_schema.ts";
+import type { OperandJson, OperationJson } from "../../driver/model/model_schema.ts";
 import type { OperationType } from "../../nnapi/types.ts";
 import type { ModelGraph } from "./model_graph.ts";
 

@@ -6,7 +6,7 @@
  * `PerformanceInfo.execTime` is the same number relative to the reference device's.
  */
 import { seededFloats } from "../../kernels/seeded_random.ts";
-import { fullyConnected } from "../operations/fully_connected.ts";
+import { fullyConnected } from "../../operations/fully_connected.ts";
 import type { Tensor } from "../../nnapi/tensor.ts";
 import type { Device, DeviceCosts, PerformanceInfo, StepOperands } from "./device.ts";
 

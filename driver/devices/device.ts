@@ -5,10 +5,10 @@
  * steps assigned to it (`prepareStep`: weights in its own layout, kept in the plan and the
  * data cache) and, in an executor, binds those steps to its kernels (`bindStep`, the
  * execution entry). What an operation *means* — validation, shapes, the reference kernel —
- * lives once, in `driver/operations/`; a device only says how it runs it.
+ * lives once, in `operations/`; a device only says how it runs it.
  */
-import type { Model } from "../model.ts";
-import type { Kernel, PrepareInput } from "../operations/operation.ts";
+import type { Model } from "../model/model.ts";
+import type { Kernel, PrepareInput } from "../../operations/operation.ts";
 import type { TensorData, TensorInfo } from "../../nnapi/tensor.ts";
 import type { HalVersion, OperandType, OperationType } from "../../nnapi/types.ts";
 

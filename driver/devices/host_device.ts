@@ -4,7 +4,7 @@
  * synchronously. The reference CPU and the SIMD CPU are two of them, differing only in
  * their step tables.
  */
-import type { Model, Operation } from "../model.ts";
+import type { Model, Operation } from "../model/model.ts";
 import { halAtLeast, type HalVersion, type OperationType } from "../../nnapi/types.ts";
 import type {
   ChainFusion,

@@ -6,7 +6,11 @@
  * once, as for `/v1` executions.
  */
 import { z } from "@hono/zod-openapi";
-import type { ExecutionResult, InputArgument, OutputArgument } from "../../driver/execution.ts";
+import type {
+  ExecutionResult,
+  InputArgument,
+  OutputArgument,
+} from "../../driver/execution/request.ts";
 import type { ModelPort } from "../../store/model_store.ts";
 import { invalid } from "../../nnapi/errors.ts";
 import { toBytes } from "../../nnapi/tensor.ts";

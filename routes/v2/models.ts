@@ -1,14 +1,14 @@
 /**
  * The Open Inference Protocol's core (KServe v2 REST): server health and metadata, model
  * metadata, readiness and configuration, and inference, with or without `/versions/{v}`.
- * Routes translate the protocol to driver calls (`driver/served_models.ts` resolves names);
+ * Routes translate the protocol to driver calls (`serving/served_models.ts` resolves names);
  * the driver validates what it runs.
  */
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Driver } from "../../driver/driver.ts";
-import { DRIVER_VERSION } from "../../driver/devices/registry.ts";
-import { type ServedVersion, servingCompilation } from "../../driver/served_models.ts";
+import { DRIVER_VERSION } from "../../driver/devices/device_list.ts";
+import { type ServedVersion, servingCompilation } from "../../serving/served_models.ts";
 import { DriverError, invalid } from "../../nnapi/errors.ts";
 import {
   BinarySections,

@@ -8,8 +8,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Driver } from "../../driver/driver.ts";
-import { isDirectory, loadModelRepository } from "../../driver/model_repository.ts";
-import type { ServedVersion } from "../../driver/served_models.ts";
+import { isDirectory, loadModelRepository } from "../../serving/model_repository.ts";
+import type { ServedVersion } from "../../serving/served_models.ts";
 import { invalid } from "../../nnapi/errors.ts";
 import type { Readiness } from "../health.ts";
 import { schemaError } from "../errors.ts";

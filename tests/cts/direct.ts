@@ -4,10 +4,10 @@
  * Usage: deno run -A tests/cts/direct.ts [--filter RE] [--versions V1_0,V1_1] [--verbose]
  */
 import { DriverError } from "../../nnapi/errors.ts";
-import { Executable } from "../../driver/executable.ts";
-import { buildModel } from "../../driver/model.ts";
-import { ModelSchema } from "../../driver/model_schema.ts";
-import { prepareModel } from "../../driver/prepared_model.ts";
+import { Executable } from "../../driver/execution/executable.ts";
+import { buildModel } from "../../driver/model/model.ts";
+import { ModelSchema } from "../../driver/model/model_schema.ts";
+import { prepareModel } from "../../driver/compilation/prepare.ts";
 import { fromNumbers, isFullySpecified } from "../../nnapi/tensor.ts";
 import type { OperandType } from "../../nnapi/types.ts";
 import { compareOutput, type CtsCase, ctsDirectory, loadCases, operationsOf } from "./vectors.ts";

@@ -3,7 +3,7 @@
  * and host arithmetic for folding.
  */
 import { broadcastShape, forEachBroadcastRow } from "../../../kernels/elementwise_binary.ts";
-import { resolveAxis } from "../../../driver/operations/common/axis.ts";
+import { resolveAxis } from "../../../operations/common/axis.ts";
 import type { OperandType } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";

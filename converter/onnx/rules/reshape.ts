@@ -5,7 +5,7 @@
  * REDUCE_ANY, integers as two float32 halves, booleans as numbers).
  */
 import { FUSED_NONE } from "../../../nnapi/types.ts";
-import { MOVED_TYPES } from "../../../driver/operations/common/shape_ops.ts";
+import { MOVED_TYPES } from "../../../operations/common/shape_ops.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
 import type { Rule } from "../rule.ts";

@@ -4,8 +4,8 @@
  * constant parameters can be computed once per compilation (quantized multipliers, lookup
  * tables), its `bindReference` does so; the results are bit-identical.
  */
-import type { OperationDefinition } from "../../operations/operation.ts";
-import { implementedOperations, operationDefinition } from "../../operations/registry.ts";
+import type { OperationDefinition } from "../../../operations/operation.ts";
+import { implementedOperations, operationDefinition } from "../../../operations/table.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
 import type { StepImplementation, StepTable } from "../device.ts";
 import { hostDevice } from "../host_device.ts";

@@ -3,7 +3,7 @@
  * MAXIMUM and HARD_SWISH steps of one output shape, each taking the previous one's result
  * (which nothing else reads), run as one pass (`kernels/f32_elementwise_chain.ts`),
  * bit for bit the steps run one by one. Which runs are fused is decided at preparation
- * (`driver/chain_fusion.ts`); shapes other than the planned ones run the steps one by one on
+ * (`driver/compilation/chain_fusion.ts`); shapes other than the planned ones run the steps one by one on
  * their reference kernels.
  */
 import {
@@ -15,14 +15,14 @@ import type { ArithmeticOp } from "../../../kernels/f32_elementwise_codegen.ts";
 import { activationRangeFloat } from "../../../kernels/fixed_point.ts";
 import { sameShape, type Tensor } from "../../../nnapi/tensor.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
-import { add } from "../../operations/add.ts";
-import { div } from "../../operations/div.ts";
-import { hardSwish } from "../../operations/hard_swish.ts";
-import { maximum } from "../../operations/maximum.ts";
-import { minimum } from "../../operations/minimum.ts";
-import { mul } from "../../operations/mul.ts";
-import type { Kernel, OperationDefinition } from "../../operations/operation.ts";
-import { sub } from "../../operations/sub.ts";
+import { add } from "../../../operations/add.ts";
+import { div } from "../../../operations/div.ts";
+import { hardSwish } from "../../../operations/hard_swish.ts";
+import { maximum } from "../../../operations/maximum.ts";
+import { minimum } from "../../../operations/minimum.ts";
+import { mul } from "../../../operations/mul.ts";
+import type { Kernel, OperationDefinition } from "../../../operations/operation.ts";
+import { sub } from "../../../operations/sub.ts";
 import type { ChainFusion, ChainLink } from "../device.ts";
 import { forms, staticFloat } from "./elementwise.ts";
 

@@ -31,17 +31,17 @@ import {
   type PrepareInput,
   scalarValue,
   ValueNotYetKnown,
-} from "../../operations/operation.ts";
-import { nhwcData, writeNhwc } from "../../operations/common/layout.ts";
+} from "../../../operations/operation.ts";
+import { nhwcData, writeNhwc } from "../../../operations/common/layout.ts";
 
 import {
   convolutionGeometry,
   type ConvolutionParams,
   convolutionParams,
   type ConvolutionType,
-} from "../../operations/common/convolution.ts";
-import { conv2d } from "../../operations/conv_2d.ts";
-import { depthwiseConv2d } from "../../operations/depthwise_conv_2d.ts";
+} from "../../../operations/common/convolution.ts";
+import { conv2d } from "../../../operations/conv_2d.ts";
+import { depthwiseConv2d } from "../../../operations/depthwise_conv_2d.ts";
 import type { StepImplementation, StepOperands } from "../device.ts";
 
 /** The parameters of a call whose scalars are all constants, or undefined. */

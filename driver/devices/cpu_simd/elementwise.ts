@@ -15,14 +15,14 @@ import {
 import { activationRangeFloat } from "../../../kernels/fixed_point.ts";
 import { elementCount, isFullySpecified, sameShape } from "../../../nnapi/tensor.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
-import { add } from "../../operations/add.ts";
-import { div } from "../../operations/div.ts";
-import { hardSwish } from "../../operations/hard_swish.ts";
-import { maximum } from "../../operations/maximum.ts";
-import { minimum } from "../../operations/minimum.ts";
-import { mul } from "../../operations/mul.ts";
-import type { Kernel, OperationDefinition } from "../../operations/operation.ts";
-import { sub } from "../../operations/sub.ts";
+import { add } from "../../../operations/add.ts";
+import { div } from "../../../operations/div.ts";
+import { hardSwish } from "../../../operations/hard_swish.ts";
+import { maximum } from "../../../operations/maximum.ts";
+import { minimum } from "../../../operations/minimum.ts";
+import { mul } from "../../../operations/mul.ts";
+import type { Kernel, OperationDefinition } from "../../../operations/operation.ts";
+import { sub } from "../../../operations/sub.ts";
 import type { StepImplementation, StepOperands } from "../device.ts";
 
 /** Float32 operands whose shapes are all known. */

@@ -14,9 +14,9 @@ import {
 import { activationRangeFloat } from "../../../kernels/fixed_point.ts";
 import type { FullyConnectedGeometry } from "../../../kernels/fc_fully_connected.ts";
 import { createF32FullyConnected } from "../../../kernels/manifest.ts";
-import { checkFusedActivation } from "../../operations/common/scalars.ts";
-import { fullyConnected, geometryOf } from "../../operations/fully_connected.ts";
-import { type Kernel, OperationError } from "../../operations/operation.ts";
+import { checkFusedActivation } from "../../../operations/common/scalars.ts";
+import { fullyConnected, geometryOf } from "../../../operations/fully_connected.ts";
+import { type Kernel, OperationError } from "../../../operations/operation.ts";
 import { isFullySpecified, sameShape, type TensorData } from "../../../nnapi/tensor.ts";
 import type { StepImplementation, StepOperands } from "../device.ts";
 

@@ -7,25 +7,25 @@
  * operands in the forms the SIMD kernels take.
  */
 import { ok, strictEqual } from "node:assert/strict";
-import { Executable } from "../../executable.ts";
-import { buildModel } from "../../model.ts";
-import { ModelSchema } from "../../model_schema.ts";
-import { prepareModel } from "../../prepared_model.ts";
+import { Executable } from "../../execution/executable.ts";
+import { buildModel } from "../../model/model.ts";
+import { ModelSchema } from "../../model/model_schema.ts";
+import { prepareModel } from "../../compilation/prepare.ts";
 import type { Tensor, TensorData } from "../../../nnapi/tensor.ts";
 import type { OperandType } from "../../../nnapi/types.ts";
-import { conv2d } from "../../operations/conv_2d.ts";
-import { depthwiseConv2d } from "../../operations/depthwise_conv_2d.ts";
-import { fullyConnected } from "../../operations/fully_connected.ts";
-import type { OperationDefinition, PrepareInput } from "../../operations/operation.ts";
+import { conv2d } from "../../../operations/conv_2d.ts";
+import { depthwiseConv2d } from "../../../operations/depthwise_conv_2d.ts";
+import { fullyConnected } from "../../../operations/fully_connected.ts";
+import type { OperationDefinition, PrepareInput } from "../../../operations/operation.ts";
 import type { StepImplementation } from "../device.ts";
 import { conv2dSimd, depthwiseConv2dSimd } from "./convolution.ts";
 import { fullyConnectedSimd } from "./fully_connected.ts";
 import { maximumSimd, minimumSimd, mulSimd, subSimd } from "./elementwise.ts";
-import { maximum } from "../../operations/maximum.ts";
-import { minimum } from "../../operations/minimum.ts";
-import { mul } from "../../operations/mul.ts";
-import { sub } from "../../operations/sub.ts";
-import { transposeConv2d } from "../../operations/transpose_conv_2d.ts";
+import { maximum } from "../../../operations/maximum.ts";
+import { minimum } from "../../../operations/minimum.ts";
+import { mul } from "../../../operations/mul.ts";
+import { sub } from "../../../operations/sub.ts";
+import { transposeConv2d } from "../../../operations/transpose_conv_2d.ts";
 import { transposeConv2dSimd } from "./transpose_conv.ts";
 
 /** Seeded floats in [-1, 1) (a linear congruential generator). */

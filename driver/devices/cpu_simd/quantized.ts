@@ -29,14 +29,17 @@ import {
   type TensorData,
   type TensorInfo,
 } from "../../../nnapi/tensor.ts";
-import { convolutionGeometry, type ConvolutionType } from "../../operations/common/convolution.ts";
-import { convolutionOutputStage } from "../../operations/common/quantization.ts";
-import { isQuant8Asymm } from "../../operations/common/signed.ts";
-import { checkFusedActivation } from "../../operations/common/scalars.ts";
-import { conv2d } from "../../operations/conv_2d.ts";
-import { depthwiseConv2d } from "../../operations/depthwise_conv_2d.ts";
-import { fullyConnected, geometryOf } from "../../operations/fully_connected.ts";
-import { type Kernel, OperationError } from "../../operations/operation.ts";
+import {
+  convolutionGeometry,
+  type ConvolutionType,
+} from "../../../operations/common/convolution.ts";
+import { convolutionOutputStage } from "../../../operations/common/quantization.ts";
+import { isQuant8Asymm } from "../../../operations/common/signed.ts";
+import { checkFusedActivation } from "../../../operations/common/scalars.ts";
+import { conv2d } from "../../../operations/conv_2d.ts";
+import { depthwiseConv2d } from "../../../operations/depthwise_conv_2d.ts";
+import { fullyConnected, geometryOf } from "../../../operations/fully_connected.ts";
+import { type Kernel, OperationError } from "../../../operations/operation.ts";
 import type { StepImplementation, StepOperands } from "../device.ts";
 import { constantParams, plannedNhwcKernel } from "./convolution.ts";
 

@@ -16,10 +16,10 @@ import {
   splitCallCount,
 } from "../../../kernels/compute_lanes.ts";
 import { seededFloats } from "../../../kernels/seeded_random.ts";
-import { conv2d } from "../../operations/conv_2d.ts";
-import { depthwiseConv2d } from "../../operations/depthwise_conv_2d.ts";
-import { fullyConnected } from "../../operations/fully_connected.ts";
-import type { Kernel, OperationDefinition, PrepareInput } from "../../operations/operation.ts";
+import { conv2d } from "../../../operations/conv_2d.ts";
+import { depthwiseConv2d } from "../../../operations/depthwise_conv_2d.ts";
+import { fullyConnected } from "../../../operations/fully_connected.ts";
+import type { Kernel, OperationDefinition, PrepareInput } from "../../../operations/operation.ts";
 import type { StepImplementation } from "../device.ts";
 import { conv2dQuant8, depthwiseConv2dQuant8, fullyConnectedQuant8 } from "./quantized.ts";
 

@@ -11,9 +11,9 @@ import { activationRangeFloat } from "../../../kernels/fixed_point.ts";
 import type { TransposeConvGeometry } from "../../../kernels/conv_transpose.ts";
 import { createF32FullyConnected } from "../../../kernels/manifest.ts";
 import { isFullySpecified, sameShape } from "../../../nnapi/tensor.ts";
-import { nhwcData, writeNhwc } from "../../operations/common/layout.ts";
-import { type Kernel, OperationError, ValueNotYetKnown } from "../../operations/operation.ts";
-import { plannedTransposeConv, transposeConv2d } from "../../operations/transpose_conv_2d.ts";
+import { nhwcData, writeNhwc } from "../../../operations/common/layout.ts";
+import { type Kernel, OperationError, ValueNotYetKnown } from "../../../operations/operation.ts";
+import { plannedTransposeConv, transposeConv2d } from "../../../operations/transpose_conv_2d.ts";
 import type { StepImplementation, StepOperands } from "../device.ts";
 
 /** The call's plan, or undefined when a scalar is not constant or the call is invalid. */

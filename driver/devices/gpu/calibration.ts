@@ -7,7 +7,7 @@
  */
 import { elementCount, type TensorData } from "../../../nnapi/tensor.ts";
 import { PADDING_SAME } from "../../../nnapi/types.ts";
-import { operationDefinition } from "../../operations/registry.ts";
+import { operationDefinition } from "../../../operations/table.ts";
 import type { GpuContext } from "./context.ts";
 import { type GpuOperand, type GpuStep, prepareGpuSubgraph } from "./subgraph.ts";
 

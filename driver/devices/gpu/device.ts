@@ -6,7 +6,7 @@
  * `gpuRuntime`, which opens a context of their own thread on first use.
  */
 import { halAtLeast } from "../../../nnapi/types.ts";
-import type { Model } from "../../model.ts";
+import type { Model } from "../../model/model.ts";
 import type {
   Device,
   DeviceCosts,

@@ -13,8 +13,12 @@ import {
   type TensorInfo,
 } from "../../../nnapi/tensor.ts";
 import type { OperandType, OperationType } from "../../../nnapi/types.ts";
-import { OperationError, type PrepareInput, ValueNotYetKnown } from "../../operations/operation.ts";
-import { operationDefinition } from "../../operations/registry.ts";
+import {
+  OperationError,
+  type PrepareInput,
+  ValueNotYetKnown,
+} from "../../../operations/operation.ts";
+import { operationDefinition } from "../../../operations/table.ts";
 import type { GpuContext } from "./context.ts";
 import type { GpuCommand } from "./kernels/common.ts";
 import { gpuKernel } from "./kernels/mod.ts";

@@ -6,8 +6,8 @@
 import { seededFloats } from "../../../kernels/seeded_random.ts";
 import { allocate, elementCount, type Tensor, type TensorData } from "../../../nnapi/tensor.ts";
 import type { OperandType, OperationType } from "../../../nnapi/types.ts";
-import type { PrepareInput } from "../../operations/operation.ts";
-import { operationDefinition } from "../../operations/registry.ts";
+import type { PrepareInput } from "../../../operations/operation.ts";
+import { operationDefinition } from "../../../operations/table.ts";
 import { type GpuContext, openGpu } from "./context.ts";
 import { type GpuOperand, gpuSupportReason, prepareGpuSubgraph } from "./subgraph.ts";
 

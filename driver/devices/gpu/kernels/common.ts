@@ -2,12 +2,12 @@
  * What every WGSL kernel family shares: the commands a step becomes (compute dispatches and
  * buffer copies), the uniform parameter block, the flat invocation index, and the fused
  * activation clamp. A kernel family decodes an operation's parameters on the host (with the
- * helpers of driver/operations/common) at preparation and returns commands; binding them
+ * helpers of operations/common) at preparation and returns commands; binding them
  * to buffers is the subgraph's business.
  */
 import { activationRangeFloat } from "../../../../kernels/fixed_point.ts";
 import type { TensorData, TensorInfo } from "../../../../nnapi/tensor.ts";
-import type { PrepareInput } from "../../../operations/operation.ts";
+import type { PrepareInput } from "../../../../operations/operation.ts";
 
 /** Invocations per workgroup of the one-dimensional kernels. */
 export const WORKGROUP_SIZE = 64;

@@ -11,8 +11,11 @@
  * channels are already innermost.
  */
 import { elementCount, type TensorInfo } from "../../../../nnapi/tensor.ts";
-import { convolutionGeometry, convolutionParams } from "../../../operations/common/convolution.ts";
-import { check, type PrepareInput } from "../../../operations/operation.ts";
+import {
+  convolutionGeometry,
+  convolutionParams,
+} from "../../../../operations/common/convolution.ts";
+import { check, type PrepareInput } from "../../../../operations/operation.ts";
 import {
   activationFields,
   CLAMP,

@@ -5,8 +5,8 @@
  */
 import { FLOAT32_MAX } from "../../../../kernels/activation_functions.ts";
 import { elementCount, sameShape, type TensorInfo } from "../../../../nnapi/tensor.ts";
-import { checkFusedActivation } from "../../../operations/common/scalars.ts";
-import type { PrepareInput } from "../../../operations/operation.ts";
+import { checkFusedActivation } from "../../../../operations/common/scalars.ts";
+import type { PrepareInput } from "../../../../operations/operation.ts";
 import {
   activationFields,
   CLAMP,

@@ -5,8 +5,8 @@
  * they are, so they may be constants or computed tensors alike.
  */
 import type { TensorInfo } from "../../../../nnapi/tensor.ts";
-import { checkFusedActivation } from "../../../operations/common/scalars.ts";
-import type { PrepareInput } from "../../../operations/operation.ts";
+import { checkFusedActivation } from "../../../../operations/common/scalars.ts";
+import type { PrepareInput } from "../../../../operations/operation.ts";
 import {
   activationFields,
   CLAMP,

@@ -6,8 +6,8 @@
  * layout flag) and everything else goes through the shared padding helpers.
  */
 import { elementCount, type TensorInfo } from "../../../../nnapi/tensor.ts";
-import { poolParams } from "../../../operations/common/pooling.ts";
-import { check, type PrepareInput } from "../../../operations/operation.ts";
+import { poolParams } from "../../../../operations/common/pooling.ts";
+import { check, type PrepareInput } from "../../../../operations/operation.ts";
 import {
   activationFields,
   CLAMP,

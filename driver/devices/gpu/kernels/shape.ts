@@ -4,7 +4,7 @@
  * same, only the shape changes).
  */
 import { byteSize, elementCount, type TensorInfo } from "../../../../nnapi/tensor.ts";
-import { check, type PrepareInput } from "../../../operations/operation.ts";
+import { check, type PrepareInput } from "../../../../operations/operation.ts";
 import {
   constantScalar,
   FLAT_INDEX,

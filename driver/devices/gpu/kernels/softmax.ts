@@ -6,8 +6,8 @@
  */
 import { splitAtAxis } from "../../../../kernels/axis_split.ts";
 import type { TensorInfo } from "../../../../nnapi/tensor.ts";
-import { resolveAxis } from "../../../operations/common/axis.ts";
-import { check, type PrepareInput } from "../../../operations/operation.ts";
+import { resolveAxis } from "../../../../operations/common/axis.ts";
+import { check, type PrepareInput } from "../../../../operations/operation.ts";
 import {
   constantScalar,
   FLAT_INDEX,

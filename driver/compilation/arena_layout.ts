@@ -1,0 +1,118 @@
+/**
+ * Where an execution's intermediate and output tensors live: one buffer per execution (the
+ * arena), each tensor at an aligned offset, tensors whose lifetimes do not overlap sharing
+ * bytes. Planned once at preparation, when every shape is known.
+ */
+import { byteSize, isFullySpecified } from "../../nnapi/tensor.ts";
+import type { Model } from "../model/model.ts";
+
+/** Alignment of tensors in the constant buffer and the arena (a cache line, SIMD-friendly). */
+export const TENSOR_ALIGNMENT = 64;
+
+/** `n` rounded up to {@link TENSOR_ALIGNMENT}. */
+export function align(n: number): number {
+  return Math.ceil(n / TENSOR_ALIGNMENT) * TENSOR_ALIGNMENT;
+}
+
+/** Byte offsets of every intermediate/output tensor in one per-execution buffer. */
+export interface ArenaLayout {
+  size: number;
+  /** Per operand; -1 for operands that do not live in the arena. */
+  offsets: number[];
+}
+
+/** What the layout reads of a prepared step: its operation and operands. */
+interface Step {
+  operation: number;
+  inputs: readonly number[];
+  outputs: readonly number[];
+}
+
+/** Operations whose output is their first input's bytes under another shape. */
+const SAME_BYTES: ReadonlySet<string> = new Set(["RESHAPE", "SQUEEZE", "EXPAND_DIMS"]);
+
+/**
+ * For each operand, the operand whose arena bytes it shares (itself if none): the output of
+ * a RESHAPE, SQUEEZE or EXPAND_DIMS of an arena tensor of the same type and size is those
+ * same bytes, so the step copies nothing. Every operand is written once, so sharing is
+ * safe; the shared bytes live from the first write to the last read of any of them.
+ */
+function sharedBytes(
+  model: Model,
+  steps: readonly Step[],
+  inArena: (i: number) => boolean,
+) {
+  const root = model.operands.map((_, i) => i);
+  const find = (i: number): number => (root[i] === i ? i : (root[i] = find(root[i])));
+  for (const step of steps) {
+    const [input] = step.inputs;
+    const [output] = step.outputs;
+    if (!SAME_BYTES.has(model.operations[step.operation].type)) continue;
+    const a = model.operands[input], b = model.operands[output];
+    if (!inArena(input) || !inArena(output) || a.type !== b.type) continue;
+    if (byteSize(a.type, a.dimensions) !== byteSize(b.type, b.dimensions)) continue;
+    root[find(output)] = find(input);
+  }
+  return model.operands.map((_, i) => find(i));
+}
+
+/**
+ * Greedy arena placement by decreasing size: an operand may reuse bytes of operands whose
+ * lifetimes (first write to last read) do not overlap. Model outputs live to the end.
+ * Operands that are one another's bytes under another shape ({@link sharedBytes}) are
+ * placed once, for their joint lifetime.
+ */
+export function layoutArena(model: Model, steps: readonly Step[]): ArenaLayout | undefined {
+  if (!model.staticShapes) return undefined;
+  const { operands } = model;
+  const inArena = (i: number) =>
+    operands[i].lifetime === "TEMPORARY_VARIABLE" || operands[i].lifetime === "MODEL_OUTPUT";
+  for (let i = 0; i < operands.length; i++) {
+    if (inArena(i) && !isFullySpecified(operands[i].dimensions)) return undefined;
+  }
+  for (const i of model.inputIndexes) {
+    if (!isFullySpecified(operands[i].dimensions)) return undefined;
+  }
+  const first = new Array<number>(operands.length).fill(-1);
+  const last = new Array<number>(operands.length).fill(-1);
+  steps.forEach((step, s) => {
+    for (const o of step.outputs) first[o] = s;
+    for (const o of step.inputs) last[o] = s;
+  });
+  for (const o of model.outputIndexes) last[o] = steps.length;
+  const shared = sharedBytes(model, steps, inArena);
+  const groups = new Map<number, { i: number; size: number; from: number; to: number }>();
+  for (let i = 0; i < operands.length; i++) {
+    if (!inArena(i)) continue;
+    const size = align(byteSize(operands[i].type, operands[i].dimensions));
+    const from = first[i], to = Math.max(last[i], first[i]);
+    const group = groups.get(shared[i]);
+    if (!group) {
+      groups.set(shared[i], { i: shared[i], size, from, to });
+    } else {
+      group.from = Math.min(group.from, from);
+      group.to = Math.max(group.to, to);
+    }
+  }
+  const candidates = [...groups.values()].sort((a, b) => b.size - a.size || a.i - b.i);
+  const offsets = new Array<number>(operands.length).fill(-1);
+  const placed: { offset: number; size: number; from: number; to: number }[] = [];
+  let size = 0;
+  for (const c of candidates) {
+    const conflicts = placed
+      .filter((p) => p.from <= c.to && c.from <= p.to)
+      .sort((a, b) => a.offset - b.offset);
+    let offset = 0;
+    for (const p of conflicts) {
+      if (offset + c.size <= p.offset) break;
+      offset = Math.max(offset, p.offset + p.size);
+    }
+    offsets[c.i] = offset;
+    placed.push({ offset, size: c.size, from: c.from, to: c.to });
+    size = Math.max(size, offset + c.size);
+  }
+  for (let i = 0; i < operands.length; i++) {
+    if (inArena(i)) offsets[i] = offsets[shared[i]];
+  }
+  return { size, offsets };
+}

@@ -1,0 +1,180 @@
+/**
+ * The partitioner applied to a model: each operation's cost on each device that supports it
+ * (its estimated work times the device's measured µs per unit of work), the cost of moving
+ * tensors between memory spaces, the objective the execution preference asks for, and the
+ * result as a placement (a device per step of the run order) plus the plan a client sees.
+ */
+import type { Device, DeviceCosts } from "../../devices/device.ts";
+import { HOST_MEMORY, stepOperands } from "../../devices/host_device.ts";
+import type { Model } from "../../model/model.ts";
+import { operationWork } from "../../../operations/operation.ts";
+import { operationDefinition } from "../../../operations/table.ts";
+import { byteSize } from "../../../nnapi/tensor.ts";
+import {
+  type Objective,
+  type Partition,
+  partition,
+  type PartitionProblem,
+  reassign,
+} from "./partitioner.ts";
+import { checkSupported, supportingDevices } from "./placement.ts";
+
+/** One step of a visible plan: a run of operations on one device. */
+export interface PlanStepSummary {
+  device: string;
+  /** Model operation indexes, in run order. */
+  operations: number[];
+  /** Operands it takes from other steps or the caller, and gives to later steps or back. */
+  inputs: number[];
+  outputs: number[];
+  /** Operands moved between memory spaces for it. */
+  transfers: { operand: number; from: string; to: string; bytes: number }[];
+  /** Its compute plus its transfers, in µs (or the objective's units). */
+  estimatedCost: number;
+  /** Set when the chosen device failed to prepare it and this device took over. */
+  fallback?: string;
+}
+
+/** The plan a compilation reports (`GET /v1/compilations/{id}`). */
+export interface PlanSummary {
+  objective: Objective;
+  /** Where the costs come from: estimates (work x measured speed) or profiling this model. */
+  costs: "static" | "profile";
+  /** The objective's value over the whole plan. */
+  estimatedCost: number;
+  /** Device changes along the run order. */
+  switches: number;
+  /** Whether an exhaustive search chose it (no cheaper plan exists). */
+  optimal: boolean;
+  steps: PlanStepSummary[];
+}
+
+/** NNAPI's execution preference as the partitioner's objective. */
+export function objectiveOf(
+  preference: "LOW_POWER" | "FAST_SINGLE_ANSWER" | "SUSTAINED_SPEED",
+): Objective {
+  // LOW_POWER minimises energy; every device here draws power in proportion to its busy time
+  // (the GPU adapter is software on the same cores), so energy and latency rank plans alike.
+  return preference === "SUSTAINED_SPEED" ? "throughput" : "latency";
+}
+
+/** Measured costs where profiling measured the operation on some device, else estimates. */
+function measuredOrEstimated(
+  measured: Record<string, number> | undefined,
+  estimate: () => Record<string, number>,
+): Record<string, number> {
+  return measured && Object.keys(measured).length > 0 ? measured : estimate();
+}
+
+/** A byte size for costing: unknown extents count as 1. */
+function estimatedBytes(model: Model, operand: number): number {
+  const { type, dimensions } = model.operands[operand];
+  return byteSize(type, dimensions.map((d) => d || 1));
+}
+
+/**
+ * The cheapest placement of the model's operations on `devices` (in preference order) for
+ * the objective; a model some operation of which none of them supports is INVALID_ARGUMENT
+ * naming every such operation.
+ */
+export function partitionModel(
+  model: Model,
+  devices: readonly Device[],
+  options: {
+    costs: ReadonlyMap<string, DeviceCosts>;
+    objective: Objective;
+    /**
+     * Measured µs per operation (model index) and device, from profiling; they replace the
+     * static estimates, and a device missing for an operation is not used for it.
+     */
+    measured?: ReadonlyMap<number, Record<string, number>>;
+  },
+): ModelPartition {
+  const supporting = supportingDevices(model, devices);
+  checkSupported(model, supporting, devices);
+  const costsOf = (device: Device) => options.costs.get(device.info.name) ?? { microsPerWork: 1 };
+  const transferOf = new Map(devices.map((d) => [d.memorySpace, costsOf(d).transfer]));
+  const problem: PartitionProblem = {
+    devices: devices.map((d) => ({ name: d.info.name, memorySpace: d.memorySpace })),
+    operations: model.runOrder.map((k) => {
+      const op = model.operations[k];
+      const step = stepOperands(model, op);
+      const work = operationWork(operationDefinition(op.type)!, step.inputs, step.outputs);
+      return {
+        index: k,
+        inputs: op.inputs,
+        outputs: op.outputs,
+        costs: measuredOrEstimated(options.measured?.get(k), () =>
+          Object.fromEntries(
+            supporting[k].map((d) => [d.info.name, work * costsOf(d).microsPerWork]),
+          )),
+      };
+    }),
+    operandBytes: model.operands.map((_, i) => estimatedBytes(model, i)),
+    modelInputs: model.inputIndexes,
+    modelOutputs: model.outputIndexes,
+    hostSpace: HOST_MEMORY,
+    transferCost(from, to, bytes) {
+      const transfer = transferOf.get(from === HOST_MEMORY ? to : from);
+      return transfer ? transfer.fixedMicros + bytes * transfer.microsPerByte : 0;
+    },
+  };
+  const costSource = options.measured ? "profile" : "static";
+  return modelPartition(
+    { model, problem, costSource },
+    partition(problem, { objective: options.objective }),
+  );
+}
+
+/** A model's partition: placement, visible plan, and the fallback of a failed step. */
+export interface ModelPartition {
+  placement: string[];
+  plan: PlanSummary;
+  /** The same partition with step `step` moved to `device` (NNAPI's CPU fallback). */
+  fallBack(step: number, device: string, reason: string): ModelPartition;
+}
+
+function modelPartition(
+  context: { model: Model; problem: PartitionProblem; costSource: "static" | "profile" },
+  result: Partition,
+  fallbacks: ReadonlyMap<number, string> = new Map(),
+): ModelPartition {
+  const { model, problem } = context;
+  const deviceOf = new Map<number, string>();
+  for (const subgraph of result.subgraphs) {
+    for (const k of subgraph.operations) deviceOf.set(k, subgraph.device);
+  }
+  return {
+    placement: model.runOrder.map((k) => deviceOf.get(k)!),
+    plan: {
+      objective: result.objective,
+      costs: context.costSource,
+      estimatedCost: result.cost,
+      switches: result.switches,
+      optimal: result.optimal,
+      steps: result.subgraphs.map((g) => {
+        const fallback = g.operations.map((k) => fallbacks.get(k)).find(Boolean);
+        return {
+          device: g.device,
+          operations: g.operations,
+          inputs: g.inputs,
+          outputs: g.outputs,
+          transfers: g.transfers.map(({ operand, from, to, bytes }) => ({
+            operand,
+            from,
+            to,
+            bytes,
+          })),
+          estimatedCost: g.cost,
+          ...(fallback ? { fallback } : {}),
+        };
+      }),
+    },
+    fallBack(step, device, reason) {
+      const moved = reassign(problem, { partition: result, subgraph: step, device });
+      const notes = new Map(fallbacks);
+      for (const k of result.subgraphs[step].operations) notes.set(k, reason);
+      return modelPartition(context, moved, notes);
+    },
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * The partitioner applied to a real model and real devices: the gpu (WebGPU; llvmpipe here)
+ * chosen where test costs make it cheapest, and NNAPI's CPU fallback when it fails to prepare
+ * a subgraph: the step moves to cpu-reference, the placement follows, the plan says why.
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { discoverDevices } from "../../devices/device_list.ts";
+import { buildModel } from "../../model/model.ts";
+import { ModelSchema } from "../../model/model_schema.ts";
+import { partitionModel } from "./model_partition.ts";
+
+/** CONV_2D -> FLOOR -> CONV_2D: the gpu runs the convolutions, not FLOOR. */
+function model() {
+  const tensor = (dimensions: number[], lifetime: string, value?: number[]) => ({
+    type: "TENSOR_FLOAT32",
+    dimensions,
+    lifetime,
+    ...(value ? { value } : {}),
+  });
+  const int32 = (v: number) => ({
+    type: "INT32",
+    dimensions: [],
+    lifetime: "CONSTANT_COPY",
+    value: [v],
+  });
+  return buildModel(ModelSchema.parse({
+    operands: [
+      tensor([1, 4, 4, 1], "MODEL_INPUT"),
+      tensor([1, 3, 3, 1], "CONSTANT_COPY", [1, 0, -1, 2, 0, -2, 1, 0, -1]),
+      tensor([1], "CONSTANT_COPY", [0]),
+      int32(1),
+      int32(1),
+      int32(0),
+      tensor([1, 4, 4, 1], "TEMPORARY_VARIABLE"),
+      tensor([1, 4, 4, 1], "TEMPORARY_VARIABLE"),
+      tensor([1, 4, 4, 1], "MODEL_OUTPUT"),
+    ],
+    operations: [
+      { type: "CONV_2D", inputs: [0, 1, 2, 3, 4, 4, 5], outputs: [6] },
+      { type: "FLOOR", inputs: [6], outputs: [7] },
+      { type: "CONV_2D", inputs: [7, 1, 2, 3, 4, 4, 5], outputs: [8] },
+    ],
+    inputIndexes: [0],
+    outputIndexes: [8],
+  }));
+}
+
+Deno.test("a step its device fails to prepare falls back to cpu-reference, and the plan says so", async () => {
+  const { devices, costs } = await discoverDevices({ gpu: true });
+  ok(
+    devices.some((d) => d.info.name === "gpu"),
+    "no WebGPU adapter (Debian's libegl-mesa0 and libgl1-mesa-dri provide llvmpipe)",
+  );
+  const forced = new Map(costs);
+  forced.set("gpu", { microsPerWork: 1e-9, transfer: { fixedMicros: 0, microsPerByte: 0 } });
+  const m = model();
+  const partitioned = partitionModel(m, devices, { costs: forced, objective: "latency" });
+  deepStrictEqual(partitioned.plan.steps.map((s) => [s.device, s.operations]), [
+    ["gpu", [0]],
+    ["cpu-reference", [1]],
+    ["gpu", [2]],
+  ]);
+  deepStrictEqual(partitioned.placement, ["gpu", "cpu-reference", "gpu"]);
+  const fallen = partitioned.fallBack(2, "cpu-reference", "gpu failed to prepare it (test)");
+  deepStrictEqual(fallen.plan.steps.map((s) => [s.device, s.operations, s.fallback]), [
+    ["gpu", [0], undefined],
+    ["cpu-reference", [1, 2], "gpu failed to prepare it (test)"],
+  ]);
+  deepStrictEqual(fallen.placement, ["gpu", "cpu-reference", "cpu-reference"]);
+  strictEqual(fallen.plan.switches, 1);
+  ok(fallen.plan.estimatedCost >= partitioned.plan.estimatedCost, "the fallback costs no less");
+  // Falling back again keeps the earlier note.
+  const both = fallen.fallBack(0, "cpu-reference", "gpu failed to prepare it (again)");
+  deepStrictEqual(both.plan.steps.map((s) => [s.device, s.operations]), [
+    ["cpu-reference", [0, 1, 2]],
+  ]);
+  ok(both.plan.steps[0].fallback?.startsWith("gpu failed to prepare it"));
+});

@@ -1,0 +1,74 @@
+/**
+ * The compilation cache's two payloads for a prepared model. The model cache is the plan
+ * as JSON — schedule, kernel inputs, arena layout, packed-weight references — with the small
+ * constants (scalars, shape tensors: everything that steers control flow) inlined; the cache
+ * accepts it only when its SHA-256 matches what this service recorded. The data cache is the
+ * weights buffer (CONSTANT_REFERENCE tensors and packed weights) as raw bytes: as in NNAPI it
+ * is not hash-checked, only its size is (recorded in the protected model cache), so a
+ * tampered data cache can at worst change output values, never the plan.
+ */
+import type { PreparedModel } from "./prepare.ts";
+
+/** Format of the model cache; part of the driver version. */
+export const PLAN_FORMAT = 3;
+
+interface PlanHeader {
+  format: number;
+  weightBytes: number;
+  smallConstants: string;
+}
+
+/** Serializes a plan into model cache and data cache bytes. */
+export function encodePlan(prepared: PreparedModel): { model: Uint8Array; data: Uint8Array } {
+  const { smallConstants, weights, ...plan } = prepared;
+  const header: PlanHeader = {
+    format: PLAN_FORMAT,
+    weightBytes: weights.byteLength,
+    smallConstants: new Uint8Array(smallConstants).slice().toBase64(),
+  };
+  const model = new TextEncoder().encode(JSON.stringify({ header, plan }));
+  const data = new Uint8Array(weights.byteLength);
+  data.set(new Uint8Array(weights));
+  return { model, data };
+}
+
+/** A plan decoded from a verified model cache whose weights are still in the data cache. */
+export interface PlanWithoutWeights {
+  plan: Omit<PreparedModel, "weights">;
+  /** Byte size the weights must have. */
+  weightBytes: number;
+}
+
+/** Decodes a verified model cache; the weights come separately ({@link attachWeights}). */
+export function decodePlan(model: Uint8Array): PlanWithoutWeights {
+  const { header, plan } = JSON.parse(new TextDecoder().decode(model)) as {
+    header: PlanHeader;
+    plan: Omit<PreparedModel, "smallConstants" | "weights">;
+  };
+  if (header?.format !== PLAN_FORMAT) throw new Error("unknown plan format");
+  const small = Uint8Array.fromBase64(header.smallConstants);
+  return {
+    plan: { ...plan, smallConstants: copyToShared(small) },
+    weightBytes: header.weightBytes,
+  };
+}
+
+/** Completes a decoded plan with its weights; throws when they do not belong together. */
+export function attachWeights(decoded: PlanWithoutWeights, data: Uint8Array): PreparedModel {
+  if (decoded.weightBytes !== data.byteLength) {
+    throw new Error(
+      `data cache has ${data.byteLength} bytes, the plan expects ${decoded.weightBytes}`,
+    );
+  }
+  const weights = data.buffer instanceof SharedArrayBuffer && data.byteOffset === 0 &&
+      data.byteLength === data.buffer.byteLength
+    ? data.buffer
+    : copyToShared(data);
+  return { ...decoded.plan, weights };
+}
+
+function copyToShared(bytes: Uint8Array): SharedArrayBuffer {
+  const shared = new SharedArrayBuffer(bytes.byteLength);
+  new Uint8Array(shared).set(bytes);
+  return shared;
+}

@@ -1,0 +1,72 @@
+/**
+ * Measured runs of an executable: outputs, the whole time and each plan step's time, every
+ * failure turned into a DriverError. Used by executor workers and by the driver for plans
+ * small enough to run on its own thread.
+ */
+import { DriverError } from "../../nnapi/errors.ts";
+import type { Executable, RunInput, RunOptions, RunOutput } from "./executable.ts";
+import type { StepTiming } from "./step_timing.ts";
+
+/** A measured run: outputs, the whole time and the time of each plan step. */
+export interface MeasuredRun {
+  outputs: RunOutput[];
+  onDeviceUs: number;
+  steps: StepTiming[];
+}
+
+/**
+ * Runs and times one execution, turning every failure into a DriverError (an allocation
+ * that cannot be had is RESOURCE_EXHAUSTED_PERSISTENT). Used by executor workers (which run
+ * device units through `runAsync`) and by the driver for plans small enough to run on its
+ * own thread (host steps only).
+ */
+export function runMeasured(
+  executable: Executable,
+  inputs: readonly RunInput[],
+  options: Omit<RunOptions, "timing"> = {},
+): MeasuredRun {
+  const started = performance.now();
+  const steps: StepTiming[] = [];
+  try {
+    const outputs = executable.run(inputs, { ...options, timing: steps });
+    return { outputs, onDeviceUs: elapsedUs(started), steps: rounded(steps) };
+  } catch (error) {
+    throw asDriverError(error);
+  }
+}
+
+/** {@link runMeasured} for executors: device units run on their devices. */
+export async function runMeasuredAsync(
+  executable: Executable,
+  inputs: readonly RunInput[],
+  options: Omit<RunOptions, "timing"> = {},
+): Promise<MeasuredRun> {
+  if (!executable.hasDeviceUnits) return runMeasured(executable, inputs, options);
+  const started = performance.now();
+  const steps: StepTiming[] = [];
+  try {
+    const outputs = await executable.runAsync(inputs, { ...options, timing: steps });
+    return { outputs, onDeviceUs: elapsedUs(started), steps: rounded(steps) };
+  } catch (error) {
+    throw asDriverError(error);
+  }
+}
+
+function elapsedUs(started: number): number {
+  return Math.round((performance.now() - started) * 1000);
+}
+
+function rounded(steps: StepTiming[]): StepTiming[] {
+  return steps.map((t) => ({ ...t, onDeviceUs: Math.round(t.onDeviceUs) }));
+}
+
+function asDriverError(error: unknown): DriverError {
+  if (error instanceof DriverError) return error;
+  if (error instanceof RangeError) {
+    return new DriverError(
+      "RESOURCE_EXHAUSTED_PERSISTENT",
+      `the execution needs more memory than is available (${error.message})`,
+    );
+  }
+  return new DriverError("GENERAL_FAILURE", String(error));
+}

@@ -1,0 +1,149 @@
+/**
+ * One synchronous execution of a live compilation (NNAPI `executeSynchronously`): arguments
+ * checked and bound, small host-only plans run on the driver's thread, the rest on the
+ * executor pool (queued, with the deadline counting), outputs delivered, every phase timed
+ * for the metrics and the protocol's statistics.
+ */
+import type { BufferRegistry } from "../../memory/buffers.ts";
+import type { MemoryPools } from "../../memory/pools.ts";
+import { DriverError } from "../../nnapi/errors.ts";
+import { bindArguments, type BindingContext, deliverOutputs } from "./arguments.ts";
+import type { Compilations, LiveCompilation } from "../compilation/compilations.ts";
+import { loopTimeoutMs } from "./control_flow/run.ts";
+import { type ExecutionLabels, observeExecution, observeOutcome } from "../driver_metrics.ts";
+import { Executable } from "./executable.ts";
+import {
+  checkOutputArguments,
+  checkOutputShapes,
+  type ClientExecutionRequest,
+  type ExecutionRequest,
+  type ExecutionResult,
+  positionalInputs,
+  resolveInputs,
+} from "./request.ts";
+import type { ExecutorPool } from "./executors/pool.ts";
+import { runMeasured } from "./measured_run.ts";
+import type { Metrics } from "../../metrics/metrics.ts";
+import { runsOnHost } from "../compilation/prepare.ts";
+import { estimateWork } from "../compilation/work_estimate.ts";
+
+/** Runs executions with the driver's parts. */
+export class ExecutionRunner {
+  readonly #compilations: Compilations;
+  readonly #pool: ExecutorPool;
+  readonly #memories: MemoryPools;
+  readonly #buffers: BufferRegistry;
+  readonly #metrics: Metrics;
+  /** Plans of at most this many estimated multiply-adds run on the driver's own thread. */
+  readonly #inlineWork: number;
+
+  constructor(parts: {
+    compilations: Compilations;
+    pool: ExecutorPool;
+    memories: MemoryPools;
+    buffers: BufferRegistry;
+    metrics: Metrics;
+    inlineWork: number;
+  }) {
+    this.#compilations = parts.compilations;
+    this.#pool = parts.pool;
+    this.#memories = parts.memories;
+    this.#buffers = parts.buffers;
+    this.#metrics = parts.metrics;
+    this.#inlineWork = parts.inlineWork;
+  }
+
+  /** Runs one execution of compilation `id` (live) for `owner`, its outcome timed. */
+  async run(
+    owner: string,
+    id: string,
+    live: LiveCompilation,
+    clientRequest: ClientExecutionRequest,
+  ): Promise<ExecutionResult> {
+    const started = performance.now();
+    const labels = { compilation: id, model: live.record.model };
+    try {
+      const result = await this.#run(owner, id, live, clientRequest, started, labels);
+      observeOutcome(this.#metrics, labels, started, true);
+      return result;
+    } catch (error) {
+      observeOutcome(this.#metrics, labels, started, false);
+      throw error;
+    }
+  }
+
+  /** An execution of a live compilation, timed by phase for the metrics. */
+  async #run(
+    owner: string,
+    id: string,
+    live: LiveCompilation,
+    clientRequest: ClientExecutionRequest,
+    started: number,
+    labels: ExecutionLabels,
+  ): Promise<ExecutionResult> {
+    const { record } = live;
+    const request: ExecutionRequest = {
+      ...clientRequest,
+      inputs: positionalInputs(record.inputNames, clientRequest.inputs),
+    };
+    const prepared = await this.#compilations.complete(live);
+    checkOutputArguments(prepared, request);
+    const context: BindingContext = {
+      owner,
+      compilation: id,
+      prepared,
+      pools: this.#memories,
+      buffers: this.#buffers,
+    };
+    const bound = await bindArguments(context, request);
+    try {
+      const inputs = resolveInputs(prepared, bound.request);
+      const inputUs = (performance.now() - started) * 1000;
+      // Epoch ms, counted from the request's start (loading and binding count too).
+      const deadline = request.deadlineMs === undefined
+        ? undefined
+        : Date.now() - (performance.now() - started) + request.deadlineMs;
+      if (deadline !== undefined && Date.now() >= deadline) {
+        throw new DriverError(
+          "MISSED_DEADLINE_TRANSIENT",
+          "the deadline passed before the execution started",
+        );
+      }
+      // Only plans of known, small work run on this thread, where nothing could stop them.
+      const work = estimateWork(prepared);
+      const inline = work !== undefined && work <= this.#inlineWork && runsOnHost(prepared);
+      const loopTimeout = loopTimeoutMs(request.loopTimeoutMs);
+      const { outputs, onDeviceUs, steps, queuedUs } = inline
+        ? {
+          ...runMeasured(live.executable ??= new Executable(prepared), inputs, {
+            limits: { loopTimeoutMs: loopTimeout, deadline },
+          }),
+          queuedUs: 0,
+        }
+        : await this.#pool.run(id, prepared, inputs, {
+          client: owner,
+          priority: record.priority,
+          deadline,
+          loopTimeoutMs: loopTimeout,
+        });
+      const outputShapes = checkOutputShapes(outputs, bound.capacities);
+      const delivering = performance.now();
+      const delivered = await deliverOutputs(context, bound, outputs);
+      observeExecution(this.#metrics, labels, {
+        queuedUs,
+        steps,
+        inputUs,
+        outputUs: (performance.now() - delivering) * 1000,
+      });
+      const inDriverUs = Math.max(onDeviceUs, Math.round((performance.now() - started) * 1000));
+      const names = record.outputNames;
+      return {
+        outputs: names ? delivered.map((o, i) => ({ ...o, name: names[i] })) : delivered,
+        outputShapes,
+        timing: request.measureTiming ? { onDeviceUs, inDriverUs, steps } : undefined,
+      };
+    } finally {
+      bound.release();
+    }
+  }
+}

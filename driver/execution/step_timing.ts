@@ -1,0 +1,55 @@
+/**
+ * Per-step timing of a run: which device ran which operations for how long, added up per
+ * plan step (consecutive operations on one device) or per operation when profiling.
+ */
+import type { PreparedStep } from "../compilation/prepare.ts";
+
+/** Time spent in one step of the plan (a run of operations on one device). */
+export interface StepTiming {
+  /** The device that ran it (the fallback device when its own could not). */
+  device: string;
+  /** Model operation indexes, in run order. */
+  operations: number[];
+  onDeviceUs: number;
+}
+
+/**
+ * Adds up the time of each plan step (consecutive operations on one device), only when a
+ * caller asked for timing.
+ */
+export class StepClock {
+  readonly #steps: readonly PreparedStep[];
+  readonly #timing: StepTiming[] | undefined;
+  /** Keep each host operation's time apart (profiling) instead of adding up plan steps. */
+  readonly #perOperation: boolean;
+  #started = 0;
+
+  constructor(
+    steps: readonly PreparedStep[],
+    timing: StepTiming[] | undefined,
+    perOperation: boolean,
+  ) {
+    this.#steps = steps;
+    this.#timing = timing;
+    this.#perOperation = perOperation;
+  }
+
+  start(_step: number): void {
+    if (this.#timing) this.#started = performance.now();
+  }
+
+  /** Charges the time since `start` to steps [step, step + count) on `device`. */
+  stop(step: number, count: number, device = this.#steps[step].device): void {
+    const timing = this.#timing;
+    if (!timing) return;
+    const us = (performance.now() - this.#started) * 1000;
+    const operations = this.#steps.slice(step, step + count).map((s) => s.operation);
+    const last = timing[timing.length - 1];
+    const sameRun = !this.#perOperation && last && last.device === device && step > 0 &&
+      this.#steps[step - 1].device === this.#steps[step].device;
+    if (sameRun) {
+      last.operations.push(...operations);
+      last.onDeviceUs += us;
+    } else timing.push({ device, operations, onDeviceUs: us });
+  }
+}
