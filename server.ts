@@ -14,8 +14,10 @@ import { PostgresStateStore } from "./store/postgres_state.ts";
 import { KvStateStore, type StateStore } from "./store/state_store.ts";
 import { CompilationCache, DEFAULT_CACHE_BUDGET } from "./cache/compilation_cache.ts";
 import { type ConnectionGuard, guardConnections } from "./connection_guard.ts";
-import { discoverDevices, DRIVER_VERSION } from "./driver/devices/device_list.ts";
-import { Driver } from "./driver/driver.ts";
+import { discoverDevices } from "./driver/devices/device_list.ts";
+import { DRIVER_VERSION } from "./driver/compilation/plan_codec.ts";
+import type { Driver } from "./driver/driver.ts";
+import { Service } from "./serving/service.ts";
 import {
   isDirectory,
   loadModelRepository,
@@ -48,6 +50,8 @@ export interface RunningServer {
   url: string;
   port: number;
   driver: Driver;
+  /** The driver with what the service adds (ONNX import, served models, announcements). */
+  service: Service;
   /** Settles once the service is ready: the model repository (if any) loaded. */
   ready: Promise<RepositoryEntry[] | undefined>;
   /**
@@ -136,8 +140,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       version: config.driverVersion ?? DRIVER_VERSION,
     }).catch(unusableState(config.dataDir));
     const devices = await discoverDevices({ gpu: config.gpu ?? true });
-    const driver = openingState(config.dataDir, () =>
-      new Driver({
+    const service = openingState(config.dataDir, () =>
+      new Service({
         kv,
         replica: config.replica,
         blobs,
@@ -154,7 +158,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         devices,
         deviceCosts: config.deviceCosts,
       }));
-    opened.push(() => driver.close());
+    opened.push(() => service.close());
+    const { driver } = service;
     const apiKeys = config.apiKeys ?? new Map();
     if (config.verbose && apiKeys.size === 0) {
       console.log("nnserve: no API keys configured; running open as one anonymous client");
@@ -174,7 +179,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     let readiness: Readiness = repositoryDir === undefined
       ? { ready: true }
       : { ready: false, waiting: `loading the model repository ${repositoryDir}` };
-    const app = buildApp(driver, {
+    const app = buildApp(service, {
       apiKeys,
       maxBodyBytes: config.maxBodyBytes,
       maxJsonBytes: config.maxJsonBytes,
@@ -201,7 +206,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     if (config.verbose) console.log(`nnserve: listening on http://${shownHost}:${http.port}`);
     // The repository loads while the service already answers (liveness; readiness says 503).
     const ready = repositoryDir === undefined ? Promise.resolve(undefined) : loadModelRepository(
-      driver,
+      service,
       repositoryDir,
       {
         clients: apiKeys.size > 0 ? [...new Set(apiKeys.values())] : [ANONYMOUS_CLIENT],
@@ -221,6 +226,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       url: `http://${shownHost}:${http.port}`,
       port: http.port,
       driver,
+      service,
       ready,
       async close() {
         readiness = { ready: false, waiting: "the service is shutting down" };

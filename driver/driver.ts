@@ -1,17 +1,15 @@
 /**
- * The NNAPI driver as a service: registers models, prepares compilations (through the
- * compilation cache), runs executions on its devices, and manages memory pools and
- * driver-managed buffers, for clients (owners). It knows nothing of HTTP; every failure is
- * a DriverError with an NNAPI status.
+ * The NNAPI driver: registers models, prepares compilations (through the compilation
+ * cache), runs executions on its devices, and manages memory pools, driver-managed buffers
+ * and bursts, for clients (owners). It knows nothing of HTTP or ONNX (the serving layer,
+ * `serving/`, adds those); every failure is a DriverError with an NNAPI status.
  */
-import { type Change, ReplicaChanges } from "../serving/replica_changes.ts";
 import { type BlobStore, DirectoryBlobStore } from "../store/blob_store.ts";
 import type { StateStore } from "../store/state_store.ts";
 import type { CompilationCache } from "../cache/compilation_cache.ts";
 import { BufferRegistry } from "../memory/buffers.ts";
 import { checkRegion, type MemoryInfo, type MemoryLimits, MemoryPools } from "../memory/pools.ts";
 import { SharedRegions } from "../memory/regions.ts";
-import { ServedModels } from "../serving/served_models.ts";
 import { CompilationStore } from "../store/compilation_store.ts";
 import { ModelStore } from "../store/model_store.ts";
 import { BurstRegistry } from "./burst/open_bursts.ts";
@@ -31,7 +29,7 @@ import {
 } from "./compilation/compilations.ts";
 import { Compiler } from "./compilation/compiler.ts";
 import type { DeviceCosts, DeviceInfo } from "./devices/device.ts";
-import { type DeviceSet, HOST_DEVICES, hostDeviceCosts } from "./devices/device_list.ts";
+import { DeviceSet } from "./devices/device_list.ts";
 import { type ClientExecutionRequest, type ExecutionResult } from "./execution/request.ts";
 import { ExecutionRunner } from "./execution/runner.ts";
 import { ExecutorPool, type QueueLimits } from "./execution/executors/pool.ts";
@@ -50,14 +48,17 @@ import {
   type ModelSource,
   publicModel,
 } from "./model/models.ts";
-import { convertOnnxInWorker } from "../converter/onnx/convert_in_worker.ts";
-import type { OnnxConversionOptions, OnnxTensorInfo } from "../converter/onnx/convert.ts";
 
 /**
- * Options of an ONNX import: the conversion's (shapes, values), and a name and version for
- * the model.
+ * A change that makes what other replicas hold in memory stale (a deleted compilation's
+ * prepared plan, the served models of a client, a deleted memory's loaded bytes). The driver
+ * hands its own to {@link DriverConfig.announce}; the serving layer tells every replica, and
+ * hands back what it hears through {@link Driver.heard}.
  */
-export interface OnnxImportOptions extends OnnxConversionOptions, Omit<ModelSource, "onnx"> {}
+export type Change =
+  | { kind: "compilation-deleted"; owner: string; id: string }
+  | { kind: "models-changed"; owner: string }
+  | { kind: "memory-deleted"; owner: string; id: string };
 
 /** Default of {@link DriverConfig.maxCompilationsPerClient}. */
 export const DEFAULT_MAX_COMPILATIONS_PER_CLIENT = 1000;
@@ -99,6 +100,11 @@ export interface DriverConfig {
   devices?: DeviceSet;
   /** Device costs that replace the measured ones (tests that force a partition). */
   deviceCosts?: Record<string, DeviceCosts>;
+  /**
+   * Told of every change once it is committed (default: nobody). A failure to tell is the
+   * announcer's to report: the change itself stands.
+   */
+  announce?: (change: Change) => Promise<void>;
 }
 
 /** Default of {@link DriverConfig.inlineWork}. */
@@ -112,8 +118,6 @@ export class Driver {
   readonly replica: string;
   /** Named spans of memories (the Open Inference Protocol's shared-memory regions). */
   readonly regions: SharedRegions;
-  /** Models by name and version, as the Open Inference Protocol serves them. */
-  readonly served: ServedModels = new ServedModels(this);
   readonly #models: ModelRegistry;
   readonly #compiler: Compiler;
   readonly #pool: ExecutorPool;
@@ -122,8 +126,8 @@ export class Driver {
   readonly #compilations: Compilations;
   readonly #bursts: BurstRegistry;
   readonly #runner: ExecutionRunner;
-  /** What this replica tells the others, and hears from them. */
-  readonly #changes: ReplicaChanges;
+  /** Where changes go once committed. */
+  readonly #announce: (change: Change) => Promise<void>;
 
   constructor(config: DriverConfig) {
     const blobs = config.blobs ?? new DirectoryBlobStore(`${config.dataDir}/blobs`);
@@ -143,10 +147,9 @@ export class Driver {
       this.#memories,
       config.modelLimits,
     );
-    const { devices, costs } = config.devices ??
-      { devices: HOST_DEVICES, costs: hostDeviceCosts() };
-    this.#compiler = new Compiler(devices, {
-      costs: new Map([...costs, ...Object.entries(config.deviceCosts ?? {})]),
+    const { list, costs } = config.devices ?? DeviceSet.host();
+    const measured = new Map([...costs, ...Object.entries(config.deviceCosts ?? {})]);
+    this.#compiler = new Compiler(new DeviceSet(list, measured), {
       profiler: async (plan, inputs) => {
         const id = `profile-${crypto.randomUUID()}`;
         try {
@@ -185,7 +188,7 @@ export class Driver {
       metrics: this.metrics,
       inlineWork: config.inlineWork ?? DEFAULT_INLINE_WORK,
     });
-    this.#changes = new ReplicaChanges(config.kv, (change) => this.#heard(change));
+    this.#announce = config.announce ?? (() => Promise.resolve());
     registerDriverMetrics(this.metrics, {
       threads,
       pool: this.#pool,
@@ -208,16 +211,14 @@ export class Driver {
   }
 
   /** Stops the executor workers. */
-  async close(): Promise<void> {
+  close(): void {
     this.#pool.close();
-    await this.#changes.close();
   }
 
-  /** A change announced by a replica (this one included): drop what it made stale. */
-  #heard(change: Change): void {
+  /** A change announced by a replica (this one included): drops what it made stale. */
+  heard(change: Change): void {
     if (change.kind === "compilation-deleted") this.#dropCompilation(change.id);
     if (change.kind === "memory-deleted") this.#memories.forgetDeleted(change.owner, change.id);
-    else this.served.changed(change.owner);
   }
 
   /** Drops what this process holds of a deleted compilation; nothing when it holds none. */
@@ -231,51 +232,19 @@ export class Driver {
 
   /** Descriptions of every device. */
   deviceInfos(): DeviceInfo[] {
-    return this.#compiler.devices.map((d) => d.info);
-  }
-
-  /** Validates and stores a model (with a name and version when given); its public metadata. */
-  async registerModel(
-    owner: string,
-    json: ModelJson,
-    source: Omit<ModelSource, "onnx"> = {},
-  ): Promise<ModelInfo> {
-    const record = await this.#changing(owner, this.#models.register(owner, json, source));
-    this.metrics.count("nnserve_models_registered_total", "Models registered");
-    return publicModel(record);
+    return this.#compiler.devices.list.map((d) => d.info);
   }
 
   /**
-   * Converts an ONNX file into an NNAPI model (in a worker) and registers it, with the ONNX
-   * names, types and shapes of its inputs and outputs.
+   * Validates and stores a model (with a name and version when given, and the ONNX file's
+   * ports for an import); its public metadata.
    */
-  async importOnnx(
+  async registerModel(
     owner: string,
-    bytes: Uint8Array,
-    options: OnnxImportOptions = {},
+    json: ModelJson,
+    source: ModelSource = {},
   ): Promise<ModelInfo> {
-    const { name, version, repository, ...conversionOptions } = options;
-    const conversion = await convertOnnxInWorker(bytes, conversionOptions);
-    const port = (p: OnnxTensorInfo) => ({
-      name: p.name,
-      elementType: p.elementType,
-      shape: p.shape,
-    });
-    const record = await this.#changing(
-      owner,
-      this.#models.register(owner, conversion.model, {
-        name,
-        version,
-        repository,
-        onnx: {
-          opset: conversion.opset,
-          layout: conversion.layout,
-          notes: conversion.notes,
-          inputs: conversion.inputs.map(port),
-          outputs: conversion.outputs.map(port),
-        },
-      }),
-    );
+    const record = await this.#changing(owner, this.#models.register(owner, json, source));
     this.metrics.count("nnserve_models_registered_total", "Models registered");
     return publicModel(record);
   }
@@ -327,7 +296,7 @@ export class Driver {
     id: string,
     deviceNames?: string[],
   ): Promise<{ name: string; supported: boolean[] }[]> {
-    const devices = this.#compiler.selectDevices(deviceNames);
+    const devices = this.#compiler.devices.select(deviceNames);
     const model = await this.#models.load(await this.#models.record(owner, id));
     return devices.map((d) => ({ name: d.info.name, supported: d.supportedOperations(model) }));
   }
@@ -349,20 +318,16 @@ export class Driver {
   async deleteCompilation(owner: string, id: string): Promise<void> {
     const record = await this.#changing(owner, this.#compilations.remove(owner, id));
     this.#dropCompilation(id);
-    await this.#changes.announce({ kind: "compilation-deleted", owner, id });
+    await this.#announce({ kind: "compilation-deleted", owner, id });
     await this.#changing(owner, this.#compilations.collectModel(owner, record.model));
   }
 
-  /**
-   * Waits for a change to the client's models or compilations, then tells `served`, here and
-   * on every replica.
-   */
+  /** Waits for a change to the client's models or compilations, then announces it. */
   async #changing<T>(owner: string, change: Promise<T>): Promise<T> {
     try {
       return await change;
     } finally {
-      this.served.changed(owner);
-      await this.#changes.announce({ kind: "models-changed", owner });
+      await this.#announce({ kind: "models-changed", owner });
     }
   }
 
@@ -419,7 +384,7 @@ export class Driver {
   /** Deletes a memory; registered models keep their copies of its constants. */
   async deleteMemory(owner: string, id: string): Promise<void> {
     await this.#memories.delete(owner, id);
-    await this.#changes.announce({ kind: "memory-deleted", owner, id });
+    await this.#announce({ kind: "memory-deleted", owner, id });
   }
 
   /** Allocates a driver-managed buffer for roles of a compilation (NNAPI `allocate`). */

@@ -9,7 +9,7 @@ import type { MemoryPools } from "../memory/pools.ts";
 import { DriverError, ERROR_STATUSES, LIMITS } from "../nnapi/errors.ts";
 import type { BurstRegistry } from "./burst/open_bursts.ts";
 import type { Compilations } from "./compilation/compilations.ts";
-import { DRIVER_VERSION } from "./devices/device_list.ts";
+import { DRIVER_VERSION } from "./compilation/plan_codec.ts";
 import type { ExecutorPool } from "./execution/executors/pool.ts";
 import { DURATION_BUCKETS, type Metrics } from "../metrics/metrics.ts";
 import type { StepTiming } from "./execution/step_timing.ts";

@@ -4,7 +4,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { Driver } from "../driver/driver.ts";
+import type { Service } from "../serving/service.ts";
 import { DriverError } from "../nnapi/errors.ts";
 import { type ApiKeys, authenticate } from "./auth.ts";
 import { JSON_MEDIA_TYPE } from "./schemas.ts";
@@ -96,8 +96,9 @@ function bodyLimits(maxBytes: number, maxJsonBytes: number): MiddlewareHandler {
   };
 }
 
-/** Builds the Hono app over a driver. */
-export function buildApp(driver: Driver, options: AppOptions) {
+/** Builds the Hono app over a service (its driver, and what the service adds). */
+export function buildApp(service: Service, options: AppOptions) {
+  const { driver } = service;
   const app = newRouter();
   app.use(
     "*",
@@ -143,7 +144,7 @@ export function buildApp(driver: Driver, options: AppOptions) {
   app.use("*", bodyLimits(maxBodyBytes, maxJsonBytes));
   app.route("/", healthRoutes(driver, options.readiness ?? (() => ({ ready: true }))));
   app.route("/", deviceRoutes(driver));
-  app.route("/", modelRoutes(driver));
+  app.route("/", modelRoutes(service));
   app.route("/", compilationRoutes(driver));
   app.route("/", executionRoutes(driver, { maxJsonBytes }));
   app.route("/", memoryRoutes(driver));
@@ -153,9 +154,9 @@ export function buildApp(driver: Driver, options: AppOptions) {
   // The statistics routes first: `/v2/models/stats` is not a model named "stats".
   app.route(
     "/",
-    v2RepositoryRoutes(driver, { readiness, modelRepository: options.modelRepository }),
+    v2RepositoryRoutes(service, { readiness, modelRepository: options.modelRepository }),
   );
-  app.route("/", v2ModelRoutes(driver, { readiness, maxJsonBytes }));
+  app.route("/", v2ModelRoutes(service, { readiness, maxJsonBytes }));
   app.route("/", v2SharedMemoryRoutes(driver));
   app.route("/", demoRoutes());
   serveOpenApi(app);

@@ -1,7 +1,7 @@
 /** Model routes: register, describe, delete, supported operations. */
 import { createRoute, z } from "@hono/zod-openapi";
 import { invalid } from "../nnapi/errors.ts";
-import type { Driver } from "../driver/driver.ts";
+import type { Service } from "../serving/service.ts";
 import { type ModelJson, ModelSchema } from "../driver/model/model_schema.ts";
 import { newRouter } from "./router.ts";
 import {
@@ -185,7 +185,8 @@ function parseValues(values: string[]): Record<string, number[]> {
 }
 
 /** Model routes. */
-export function modelRoutes(driver: Driver) {
+export function modelRoutes(service: Service) {
+  const { driver } = service;
   return newRouter()
     .openapi(registerModel, async (c) => {
       const owner = c.get("client");
@@ -198,7 +199,7 @@ export function modelRoutes(driver: Driver) {
         const bytes = new Uint8Array(await c.req.arrayBuffer());
         const shapes = parseShapes(c.req.queries("shape") ?? []);
         const values = parseValues(c.req.queries("value") ?? []);
-        info = await driver.importOnnx(owner, bytes, { name, version, shapes, values });
+        info = await service.importOnnx(owner, bytes, { name, version, shapes, values });
       } else if (JSON_MEDIA_TYPE.test(c.req.header("content-type") ?? "")) {
         info = await driver.registerModel(owner, c.req.valid("json") as ModelJson, {
           name,

@@ -11,7 +11,7 @@ import { z } from "@hono/zod-openapi";
 import { byteSize } from "../nnapi/tensor.ts";
 import type { OperandType } from "../nnapi/types.ts";
 import { sha256Hex } from "../store/bytes.ts";
-import type { Driver } from "../driver/driver.ts";
+import type { Service } from "./service.ts";
 import { ModelSchema } from "../driver/model/model_schema.ts";
 
 /** What `<name>/config.json` may say (every field optional). */
@@ -162,31 +162,33 @@ function zeroInputs(inputs: { type: string; dimensions: number[] }[]) {
  * compilation an earlier start made from the same files; returns their ids.
  */
 async function loadFor(
-  driver: Driver,
+  service: Service,
   client: string,
   entry: Found,
 ): Promise<{ model: string; compilation: string }> {
   const { name, version, config } = entry;
-  const existing = (await driver.listModels(client, { name, version, limit: 1000 })).models
+  const existing = (await service.driver.listModels(client, { name, version, limit: 1000 })).models
     .filter((m) => m.repository !== undefined);
   let model = existing.find((m) => m.repository === entry.source);
-  for (const stale of existing) if (stale !== model) await driver.deleteModel(client, stale.id);
+  for (const stale of existing) {
+    if (stale !== model) await service.driver.deleteModel(client, stale.id);
+  }
   if (!model) {
     const source = { name, version, repository: entry.source };
     model = entry.file.kind === "json"
-      ? await driver.registerModel(client, parseModelJson(entry.file.bytes), source)
-      : await driver.importOnnx(client, entry.file.bytes, {
+      ? await service.driver.registerModel(client, parseModelJson(entry.file.bytes), source)
+      : await service.importOnnx(client, entry.file.bytes, {
         ...source,
         shapes: config.shapes,
         values: config.values,
       });
   }
-  const compilations = await driver.listCompilations(client, { model: model.id, limit: 1 });
+  const compilations = await service.driver.listCompilations(client, { model: model.id, limit: 1 });
   let compilation = compilations.compilations[0]?.id;
   if (compilation) {
-    await driver.describeCompilation(client, compilation); // prepared again after a restart
+    await service.driver.describeCompilation(client, compilation); // prepared again after a restart
   } else {
-    compilation = (await driver.createCompilation(client, {
+    compilation = (await service.driver.createCompilation(client, {
       model: model.id,
       preference: config.preference,
       priority: config.priority,
@@ -198,7 +200,7 @@ async function loadFor(
     // Fresh inputs each time: an execution may hand its input bytes over to a worker.
     const inputs = zeroInputs(model.inputs);
     if (!inputs) break;
-    await driver.execute(client, compilation, { inputs });
+    await service.driver.execute(client, compilation, { inputs });
   }
   return { model: model.id, compilation };
 }
@@ -209,7 +211,7 @@ async function loadFor(
  * hears one line per entry.
  */
 export async function loadModelRepository(
-  driver: Driver,
+  service: Service,
   dir: string,
   options: { clients: readonly string[]; log: (line: string) => void; name?: string },
 ): Promise<RepositoryEntry[]> {
@@ -219,7 +221,7 @@ export async function loadModelRepository(
     const clients = [];
     try {
       for (const client of options.clients) {
-        clients.push({ client, ...(await loadFor(driver, client, entry)) });
+        clients.push({ client, ...(await loadFor(service, client, entry)) });
       }
       entries.push({ name: entry.name, version: entry.version, state: "ready", clients });
     } catch (error) {
@@ -236,9 +238,9 @@ export async function loadModelRepository(
   // Models the repository registered (under the name asked for) that it no longer holds.
   const kept = new Set(found.map((f) => f.source));
   for (const client of options.clients) {
-    for (const model of await repositoryModels(driver, client)) {
+    for (const model of await repositoryModels(service, client)) {
       if (options.name !== undefined && model.name !== options.name) continue;
-      if (!kept.has(model.repository!)) await driver.deleteModel(client, model.id);
+      if (!kept.has(model.repository!)) await service.driver.deleteModel(client, model.id);
     }
   }
   for (const e of entries) {
@@ -253,11 +255,11 @@ export async function loadModelRepository(
 }
 
 /** Every model of `client` that the repository registered. */
-async function repositoryModels(driver: Driver, client: string) {
+async function repositoryModels(service: Service, client: string) {
   const all = [];
   let cursor: string | undefined;
   do {
-    const page = await driver.listModels(client, { limit: 1000, cursor });
+    const page = await service.driver.listModels(client, { limit: 1000, cursor });
     all.push(...page.models.filter((m) => m.repository !== undefined));
     cursor = page.next;
   } while (cursor);

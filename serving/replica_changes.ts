@@ -4,13 +4,8 @@
  * (a deleted compilation's prepared plan, the served models of a client, a deleted memory's
  * loaded bytes) is stale.
  */
+import type { Change } from "../driver/driver.ts";
 import type { StateStore } from "../store/state_store.ts";
-
-/** A change announced to every replica. */
-export type Change =
-  | { kind: "compilation-deleted"; owner: string; id: string }
-  | { kind: "models-changed"; owner: string }
-  | { kind: "memory-deleted"; owner: string; id: string };
 
 /** Announces this replica's changes and hears every replica's (this one's included). */
 export class ReplicaChanges {

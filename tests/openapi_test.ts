@@ -15,7 +15,7 @@ Deno.test("the OpenAPI document lists every route the app serves", async () => {
     const response = await fetch(`${server.url}/openapi.json`);
     strictEqual(response.status, 200);
     const doc = await response.json() as { paths: Record<string, Record<string, unknown>> };
-    const app = buildApp(server.driver, { apiKeys: new Map() });
+    const app = buildApp(server.service, { apiKeys: new Map() });
     const served = app.routes
       .filter((r) => r.method !== "ALL" && r.path !== "/openapi.json")
       .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`);
@@ -220,7 +220,7 @@ function zodSchema(media: unknown): Parser {
 Deno.test("every example in the document parses with the zod schema it documents", async () => {
   await withTestServer({}, async (server) => {
     const doc = await openApiDocument(server);
-    const app = buildApp(server.driver, { apiKeys: new Map() });
+    const app = buildApp(server.service, { apiKeys: new Map() });
     const routes = new Map<string, RouteConfig>();
     for (const definition of app.openAPIRegistry.definitions) {
       if (definition.type === "route") {

@@ -9,9 +9,9 @@ import { byteSize } from "../../nnapi/tensor.ts";
 import type { ArenaLayout } from "./arena_layout.ts";
 import type { ChainLink } from "../devices/device.ts";
 import { stepOperands } from "../devices/host_device.ts";
-import { deviceNamed } from "../devices/device_list.ts";
+import { hostDeviceNamed } from "../devices/device_list.ts";
 import type { Model } from "../model/model.ts";
-import type { PreparedStep } from "./prepare.ts";
+import type { PreparedStep } from "./plan.ts";
 import type { Kernel, PrepareInput } from "../../operations/operation.ts";
 
 /** How many input slots of the plan (and model outputs) read each operand. */
@@ -48,7 +48,7 @@ export function planChains(model: Model, steps: PreparedStep[], arena: ArenaLayo
     operands: stepOperands(model, model.operations[steps[s].operation]),
   });
   for (let s = 0; s < steps.length;) {
-    const chains = deviceNamed(steps[s].device)?.chains;
+    const chains = hostDeviceNamed(steps[s].device)?.chains;
     const links = [link(s)];
     for (let t = s + 1; chains && t < steps.length && steps[t].device === steps[s].device; t++) {
       const [value, ...others] = steps[t - 1].outputs;
@@ -90,7 +90,7 @@ export function bindFusedRuns(
 ): Map<number, FusedPass> {
   const passes = new Map<number, FusedPass>();
   steps.forEach((step, s) => {
-    const chains = step.chain ? deviceNamed(step.device)?.chains : undefined;
+    const chains = step.chain ? hostDeviceNamed(step.device)?.chains : undefined;
     if (!chains || !step.chain) return;
     const run = steps.slice(s, s + step.chain);
     const links = run.map((t, k) => ({

@@ -12,8 +12,8 @@ import { DriverError, notFound } from "../../nnapi/errors.ts";
 import type { Compiled, Compiler } from "./compiler.ts";
 import type { Executable } from "../execution/executable.ts";
 import type { ModelRegistry } from "../model/models.ts";
-import type { PlanSummary } from "./partitioner/model_partition.ts";
-import type { PreparedModel } from "./prepare.ts";
+import type { PartitionSummary } from "./partitioner/model_partition.ts";
+import type { PreparedModel } from "./plan.ts";
 
 /** A compilation request after boundary validation. */
 export interface CompilationRequest {
@@ -40,7 +40,7 @@ export interface CompilationInfo {
   cacheRejected?: string;
   prepareMs: number;
   /** Which device runs which operations, with estimated costs. */
-  plan?: PlanSummary;
+  plan?: PartitionSummary;
 }
 
 /** What `GET /v1/compilations/{id}` reports. */
@@ -51,7 +51,7 @@ export interface CompilationDescription {
   priority: CompilationRecord["priority"];
   devices: string[];
   createdAt: string;
-  plan?: PlanSummary;
+  plan?: PartitionSummary;
 }
 
 /** A compilation held in memory: its record, plan, and (once needed) weights and binding. */
@@ -104,7 +104,7 @@ export class Compilations {
       model: request.model,
       preference: request.preference ?? "FAST_SINGLE_ANSWER",
       priority: request.priority ?? "MEDIUM",
-      devices: request.devices ?? this.#compiler.devices.map((d) => d.info.name),
+      devices: request.devices ?? this.#compiler.devices.list.map((d) => d.info.name),
       ...(request.partitioning === "profile" ? { partitioning: "profile" as const } : {}),
       ...portNames(modelRecord),
       createdAt: new Date().toISOString(),
@@ -208,7 +208,7 @@ export class Compilations {
     }
     const stored = await this.#store.get(owner, id);
     if (!stored) throw notFound(`no compilation ${id}`);
-    const record = { ...stored, devices: this.#compiler.knownDeviceNames(stored.devices) };
+    const record = { ...stored, devices: this.#compiler.devices.known(stored.devices) };
     const modelRecord = await this.#models.record(owner, record.model, true);
     const compiled = await this.#compiler.compile(
       record,

@@ -6,20 +6,16 @@
  */
 import type { CompilationCache } from "../../cache/compilation_cache.ts";
 import type { CompilationRecord } from "../../store/compilation_store.ts";
-import type { Device, DeviceCosts } from "../devices/device.ts";
-import { FALLBACK_DEVICE } from "../devices/device_list.ts";
+import type { Device } from "../devices/device.ts";
+import { type DeviceSet, FALLBACK_DEVICE } from "../devices/device_list.ts";
 import { type ModelPartition, objectiveOf, partitionModel } from "./partitioner/model_partition.ts";
 import { type PlanProfiler, profileModel } from "./partitioner/profile.ts";
 import { DriverError, invalid } from "../../nnapi/errors.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
 import type { Model } from "../model/model.ts";
 import { attachWeights, decodePlan, encodePlan } from "./plan_codec.ts";
-import {
-  checkPreparationDeadline,
-  type Plan,
-  type PreparedModel,
-  prepareModelAsync,
-} from "./prepare.ts";
+import { type PlanWithoutWeights, type PreparedModel } from "./plan.ts";
+import { checkPreparationDeadline, prepareModelAsync } from "./prepare.ts";
 
 const CACHE_RESULTS = ["hit", "miss", "none", "rejected"] as const;
 type CacheResult = typeof CACHE_RESULTS[number];
@@ -30,7 +26,7 @@ const CACHE_LOOKUPS = [
 
 /** How a compilation's plan was obtained. */
 export interface Compiled {
-  plan: Plan;
+  plan: PlanWithoutWeights;
   /**
    * The complete plan. After preparation it is at hand; after a cache hit the weights are
    * read from the data cache on first need (as a driver's mmap of its cache would), and
@@ -58,17 +54,15 @@ const PARTITIONING = "static-cost";
 
 /** Prepares plans on the driver's devices, through the compilation cache when asked. */
 export class Compiler {
-  readonly devices: readonly Device[];
-  readonly #costs: ReadonlyMap<string, DeviceCosts>;
+  readonly devices: DeviceSet;
   readonly #cache: CompilationCache;
   readonly #metrics: Metrics;
 
   readonly #profiler: PlanProfiler | undefined;
 
   constructor(
-    devices: readonly Device[],
+    devices: DeviceSet,
     options: {
-      costs: ReadonlyMap<string, DeviceCosts>;
       cache: CompilationCache;
       metrics: Metrics;
       /** Runs probe plans in an executor, for profile-guided partitioning. */
@@ -76,34 +70,10 @@ export class Compiler {
     },
   ) {
     this.devices = devices;
-    this.#costs = options.costs;
     this.#profiler = options.profiler;
     this.#cache = options.cache;
     this.#metrics = options.metrics;
     this.#metrics.declare(...CACHE_LOOKUPS, CACHE_RESULTS.map((result) => ({ result })));
-  }
-
-  /**
-   * The named devices in the service's preference order (all when none are named); unknown
-   * names are invalid.
-   */
-  selectDevices(names: readonly string[] | undefined): Device[] {
-    if (!names || names.length === 0) return [...this.devices];
-    names.forEach((name, i) => {
-      if (!this.devices.some((d) => d.info.name === name)) {
-        throw invalid(`unknown device "${name}"`, { path: ["devices", i] });
-      }
-    });
-    return this.devices.filter((d) => names.includes(d.info.name));
-  }
-
-  /**
-   * A stored record's device names that this build still has; none left (a record from
-   * before the device seam named the one device of its day) means every device.
-   */
-  knownDeviceNames(names: readonly string[]): string[] {
-    const known = names.filter((name) => this.devices.some((d) => d.info.name === name));
-    return known.length > 0 ? known : this.devices.map((d) => d.info.name);
   }
 
   /** The cache key of a compilation request (client, token, model, options, devices). */
@@ -114,7 +84,7 @@ export class Compiler {
       model: modelChecksum,
       preference: record.preference,
       priority: record.priority,
-      devices: this.selectDevices(record.devices).map((d) => `${d.info.name}@${d.info.version}`),
+      devices: this.devices.select(record.devices).map((d) => `${d.info.name}@${d.info.version}`),
       partitioning: record.partitioning === "profile" ? "profile" : PARTITIONING,
     });
   }
@@ -129,7 +99,7 @@ export class Compiler {
     record: CompilationRecord,
     deadline?: number,
   ): Promise<PreparedModel> {
-    const devices = this.selectDevices(record.devices);
+    const devices = this.devices.select(record.devices);
     const options = { preference: record.preference, priority: record.priority };
     const prepareFor = (placement: string[]) =>
       prepareModelAsync(model, options, { deadline, placement });
@@ -140,7 +110,7 @@ export class Compiler {
       : undefined;
     const measured = profiler
       ? await profileModel(model, devices, {
-        costs: this.#costs,
+        costs: this.devices.costs,
         prepare: prepareFor,
         profiler,
       })
@@ -149,14 +119,14 @@ export class Compiler {
       model,
       devices,
       partitionModel(model, devices, {
-        costs: this.#costs,
+        costs: this.devices.costs,
         objective: objectiveOf(record.preference),
         measured,
       }),
     );
-    const { placement, plan } = partitioned;
+    const { placement, summary } = partitioned;
     const prepared = await prepareFor(placement);
-    prepared.partition = plan;
+    prepared.partition = summary;
     return prepared;
   }
 
@@ -171,8 +141,8 @@ export class Compiler {
     partitioned: ModelPartition,
   ): Promise<ModelPartition> {
     const fallback = FALLBACK_DEVICE.info.name;
-    for (const [s, step] of partitioned.plan.steps.entries()) {
-      const runtime = devices.find((d) => d.info.name === step.device)?.subgraphs;
+    for (const [s, step] of partitioned.summary.steps.entries()) {
+      const runtime = this.devices.named(step.device)?.subgraphs;
       if (!runtime) continue;
       try {
         const ops = step.operations.map((k) => model.operations[k]);

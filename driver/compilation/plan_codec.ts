@@ -7,10 +7,19 @@
  * is not hash-checked, only its size is (recorded in the protected model cache), so a
  * tampered data cache can at worst change output values, never the plan.
  */
-import type { PreparedModel } from "./prepare.ts";
+import { HOST_DEVICES } from "../devices/device_list.ts";
+import type { PreparedModel } from "./plan.ts";
 
 /** Format of the model cache; part of the driver version. */
 export const PLAN_FORMAT = 3;
+
+/**
+ * The driver version the compilation cache is bound to: a change of plan format or of a
+ * device's version resets the cache map, so caches written by another build are never used.
+ */
+export const DRIVER_VERSION = `nnserve/plan-${PLAN_FORMAT}/${
+  HOST_DEVICES.map((d) => `${d.info.name}@${d.info.version}`).join("+")
+}`;
 
 interface PlanHeader {
   format: number;
@@ -33,14 +42,14 @@ export function encodePlan(prepared: PreparedModel): { model: Uint8Array; data: 
 }
 
 /** A plan decoded from a verified model cache whose weights are still in the data cache. */
-export interface PlanWithoutWeights {
+export interface DecodedModelCache {
   plan: Omit<PreparedModel, "weights">;
   /** Byte size the weights must have. */
   weightBytes: number;
 }
 
 /** Decodes a verified model cache; the weights come separately ({@link attachWeights}). */
-export function decodePlan(model: Uint8Array): PlanWithoutWeights {
+export function decodePlan(model: Uint8Array): DecodedModelCache {
   const { header, plan } = JSON.parse(new TextDecoder().decode(model)) as {
     header: PlanHeader;
     plan: Omit<PreparedModel, "smallConstants" | "weights">;
@@ -54,7 +63,7 @@ export function decodePlan(model: Uint8Array): PlanWithoutWeights {
 }
 
 /** Completes a decoded plan with its weights; throws when they do not belong together. */
-export function attachWeights(decoded: PlanWithoutWeights, data: Uint8Array): PreparedModel {
+export function attachWeights(decoded: DecodedModelCache, data: Uint8Array): PreparedModel {
   if (decoded.weightBytes !== data.byteLength) {
     throw new Error(
       `data cache has ${data.byteLength} bytes, the plan expects ${decoded.weightBytes}`,

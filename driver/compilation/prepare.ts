@@ -1,128 +1,28 @@
 /**
- * Preparation: turns a validated model into an explicit plan — run order, one step per
- * operation, weights packed for their kernels, every constant in one shared buffer, and an
- * arena layout for intermediate tensors when all shapes are known. A `PreparedModel` is
- * plain structured-clonable data: executor workers take it as it is, and the compilation
- * cache stores it as a JSON model cache plus the constant buffer as data cache.
+ * Preparation: turns a validated model and a placement (a device per step) into its plan
+ * (`plan.ts`): steps in run order, the arena layout and fused runs, weights packed by each
+ * step's device, constants copied into the plan's two shared buffers. It pauses between
+ * steps, so the event loop keeps serving and a deadline is checked.
  */
 import { DriverError } from "../../nnapi/errors.ts";
-import { align, type ArenaLayout, layoutArena, TENSOR_ALIGNMENT } from "./arena_layout.ts";
+import { align, layoutArena, TENSOR_ALIGNMENT } from "./arena_layout.ts";
 import { planChains } from "./chain_fusion.ts";
-import type { StepImplementation } from "../devices/device.ts";
 import { stepOperands } from "../devices/host_device.ts";
-import {
-  deviceNamed,
-  FALLBACK_DEVICE,
-  HOST_DEVICES,
-  subgraphRuntime,
-} from "../devices/device_list.ts";
+import { HOST_DEVICES } from "../devices/device_list.ts";
 import type { Model, Operand, Subgraph } from "../model/model.ts";
-import type { PlanSummary } from "./partitioner/model_partition.ts";
+import {
+  type PreparedModel,
+  type PreparedOperand,
+  type PreparedStep,
+  type PrepareOptions,
+  REFERENCED_DEVICE,
+  stepImplementation,
+  type TensorRef,
+} from "./plan.ts";
 import { placeByPreference } from "./partitioner/placement.ts";
 import { operationDefinition } from "../../operations/table.ts";
-import { type ChannelQuant, elementBytes, type TensorData, typedView } from "../../nnapi/tensor.ts";
-import type { HalVersion, Lifetime, OperandType, OperationType } from "../../nnapi/types.ts";
-
-/**
- * Where a tensor lies: in the plan's `smallConstants` (CONSTANT_COPY values: scalars, shape
- * tensors — anything that steers control flow, kept in the hash-protected model cache) or
- * in its `weights` (CONSTANT_REFERENCE tensors and packed weights: the data cache).
- */
-export interface TensorRef {
-  buffer: "small" | "weights";
-  type: OperandType;
-  /** Byte offset, aligned to {@link TENSOR_ALIGNMENT}. */
-  offset: number;
-  /** Element count. */
-  length: number;
-}
-
-/** An operand as the plan sees it; `shape` may hold 0 for extents known only at execution. */
-export interface PreparedOperand {
-  type: OperandType;
-  shape: number[];
-  scale: number;
-  zeroPoint: number;
-  lifetime: Lifetime;
-  channelQuant?: ChannelQuant;
-  /** Constant data in the plan's constant buffer. */
-  constant?: TensorRef;
-  /**
-   * For a constant kept only in packed form: the step whose packed weights hold it (its
-   * operation's `unpack` rebuilds it).
-   */
-  packedIn?: number;
-}
-
-/** One operation of the plan, in run order. */
-export interface PreparedStep {
-  /** Index of the operation in the model (for messages). */
-  operation: number;
-  type: OperationType;
-  /** The device that runs it (its name). */
-  device: string;
-  inputs: number[];
-  outputs: number[];
-  /** Weights its device packed at preparation, in the constant buffer. */
-  packed?: TensorRef[];
-  /**
-   * On the first step of a run of consecutive steps its device fuses into one pass: how
-   * many steps the run has (`chain_fusion.ts`).
-   */
-  chain?: number;
-}
-
-/** Options of NNAPI `prepareModel` that shape the plan. */
-export interface PrepareOptions {
-  preference: "LOW_POWER" | "FAST_SINGLE_ANSWER" | "SUSTAINED_SPEED";
-  priority: "LOW" | "MEDIUM" | "HIGH";
-}
-
-/** One graph of a plan: its operands and its steps in run order. */
-export interface PreparedGraph {
-  operands: PreparedOperand[];
-  steps: PreparedStep[];
-  inputIndexes: number[];
-  outputIndexes: number[];
-}
-
-/** The explicit execution plan of a compilation: the main graph's fields, and more. */
-export interface PreparedModel extends PreparedGraph {
-  /** Per model input: whether every operation reading it takes it as an optional input. */
-  omittableInputs: boolean[];
-  relaxComputationFloat32toFloat16: boolean;
-  halVersion: HalVersion;
-  /** Present when every intermediate shape is known at preparation. */
-  arena?: ArenaLayout;
-  /** Which device runs which operations, and what that was estimated to cost. */
-  partition?: PlanSummary;
-  options: PrepareOptions;
-  /** CONSTANT_COPY values; shared with workers, never written after preparation. */
-  smallConstants: SharedArrayBuffer;
-  /** CONSTANT_REFERENCE values and packed weights; shared, never written after preparation. */
-  weights: SharedArrayBuffer;
-  /**
-   * The model's referenced subgraphs (IF branches, WHILE conditions and bodies), indexed as
-   * in the model; absent when it has none. Their constants live in the same two buffers;
-   * their steps run on {@link REFERENCED_DEVICE}'s kernels, shapes inferred at execution.
-   */
-  referenced?: PreparedGraph[];
-}
-
-/**
- * The device whose kernels run the steps of referenced subgraphs: the host device that
- * runs IF and WHILE themselves (the partitioner places only the main graph's steps).
- */
-export const REFERENCED_DEVICE = FALLBACK_DEVICE.info.name;
-
-/** A plan without its weights: enough to check requests, shapes and buffer roles. */
-export type Plan = Omit<PreparedModel, "weights">;
-
-/** A typed view of a constant of the plan. */
-export function constantView(prepared: PreparedModel, ref: TensorRef): TensorData {
-  const buffer = ref.buffer === "small" ? prepared.smallConstants : prepared.weights;
-  return typedView(ref.type, buffer, ref.offset, ref.length);
-}
+import { elementBytes, type TensorData, typedView } from "../../nnapi/tensor.ts";
+import type { OperandType } from "../../nnapi/types.ts";
 
 /**
  * Lays tensors out one after the other in a new shared buffer and copies them in, pausing
@@ -168,16 +68,6 @@ function* packWeights(
     yield `after packing the weights of operation ${step.operation} (${op.type})`;
   }
   return packed;
-}
-
-/** Whether every step runs on a host device (so the plan may run on any thread, at once). */
-export function runsOnHost(plan: Plan): boolean {
-  return plan.steps.every((step) => subgraphRuntime(step.device) === undefined);
-}
-
-/** A step's implementation on its device. */
-export function stepImplementation(step: PreparedStep): StepImplementation | undefined {
-  return deviceNamed(step.device)?.implementation(step.type);
 }
 
 /**

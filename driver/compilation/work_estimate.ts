@@ -3,10 +3,10 @@ import { typedView } from "../../nnapi/tensor.ts";
 import { CONTROL_FLOW_OPERATIONS } from "../../operations/common/control_flow.ts";
 import { operationWork } from "../../operations/operation.ts";
 import { operationDefinition } from "../../operations/table.ts";
-import type { Plan, PreparedOperand } from "./prepare.ts";
+import type { PlanWithoutWeights, PreparedOperand } from "./plan.ts";
 
 /** Estimates already made, per plan object (a live compilation keeps its plan). */
-const estimates = new WeakMap<Plan, number | undefined>();
+const estimates = new WeakMap<PlanWithoutWeights, number | undefined>();
 
 /**
  * Estimated work of one execution, in multiply-adds or comparable element operations: the
@@ -17,7 +17,9 @@ const estimates = new WeakMap<Plan, number | undefined>();
  * on its own thread. Computed from the plan itself, so a plan from the compilation cache
  * never brings an estimate of an older driver.
  */
-export function estimateWork(plan: Plan & { weights?: SharedArrayBuffer }): number | undefined {
+export function estimateWork(
+  plan: PlanWithoutWeights & { weights?: SharedArrayBuffer },
+): number | undefined {
   if (estimates.has(plan)) return estimates.get(plan);
   let work: number | undefined;
   const controlFlow = plan.steps.some((step) => CONTROL_FLOW_OPERATIONS.has(step.type));

@@ -1,13 +1,16 @@
 /**
- * The device list: adding a device is a folder beside this file and one line here. Executors
- * look devices up by the name a plan's step carries, so every device an executor can bind
- * is constructed here, synchronously.
+ * The device list and every lookup of a device by name. Adding a device is a folder beside
+ * this file and one line here. Executors look devices up by the name a plan's step carries
+ * (`hostStepImplementation`, `subgraphRuntime`), so every device an executor can bind is
+ * constructed here, synchronously; the compiler looks them up in the service's
+ * {@link DeviceSet}.
  */
-import { PLAN_FORMAT } from "../compilation/plan_codec.ts";
+import { invalid } from "../../nnapi/errors.ts";
+import type { OperationType } from "../../nnapi/types.ts";
 import { cpuReference } from "./cpu_reference/device.ts";
 import { cpuSimd } from "./cpu_simd/device.ts";
 import { calibrateHostDevice, measuredPerformance } from "./calibration.ts";
-import type { Device, DeviceCosts, SubgraphRuntime } from "./device.ts";
+import type { Device, DeviceCosts, StepImplementation, SubgraphRuntime } from "./device.ts";
 import { discoverGpu, GPU_DEVICE_NAME, gpuRuntime } from "./gpu/device.ts";
 
 /** The host devices, in preference order (ties in cost go to the earlier one). */
@@ -16,18 +19,23 @@ export const HOST_DEVICES: readonly Device[] = [cpuSimd, cpuReference];
 /** The device that takes over a step another device fails to prepare (NNAPI's CPU fallback). */
 export const FALLBACK_DEVICE: Device = cpuReference;
 
-/** The device a plan's step names, if this build has it. */
-export function deviceNamed(name: string): Device | undefined {
+/** The host device a plan's step names, if this build has it. */
+export function hostDeviceNamed(name: string): Device | undefined {
   return HOST_DEVICES.find((device) => device.info.name === name);
 }
 
-/**
- * The driver version the compilation cache is bound to: a change of plan format or of a
- * device's version resets the cache map, so caches written by another build are never used.
- */
-export const DRIVER_VERSION = `nnserve/plan-${PLAN_FORMAT}/${
-  HOST_DEVICES.map((d) => `${d.info.name}@${d.info.version}`).join("+")
-}`;
+/** How the host device `device` runs an operation of `type` (none for other devices). */
+export function hostStepImplementation(
+  device: string,
+  type: OperationType,
+): StepImplementation | undefined {
+  return hostDeviceNamed(device)?.implementation(type);
+}
+
+/** The execution entry of a device with memory of its own, by name (for executors). */
+export function subgraphRuntime(name: string): SubgraphRuntime | undefined {
+  return name === GPU_DEVICE_NAME ? gpuRuntime : undefined;
+}
 
 let measured: Map<string, DeviceCosts> | undefined;
 
@@ -55,15 +63,47 @@ export function hostDeviceCosts(): ReadonlyMap<string, DeviceCosts> {
   return measured;
 }
 
-/** The execution entry of a device with memory of its own, by name (for executors). */
-export function subgraphRuntime(name: string): SubgraphRuntime | undefined {
-  return name === GPU_DEVICE_NAME ? gpuRuntime : undefined;
-}
-
 /** The devices of this machine, in preference order, with their measured costs. */
-export interface DeviceSet {
-  devices: readonly Device[];
-  costs: ReadonlyMap<string, DeviceCosts>;
+export class DeviceSet {
+  /** The devices, in preference order. */
+  readonly list: readonly Device[];
+  readonly costs: ReadonlyMap<string, DeviceCosts>;
+
+  constructor(list: readonly Device[], costs: ReadonlyMap<string, DeviceCosts>) {
+    this.list = list;
+    this.costs = costs;
+  }
+
+  /** The host devices, measured once per process. */
+  static host(): DeviceSet {
+    return new DeviceSet(HOST_DEVICES, hostDeviceCosts());
+  }
+
+  /** The device named `name`, if the set has it. */
+  named(name: string): Device | undefined {
+    return this.list.find((d) => d.info.name === name);
+  }
+
+  /**
+   * The named devices in the service's preference order (all when none are named); unknown
+   * names are invalid.
+   */
+  select(names: readonly string[] | undefined): Device[] {
+    if (!names || names.length === 0) return [...this.list];
+    names.forEach((name, i) => {
+      if (!this.named(name)) throw invalid(`unknown device "${name}"`, { path: ["devices", i] });
+    });
+    return this.list.filter((d) => names.includes(d.info.name));
+  }
+
+  /**
+   * A stored record's device names that the set still has; none left (a record from before
+   * the device seam named the one device of its day) means every device.
+   */
+  known(names: readonly string[]): string[] {
+    const known = names.filter((name) => this.named(name));
+    return known.length > 0 ? known : this.list.map((d) => d.info.name);
+  }
 }
 
 /**
@@ -80,5 +120,5 @@ export async function discoverDevices(options: { gpu: boolean }): Promise<Device
     devices.push(gpu.device);
     costs.set(gpu.device.info.name, gpu.costs);
   }
-  return { devices, costs };
+  return new DeviceSet(devices, costs);
 }

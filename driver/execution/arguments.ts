@@ -14,14 +14,14 @@ import {
   type OutputArgument,
 } from "./request.ts";
 import { checkBufferRole } from "./memory_domain.ts";
-import type { Plan } from "../compilation/prepare.ts";
+import type { PlanWithoutWeights } from "../compilation/plan.ts";
 import { byteSize, isFullySpecified, toBytes, typedView } from "../../nnapi/tensor.ts";
 
 /** Where the binder finds client objects. */
 export interface BindingContext {
   owner: string;
   compilation: string;
-  prepared: Plan;
+  prepared: PlanWithoutWeights;
   pools: MemoryPools;
   buffers: BufferRegistry;
 }

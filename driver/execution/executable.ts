@@ -35,7 +35,7 @@ import {
   type PreparedGraph,
   type PreparedModel,
   stepImplementation,
-} from "../compilation/prepare.ts";
+} from "../compilation/plan.ts";
 import {
   allocate,
   elementCount,

@@ -5,7 +5,7 @@
 import type { BufferRegistry, BufferRole, DeviceBuffer } from "../../memory/buffers.ts";
 import type { Pool } from "../../memory/pools.ts";
 import { invalid } from "../../nnapi/errors.ts";
-import type { Plan } from "../compilation/prepare.ts";
+import type { PlanWithoutWeights } from "../compilation/plan.ts";
 import {
   byteSize,
   elementCount,
@@ -37,7 +37,7 @@ function mergeDimensions(a: readonly number[], b: readonly number[], what: strin
 }
 
 /** The model operand a role refers to. */
-export function roleOperand(prepared: Plan, role: BufferRole): number {
+export function roleOperand(prepared: PlanWithoutWeights, role: BufferRole): number {
   const list = role.io === "input" ? prepared.inputIndexes : prepared.outputIndexes;
   if (role.index >= list.length) {
     throw invalid(
@@ -49,7 +49,7 @@ export function roleOperand(prepared: Plan, role: BufferRole): number {
 
 /** Validates roles and dimensions; returns what the buffer is. */
 export function describeBuffer(
-  prepared: Plan,
+  prepared: PlanWithoutWeights,
   request: BufferRequest,
 ): { type: OperandType; dimensions: number[]; roles: BufferRole[] } {
   if (request.roles.length === 0) throw invalid("a buffer needs at least one role");

@@ -7,7 +7,7 @@ import { DriverError, invalid, type OutputShape } from "../../nnapi/errors.ts";
 import type { Pool } from "../../memory/pools.ts";
 import type { RunInput, RunOutput } from "./executable.ts";
 import type { StepTiming } from "./step_timing.ts";
-import type { Plan } from "../compilation/prepare.ts";
+import type { PlanWithoutWeights } from "../compilation/plan.ts";
 import {
   byteSize,
   elementCount,
@@ -149,7 +149,7 @@ export function combineDimensions(
 }
 
 /** Checks and decodes the inputs of a request into typed arrays with full shapes. */
-export function resolveInputs(prepared: Plan, request: ExecutionRequest): RunInput[] {
+export function resolveInputs(prepared: PlanWithoutWeights, request: ExecutionRequest): RunInput[] {
   const expected = prepared.inputIndexes.length;
   if (request.inputs.length !== expected) {
     throw invalid(`the model has ${expected} inputs, the request gives ${request.inputs.length}`, {
@@ -214,7 +214,10 @@ export function resolveInputs(prepared: Plan, request: ExecutionRequest): RunInp
 }
 
 /** Checks the output arguments' count and dimensions against the model before running. */
-export function checkOutputArguments(prepared: Plan, request: ExecutionRequest): void {
+export function checkOutputArguments(
+  prepared: PlanWithoutWeights,
+  request: ExecutionRequest,
+): void {
   const outputs = request.outputs;
   if (outputs === undefined) return;
   const expected = prepared.outputIndexes.length;
@@ -262,7 +265,10 @@ export function checkOutputShapes(
 }
 
 /** Room for each output when the caller gave only dimensions (inline outputs). */
-export function inlineCapacities(prepared: Plan, request: ExecutionRequest): number[] {
+export function inlineCapacities(
+  prepared: PlanWithoutWeights,
+  request: ExecutionRequest,
+): number[] {
   return prepared.outputIndexes.map((operandIndex, k) => {
     const asked = request.outputs?.[k]?.dimensions;
     return asked && asked.length > 0 && isFullySpecified(asked)

@@ -24,7 +24,7 @@ import {
 import type { ExecutorPool } from "./executors/pool.ts";
 import { runMeasured } from "./measured_run.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
-import { runsOnHost } from "../compilation/prepare.ts";
+import { runsOnHost } from "../compilation/plan.ts";
 import { estimateWork } from "../compilation/work_estimate.ts";
 
 /** Runs executions with the driver's parts. */

@@ -2,7 +2,7 @@
  * Per-step timing of a run: which device ran which operations for how long, added up per
  * plan step (consecutive operations on one device) or per operation when profiling.
  */
-import type { PreparedStep } from "../compilation/prepare.ts";
+import type { PreparedStep } from "../compilation/plan.ts";
 
 /** Time spent in one step of the plan (a run of operations on one device). */
 export interface StepTiming {

@@ -6,8 +6,8 @@
  */
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { Driver } from "../../driver/driver.ts";
-import { DRIVER_VERSION } from "../../driver/devices/device_list.ts";
+import type { Service } from "../../serving/service.ts";
+import { DRIVER_VERSION } from "../../driver/compilation/plan_codec.ts";
 import { type ServedVersion, servingCompilation } from "../../serving/served_models.ts";
 import { DriverError, invalid } from "../../nnapi/errors.ts";
 import {
@@ -176,14 +176,14 @@ const [infer, versionInfer] = bothPaths("/infer", {
 });
 
 /** The served version a request names (`/versions/{v}` or the default one). */
-function servedFor(driver: Driver, c: Context): Promise<ServedVersion> {
-  return driver.served.resolve(c.get("client"), c.req.param("name")!, c.req.param("version"));
+function servedFor(service: Service, c: Context): Promise<ServedVersion> {
+  return service.served.resolve(c.get("client"), c.req.param("name")!, c.req.param("version"));
 }
 
 /** The model metadata of a served version. */
-async function modelMetadata(driver: Driver, c: Context) {
-  const served = await servedFor(driver, c);
-  const versions = await driver.served.versions(c.get("client"), served.name);
+async function modelMetadata(service: Service, c: Context) {
+  const served = await servedFor(service, c);
+  const versions = await service.served.versions(c.get("client"), served.name);
   const { inputs, outputs, onnx } = served.model;
   const tensors = (ports: typeof inputs, kind: "input" | "output") =>
     ports.map((port, k) => ({
@@ -210,8 +210,8 @@ async function modelMetadata(driver: Driver, c: Context) {
   };
 }
 
-async function modelConfig(driver: Driver, c: Context) {
-  const { name, model } = await servedFor(driver, c);
+async function modelConfig(service: Service, c: Context) {
+  const { name, model } = await servedFor(service, c);
   const tensors = (ports: typeof model.inputs, kind: "input" | "output") =>
     ports.map((port, k) => ({
       name: portName(port, kind, k),
@@ -266,18 +266,18 @@ async function readInferRequest(c: Context, maxJsonBytes: number) {
   return { request: parsed.data, binary };
 }
 
-async function runInference(driver: Driver, c: Context, maxJsonBytes: number) {
+async function runInference(service: Service, c: Context, maxJsonBytes: number) {
   const client = c.get("client");
-  const served = await servedFor(driver, c);
+  const served = await servedFor(service, c);
   const compilation = servingCompilation(served);
   const { request, binary } = await readInferRequest(c, maxJsonBytes);
   const decoded = await decodeInference(
     request,
     served.model,
     binary,
-    (name) => driver.regions.get(client, name),
+    (name) => service.driver.regions.get(client, name),
   );
-  const result = await driver.execute(client, compilation, {
+  const result = await service.driver.execute(client, compilation, {
     inputs: decoded.inputs,
     outputs: decoded.outputs,
   });
@@ -298,7 +298,7 @@ async function runInference(driver: Driver, c: Context, maxJsonBytes: number) {
 
 /** The protocol's core routes. */
 export function v2ModelRoutes(
-  driver: Driver,
+  service: Service,
   options: { readiness: () => Readiness; maxJsonBytes: number },
 ) {
   const router = newRouter();
@@ -316,20 +316,20 @@ export function v2ModelRoutes(
     return c.json({ ready: true }, 200);
   });
   for (const route of [metadata, versionMetadata]) {
-    router.openapi(route, async (c) => c.json(await modelMetadata(driver, c), 200));
+    router.openapi(route, async (c) => c.json(await modelMetadata(service, c), 200));
   }
   for (const route of [config, versionConfig]) {
-    router.openapi(route, async (c) => c.json(await modelConfig(driver, c), 200));
+    router.openapi(route, async (c) => c.json(await modelConfig(service, c), 200));
   }
   for (const route of [modelReady, versionReady]) {
     router.openapi(route, async (c) => {
-      const served = await servedFor(driver, c);
+      const served = await servedFor(service, c);
       servingCompilation(served);
       return c.json({ name: served.name, ready: true }, 200);
     });
   }
   for (const route of [infer, versionInfer]) {
-    router.openapi(route, (c) => runInference(driver, c, options.maxJsonBytes));
+    router.openapi(route, (c) => runInference(service, c, options.maxJsonBytes));
   }
   return router;
 }

@@ -7,7 +7,7 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { Driver } from "../../driver/driver.ts";
+import type { Service } from "../../serving/service.ts";
 import { isDirectory, loadModelRepository } from "../../serving/model_repository.ts";
 import type { ServedVersion } from "../../serving/served_models.ts";
 import { invalid } from "../../nnapi/errors.ts";
@@ -143,8 +143,8 @@ const statsOfVersion = createRoute({
 });
 
 /** A served version's statistics, as the extension writes them. */
-function statistics(driver: Driver, served: ServedVersion) {
-  const s = driver.modelStatistics(served.model.id);
+function statistics(service: Service, served: ServedVersion) {
+  const s = service.driver.modelStatistics(served.model.id);
   return {
     name: served.name,
     version: served.version,
@@ -178,30 +178,30 @@ async function optionalJson(c: Context): Promise<Record<string, unknown>> {
 
 /** The repository and statistics extensions' routes. */
 export function v2RepositoryRoutes(
-  driver: Driver,
+  service: Service,
   options: { readiness: () => Readiness; modelRepository?: string },
 ) {
   const router = newRouter();
   router.openAPIRegistry.register("V2RepositoryIndexRequest", RepositoryIndexRequest);
   // Registered before `/v2/models/{name}` routes could take "stats" for a name.
   router.openapi(statsAll, async (c) => {
-    const versions = await driver.served.index(c.get("client"));
-    return c.json({ model_stats: versions.map((v) => statistics(driver, v)) }, 200);
+    const versions = await service.served.index(c.get("client"));
+    return c.json({ model_stats: versions.map((v) => statistics(service, v)) }, 200);
   });
   router.openapi(statsOfModel, async (c) => {
-    const versions = await driver.served.versions(c.get("client"), c.req.valid("param").name);
-    return c.json({ model_stats: versions.map((v) => statistics(driver, v)) }, 200);
+    const versions = await service.served.versions(c.get("client"), c.req.valid("param").name);
+    return c.json({ model_stats: versions.map((v) => statistics(service, v)) }, 200);
   });
   router.openapi(statsOfVersion, async (c) => {
     const { name, version } = c.req.valid("param");
-    const served = await driver.served.resolve(c.get("client"), name, version);
-    return c.json({ model_stats: [statistics(driver, served)] }, 200);
+    const served = await service.served.resolve(c.get("client"), name, version);
+    return c.json({ model_stats: [statistics(service, served)] }, 200);
   });
   router.openapi(index, async (c) => {
     const parsed = RepositoryIndexRequest.safeParse(await optionalJson(c));
     if (!parsed.success) throw schemaError(parsed.error, "body");
     const body = parsed.data;
-    const entries: z.infer<typeof IndexEntry>[] = (await driver.served.index(c.get("client")))
+    const entries: z.infer<typeof IndexEntry>[] = (await service.served.index(c.get("client")))
       .map((v) => ({
         name: v.name,
         version: v.version,
@@ -224,19 +224,19 @@ export function v2RepositoryRoutes(
     const { name } = c.req.valid("param");
     const dir = options.modelRepository;
     if (dir !== undefined && await isDirectory(`${dir}/${name}`)) {
-      const [failed] = (await loadModelRepository(driver, dir, {
+      const [failed] = (await loadModelRepository(service, dir, {
         clients: [client],
         log: (line) => console.log(line),
         name,
       })).filter((e) => e.state === "failed");
       if (failed) throw invalid(`failed to load '${name}': ${failed.error}`);
     }
-    await driver.served.load(client, name);
+    await service.served.load(client, name);
     return c.json({}, 200);
   });
   router.openapi(unload, async (c) => {
     await optionalJson(c);
-    await driver.served.unload(c.get("client"), c.req.valid("param").name);
+    await service.served.unload(c.get("client"), c.req.valid("param").name);
     return c.json({}, 200);
   });
   return router;

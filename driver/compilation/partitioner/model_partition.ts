@@ -20,7 +20,7 @@ import {
 import { checkSupported, supportingDevices } from "./placement.ts";
 
 /** One step of a visible plan: a run of operations on one device. */
-export interface PlanStepSummary {
+export interface PartitionStepSummary {
   device: string;
   /** Model operation indexes, in run order. */
   operations: number[];
@@ -36,7 +36,7 @@ export interface PlanStepSummary {
 }
 
 /** The plan a compilation reports (`GET /v1/compilations/{id}`). */
-export interface PlanSummary {
+export interface PartitionSummary {
   objective: Objective;
   /** Where the costs come from: estimates (work x measured speed) or profiling this model. */
   costs: "static" | "profile";
@@ -46,7 +46,7 @@ export interface PlanSummary {
   switches: number;
   /** Whether an exhaustive search chose it (no cheaper plan exists). */
   optimal: boolean;
-  steps: PlanStepSummary[];
+  steps: PartitionStepSummary[];
 }
 
 /** NNAPI's execution preference as the partitioner's objective. */
@@ -126,10 +126,10 @@ export function partitionModel(
   );
 }
 
-/** A model's partition: placement, visible plan, and the fallback of a failed step. */
+/** A model's partition: placement, its summary (the plan a client sees), and the fallback of a failed step. */
 export interface ModelPartition {
   placement: string[];
-  plan: PlanSummary;
+  summary: PartitionSummary;
   /** The same partition with step `step` moved to `device` (NNAPI's CPU fallback). */
   fallBack(step: number, device: string, reason: string): ModelPartition;
 }
@@ -146,7 +146,7 @@ function modelPartition(
   }
   return {
     placement: model.runOrder.map((k) => deviceOf.get(k)!),
-    plan: {
+    summary: {
       objective: result.objective,
       costs: context.costSource,
       estimatedCost: result.cost,

@@ -46,7 +46,7 @@ function model() {
 }
 
 Deno.test("a step its device fails to prepare falls back to cpu-reference, and the plan says so", async () => {
-  const { devices, costs } = await discoverDevices({ gpu: true });
+  const { list: devices, costs } = await discoverDevices({ gpu: true });
   ok(
     devices.some((d) => d.info.name === "gpu"),
     "no WebGPU adapter (Debian's libegl-mesa0 and libgl1-mesa-dri provide llvmpipe)",
@@ -55,24 +55,27 @@ Deno.test("a step its device fails to prepare falls back to cpu-reference, and t
   forced.set("gpu", { microsPerWork: 1e-9, transfer: { fixedMicros: 0, microsPerByte: 0 } });
   const m = model();
   const partitioned = partitionModel(m, devices, { costs: forced, objective: "latency" });
-  deepStrictEqual(partitioned.plan.steps.map((s) => [s.device, s.operations]), [
+  deepStrictEqual(partitioned.summary.steps.map((s) => [s.device, s.operations]), [
     ["gpu", [0]],
     ["cpu-reference", [1]],
     ["gpu", [2]],
   ]);
   deepStrictEqual(partitioned.placement, ["gpu", "cpu-reference", "gpu"]);
   const fallen = partitioned.fallBack(2, "cpu-reference", "gpu failed to prepare it (test)");
-  deepStrictEqual(fallen.plan.steps.map((s) => [s.device, s.operations, s.fallback]), [
+  deepStrictEqual(fallen.summary.steps.map((s) => [s.device, s.operations, s.fallback]), [
     ["gpu", [0], undefined],
     ["cpu-reference", [1, 2], "gpu failed to prepare it (test)"],
   ]);
   deepStrictEqual(fallen.placement, ["gpu", "cpu-reference", "cpu-reference"]);
-  strictEqual(fallen.plan.switches, 1);
-  ok(fallen.plan.estimatedCost >= partitioned.plan.estimatedCost, "the fallback costs no less");
+  strictEqual(fallen.summary.switches, 1);
+  ok(
+    fallen.summary.estimatedCost >= partitioned.summary.estimatedCost,
+    "the fallback costs no less",
+  );
   // Falling back again keeps the earlier note.
   const both = fallen.fallBack(0, "cpu-reference", "gpu failed to prepare it (again)");
-  deepStrictEqual(both.plan.steps.map((s) => [s.device, s.operations]), [
+  deepStrictEqual(both.summary.steps.map((s) => [s.device, s.operations]), [
     ["cpu-reference", [0, 1, 2]],
   ]);
-  ok(both.plan.steps[0].fallback?.startsWith("gpu failed to prepare it"));
+  ok(both.summary.steps[0].fallback?.startsWith("gpu failed to prepare it"));
 });

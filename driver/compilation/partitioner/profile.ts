@@ -18,7 +18,7 @@ import type { StepTiming } from "../../execution/step_timing.ts";
 import type { Model } from "../../model/model.ts";
 import { operationWork } from "../../../operations/operation.ts";
 import { operationDefinition } from "../../../operations/table.ts";
-import type { PreparedModel } from "../prepare.ts";
+import type { PreparedModel } from "../plan.ts";
 import { supportingDevices } from "./placement.ts";
 
 /** Runs a plan once in an executor and reports each operation's (or device unit's) time. */

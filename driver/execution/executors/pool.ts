@@ -15,7 +15,7 @@ import { DriverError, type Limit } from "../../../nnapi/errors.ts";
 import type { RunInput, RunOutput } from "../executable.ts";
 import type { StepTiming } from "../step_timing.ts";
 import { loopTimeoutMs } from "../control_flow/run.ts";
-import type { PreparedModel } from "../../compilation/prepare.ts";
+import type { PreparedModel } from "../../compilation/plan.ts";
 import type {
   ExecutorConnect,
   SpawnerRequest,

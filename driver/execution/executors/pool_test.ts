@@ -3,7 +3,8 @@ import { DriverError } from "../../../nnapi/errors.ts";
 import { ExecutorPool } from "./pool.ts";
 import { buildModel } from "../../model/model.ts";
 import { ModelSchema } from "../../model/model_schema.ts";
-import { type PreparedModel, prepareModel } from "../../compilation/prepare.ts";
+import { type PreparedModel } from "../../compilation/plan.ts";
+import { prepareModel } from "../../compilation/prepare.ts";
 
 /**
  * A float32 MAX_POOL_2D whose n x n window covers the whole 1 x n x n x 1 input (SAME
