@@ -12,7 +12,7 @@ import { checkRegion, type MemoryInfo, type MemoryLimits, MemoryPools } from "..
 import { SharedRegions } from "../memory/regions.ts";
 import { CompilationStore } from "../store/compilation_store.ts";
 import { ModelStore } from "../store/model_store.ts";
-import { BurstRegistry } from "./burst/open_bursts.ts";
+import { OpenBursts } from "./burst/open_bursts.ts";
 import {
   countExecution,
   countRefusal,
@@ -44,7 +44,7 @@ import type { ModelJson } from "./model/model_schema.ts";
 import {
   type ModelInfo,
   type ModelLimits,
-  ModelRegistry,
+  Models,
   type ModelSource,
   publicModel,
 } from "./model/models.ts";
@@ -118,13 +118,13 @@ export class Driver {
   readonly replica: string;
   /** Named spans of memories (the Open Inference Protocol's shared-memory regions). */
   readonly regions: SharedRegions;
-  readonly #models: ModelRegistry;
+  readonly #models: Models;
   readonly #compiler: Compiler;
   readonly #pool: ExecutorPool;
   readonly #memories: MemoryPools;
   readonly #buffers = new BufferRegistry();
   readonly #compilations: Compilations;
-  readonly #bursts: BurstRegistry;
+  readonly #bursts: OpenBursts;
   readonly #runner: ExecutionRunner;
   /** Where changes go once committed. */
   readonly #announce: (change: Change) => Promise<void>;
@@ -137,12 +137,12 @@ export class Driver {
     });
     this.regions = new SharedRegions(config.kv, this.#memories);
     this.replica = config.replica ?? Deno.hostname();
-    this.#bursts = new BurstRegistry({
+    this.#bursts = new OpenBursts({
       execute: (o, c, request) => this.execute(o, c, request),
       memory: (o, id) => this.#memories.hold(o, id),
       countRefusal: (error) => this.countRefusal(error),
     }, config.maxBurstsPerClient);
-    this.#models = new ModelRegistry(
+    this.#models = new Models(
       new ModelStore(config.kv, config.dataDir, blobs),
       this.#memories,
       config.modelLimits,
@@ -337,7 +337,7 @@ export class Driver {
   }
 
   /** Open bursts and the places clients hold (routes reserve, open and end them). */
-  get bursts(): BurstRegistry {
+  get bursts(): OpenBursts {
     return this.#bursts;
   }
 

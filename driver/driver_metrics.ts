@@ -7,7 +7,7 @@
 import type { BufferRegistry } from "../memory/buffers.ts";
 import type { MemoryPools } from "../memory/pools.ts";
 import { DriverError, ERROR_STATUSES, LIMITS } from "../nnapi/errors.ts";
-import type { BurstRegistry } from "./burst/open_bursts.ts";
+import type { OpenBursts } from "./burst/open_bursts.ts";
 import type { Compilations } from "./compilation/compilations.ts";
 import { DRIVER_VERSION } from "./compilation/plan_codec.ts";
 import type { ExecutorPool } from "./execution/executors/pool.ts";
@@ -52,7 +52,7 @@ export function registerDriverMetrics(
     buffers: BufferRegistry;
     memories: MemoryPools;
     compilations: Compilations;
-    bursts: BurstRegistry;
+    bursts: OpenBursts;
     replica: string;
   },
 ): void {

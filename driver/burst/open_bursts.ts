@@ -17,7 +17,7 @@ import {
 export const DEFAULT_MAX_BURSTS_PER_CLIENT = 64;
 
 /** Open bursts and the places clients hold. */
-export class BurstRegistry {
+export class OpenBursts {
   readonly #sessions = new Set<BurstSession>();
   readonly #places = new Map<string, number>();
   readonly #maxPerClient: number;

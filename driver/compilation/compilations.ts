@@ -11,7 +11,7 @@ import type { ModelRecord } from "../../store/model_store.ts";
 import { DriverError, notFound } from "../../nnapi/errors.ts";
 import type { Compiled, Compiler } from "./compiler.ts";
 import type { Executable } from "../execution/executable.ts";
-import type { ModelRegistry } from "../model/models.ts";
+import type { Models } from "../model/models.ts";
 import type { PartitionSummary } from "./partitioner/model_partition.ts";
 import type { PreparedModel } from "./plan.ts";
 
@@ -74,14 +74,14 @@ function summary(record: CompilationRecord): CompilationDescription {
 export class Compilations {
   readonly #compiler: Compiler;
   readonly #store: CompilationStore;
-  readonly #models: ModelRegistry;
+  readonly #models: Models;
   readonly #live = new Map<string, LiveCompilation>();
 
   /** Compilations one client may have (NNSERVE_MAX_COMPILATIONS_PER_CLIENT). */
   readonly #limit: number;
 
   constructor(
-    parts: { compiler: Compiler; store: CompilationStore; models: ModelRegistry; limit?: number },
+    parts: { compiler: Compiler; store: CompilationStore; models: Models; limit?: number },
   ) {
     this.#compiler = parts.compiler;
     this.#store = parts.store;

@@ -1,10 +1,11 @@
 /**
  * The device seam (NNAPI `IDevice`, ONNX Runtime's execution providers): the compiler,
- * partitioner, prepared model and executors see a device only through this interface. A
- * device says what it can run (`supportedOperations`), does its part of preparation for the
- * steps assigned to it (`prepareStep`: weights in its own layout, kept in the plan and the
- * data cache) and, in an executor, binds those steps to its kernels (`bindStep`, the
- * execution entry). What an operation *means* — validation, shapes, the reference kernel —
+ * partitioner, preparation and executors see a device only through this interface. A device
+ * says what it can run (`supportedOperations`). A host device does its part of preparation
+ * for the steps assigned to it (`StepImplementation.pack`: weights in its own layout, kept
+ * in the plan and the data cache) and, in an executor, binds those steps to its kernels
+ * (`StepImplementation.bind`); a device with memory of its own prepares and runs runs of
+ * steps as subgraphs (`subgraphs`, `SubgraphRuntime`). What an operation *means* — validation, shapes, the reference kernel —
  * lives once, in `operations/`; a device only says how it runs it.
  */
 import type { Model } from "../model/model.ts";

@@ -191,19 +191,15 @@ export class Executable {
   }
 
   /**
-   * Runs the plan on the given inputs (already checked against the model), on host kernels;
-   * with `timing`, adds each plan step's time to it.
+   * Runs the plan on the given inputs (already checked against the model), on host kernels
+   * (device units' steps too, on their reference kernels); with `timing`, adds each plan
+   * step's time to it.
    */
   run(inputs: readonly RunInput[], options: RunOptions = {}): RunOutput[] {
-    const { tensors, staticShapes } = this.#begin(inputs);
-    const clock = new StepClock(this.#graph.steps, options.timing, options.perOperation ?? false);
-    const limits = options.limits ?? DEFAULT_RUN_LIMITS;
-    this.#steps.forEach((step, s) => {
-      clock.start(s);
-      this.#runStep(step, tensors, { staticShapes, limits });
-      clock.stop(s, 1);
-    });
-    return this.#outputs(tensors);
+    // Without device units the loop never waits: it returns at its first step.
+    const end = this.#stepLoop(inputs, options, false).next();
+    if (!end.done) throw new Error("a host run waited on a device");
+    return end.value;
   }
 
   /**
@@ -212,16 +208,36 @@ export class Executable {
    * prepared in this thread runs on the reference kernels instead.
    */
   async runAsync(inputs: readonly RunInput[], options: RunOptions = {}): Promise<RunOutput[]> {
+    const loop = this.#stepLoop(inputs, options, true);
+    let step = loop.next();
+    while (!step.done) step = loop.next(await step.value);
+    return step.value;
+  }
+
+  /**
+   * The one step loop of `run` and `runAsync`: it yields each device operation it waits on
+   * (preparing a unit, running one) and is resumed with the result; with `units` false it
+   * runs every step on the host and never yields.
+   */
+  *#stepLoop(
+    inputs: readonly RunInput[],
+    options: RunOptions,
+    units: boolean,
+  ): Generator<Promise<unknown>, RunOutput[], unknown> {
     const { tensors, staticShapes } = this.#begin(inputs);
     const clock = new StepClock(this.#graph.steps, options.timing, options.perOperation ?? false);
     const limits = options.limits ?? DEFAULT_RUN_LIMITS;
     for (let s = 0; s < this.#steps.length;) {
-      const unit = staticShapes ? this.#units.get(s) : undefined;
-      const runnable = unit ? await (unit.runnable ??= this.#prepareUnit(unit)) : null;
+      const unit = units && staticShapes ? this.#units.get(s) : undefined;
+      const runnable = unit
+        ? (yield (unit.runnable ??= this.#prepareUnit(unit))) as RunnableSubgraph | null
+        : null;
       clock.start(s);
       if (unit && runnable) {
         const uploads = new Map(runnable.inputs.map((i) => [i, tensors[i]!.data!]));
-        const results = await runnable.run(uploads);
+        const results = (yield runnable.run(uploads)) as Awaited<
+          ReturnType<RunnableSubgraph["run"]>
+        >;
         for (const [i, data] of results) (tensors[i]!.data as TensorData).set(data as never);
         clock.stop(s, unit.end - s);
         s = unit.end;

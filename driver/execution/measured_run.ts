@@ -28,8 +28,7 @@ export function runMeasured(
   const started = performance.now();
   const steps: StepTiming[] = [];
   try {
-    const outputs = executable.run(inputs, { ...options, timing: steps });
-    return { outputs, onDeviceUs: elapsedUs(started), steps: rounded(steps) };
+    return measured(executable.run(inputs, { ...options, timing: steps }), started, steps);
   } catch (error) {
     throw asDriverError(error);
   }
@@ -45,19 +44,23 @@ export async function runMeasuredAsync(
   const started = performance.now();
   const steps: StepTiming[] = [];
   try {
-    const outputs = await executable.runAsync(inputs, { ...options, timing: steps });
-    return { outputs, onDeviceUs: elapsedUs(started), steps: rounded(steps) };
+    return measured(
+      await executable.runAsync(inputs, { ...options, timing: steps }),
+      started,
+      steps,
+    );
   } catch (error) {
     throw asDriverError(error);
   }
 }
 
-function elapsedUs(started: number): number {
-  return Math.round((performance.now() - started) * 1000);
-}
-
-function rounded(steps: StepTiming[]): StepTiming[] {
-  return steps.map((t) => ({ ...t, onDeviceUs: Math.round(t.onDeviceUs) }));
+/** A finished run's outputs with the time since `started` and each step's, in whole µs. */
+function measured(outputs: RunOutput[], started: number, steps: StepTiming[]): MeasuredRun {
+  return {
+    outputs,
+    onDeviceUs: Math.round((performance.now() - started) * 1000),
+    steps: steps.map((t) => ({ ...t, onDeviceUs: Math.round(t.onDeviceUs) })),
+  };
 }
 
 function asDriverError(error: unknown): DriverError {

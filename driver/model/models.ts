@@ -90,7 +90,7 @@ function checkModelLimits(json: ModelJson, limits: ModelLimits): void {
 }
 
 /** Registers, finds and loads models of all clients. */
-export class ModelRegistry {
+export class Models {
   readonly #store: ModelStore;
   readonly #memories: MemoryPools;
   readonly #limits: ModelLimits;

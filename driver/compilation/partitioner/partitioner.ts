@@ -14,12 +14,11 @@
  *   busiest device: the largest per-device sum of subgraph costs (compute, the transfers into
  *   its space, and the model outputs it sends home). Ties break on latency. This is NP-hard:
  *   exact for small problems, heuristic beyond (`throughput.ts`; `optimal` says which).
- * - LOW_POWER: objective "latency" with energy in place of time (powerUsage × work, and the
- *   energy of a transfer): the sum is then the energy of one execution.
+ * - LOW_POWER: objective "latency" too: every device here draws power in proportion to its
+ *   busy time (the gpu adapter is software on the same cores), so energy ranks plans alike.
  *
- * Profile-guided partitioning is the same search fed with measurements: prepare each of
- * `candidateSubgraphs()` on its device, time one run step by step, and pass the per-operation
- * times as `costs` (and measured transfer rates as `transferCost`).
+ * Profile-guided partitioning (`profile.ts`) is the same search fed with measurements: the
+ * per-operation times of probe runs on each device replace the static costs.
  *
  * Pure: data in, data out; no kernels, devices or HTTP.
  */
@@ -58,8 +57,6 @@ const PARETO_STATES = 500;
 export interface PartitionOptions {
   /** Default "latency". */
   objective?: Objective;
-  /** Operations (model indexes) that must run on the named device. */
-  pinned?: Record<number, string>;
   /** States kept per step; past it the result is near-optimal and `optimal` is false. */
   maxStates?: number;
 }
@@ -71,27 +68,12 @@ export interface PartitionOptions {
 export function partition(problem: PartitionProblem, options: PartitionOptions = {}): Partition {
   const objective = options.objective ?? "latency";
   const maxStates = options.maxStates ?? DEFAULT_MAX_STATES;
-  const ix = indexProblem(problem, options.pinned);
+  const ix = indexProblem(problem);
   const fastest = search(ix, "latency", { maxStates })!;
   const plan = evaluate(ix, fastest.devices, "latency", fastest.exact);
   if (objective === "latency") return plan;
   const paretoStates = Math.min(maxStates, PARETO_STATES);
   return balance(ix, fastest.devices, { maxStates, paretoStates });
-}
-
-/**
- * Each operation on its own cheapest device (ties: the earlier one), transfers ignored when
- * choosing but counted in the result: what the search improves on.
- */
-export function naivePartition(
-  problem: PartitionProblem,
-  options: { objective?: Objective } = {},
-): Partition {
-  const ix = indexProblem(problem);
-  const devices = ix.operations.map((op) =>
-    op.allowed.reduce((a, b) => op.costs[b]! < op.costs[a]! ? b : a)
-  );
-  return evaluate(ix, devices, options.objective ?? "latency", false);
 }
 
 /** The plan for a given device per operation (model index → device name). */
@@ -121,8 +103,7 @@ export function evaluateAssignment(
 /**
  * The fallback when a device fails to prepare a subgraph it said it supports: that
  * subgraph's operations move to `device` (e.g. the reference CPU), every other operation
- * stays where it was, neighbours on the same device merge, and costs are recomputed. (For a
- * fresh optimum around the move instead, call `partition()` with those operations pinned.)
+ * stays where it was, neighbours on the same device merge, and costs are recomputed.
  */
 export function reassign(
   problem: PartitionProblem,
@@ -144,40 +125,4 @@ export function reassign(
     );
   }
   return evaluateAssignment(problem, assignment, { objective: change.partition.objective });
-}
-
-/** A run of operations one device could prepare and time as one subgraph. */
-export interface CandidateSubgraph {
-  device: string;
-  /** Model operation indexes, consecutive in run order. */
-  operations: number[];
-}
-
-/**
- * What profile-guided partitioning times: per device, each maximal run of consecutive
- * operations it supports, cut into pieces of at most `maxLength` (bounding preparation
- * time). Support is read from the keys of `costs`; their values are not used.
- */
-export function candidateSubgraphs(
-  problem: PartitionProblem,
-  options: { maxLength?: number } = {},
-): CandidateSubgraph[] {
-  const maxLength = options.maxLength ?? Infinity;
-  if (!(maxLength >= 1)) throw new RangeError(`maxLength is ${maxLength}, expected at least 1`);
-  const candidates: CandidateSubgraph[] = [];
-  for (const { name } of problem.devices) {
-    let run: CandidateSubgraph | undefined;
-    for (const op of problem.operations) {
-      if (!Object.hasOwn(op.costs, name)) {
-        run = undefined;
-        continue;
-      }
-      if (run === undefined || run.operations.length >= maxLength) {
-        run = { device: name, operations: [] };
-        candidates.push(run);
-      }
-      run.operations.push(op.index);
-    }
-  }
-  return candidates;
 }

@@ -3,9 +3,7 @@ import { seededFloats } from "../../../kernels/seeded_random.ts";
 import { evaluate, measure } from "./evaluate.ts";
 import { indexProblem, less } from "./problem.ts";
 import {
-  candidateSubgraphs,
   evaluateAssignment,
-  naivePartition,
   type Objective,
   partition,
   type PartitionDevice,
@@ -36,6 +34,34 @@ function chain(costs: Record<string, number>[], devices = [CPU, NPU]): Partition
     modelOutputs: [costs.length],
     hostSpace: "host",
     transferCost: linkCost,
+  };
+}
+
+/**
+ * Each operation on its own cheapest device (ties: the earlier one), transfers ignored when
+ * choosing but counted in the result: the baseline the search must never lose to.
+ */
+function naivePartition(
+  problem: PartitionProblem,
+  options: { objective?: Objective } = {},
+): ReturnType<typeof partition> {
+  const ix = indexProblem(problem);
+  const devices = ix.operations.map((op) =>
+    op.allowed.reduce((a, b) => op.costs[b]! < op.costs[a]! ? b : a)
+  );
+  return evaluate(ix, devices, options.objective ?? "latency", false);
+}
+
+/** The problem with operations (model index -> device) allowed only on the named device. */
+function pin(problem: PartitionProblem, pins: Record<number, string>): PartitionProblem {
+  return {
+    ...problem,
+    operations: problem.operations.map((op) => {
+      const device = pins[op.index];
+      if (device === undefined) return op;
+      const costs = Object.hasOwn(op.costs, device) ? { [device]: op.costs[device] } : {};
+      return { ...op, costs };
+    }),
   };
 }
 
@@ -210,12 +236,12 @@ Deno.test("a device's load sums all its subgraphs: one device runs one at a time
 
 Deno.test("pinned operations run where pinned and the rest is optimised around them", () => {
   const costs = [0, 1, 2, 3].map(() => ({ cpu: 10, npu: 1 }));
-  const plan = partition(chain(costs), { pinned: { 3: "cpu" } });
+  const plan = partition(pin(chain(costs), { 3: "cpu" }));
   deepStrictEqual(plan.subgraphs.map((g) => [g.device, g.operations]), [
     ["npu", [0, 1, 2]],
     ["cpu", [3]],
   ]);
-  throws(() => partition(chain([{ npu: 1 }]), { pinned: { 0: "cpu" } }), UnsupportedOperations);
+  throws(() => partition(pin(chain([{ npu: 1 }]), { 0: "cpu" })), UnsupportedOperations);
 });
 
 Deno.test("reassign() moves one subgraph, keeps the others and merges neighbours", () => {
@@ -235,25 +261,6 @@ Deno.test("reassign() moves one subgraph, keeps the others and merges neighbours
     () => reassign(small, { partition: onNpu, subgraph: 0, device: "cpu" }),
     /^UnsupportedOperations: Device cpu does not support operations 1$/,
   );
-});
-
-Deno.test("candidateSubgraphs() lists each device's maximal supported runs, cut at maxLength", () => {
-  const problem = chain([{ cpu: 1 }, { cpu: 1, npu: 1 }, { cpu: 1, npu: 1 }, { npu: 1 }, {
-    cpu: 1,
-    npu: 1,
-  }]);
-  deepStrictEqual(candidateSubgraphs(problem).map((c) => [c.device, c.operations]), [
-    ["cpu", [0, 1, 2]],
-    ["cpu", [4]],
-    ["npu", [1, 2, 3, 4]],
-  ]);
-  deepStrictEqual(candidateSubgraphs(problem, { maxLength: 2 }).map((c) => c.operations), [
-    [0, 1],
-    [2],
-    [4],
-    [1, 2],
-    [3, 4],
-  ]);
 });
 
 /** A seeded random problem: 2–3 devices, 1–10 operations, a random DAG, costs and sizes. */
@@ -420,7 +427,7 @@ Deno.test("past the exact search, throughput still spreads the load evenly (heur
     deepStrictEqual(steady.subgraphs.flatMap((g) => g.operations).length, length);
   }
   const pinned = { 0: "gpu", 30: "gpu", 59: "npu" };
-  const steady = partition(threeDeviceChain(60), { objective: "throughput", pinned });
+  const steady = partition(pin(threeDeviceChain(60), pinned), { objective: "throughput" });
   const deviceOf = (k: number) => steady.subgraphs.find((g) => g.operations.includes(k))?.device;
   deepStrictEqual([deviceOf(0), deviceOf(30), deviceOf(59)], ["gpu", "gpu", "npu"]);
 });

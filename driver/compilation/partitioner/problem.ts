@@ -150,13 +150,10 @@ function checkCost(value: number, what: string): number {
 
 /**
  * Checks the problem and indexes it. Throws `UnsupportedOperations` naming every operation
- * no device (or not its pinned device) supports, and a plain Error for a malformed problem
- * (a caller bug, not a client's).
+ * no device supports, and a plain Error for a malformed problem (a caller bug, not a
+ * client's).
  */
-export function indexProblem(
-  problem: PartitionProblem,
-  pinned: Record<number, string> = {},
-): IndexedProblem {
+export function indexProblem(problem: PartitionProblem): IndexedProblem {
   const names = problem.devices.map((d) => d.name);
   if (names.length === 0) throw new Error("Cannot partition: no devices");
   const position = new Map(names.map((n, i) => [n, i]));
@@ -195,13 +192,7 @@ export function indexProblem(
       const c = Object.hasOwn(op.costs, n) ? op.costs[n] : undefined;
       return c === undefined ? undefined : checkCost(c, `cost of operation ${op.index} on ${n}`);
     });
-    let allowed = costs.flatMap((c, d) => c === undefined ? [] : [d]);
-    const pin = pinned[op.index];
-    if (pin !== undefined) {
-      const d = position.get(pin);
-      if (d === undefined) throw new Error(`Cannot partition: no device named ${pin}`);
-      allowed = allowed.filter((a) => a === d);
-    }
+    const allowed = costs.flatMap((c, d) => c === undefined ? [] : [d]);
     if (allowed.length === 0) unsupported.push(op.index);
     return { index: op.index, inputs, outputs: [...op.outputs], costs, allowed };
   });
