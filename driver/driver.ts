@@ -17,10 +17,9 @@ import {
   countExecution,
   countRefusal,
   countSplitCalls,
-  type ModelStatistics,
-  modelStatistics,
   registerDriverMetrics,
 } from "./driver_metrics.ts";
+import { type ModelStatistics, modelStatistics } from "./execution/execution_metrics.ts";
 import {
   type CompilationDescription,
   type CompilationInfo,

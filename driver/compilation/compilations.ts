@@ -10,7 +10,6 @@ import type { CompilationRecord, CompilationStore } from "../../store/compilatio
 import type { ModelRecord } from "../../store/model_store.ts";
 import { DriverError, notFound } from "../../nnapi/errors.ts";
 import type { Compiled, Compiler } from "./compiler.ts";
-import type { Executable } from "../execution/executable.ts";
 import type { Models } from "../model/models.ts";
 import type { PartitionSummary } from "./partitioner/model_partition.ts";
 import type { PreparedModel } from "./plan.ts";
@@ -54,14 +53,12 @@ export interface CompilationDescription {
   plan?: PartitionSummary;
 }
 
-/** A compilation held in memory: its record, plan, and (once needed) weights and binding. */
+/** A compilation held in memory: its record, plan, and (once needed) weights. */
 export interface LiveCompilation {
   record: CompilationRecord;
   compiled: Compiled;
   /** The complete plan, once its weights are at hand. */
   prepared?: PreparedModel;
-  /** The plan bound on the driver's thread, for plans small enough to run inline. */
-  executable?: Executable;
 }
 
 /** What a listing says of a compilation (no plan). */

@@ -17,6 +17,27 @@ import type { PartitionSummary } from "./partitioner/model_partition.ts";
 import { type ChannelQuant, type TensorData, typedView } from "../../nnapi/tensor.ts";
 import type { HalVersion, Lifetime, OperandType, OperationType } from "../../nnapi/types.ts";
 
+/** A model input as given to a run of the plan: its data (null when omitted), its full shape. */
+export interface RunInput {
+  data: TensorData | null;
+  shape: number[];
+}
+
+/** A model output after a run of the plan. */
+export interface RunOutput {
+  shape: number[];
+  data: TensorData;
+}
+
+/** Time spent in one step of the plan (a run of operations on one device). */
+export interface StepTiming {
+  /** The device that ran it (the fallback device when its own could not). */
+  device: string;
+  /** Model operation indexes, in run order. */
+  operations: number[];
+  onDeviceUs: number;
+}
+
 /**
  * Where a tensor lies: in the plan's `smallConstants` (CONSTANT_COPY values: scalars, shape
  * tensors — anything that steers control flow, kept in the hash-protected model cache) or

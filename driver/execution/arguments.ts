@@ -6,7 +6,7 @@
 import type { BufferRegistry, DeviceBuffer } from "../../memory/buffers.ts";
 import { checkRegion, type HeldPool, type MemoryPools, type Pool } from "../../memory/pools.ts";
 import { invalid } from "../../nnapi/errors.ts";
-import type { RunOutput } from "./executable.ts";
+import type { RunOutput } from "../compilation/plan.ts";
 import {
   type ExecutionRequest,
   inlineCapacities,

@@ -26,15 +26,19 @@ import {
   runWhile,
   type SubgraphRunner,
 } from "./control_flow/run.ts";
-import type { RunnableSubgraph, StepImplementation, SubgraphRuntime } from "../devices/device.ts";
-import { FALLBACK_DEVICE, subgraphRuntime } from "../devices/device_list.ts";
+import type { RunnableSubgraph, StepImplementation } from "../devices/device.ts";
+import { FALLBACK_DEVICE } from "../devices/device_list.ts";
+import { type DeviceUnit, deviceUnits, prepareUnit } from "./device_units.ts";
 import { bindFusedRuns } from "../compilation/chain_fusion.ts";
-import { StepClock, type StepTiming } from "./step_timing.ts";
+import { StepClock } from "./step_timing.ts";
 import {
   constantView,
   type PreparedGraph,
   type PreparedModel,
+  type RunInput,
+  type RunOutput,
   stepImplementation,
+  type StepTiming,
 } from "../compilation/plan.ts";
 import {
   allocate,
@@ -43,18 +47,6 @@ import {
   type TensorData,
   typedView,
 } from "../../nnapi/tensor.ts";
-
-/** A model input as given to `run`: its data (null when omitted) and its full shape. */
-export interface RunInput {
-  data: TensorData | null;
-  shape: number[];
-}
-
-/** A model output after `run`. */
-export interface RunOutput {
-  shape: number[];
-  data: TensorData;
-}
 
 interface BoundStep {
   /**
@@ -71,16 +63,6 @@ interface BoundStep {
   operation: number;
   inputs: number[];
   outputs: number[];
-}
-
-/** Consecutive steps [start, end) on a device with memory of its own, run as one unit. */
-interface DeviceUnit {
-  device: string;
-  runtime: SubgraphRuntime;
-  start: number;
-  end: number;
-  /** Prepared in this thread on first use; null when it could not be. */
-  runnable?: Promise<RunnableSubgraph | null>;
 }
 
 /** Options of one run. */
@@ -111,7 +93,7 @@ export class Executable {
   readonly #steps: BoundStep[];
   readonly #constants: (TensorData | undefined)[];
   /** Device units by their first step. */
-  readonly #units = new Map<number, DeviceUnit>();
+  readonly #units: ReadonlyMap<number, DeviceUnit>;
   /** Where the arena lives once the first planned run placed it. */
   #arena?: { buffer: ArrayBufferLike; offset: number };
 
@@ -155,14 +137,7 @@ export class Executable {
       return bound;
     });
     if (planned) this.#fuseChains((i) => ({ ...graph.operands[i], value: this.#constants[i] }));
-    graph.steps.forEach((step, s) => {
-      const runtime = referenced ? undefined : subgraphRuntime(step.device);
-      if (!runtime) return;
-      const previous = s > 0 ? graph.steps[s - 1].device : undefined;
-      if (previous === step.device) {
-        for (const unit of this.#units.values()) if (unit.end === s) unit.end = s + 1;
-      } else this.#units.set(s, { device: step.device, runtime, start: s, end: s + 1 });
-    });
+    this.#units = referenced ? new Map() : deviceUnits(graph.steps);
   }
 
   /**
@@ -230,7 +205,9 @@ export class Executable {
     for (let s = 0; s < this.#steps.length;) {
       const unit = units && staticShapes ? this.#units.get(s) : undefined;
       const runnable = unit
-        ? (yield (unit.runnable ??= this.#prepareUnit(unit))) as RunnableSubgraph | null
+        ? (yield (unit.runnable ??= prepareUnit(unit, this.prepared, this.#constants))) as
+          | RunnableSubgraph
+          | null
         : null;
       clock.start(s);
       if (unit && runnable) {
@@ -248,32 +225,6 @@ export class Executable {
       s++;
     }
     return this.#outputs(tensors);
-  }
-
-  /** Prepares a device unit in this thread; null (reference kernels) when it cannot. */
-  async #prepareUnit(unit: DeviceUnit): Promise<RunnableSubgraph | null> {
-    const { operands, outputIndexes } = this.prepared;
-    const steps = this.prepared.steps.slice(unit.start, unit.end);
-    const produced = new Set(steps.flatMap((step) => step.outputs));
-    const readOutside = new Set([
-      ...outputIndexes,
-      ...this.#steps.filter((_, s) => s < unit.start || s >= unit.end).flatMap((t) => t.inputs),
-    ]);
-    try {
-      return await unit.runtime.prepare(steps, {
-        operands: operands.map((o, i) => ({
-          ...o,
-          value: o.lifetime === "NO_VALUE" ? null : this.#constants[i],
-        })),
-        needed: new Set([...produced].filter((i) => readOutside.has(i))),
-      });
-    } catch (error) {
-      console.warn(
-        `nnserve: ${unit.device} could not prepare steps ${unit.start}-${unit.end - 1} ` +
-          `(${(error as Error).message}); running them on the reference kernels`,
-      );
-      return null;
-    }
   }
 
   /**

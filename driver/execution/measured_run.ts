@@ -4,8 +4,9 @@
  * small enough to run on its own thread.
  */
 import { DriverError } from "../../nnapi/errors.ts";
-import type { Executable, RunInput, RunOptions, RunOutput } from "./executable.ts";
-import type { StepTiming } from "./step_timing.ts";
+import type { Executable, RunOptions } from "./executable.ts";
+import type { RunInput, RunOutput } from "../compilation/plan.ts";
+import type { StepTiming } from "../compilation/plan.ts";
 
 /** A measured run: outputs, the whole time and the time of each plan step. */
 export interface MeasuredRun {

@@ -5,8 +5,8 @@
  */
 import { DriverError, invalid, type OutputShape } from "../../nnapi/errors.ts";
 import type { Pool } from "../../memory/pools.ts";
-import type { RunInput, RunOutput } from "./executable.ts";
-import type { StepTiming } from "./step_timing.ts";
+import type { RunInput, RunOutput } from "../compilation/plan.ts";
+import type { StepTiming } from "../compilation/plan.ts";
 import type { PlanWithoutWeights } from "../compilation/plan.ts";
 import {
   byteSize,

@@ -10,7 +10,7 @@ import { DriverError } from "../../nnapi/errors.ts";
 import { bindArguments, type BindingContext, deliverOutputs } from "./arguments.ts";
 import type { Compilations, LiveCompilation } from "../compilation/compilations.ts";
 import { loopTimeoutMs } from "./control_flow/run.ts";
-import { type ExecutionLabels, observeExecution, observeOutcome } from "../driver_metrics.ts";
+import { type ExecutionLabels, observeExecution, observeOutcome } from "./execution_metrics.ts";
 import { Executable } from "./executable.ts";
 import {
   checkOutputArguments,
@@ -24,7 +24,7 @@ import {
 import type { ExecutorPool } from "./executors/pool.ts";
 import { runMeasured } from "./measured_run.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
-import { runsOnHost } from "../compilation/plan.ts";
+import { type PreparedModel, runsOnHost } from "../compilation/plan.ts";
 import { estimateWork } from "../compilation/work_estimate.ts";
 
 /** Runs executions with the driver's parts. */
@@ -36,6 +36,8 @@ export class ExecutionRunner {
   readonly #metrics: Metrics;
   /** Plans of at most this many estimated multiply-adds run on the driver's own thread. */
   readonly #inlineWork: number;
+  /** Plans bound on the driver's thread, by live compilation (dropped with it). */
+  readonly #inline = new WeakMap<LiveCompilation, Executable>();
 
   constructor(parts: {
     compilations: Compilations;
@@ -51,6 +53,16 @@ export class ExecutionRunner {
     this.#buffers = parts.buffers;
     this.#metrics = parts.metrics;
     this.#inlineWork = parts.inlineWork;
+  }
+
+  /** The plan of a live compilation bound on the driver's thread, once. */
+  #inlineExecutable(live: LiveCompilation, prepared: PreparedModel): Executable {
+    let executable = this.#inline.get(live);
+    if (!executable) {
+      executable = new Executable(prepared);
+      this.#inline.set(live, executable);
+    }
+    return executable;
   }
 
   /** Runs one execution of compilation `id` (live) for `owner`, its outcome timed. */
@@ -115,7 +127,7 @@ export class ExecutionRunner {
       const loopTimeout = loopTimeoutMs(request.loopTimeoutMs);
       const { outputs, onDeviceUs, steps, queuedUs } = inline
         ? {
-          ...runMeasured(live.executable ??= new Executable(prepared), inputs, {
+          ...runMeasured(this.#inlineExecutable(live, prepared), inputs, {
             limits: { loopTimeoutMs: loopTimeout, deadline },
           }),
           queuedUs: 0,

@@ -2,16 +2,7 @@
  * Per-step timing of a run: which device ran which operations for how long, added up per
  * plan step (consecutive operations on one device) or per operation when profiling.
  */
-import type { PreparedStep } from "../compilation/plan.ts";
-
-/** Time spent in one step of the plan (a run of operations on one device). */
-export interface StepTiming {
-  /** The device that ran it (the fallback device when its own could not). */
-  device: string;
-  /** Model operation indexes, in run order. */
-  operations: number[];
-  onDeviceUs: number;
-}
+import type { PreparedStep, StepTiming } from "../compilation/plan.ts";
 
 /**
  * Adds up the time of each plan step (consecutive operations on one device), only when a

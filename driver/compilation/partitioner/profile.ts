@@ -13,8 +13,8 @@ import { allocate, elementCount, isFloatType, isFullySpecified } from "../../../
 import type { Device, DeviceCosts } from "../../devices/device.ts";
 import { stepOperands } from "../../devices/host_device.ts";
 import { FALLBACK_DEVICE } from "../../devices/device_list.ts";
-import type { RunInput } from "../../execution/executable.ts";
-import type { StepTiming } from "../../execution/step_timing.ts";
+import type { RunInput } from "../plan.ts";
+import type { StepTiming } from "../plan.ts";
 import type { Model } from "../../model/model.ts";
 import { operationWork } from "../../../operations/operation.ts";
 import { operationDefinition } from "../../../operations/table.ts";

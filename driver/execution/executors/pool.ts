@@ -12,8 +12,8 @@
  * spare; every executor talks to the pool over a MessagePort of its own.
  */
 import { DriverError, type Limit } from "../../../nnapi/errors.ts";
-import type { RunInput, RunOutput } from "../executable.ts";
-import type { StepTiming } from "../step_timing.ts";
+import type { RunInput, RunOutput } from "../../compilation/plan.ts";
+import type { StepTiming } from "../../compilation/plan.ts";
 import { loopTimeoutMs } from "../control_flow/run.ts";
 import type { PreparedModel } from "../../compilation/plan.ts";
 import type {

@@ -5,9 +5,9 @@
 import type { DriverErrorDetails, ErrorStatus } from "../../../nnapi/errors.ts";
 import type { ThreadBudget } from "../../../kernels/compute_lanes.ts";
 import type { RunLimits } from "../control_flow/run.ts";
-import type { RunInput, RunOutput } from "../executable.ts";
+import type { RunInput, RunOutput } from "../../compilation/plan.ts";
 import type { PreparedModel } from "../../compilation/plan.ts";
-import type { StepTiming } from "../step_timing.ts";
+import type { StepTiming } from "../../compilation/plan.ts";
 
 /** Messages to a worker. */
 export type WorkerRequest =

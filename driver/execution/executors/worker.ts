@@ -8,7 +8,7 @@ import { DriverError } from "../../../nnapi/errors.ts";
 import { Executable } from "../executable.ts";
 import { runMeasuredAsync } from "../measured_run.ts";
 import type { ExecutorConnect, WorkerRequest, WorkerResponse } from "./protocol.ts";
-import type { RunOutput } from "../executable.ts";
+import type { RunOutput } from "../../compilation/plan.ts";
 import { toBytes } from "../../../nnapi/tensor.ts";
 import {
   lanesReady,

@@ -1,0 +1,71 @@
+/**
+ * Device units: runs of consecutive plan steps on a device with memory of its own (the
+ * gpu), which an executor prepares in its own thread and runs as one unit there (inputs
+ * uploaded, only what other steps or the caller read downloaded).
+ */
+import type { TensorData } from "../../nnapi/tensor.ts";
+import type { RunnableSubgraph, SubgraphRuntime } from "../devices/device.ts";
+import { subgraphRuntime } from "../devices/device_list.ts";
+import type { PreparedModel, PreparedStep } from "../compilation/plan.ts";
+
+/** Consecutive steps [start, end) on a device with memory of its own, run as one unit. */
+export interface DeviceUnit {
+  device: string;
+  runtime: SubgraphRuntime;
+  start: number;
+  end: number;
+  /** Prepared in this thread on first use; null when it could not be. */
+  runnable?: Promise<RunnableSubgraph | null>;
+}
+
+/** The plan's device units by their first step. */
+export function deviceUnits(steps: readonly PreparedStep[]): Map<number, DeviceUnit> {
+  const units = new Map<number, DeviceUnit>();
+  let current: DeviceUnit | undefined;
+  steps.forEach((step, s) => {
+    const runtime = subgraphRuntime(step.device);
+    if (!runtime) {
+      current = undefined;
+      return;
+    }
+    if (current?.device === step.device) current.end = s + 1;
+    else {
+      current = { device: step.device, runtime, start: s, end: s + 1 };
+      units.set(s, current);
+    }
+  });
+  return units;
+}
+
+/**
+ * Prepares a device unit of the plan's main graph in this thread, with the constants the
+ * executable holds; null (its steps run on the reference kernels) when it cannot.
+ */
+export async function prepareUnit(
+  unit: DeviceUnit,
+  prepared: PreparedModel,
+  constants: readonly (TensorData | undefined)[],
+): Promise<RunnableSubgraph | null> {
+  const { operands, outputIndexes } = prepared;
+  const steps = prepared.steps.slice(unit.start, unit.end);
+  const produced = new Set(steps.flatMap((step) => step.outputs));
+  const readOutside = new Set([
+    ...outputIndexes,
+    ...prepared.steps.filter((_, s) => s < unit.start || s >= unit.end).flatMap((t) => t.inputs),
+  ]);
+  try {
+    return await unit.runtime.prepare(steps, {
+      operands: operands.map((o, i) => ({
+        ...o,
+        value: o.lifetime === "NO_VALUE" ? null : constants[i],
+      })),
+      needed: new Set([...produced].filter((i) => readOutside.has(i))),
+    });
+  } catch (error) {
+    console.warn(
+      `nnserve: ${unit.device} could not prepare steps ${unit.start}-${unit.end - 1} ` +
+        `(${(error as Error).message}); running them on the reference kernels`,
+    );
+    return null;
+  }
+}
