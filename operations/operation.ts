@@ -61,7 +61,7 @@ export type Kernel = (inputs: readonly Tensor[], outputs: readonly Tensor[]) => 
 
 /**
  * One NNAPI operation: everything the driver needs to validate, plan and run it. `T` ties a
- * definition to its operation type, so the registry cannot file it under another one.
+ * definition to its operation type, so the table cannot file it under another one.
  */
 export interface OperationDefinition<T extends OperationType = OperationType> {
   readonly type: T;

@@ -1,5 +1,5 @@
 /**
- * The registry's type check holds: a definition filed under another operation's type does
+ * The table's type check holds: a definition filed under another operation's type does
  * not compile (`deno check`, which the test task runs first, fails if the expected error
  * disappears), and every registered definition is filed under its own type at run time.
  */
