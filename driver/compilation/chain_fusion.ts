@@ -25,8 +25,10 @@ function readerCounts(model: Model, steps: readonly PreparedStep[]): Map<number,
 
 /**
  * Whether the pass may write the run's output while it still reads `input`: their arena
- * bytes are disjoint, or the same (a block is read before it is overwritten); a partial
- * overlap would overwrite input blocks not yet read.
+ * bytes are disjoint, or exactly the same bytes (each block is read before it is
+ * overwritten). Any other overlap is not: a partial one would overwrite input blocks not yet
+ * read, and a smaller input at the output's offset (a broadcast row or scalar, which every
+ * block reads again) would be overwritten by the first block.
  */
 function safeToStream(
   model: Model,
@@ -35,8 +37,9 @@ function safeToStream(
   output: number,
 ): boolean {
   const [a, b] = [arena.offsets[input], arena.offsets[output]];
-  if (a < 0 || b < 0 || a === b) return true;
+  if (a < 0 || b < 0) return true;
   const size = (i: number) => byteSize(model.operands[i].type, model.operands[i].dimensions);
+  if (a === b && size(input) === size(output)) return true;
   return a + size(input) <= b || b + size(output) <= a;
 }
 

@@ -84,3 +84,51 @@ Deno.test("a chain stops at an intermediate that is a model output or read twice
   deepStrictEqual(runBoth(chainModel({ secondOutput: true })), [2, undefined, 2, undefined]);
   deepStrictEqual(runBoth(chainModel({ squared: true })), [undefined, 3, undefined, undefined]);
 });
+
+/**
+ * A squeeze-excitation tail: `out = r + x * logistic(s)`, the gate a computed row that dies
+ * before the output is first written, so the arena gives the gate the output's offset.
+ */
+function gateModel() {
+  return buildModel(ModelSchema.parse({
+    operands: [
+      tensor(SHAPE, "MODEL_INPUT"), // 0: x
+      tensor([1, 1, 1, 12], "MODEL_INPUT"), // 1: s
+      tensor([1, 1, 1, 12], "TEMPORARY_VARIABLE"), // 2: gate
+      scalar(0), // 3
+      tensor(SHAPE, "TEMPORARY_VARIABLE"), // 4: x * gate
+      tensor(SHAPE, "MODEL_INPUT"), // 5: r
+      tensor(SHAPE, "MODEL_OUTPUT"), // 6: out
+    ],
+    operations: [
+      { type: "LOGISTIC", inputs: [1], outputs: [2] },
+      { type: "MUL", inputs: [0, 2, 3], outputs: [4] },
+      { type: "ADD", inputs: [5, 4, 3], outputs: [6] },
+    ],
+    inputIndexes: [0, 1, 5],
+    outputIndexes: [6],
+  }));
+}
+
+Deno.test("a chain whose broadcast row shares the output's bytes is not fused", () => {
+  const model = gateModel();
+  const placement = ["cpu-reference", "cpu-simd", "cpu-simd"];
+  const prepared = prepareModel(model, OPTIONS, placement);
+  strictEqual(
+    prepared.arena!.offsets[2],
+    prepared.arena!.offsets[6],
+    "the gate has the output's offset",
+  );
+  const inputs = [
+    { data: seededFloats(768, 2, 8), shape: SHAPE },
+    { data: seededFloats(12, 4, 8), shape: [1, 1, 1, 12] },
+    { data: seededFloats(768, 3, 8), shape: SHAPE },
+  ];
+  const reference = prepareModel(model, OPTIONS, placement.map(() => "cpu-reference"));
+  deepStrictEqual(
+    new Executable(prepared).run(inputs).map((t) => t.data),
+    new Executable(reference).run(inputs).map((t) => t.data),
+    "the planned outputs equal the reference's",
+  );
+  deepStrictEqual(prepared.steps.map((s) => s.chain), [undefined, undefined, undefined]);
+});
