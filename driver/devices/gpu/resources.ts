@@ -149,20 +149,23 @@ function pipelineKey(code: string, reads: number, writes: number): string {
   return `${reads}/${writes}\n${code}`;
 }
 
-/** Records a run's commands: consecutive dispatches share one compute pass. */
+/**
+ * Records a run's commands, each dispatch in a compute pass of its own. Consecutive
+ * dispatches in one pass gave wrong results on Mesa's llvmpipe through Deno's WebGPU: a
+ * pooling dispatch followed by an element-wise one with the same binding layout (a smaller
+ * uniform) left the second one's output all zeros. WebGPU orders the passes as it orders
+ * dispatches within one, so only the passes' own cost is added.
+ */
 export function encodeRun(encoder: GPUCommandEncoder, commands: readonly PreparedCommand[]): void {
-  let pass: GPUComputePassEncoder | undefined;
   for (const command of commands) {
     if (command.kind === "copy") {
-      pass?.end();
-      pass = undefined;
       encoder.copyBufferToBuffer(command.from, 0, command.to, 0, command.bytes);
       continue;
     }
-    pass ??= encoder.beginComputePass();
+    const pass = encoder.beginComputePass();
     pass.setPipeline(command.pipeline);
     pass.setBindGroup(0, command.bindGroup);
     pass.dispatchWorkgroups(...command.workgroups);
+    pass.end();
   }
-  pass?.end();
 }

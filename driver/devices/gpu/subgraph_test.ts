@@ -161,6 +161,29 @@ Deno.test("depthwise -> residual ADD -> CONCATENATION -> RESHAPE -> TANH keeps s
   }
 });
 
+Deno.test("a pooling step followed by an element-wise one on another tensor gives both right", async () => {
+  // Within one compute pass on llvmpipe the element-wise step's output came out all zeros.
+  const gpu = await testGpu();
+  const graph = new Graph();
+  const image = graph.add(runtime([1, 6, 6, 4], 1));
+  const other = graph.add(runtime([1, 6, 6, 8], 2));
+  const pool = graph.op("AVERAGE_POOL_2D", [image, ...ints(PADDING_VALID, 2, 2, 2, 2, 0)]);
+  const relu = graph.op("RELU", [other]);
+  const subgraph = await prepareGpuSubgraph(gpu, graph.steps, {
+    operands: graph.operands,
+    needed: new Set([pool, relu]),
+  });
+  try {
+    const result = await subgraph.run(
+      new Map([[image, graph.values[image]], [other, graph.values[other]]]),
+    );
+    assertClose(result.get(pool)!, graph.values[pool], "pool");
+    assertClose(result.get(relu)!, graph.values[relu], "relu");
+  } finally {
+    subgraph.destroy();
+  }
+});
+
 Deno.test("gpuSupportReason() refuses what the gpu device does not run, saying why", () => {
   const { graph, conv } = classifier();
   const convStep = graph.steps[0];
