@@ -1,5 +1,6 @@
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { addModel, startTestServer } from "./server_fixture.ts";
+import { ok, strictEqual } from "node:assert/strict";
+import { whileForever } from "./control_flow_models.ts";
+import { addModel, metric, startTestServer } from "./server_fixture.ts";
 
 /**
  * Two quant8 CONV_2D (1x128x128x32, 3x3x32x32): about 300 M multiply-adds on the reference
@@ -55,31 +56,38 @@ function heavyConvModel() {
 /** The heavy model's input, as base64. */
 const HEAVY_INPUT = new Uint8Array(128 * 128 * 32).fill(64).toBase64();
 
+/** How long the endless execution below runs: its loop timeout. */
+const LOOP_MS = 3000;
+
 Deno.test("a long execution does not stop the server from answering other requests", async () => {
-  const server = await startTestServer({ workers: 1 });
+  // A WHILE that never ends runs until its loop timeout, so from whenever it starts it runs
+  // LOOP_MS more, however loaded the machine is: it cannot finish before the probes below.
+  const server = await startTestServer({ workers: 1, threads: 1 });
   try {
-    const model = await server.request("POST", "/v1/models", heavyConvModel());
-    strictEqual(model.status, 201);
+    const model = await server.request("POST", "/v1/models", whileForever());
+    strictEqual(model.status, 201, JSON.stringify(model.body));
     const compilation = await server.request("POST", "/v1/compilations", { model: model.body.id });
-    const order: string[] = [];
+    const sent = performance.now();
     const execution = server.request("POST", `/v1/compilations/${compilation.body.id}/executions`, {
-      inputs: [{ base64: HEAVY_INPUT }],
-      outputEncoding: "base64",
-    }).then((r) => {
-      order.push("execution");
-      return r;
+      inputs: [{ data: [1] }],
+      loopTimeoutMs: LOOP_MS,
     });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // It runs once it holds the one kernel thread (the metrics answer meanwhile too).
+    while (await metric(server.url, "nnserve_kernel_threads_free") !== 0) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
     const health = await fetch(`${server.url}/healthz`);
-    order.push("healthz");
     strictEqual(health.status, 200);
     await health.body?.cancel();
     const devices = await server.request("GET", "/v1/devices");
-    order.push("devices");
     strictEqual(devices.status, 200);
+    const answered = performance.now() - sent;
     const result = await execution;
-    strictEqual(result.status, 200);
-    deepStrictEqual(order, ["healthz", "devices", "execution"]);
+    strictEqual(result.status, 504, JSON.stringify(result.body));
+    ok(String(result.body.message).includes(`loop timeout of ${LOOP_MS} ms`));
+    // Started after `sent`, the execution ran until at least `sent + LOOP_MS`, and it was
+    // running before the probes were sent: they were answered while it ran.
+    ok(answered < LOOP_MS, `the probes were answered ${answered} ms after the execution was sent`);
   } finally {
     await server.close();
   }
