@@ -156,7 +156,7 @@ export function buildApp(service: Service, options: AppOptions) {
     "/",
     v2RepositoryRoutes(service, { readiness, modelRepository: options.modelRepository }),
   );
-  app.route("/", v2ModelRoutes(service, { readiness, maxJsonBytes }));
+  app.route("/", v2ModelRoutes(service, { readiness, maxJsonBytes, maxBodyBytes }));
   app.route("/", v2SharedMemoryRoutes(driver));
   app.route("/", demoRoutes());
   serveOpenApi(app);

@@ -50,7 +50,7 @@ export function jsonElements(
   path: (string | number)[],
 ): JsonNumber[] {
   if (!Array.isArray(data)) throw invalid(`${path.join(".")}: data must be an array`, { path });
-  const flat = data.flat(Infinity) as unknown[];
+  const flat = flatten(data, path);
   if (datatype === "BOOL") {
     return flat.map((value, i) => {
       if (typeof value !== "boolean") {
@@ -70,6 +70,34 @@ export function jsonElements(
     }
   }
   return flat as JsonNumber[];
+}
+
+/** How deep `data` may nest: far beyond any tensor's rank, far short of the stack's depth. */
+export const MAX_DATA_DEPTH = 64;
+
+/** Nested arrays' elements in order, without recursion; INVALID_ARGUMENT past the depth. */
+function flatten(data: unknown[], path: (string | number)[]): unknown[] {
+  const elements: unknown[] = [];
+  const open: { items: unknown[]; next: number }[] = [{ items: data, next: 0 }];
+  while (open.length > 0) {
+    const top = open[open.length - 1];
+    if (top.next === top.items.length) {
+      open.pop();
+      continue;
+    }
+    const item = top.items[top.next++];
+    if (!Array.isArray(item)) {
+      elements.push(item);
+      continue;
+    }
+    if (open.length === MAX_DATA_DEPTH) {
+      throw invalid(`${path.join(".")}: data nest deeper than ${MAX_DATA_DEPTH} levels`, {
+        path,
+      });
+    }
+    open.push({ items: item, next: 0 });
+  }
+  return elements;
 }
 
 /** A tensor's data as protocol JSON: numbers (non-finite floats by name), booleans for BOOL. */

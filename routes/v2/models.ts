@@ -18,6 +18,7 @@ import {
   splitFramedBody,
 } from "../binary_tensors.ts";
 import { schemaError } from "../errors.ts";
+import { cappedBody } from "../request_body.ts";
 import type { Readiness } from "../health.ts";
 import { newRouter } from "../router.ts";
 import { isQuantized, oipDatatype, oipShape } from "./datatypes.ts";
@@ -228,30 +229,20 @@ async function modelConfig(service: Service, c: Context) {
   };
 }
 
-/** The request body as bytes, inflated when it says `Content-Encoding: gzip` or `deflate`. */
-async function bodyBytes(c: Context): Promise<ArrayBuffer> {
-  const encoding = c.req.header("content-encoding")?.trim().toLowerCase();
-  if (!encoding || encoding === "identity") return await c.req.arrayBuffer();
-  if (encoding !== "gzip" && encoding !== "deflate") {
-    throw invalid(`Content-Encoding ${encoding} is not supported (gzip, deflate)`);
-  }
-  const stream = new Blob([await c.req.arrayBuffer()]).stream()
-    .pipeThrough(new DecompressionStream(encoding));
-  try {
-    return await new Response(stream).arrayBuffer();
-  } catch {
-    throw invalid(`the body is not valid ${encoding} data`);
-  }
-}
-
 /** Reads a request's JSON, and its binary part after the JSON header when it has one. */
-async function readInferRequest(c: Context, maxJsonBytes: number) {
-  const body = await bodyBytes(c);
+async function readInferRequest(c: Context, limits: InferLimits) {
   const headerLength = c.req.header(INFERENCE_HEADER_LENGTH);
+  // Without a binary part the whole body is JSON, whatever its Content-Type says.
+  const body = await cappedBody(
+    c.req.raw,
+    headerLength === undefined
+      ? { bytes: limits.maxJsonBytes, setting: "NNSERVE_MAX_JSON_BYTES" }
+      : { bytes: limits.maxBodyBytes, setting: "NNSERVE_MAX_BODY_BYTES" },
+  );
   let json: unknown;
   let binary: BinarySections | undefined;
   if (headerLength !== undefined) {
-    const framed = splitFramedBody(body, headerLength, maxJsonBytes);
+    const framed = splitFramedBody(body.buffer, headerLength, limits.maxJsonBytes);
     json = framed.header;
     binary = new BinarySections(framed.binary);
   } else {
@@ -266,11 +257,17 @@ async function readInferRequest(c: Context, maxJsonBytes: number) {
   return { request: parsed.data, binary };
 }
 
-async function runInference(service: Service, c: Context, maxJsonBytes: number) {
+/** The body limits of an inference request: the JSON's, and the whole body's. */
+interface InferLimits {
+  maxJsonBytes: number;
+  maxBodyBytes: number;
+}
+
+async function runInference(service: Service, c: Context, limits: InferLimits) {
   const client = c.get("client");
   const served = await servedFor(service, c);
   const compilation = servingCompilation(served);
-  const { request, binary } = await readInferRequest(c, maxJsonBytes);
+  const { request, binary } = await readInferRequest(c, limits);
   const decoded = await decodeInference(
     request,
     served.model,
@@ -299,7 +296,7 @@ async function runInference(service: Service, c: Context, maxJsonBytes: number) 
 /** The protocol's core routes. */
 export function v2ModelRoutes(
   service: Service,
-  options: { readiness: () => Readiness; maxJsonBytes: number },
+  options: { readiness: () => Readiness } & InferLimits,
 ) {
   const router = newRouter();
   router.openAPIRegistry.register("V2InferRequest", InferRequest);
@@ -329,7 +326,7 @@ export function v2ModelRoutes(
     });
   }
   for (const route of [infer, versionInfer]) {
-    router.openapi(route, (c) => runInference(service, c, options.maxJsonBytes));
+    router.openapi(route, (c) => runInference(service, c, options));
   }
   return router;
 }

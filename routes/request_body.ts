@@ -1,0 +1,82 @@
+/**
+ * Request bodies read with a cap: inflated when they say `Content-Encoding: gzip` or
+ * `deflate`, and refused with 413 as soon as what was read passes the limit, so neither a
+ * large body nor a small compressed one that inflates to gigabytes (a "zip bomb") is ever
+ * held whole.
+ */
+import { DriverError, invalid } from "../nnapi/errors.ts";
+
+/** A byte limit and the setting that sets it, for the refusal's message. */
+export interface BodyLimit {
+  bytes: number;
+  setting: string;
+}
+
+/**
+ * Compressed bytes a piece: deflate inflates at most about 1032 times, and an inflater hands
+ * out all it inflated from a piece at once, so a piece of this size inflates to at most
+ * about 8 MiB before the limit is checked again.
+ */
+const COMPRESSED_PIECE = 8 * 1024;
+
+/** Cuts chunks into pieces of at most {@link COMPRESSED_PIECE} bytes. */
+function smallPieces(): TransformStream<Uint8Array<ArrayBuffer>, BufferSource> {
+  return new TransformStream({
+    transform(chunk, controller) {
+      for (let at = 0; at < chunk.byteLength; at += COMPRESSED_PIECE) {
+        controller.enqueue(chunk.subarray(at, at + COMPRESSED_PIECE));
+      }
+    },
+  });
+}
+
+/** The body's bytes (inflated), at most `limit.bytes` of them; 413 past that. */
+export async function cappedBody(
+  request: Request,
+  limit: BodyLimit,
+): Promise<Uint8Array<ArrayBuffer>> {
+  const encoding = request.headers.get("content-encoding")?.trim().toLowerCase();
+  const identity = !encoding || encoding === "identity";
+  if (!identity && encoding !== "gzip" && encoding !== "deflate") {
+    throw invalid(`Content-Encoding ${encoding} is not supported (gzip, deflate)`);
+  }
+  if (!request.body) return new Uint8Array(0);
+  const stream = identity ? request.body : request.body
+    .pipeThrough(smallPieces())
+    .pipeThrough(new DecompressionStream(encoding as "gzip" | "deflate"));
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      let next: ReadableStreamReadResult<Uint8Array>;
+      try {
+        next = await reader.read();
+      } catch (error) {
+        if (identity) throw error;
+        throw invalid(`the body is not valid ${encoding} data`);
+      }
+      if (next.done) break;
+      total += next.value.byteLength;
+      if (total > limit.bytes) {
+        throw new DriverError(
+          "RESOURCE_EXHAUSTED_PERSISTENT",
+          `the request body is larger than ${limit.bytes} bytes` +
+            `${identity ? "" : " once inflated"} (${limit.setting})`,
+          { limit: "body_size" },
+        );
+      }
+      chunks.push(next.value);
+    }
+  } catch (error) {
+    await reader.cancel().catch(() => {});
+    throw error;
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
