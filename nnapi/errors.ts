@@ -21,6 +21,7 @@ export const LIMITS = [
   "memory_size",
   "memory_budget",
   "body_size",
+  "storage",
 ] as const;
 
 export type Limit = typeof LIMITS[number];

@@ -65,6 +65,27 @@ export function isClientDisconnect(error: unknown): boolean {
     error instanceof Deno.errors.Http;
 }
 
+/** When to try again after the storage was full: long enough for an operator to act. */
+const STORAGE_RETRY_SECONDS = 30;
+
+/** Whether `error` is the OS saying a disk (or a quota) is full. */
+function isStorageFull(error: unknown): error is Error {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && (code === "ENOSPC" || code === "EDQUOT");
+}
+
+/**
+ * The HTTP status of an error: its NNAPI status's, except that a transient refusal by a
+ * store that cannot take more (a full disk) is 503, as API.md allows: the service is not
+ * rate-limiting the client.
+ */
+export function httpStatus(error: DriverError): ContentfulStatusCode {
+  if (error.status === "RESOURCE_EXHAUSTED_TRANSIENT" && error.details.limit === "storage") {
+    return 503;
+  }
+  return HTTP_STATUS[error.status];
+}
+
 /** Any thrown value as a DriverError; unknown errors are bugs (GENERAL_FAILURE) and logged. */
 export function toDriverError(error: unknown): DriverError {
   if (error instanceof DriverError) return error;
@@ -89,6 +110,15 @@ export function toDriverError(error: unknown): DriverError {
   if (error instanceof SyntaxError) {
     return new DriverError("INVALID_ARGUMENT", `malformed JSON: ${error.message}`);
   }
+  if (isStorageFull(error)) {
+    // The OS's message names the file, and so the store (data dir, blob directory, cache).
+    console.error(`nnserve: storage full: ${error.message}`);
+    return new DriverError(
+      "RESOURCE_EXHAUSTED_TRANSIENT",
+      `the service's storage is full, try again later: ${error.message}`,
+      { limit: "storage", retryAfterSeconds: STORAGE_RETRY_SECONDS },
+    );
+  }
   console.error("nnserve: unexpected error", error);
   return new DriverError("GENERAL_FAILURE", "internal error");
 }
@@ -107,7 +137,7 @@ export function errorResponse(c: Context, error: unknown): Response {
     c.header("Retry-After", String(e.details.retryAfterSeconds));
   }
   if (c.req.path === "/v2" || c.req.path.startsWith("/v2/")) {
-    return c.json({ error: e.message }, HTTP_STATUS[e.status]);
+    return c.json({ error: e.message }, httpStatus(e));
   }
-  return c.json({ status: e.status, message: e.message, ...e.details }, HTTP_STATUS[e.status]);
+  return c.json({ status: e.status, message: e.message, ...e.details }, httpStatus(e));
 }

@@ -1,0 +1,82 @@
+/**
+ * A memory's write is all or nothing after a crash (embedded mode): main.ts is killed with
+ * SIGKILL while a 64 MiB write lands in the memory's file, and after a restart the memory
+ * holds the old bytes or the new ones, never a mix.
+ */
+import { ok, strictEqual } from "node:assert/strict";
+import { OutputTail } from "./output_tail.ts";
+import { mainProcess } from "./server_fixture.ts";
+
+const SIZE = 64 * 1024 * 1024;
+
+/** main.ts on `dataDir` until `fn` is done; `fn` gets its URL and may kill it. */
+async function withMain(
+  dataDir: string,
+  fn: (url: string, child: Deno.ChildProcess) => Promise<void>,
+) {
+  const child = mainProcess(dataDir, { NNSERVE_GPU: "0" });
+  const output = new OutputTail(child.stdout);
+  try {
+    const line = await output.waitFor(/listening on http:\S+/, { timeoutMs: 30_000 });
+    await fn(/listening on (http:\S+)/.exec(line.text)![1], child);
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+    await child.status;
+    await child.stderr.cancel();
+    await output.done;
+  }
+}
+
+/** The first byte of the memory's file, or undefined while it cannot be read. */
+async function firstByte(path: string): Promise<number | undefined> {
+  try {
+    using file = await Deno.open(path, { read: true });
+    const byte = new Uint8Array(1);
+    return (await file.read(byte)) === 1 ? byte[0] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+Deno.test("SIGKILL in the middle of a memory write leaves the old bytes or the new, never a mix", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "nnserve-test-" });
+  try {
+    let id = "";
+    await withMain(dataDir, async (url, child) => {
+      const created = await fetch(`${url}/v1/memories`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ size: SIZE }),
+      });
+      strictEqual(created.status, 201);
+      id = (await created.json()).id;
+      const file = `${dataDir}/memories/${id}.bin`;
+      const writing = fetch(`${url}/v1/memories/${id}?offset=0`, {
+        method: "PUT",
+        headers: { "content-type": "application/octet-stream" },
+        body: new Uint8Array(SIZE).fill(0xab),
+      }).then((r) => r.body?.cancel(), () => {});
+      // Killed as soon as the new bytes start to land in the memory's file.
+      while (await firstByte(file) !== 0xab) await new Promise((r) => setTimeout(r, 1));
+      child.kill("SIGKILL");
+      await child.status;
+      await writing;
+    });
+    await withMain(dataDir, async (url) => {
+      const read = await fetch(`${url}/v1/memories/${id}`);
+      strictEqual(read.status, 200);
+      const bytes = new Uint8Array(await read.arrayBuffer());
+      strictEqual(bytes.byteLength, SIZE);
+      const value = bytes[0];
+      ok(value === 0 || value === 0xab, `the memory starts with ${value}`);
+      const other = bytes.findIndex((b) => b !== value);
+      ok(other < 0, `byte ${other} is ${bytes[other]} where byte 0 is ${value}: a torn write`);
+    });
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
