@@ -22,6 +22,7 @@ export const LIMITS = [
   "memory_budget",
   "body_size",
   "storage",
+  "state_store",
 ] as const;
 
 export type Limit = typeof LIMITS[number];

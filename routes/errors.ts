@@ -74,13 +74,17 @@ function isStorageFull(error: unknown): error is Error {
   return error instanceof Error && (code === "ENOSPC" || code === "EDQUOT");
 }
 
+/** Transient refusals that are a store's (a full disk, a database away), not rate limits. */
+const UNAVAILABLE_STORES: ReadonlySet<string> = new Set(["storage", "state_store"]);
+
 /**
  * The HTTP status of an error: its NNAPI status's, except that a transient refusal by a
- * store that cannot take more (a full disk) is 503, as API.md allows: the service is not
- * rate-limiting the client.
+ * store (a full disk, an unreachable database) is 503, as API.md allows: the service is
+ * not rate-limiting the client.
  */
 export function httpStatus(error: DriverError): ContentfulStatusCode {
-  if (error.status === "RESOURCE_EXHAUSTED_TRANSIENT" && error.details.limit === "storage") {
+  const limit = error.details.limit;
+  if (error.status === "RESOURCE_EXHAUSTED_TRANSIENT" && UNAVAILABLE_STORES.has(limit ?? "")) {
     return 503;
   }
   return HTTP_STATUS[error.status];

@@ -12,6 +12,7 @@
  */
 import { Buffer } from "node:buffer";
 import postgres from "postgres";
+import { DriverError } from "../nnapi/errors.ts";
 import {
   decodeKey,
   encodeKey as encodeKeyBytes,
@@ -79,6 +80,31 @@ function stored(value: unknown): string {
 /** A commit that lost: a check failed. */
 class CheckFailed extends Error {}
 
+/** Default of how long one state operation may wait for the database (seconds). */
+export const DEFAULT_STATE_TIMEOUT_SECONDS = 5;
+
+/** When a refused client should try again while the database is away (seconds). */
+const UNAVAILABLE_RETRY_SECONDS = 5;
+
+/**
+ * Errors that say the database cannot be reached or is going away: the client's own
+ * (postgres.js), the socket's, and PostgreSQL's connection exceptions (class 08), shutdowns
+ * (57P01-57P03) and "too many connections" (53300).
+ */
+function isUnavailable(error: unknown): boolean {
+  const code = String((error as { code?: unknown } | null)?.code ?? "");
+  return /^(CONNECTION_|CONNECT_TIMEOUT|E(CONNREFUSED|CONNRESET|PIPE|HOSTUNREACH|NETUNREACH|TIMEDOUT|AI_AGAIN)$|ENOTFOUND$|08|57P0[123]$|53300$)/
+    .test(code);
+}
+
+/**
+ * Reconnection delays after failed attempts (seconds): short and capped at one second, so a
+ * database that comes back is used again at once (postgres.js's own default grows to 20).
+ */
+function reconnectDelay(retries: number): number {
+  return Math.min(0.05 * 2 ** retries, 1);
+}
+
 /** PostgreSQL as the state store. */
 export class PostgresStateStore implements StateStore {
   /** Every replica on the database shares it. */
@@ -98,14 +124,34 @@ export class PostgresStateStore implements StateStore {
    */
   readonly #locks = new KeyedTurns();
 
-  private constructor(sql: Sql, lockSql: Sql) {
+  /** How long one operation may wait for the database before it is refused (ms). */
+  readonly #timeoutMs: number;
+  /** Where the database is (host and port), for messages: never the URL's password. */
+  readonly #where: string;
+
+  private constructor(sql: Sql, lockSql: Sql, timeoutMs: number, where: string) {
     this.#sql = sql;
     this.#lockSql = lockSql;
+    this.#timeoutMs = timeoutMs;
+    this.#where = where;
   }
 
-  /** Connects to `url` and brings the schema up to date. */
-  static async open(url: string, options: { max?: number } = {}): Promise<PostgresStateStore> {
-    const sql = postgres(url, { max: options.max ?? 10, onnotice: () => {} });
+  /**
+   * Connects to `url` and brings the schema up to date. Every operation after that waits at
+   * most `timeoutSeconds` for the database; one that cannot reach it is refused with
+   * RESOURCE_EXHAUSTED_TRANSIENT (503, Retry-After) rather than left hanging.
+   */
+  static async open(
+    url: string,
+    options: { max?: number; timeoutSeconds?: number } = {},
+  ): Promise<PostgresStateStore> {
+    const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_STATE_TIMEOUT_SECONDS;
+    const connection = {
+      onnotice: () => {},
+      connect_timeout: Math.max(1, Math.ceil(timeoutSeconds)),
+      backoff: reconnectDelay,
+    };
+    const sql = postgres(url, { max: options.max ?? 10, ...connection });
     try {
       await sql.begin(async (tx) => {
         await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
@@ -123,22 +169,67 @@ export class PostgresStateStore implements StateStore {
       await sql.end({ timeout: 1 });
       throw error;
     }
-    const lockSql = postgres(url, { max: 1, max_lifetime: 0, onnotice: () => {} });
-    return new PostgresStateStore(sql, lockSql);
+    const lockSql = postgres(url, { max: 1, max_lifetime: 0, ...connection });
+    const where = URL.canParse(url) ? new URL(url).host : "the configured database";
+    return new PostgresStateStore(sql, lockSql, timeoutSeconds * 1000, where);
+  }
+
+  /**
+   * Runs one operation on the database, refused with RESOURCE_EXHAUSTED_TRANSIENT (limit
+   * `state_store`) when the database cannot be reached or does not answer within the
+   * timeout. A refused write may still land once the database answers, as with any write
+   * whose answer is lost.
+   */
+  #bounded<T>(operation: () => Promise<T>): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(this.#unavailable(`no answer within ${this.#timeoutMs} ms`)),
+        this.#timeoutMs,
+      );
+    });
+    const running = operation();
+    running.catch(() => {}); // its failure after the timeout is nobody's to hear
+    return Promise.race([running, late]).catch((error) => {
+      if (isUnavailable(error)) throw this.#unavailable((error as Error).message);
+      throw error;
+    }).finally(() => clearTimeout(timer));
+  }
+
+  #unavailable(why: string): DriverError {
+    return new DriverError(
+      "RESOURCE_EXHAUSTED_TRANSIENT",
+      `the state store (PostgreSQL at ${this.#where}) is unavailable, try again later: ${why}`,
+      { limit: "state_store", retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS },
+    );
+  }
+
+  /** Whether the database answers now (within the timeout). */
+  async available(): Promise<boolean> {
+    try {
+      await this.#bounded(() => this.#sql`SELECT 1`);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   async get<T>(key: StateKey): Promise<StateEntryMaybe<T>> {
-    const rows = await this.#sql<Row[]>`
-      SELECT key, value, version FROM nnserve_state WHERE key = ${encodeKey(key)}`;
+    const rows = await this.#bounded(() =>
+      this.#sql<Row[]>`
+      SELECT key, value, version FROM nnserve_state WHERE key = ${encodeKey(key)}`
+    );
     return rows.length > 0 ? entry<T>(rows[0]) : { key, value: null, versionstamp: null };
   }
 
   async getMany<T>(keys: readonly StateKey[]): Promise<StateEntryMaybe<T>[]> {
     if (keys.length === 0) return [];
     const encoded = keys.map(encodeKey);
-    const rows = await this.#sql<Row[]>`
+    const rows = await this.#bounded(() =>
+      this.#sql<Row[]>`
       SELECT key, value, version FROM nnserve_state
-      WHERE key = ANY(${this.#sql.array(encoded, BYTEA)})`;
+      WHERE key = ANY(${this.#sql.array(encoded, BYTEA)})`
+    );
     const found = new Map(rows.map((row) => [hex(new Uint8Array(row.key)), row]));
     return keys.map((key, k) => {
       const row = found.get(hex(encoded[k]));
@@ -158,17 +249,7 @@ export class PostgresStateStore implements StateStore {
     let after: Buffer | undefined;
     while (remaining > 0) {
       const page = Math.min(remaining, 500);
-      const rows = after !== undefined
-        ? await this.#sql<Row[]>`
-          SELECT key, value, version FROM nnserve_state
-          WHERE key > ${after} AND key < ${end} ORDER BY key LIMIT ${page}`
-        : start !== undefined
-        ? await this.#sql<Row[]>`
-          SELECT key, value, version FROM nnserve_state
-          WHERE key >= ${start} AND key > ${prefix} AND key < ${end} ORDER BY key LIMIT ${page}`
-        : await this.#sql<Row[]>`
-          SELECT key, value, version FROM nnserve_state
-          WHERE key > ${prefix} AND key < ${end} ORDER BY key LIMIT ${page}`;
+      const rows = await this.#bounded(() => this.#page(prefix, start, after, end, page));
       for (const row of rows) yield entry<T>(row);
       if (rows.length < page) return;
       remaining -= rows.length;
@@ -176,15 +257,38 @@ export class PostgresStateStore implements StateStore {
     }
   }
 
+  /** One page of a listing, in key order. */
+  #page(
+    prefix: Buffer,
+    start: Buffer | undefined,
+    after: Buffer | undefined,
+    end: Buffer,
+    page: number,
+  ): Promise<Row[]> {
+    return after !== undefined
+      ? this.#sql<Row[]>`
+          SELECT key, value, version FROM nnserve_state
+          WHERE key > ${after} AND key < ${end} ORDER BY key LIMIT ${page}`
+      : start !== undefined
+      ? this.#sql<Row[]>`
+          SELECT key, value, version FROM nnserve_state
+          WHERE key >= ${start} AND key > ${prefix} AND key < ${end} ORDER BY key LIMIT ${page}`
+      : this.#sql<Row[]>`
+          SELECT key, value, version FROM nnserve_state
+          WHERE key > ${prefix} AND key < ${end} ORDER BY key LIMIT ${page}`;
+  }
+
   async set(key: StateKey, value: unknown): Promise<void> {
-    await this.#sql`
+    await this.#bounded(() =>
+      this.#sql`
       INSERT INTO nnserve_state (key, value, version)
       VALUES (${encodeKey(key)}, ${stored(value)}, nextval('nnserve_state_version'))
-      ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = excluded.version`;
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = excluded.version`
+    );
   }
 
   async delete(key: StateKey): Promise<void> {
-    await this.#sql`DELETE FROM nnserve_state WHERE key = ${encodeKey(key)}`;
+    await this.#bounded(() => this.#sql`DELETE FROM nnserve_state WHERE key = ${encodeKey(key)}`);
   }
 
   atomic(): StateAtomic {
@@ -192,6 +296,7 @@ export class PostgresStateStore implements StateStore {
     const mutations: ({ key: StateKey; value: string } | { key: StateKey; value?: undefined })[] =
       [];
     const sql = this.#sql;
+    const bounded = <T>(operation: () => Promise<T>) => this.#bounded(operation);
     const atomic: StateAtomic = {
       check(...more) {
         checks.push(...more);
@@ -207,26 +312,28 @@ export class PostgresStateStore implements StateStore {
       },
       async commit() {
         try {
-          await sql.begin("ISOLATION LEVEL SERIALIZABLE", async (tx) => {
-            for (const check of checks) {
-              const rows = await tx<{ version: string }[]>`
+          await bounded(() =>
+            sql.begin("ISOLATION LEVEL SERIALIZABLE", async (tx) => {
+              for (const check of checks) {
+                const rows = await tx<{ version: string }[]>`
                 SELECT version FROM nnserve_state WHERE key = ${encodeKey(check.key)} FOR UPDATE`;
-              const now = rows.length > 0 ? versionstamp(rows[0].version) : null;
-              if (now !== check.versionstamp) throw new CheckFailed();
-            }
-            for (const mutation of mutations) {
-              const key = encodeKey(mutation.key);
-              if (mutation.value === undefined) {
-                await tx`DELETE FROM nnserve_state WHERE key = ${key}`;
-              } else {
-                await tx`
+                const now = rows.length > 0 ? versionstamp(rows[0].version) : null;
+                if (now !== check.versionstamp) throw new CheckFailed();
+              }
+              for (const mutation of mutations) {
+                const key = encodeKey(mutation.key);
+                if (mutation.value === undefined) {
+                  await tx`DELETE FROM nnserve_state WHERE key = ${key}`;
+                } else {
+                  await tx`
                   INSERT INTO nnserve_state (key, value, version)
                   VALUES (${key}, ${mutation.value}, nextval('nnserve_state_version'))
                   ON CONFLICT (key) DO UPDATE
                     SET value = excluded.value, version = excluded.version`;
+                }
               }
-            }
-          });
+            })
+          );
           return { ok: true };
         } catch (error) {
           if (error instanceof CheckFailed) return { ok: false };
@@ -239,7 +346,7 @@ export class PostgresStateStore implements StateStore {
   }
 
   async announce(message: string): Promise<void> {
-    await this.#sql.notify(CHANNEL, message);
+    await this.#bounded(() => this.#sql.notify(CHANNEL, message));
   }
 
   async listen(listener: (message: string) => void): Promise<() => Promise<void>> {

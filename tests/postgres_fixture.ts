@@ -11,6 +11,10 @@ export interface TestPostgres {
   url: string;
   /** A new, empty database on the cluster; its URL. */
   database(name: string): Promise<string>;
+  /** Stops the server and keeps its data: an outage, until `resume`. */
+  pause(): Promise<void>;
+  /** Starts the paused server again, on the same port with the same data. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -68,22 +72,30 @@ export async function startPostgres(): Promise<TestPostgres> {
   const data = `${dir}/data`;
   await run(`${bin}/initdb`, ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"], user);
   const port = freePort();
-  await run(`${bin}/pg_ctl`, [
-    "-D",
-    data,
-    "-l",
-    `${dir}/log`,
-    "-w",
-    "-o",
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
-    "start",
-  ], user);
+  const start = () =>
+    run(`${bin}/pg_ctl`, [
+      "-D",
+      data,
+      "-l",
+      `${dir}/log`,
+      "-w",
+      "-o",
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      "start",
+    ], user);
+  await start();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   return {
     url,
     async database(name) {
       await run(`${bin}/psql`, [url, "-q", "-c", `CREATE DATABASE "${name}"`], user);
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
+    },
+    async pause() {
+      await run(`${bin}/pg_ctl`, ["-D", data, "-m", "immediate", "-w", "stop"], user);
+    },
+    async resume() {
+      await start();
     },
     async stop() {
       await run(`${bin}/pg_ctl`, ["-D", data, "-m", "immediate", "-w", "stop"], user)
