@@ -10,6 +10,7 @@ import type {
   OperandJson,
   OperationJson,
 } from "../driver/model/model_schema.ts";
+import { DriverError } from "../nnapi/errors.ts";
 import { type ChannelQuant, type TensorData, toBytes } from "../nnapi/tensor.ts";
 import type { OperandType, OperationType } from "../nnapi/types.ts";
 
@@ -41,6 +42,14 @@ export interface BuiltOperand {
   readonly value?: TensorData;
 }
 
+/** Operations added to a model's graphs so far, shared by their builders. */
+interface OperationCount {
+  added: number;
+  max: number;
+  /** How the refusal names the limit. */
+  limitName: string;
+}
+
 /**
  * An NNAPI model under construction: the main graph, or a subgraph an IF or WHILE
  * references. Every graph of one model shares the model's `referenced` list.
@@ -53,14 +62,29 @@ export class GraphBuilder {
   readonly #scalars = new Map<string, BuiltOperand>();
 
   readonly #referenced: GraphJson[];
+  /** Operations added to every graph of the model, and how many may be. */
+  readonly #count: OperationCount;
 
-  constructor(referenced: GraphJson[] = []) {
+  /**
+   * A builder of a model's main graph; past `maxOperations` operations over all its graphs
+   * the building stops with a RESOURCE_EXHAUSTED_PERSISTENT naming `limitName`.
+   */
+  constructor(
+    options: { maxOperations?: number; limitName?: string } = {},
+    referenced: GraphJson[] = [],
+    count?: OperationCount,
+  ) {
     this.#referenced = referenced;
+    this.#count = count ?? {
+      added: 0,
+      max: options.maxOperations ?? Infinity,
+      limitName: options.limitName ?? "maxOperations",
+    };
   }
 
   /** A builder for a subgraph of the same model (an IF branch, a WHILE condition or body). */
   subgraphBuilder(): GraphBuilder {
-    return new GraphBuilder(this.#referenced);
+    return new GraphBuilder({}, this.#referenced, this.#count);
   }
 
   /**
@@ -144,6 +168,14 @@ export class GraphBuilder {
     inputs: readonly BuiltOperand[],
     outputs: readonly BuiltOperand[],
   ): void {
+    if (++this.#count.added > this.#count.max) {
+      throw new DriverError(
+        "RESOURCE_EXHAUSTED_PERSISTENT",
+        `the converted model passes ${this.#count.max} operations (${this.#count.limitName}); ` +
+          "the conversion was stopped there",
+        { limit: "model_size" },
+      );
+    }
     this.#operations.push({
       type,
       inputs: inputs.map((o) => o.index),

@@ -78,7 +78,9 @@ const registerModel = createRoute({
       ...jsonResponse(ModelInfoBody, "The registered model", { example: MODEL_INFO }),
       headers: LOCATION_HEADER,
     },
-    ...errorResponses(400, 401),
+    // 413: past a model limit; 429: every ONNX conversion slot taken (Retry-After); 504: an
+    // ONNX conversion past its time limit.
+    ...errorResponses(400, 401, 413, 429, 504),
   },
 });
 
@@ -199,7 +201,12 @@ export function modelRoutes(service: Service) {
         const bytes = new Uint8Array(await c.req.arrayBuffer());
         const shapes = parseShapes(c.req.queries("shape") ?? []);
         const values = parseValues(c.req.queries("value") ?? []);
-        info = await service.importOnnx(owner, bytes, { name, version, shapes, values });
+        // The conversion stops if the client leaves (where Deno tells: the request's signal)
+        // and is refused at once when every conversion slot is taken.
+        info = await service.importOnnx(owner, bytes, { name, version, shapes, values }, {
+          signal: c.req.raw.signal,
+          whenBusy: "refuse",
+        });
       } else if (JSON_MEDIA_TYPE.test(c.req.header("content-type") ?? "")) {
         info = await driver.registerModel(owner, c.req.valid("json") as ModelJson, {
           name,

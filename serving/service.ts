@@ -5,9 +5,14 @@
  * service; nothing under `driver/` imports this layer.
  */
 import type { OnnxConversionOptions, OnnxTensorInfo } from "../converter/onnx/convert.ts";
-import { convertOnnxInWorker } from "../converter/onnx/convert_in_worker.ts";
 import { type Change, Driver, type DriverConfig } from "../driver/driver.ts";
-import type { ModelInfo, ModelSource } from "../driver/model/models.ts";
+import { DEFAULT_MODEL_LIMITS, type ModelInfo, type ModelSource } from "../driver/model/models.ts";
+import {
+  DEFAULT_IMPORT_LIMITS,
+  type ImportLimits,
+  type ImportRequest,
+  OnnxImports,
+} from "./onnx_imports.ts";
 import { ReplicaChanges } from "./replica_changes.ts";
 import { ServedModels } from "./served_models.ts";
 
@@ -17,6 +22,16 @@ import { ServedModels } from "./served_models.ts";
  */
 export interface OnnxImportOptions extends OnnxConversionOptions, Omit<ModelSource, "onnx"> {}
 
+/** What a service is made of: the driver's configuration and its ONNX imports' limits. */
+export interface ServiceConfig extends Omit<DriverConfig, "announce"> {
+  /**
+   * ONNX conversions at once, the time one may take and the bytes it may fold
+   * (NNSERVE_MAX_CONCURRENT_IMPORTS, NNSERVE_IMPORT_TIMEOUT, NNSERVE_MAX_IMPORT_FOLDED_BYTES);
+   * the graph's size and each tensor's elements are bounded by `modelLimits`.
+   */
+  imports?: Partial<ImportLimits>;
+}
+
 /** The driver with what the service adds to it: one per server process. */
 export class Service {
   readonly driver: Driver;
@@ -24,11 +39,20 @@ export class Service {
   readonly served: ServedModels;
   /** What this replica tells the others, and hears from them. */
   readonly #changes: ReplicaChanges;
+  /** ONNX conversions: how many at once, for how long, how large. */
+  readonly #imports: OnnxImports;
 
-  constructor(config: Omit<DriverConfig, "announce">) {
+  constructor(config: ServiceConfig) {
+    const { imports, ...driverConfig } = config;
     this.#changes = new ReplicaChanges(config.kv, (change) => this.#heard(change));
-    this.driver = new Driver({ ...config, announce: (change) => this.#announce(change) });
+    this.driver = new Driver({ ...driverConfig, announce: (change) => this.#announce(change) });
     this.served = new ServedModels(this.driver);
+    const model = { ...DEFAULT_MODEL_LIMITS, ...config.modelLimits };
+    this.#imports = new OnnxImports({ ...DEFAULT_IMPORT_LIMITS, ...imports }, {
+      maxOperations: model.maxOperations,
+      maxOperands: model.maxOperands,
+      maxTensorElements: model.maxTensorElements,
+    });
   }
 
   /** A change of this replica: forgets its served models here at once, then tells every replica. */
@@ -45,15 +69,18 @@ export class Service {
 
   /**
    * Converts an ONNX file into an NNAPI model (in a worker) and registers it, with the ONNX
-   * names, types and shapes of its inputs and outputs.
+   * names, types and shapes of its inputs and outputs. `request` bounds the conversion: it
+   * stops when its signal aborts (the client left) or its time limit passes, and a client's
+   * import finding every conversion slot taken is refused at once (`whenBusy: "refuse"`).
    */
   async importOnnx(
     owner: string,
     bytes: Uint8Array,
     options: OnnxImportOptions = {},
+    request: ImportRequest = {},
   ): Promise<ModelInfo> {
     const { name, version, repository, ...conversionOptions } = options;
-    const conversion = await convertOnnxInWorker(bytes, conversionOptions);
+    const conversion = await this.#imports.convert(bytes, conversionOptions, request);
     const port = (p: OnnxTensorInfo) => ({
       name: p.name,
       elementType: p.elementType,
@@ -73,8 +100,9 @@ export class Service {
     });
   }
 
-  /** Stops the executor workers and stops hearing other replicas. */
+  /** Stops ONNX conversions and the executor workers, and stops hearing other replicas. */
   async close(): Promise<void> {
+    this.#imports.close();
     this.driver.close();
     await this.#changes.close();
   }

@@ -169,7 +169,10 @@ export class ConversionContext {
       for (const name of node.inputs) {
         if (!name) continue;
         this.#uses.set(name, this.uses(name) + 1);
-        this.#consumers.set(name, [...(this.#consumers.get(name) ?? []), node]);
+        // Pushed, not copied: a value read by many nodes must not cost a copy per reader.
+        const consumers = this.#consumers.get(name);
+        if (consumers) consumers.push(node);
+        else this.#consumers.set(name, [node]);
       }
       // A subgraph may read any outer value: count its reads too, so no rule folds a
       // value away that a branch or loop body still needs.

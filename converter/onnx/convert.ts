@@ -8,12 +8,27 @@
  */
 import type { ModelJson } from "../../driver/model/model_schema.ts";
 import type { OperandType } from "../../nnapi/types.ts";
-import { asNodeFault, fileFault, nodeFault } from "../errors.ts";
+import { asNodeFault, ConversionLimitError, fileFault, nodeFault } from "../errors.ts";
 import { ConversionContext, NodeView } from "./context.ts";
-import { decodeOnnx, type Int64, int64, list, type ValueInfoProto } from "./decode.ts";
+import {
+  decodeOnnx,
+  type GraphProto,
+  type Int64,
+  int64,
+  list,
+  type ValueInfoProto,
+} from "./decode.ts";
+import { checkGraphNames } from "./graph_names.ts";
+import {
+  checkGraphSize,
+  checkNotStopped,
+  DEFAULT_IMPORT_LIMITS,
+  type OnnxImportLimits,
+  withConversionScope,
+} from "./limits.ts";
 import { RULES } from "./rules/index.ts";
 import { specOf } from "./rules/common.ts";
-import type { BuiltOperand } from "../graph_builder.ts";
+import { type BuiltOperand, GraphBuilder } from "../graph_builder.ts";
 import { type ImageLayout, optimizeModel } from "../passes/index.ts";
 import {
   dataTypeName,
@@ -88,21 +103,62 @@ export interface OnnxConversionOptions {
   values?: Record<string, readonly number[]>;
 }
 
-/** Converts an ONNX file; every refusal is an INVALID_ARGUMENT naming the cause. */
+/** How a conversion is bounded: its limits, and a flag that stops it. */
+export interface ConversionBounds {
+  /** The conversion's limits (default {@link DEFAULT_IMPORT_LIMITS}). */
+  limits?: Partial<OnnxImportLimits>;
+  /**
+   * Another thread sets `stop[0]` to 1 to stop the conversion: it throws `ConversionStopped`
+   * at its next check (between nodes, within long folds).
+   */
+  stop?: Int32Array;
+}
+
+/**
+ * Converts an ONNX file; every refusal is an INVALID_ARGUMENT naming the cause, but a graph
+ * past the limits' node or initializer count, which is RESOURCE_EXHAUSTED_PERSISTENT before
+ * any node is converted. Every tensor computed meanwhile is checked against the limits
+ * before it is allocated.
+ */
 export function convertOnnx(
   bytes: Uint8Array,
   options: OnnxConversionOptions = {},
+  bounds: ConversionBounds = {},
 ): OnnxConversion {
   const { graph, opset } = decodeOnnx(bytes);
+  const limits = { ...DEFAULT_IMPORT_LIMITS, ...bounds.limits };
+  checkGraphSize(graph, limits);
+  checkGraphNames(graph);
+  // Past twice the model's operations the conversion stops: the model could not be
+  // registered (the passes remove some operations, never half of them).
+  const builder = new GraphBuilder({
+    maxOperations: 2 * limits.maxOperations,
+    limitName: `twice NNSERVE_MAX_OPERATIONS=${limits.maxOperations}`,
+  });
+  return withConversionScope(
+    limits,
+    bounds.stop,
+    () => convertGraph(graph, opset, options, builder),
+  );
+}
+
+function convertGraph(
+  graph: GraphProto,
+  opset: number,
+  options: OnnxConversionOptions,
+  builder: GraphBuilder,
+): OnnxConversion {
   const nodes = list(graph.node).map((proto, i) => new NodeView(proto, i));
   const graphOutputs = list(graph.output).map((o) => o.name ?? "");
-  const ctx = new ConversionContext(opset, nodes, graphOutputs, convertNode);
+  const ctx = new ConversionContext(opset, nodes, graphOutputs, convertNode, builder);
   const initializers = new Set<string>();
   for (const proto of list(graph.initializer)) {
+    checkNotStopped();
     try {
       ctx.setConstant(proto.name ?? "", tensorFromProto(proto));
     } catch (error) {
-      throw fileFault(`initializer: ${error instanceof Error ? error.message : error}`);
+      const details = error instanceof ConversionLimitError ? error.details : undefined;
+      throw fileFault(`initializer: ${error instanceof Error ? error.message : error}`, details);
     }
     initializers.add(proto.name ?? "");
   }
@@ -130,6 +186,7 @@ export function convertOnnx(
 }
 
 function convertNode(ctx: ConversionContext, node: NodeView): void {
+  checkNotStopped();
   if (ctx.isAbsorbed(node)) return;
   const domain = node.domain;
   if (domain && domain !== "ai.onnx") {

@@ -6,6 +6,7 @@
 import type { TensorData } from "../../nnapi/tensor.ts";
 import type { OperandType } from "../../nnapi/types.ts";
 import { type Int64, int64, list, onnx, type TensorProto } from "./decode.ts";
+import { hostTensorBudget } from "./limits.ts";
 
 const DataType = onnx.TensorProto.DataType;
 
@@ -71,10 +72,23 @@ export function elementType(code: number): ElementType | string {
   return ELEMENT_TYPES[code] ?? `element type ${dataTypeName(code)} is not supported`;
 }
 
-/** An empty host tensor of `type` and `dims`. */
+/**
+ * An empty host tensor of `type` and `dims`, computed at conversion: checked against the
+ * conversion's limits (elements per tensor, bytes folded in all) before it is allocated.
+ */
 export function allocateHost(type: ElementType, dims: readonly number[]): HostTensor {
-  const n = dims.reduce((a, b) => a * b, 1);
-  return { type, dims: [...dims], data: new (arrayClass(type))(n) };
+  const TypedArray = arrayClass(type);
+  const n = hostTensorBudget().reserve(dims, TypedArray.BYTES_PER_ELEMENT, true);
+  return { type, dims: [...dims], data: new TypedArray(n) };
+}
+
+/**
+ * `count` zeroed float64 values a rule computes with at conversion (a DFT matrix, constants
+ * of an operand's shape), checked and counted as {@link allocateHost}'s tensors are.
+ */
+export function hostValues(count: number): Float64Array {
+  hostTensorBudget().reserve([count], Float64Array.BYTES_PER_ELEMENT, true);
+  return new Float64Array(count);
 }
 
 function arrayClass(type: ElementType) {
@@ -113,25 +127,36 @@ export function tensorFromProto(proto: TensorProto): HostTensor {
     throw new Error(`tensor '${proto.name ?? ""}': ${type}`);
   }
   const dims = list(proto.dims).map((d) => int64(d as Int64));
-  const tensor = allocateHost(type, dims);
-  const n = tensor.data.length;
+  const TypedArray = arrayClass(type);
+  // The file's own bytes: checked against the element limit, not counted as folded. The
+  // values must be there before anything is allocated for them (a shape alone is no data).
+  const n = hostTensorBudget().reserve(dims, TypedArray.BYTES_PER_ELEMENT, false);
+  const name = proto.name ?? "";
   const raw = proto.rawData;
   if (raw && raw.byteLength > 0) {
-    readRaw(tensor, raw, n, proto.name ?? "");
+    const width = rawWidth(type);
+    if (raw.byteLength !== n * width) {
+      throw new Error(`tensor '${name}' has ${raw.byteLength} bytes for ${n} elements`);
+    }
+    const tensor: HostTensor = { type, dims, data: new TypedArray(n) };
+    readRaw(tensor, raw, n);
     return tensor;
   }
-  const values: ArrayLike<number> = type === "float32"
-    ? list(proto.floatData)
+  const stored = type === "float32"
+    ? proto.floatData
     : type === "float64"
-    ? list(proto.doubleData)
+    ? proto.doubleData
     : type === "int64"
-    ? list(proto.int64Data).map((v) => int64(v as Int64))
-    : list(proto.int32Data);
-  if (values.length !== n) {
-    throw new Error(
-      `tensor '${proto.name ?? ""}' holds ${values.length} values for shape [${dims}]`,
-    );
+    ? proto.int64Data
+    : proto.int32Data;
+  const count = list(stored).length;
+  if (count !== n) {
+    throw new Error(`tensor '${name}' holds ${count} values for shape [${dims}]`);
   }
+  const values: ArrayLike<number> = type === "int64"
+    ? list(proto.int64Data).map((v) => int64(v as Int64))
+    : list(stored as number[]);
+  const tensor: HostTensor = { type, dims, data: new TypedArray(n) };
   if (type === "float16") {
     // float16 values travel as their bit patterns in int32_data.
     new Uint16Array(tensor.data.buffer).set(values);
@@ -145,17 +170,18 @@ function isElementType(type: string): type is ElementType {
   return Object.values(ELEMENT_TYPES).includes(type as ElementType);
 }
 
-function readRaw(tensor: HostTensor, raw: Uint8Array, n: number, name: string): void {
-  const width = tensor.type === "int64" || tensor.type === "float64"
+/** Bytes per element of a type in an ONNX tensor's raw data. */
+function rawWidth(type: ElementType): number {
+  return type === "int64" || type === "float64"
     ? 8
-    : tensor.type === "float32" || tensor.type === "int32"
+    : type === "float32" || type === "int32"
     ? 4
-    : tensor.type === "float16"
+    : type === "float16"
     ? 2
     : 1;
-  if (raw.byteLength !== n * width) {
-    throw new Error(`tensor '${name}' has ${raw.byteLength} bytes for ${n} elements`);
-  }
+}
+
+function readRaw(tensor: HostTensor, raw: Uint8Array, n: number): void {
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   if (tensor.type === "int64") {
     for (let i = 0; i < n; i++) tensor.data[i] = Number(view.getBigInt64(i * 8, true));

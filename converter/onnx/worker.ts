@@ -1,21 +1,35 @@
 /**
  * The worker that converts an ONNX file, so decoding and converting a large model never
- * holds the server's event loop. Receives `{ bytes, options }`, answers with the conversion
- * or the fault's status and message.
+ * holds the server's event loop. Receives `{ bytes, options, limits, stop }`, answers with
+ * the conversion or the fault's status, message and details (the limit that refused it); a
+ * conversion stopped through `stop` answers nothing (its caller has its own answer).
  */
 /// <reference lib="deno.worker" />
 import { DriverError } from "../../nnapi/errors.ts";
 import { convertOnnx, type OnnxConversionOptions } from "./convert.ts";
+import { ConversionStopped, type OnnxImportLimits } from "./limits.ts";
 
-self.onmessage = (event: MessageEvent<{ bytes: Uint8Array; options: OnnxConversionOptions }>) => {
+/** What the worker is asked to convert. */
+interface Job {
+  bytes: Uint8Array;
+  options: OnnxConversionOptions;
+  limits: Partial<OnnxImportLimits>;
+  /** Set to 1 by the caller to stop the conversion (shared memory). */
+  stop: Int32Array;
+}
+
+self.onmessage = (event: MessageEvent<Job>) => {
   try {
-    const conversion = convertOnnx(event.data.bytes, event.data.options);
+    const { bytes, options, limits, stop } = event.data;
+    const conversion = convertOnnx(bytes, options, { limits, stop });
     self.postMessage({ ok: true, conversion });
   } catch (error) {
-    const fault = error instanceof DriverError
-      ? { status: error.status, message: error.message }
-      : { status: "GENERAL_FAILURE", message: `ONNX conversion failed: ${String(error)}` };
-    self.postMessage({ ok: false, fault });
+    if (!(error instanceof ConversionStopped)) {
+      const fault = error instanceof DriverError
+        ? { status: error.status, message: error.message, details: error.details }
+        : { status: "GENERAL_FAILURE", message: `ONNX conversion failed: ${String(error)}` };
+      self.postMessage({ ok: false, fault });
+    }
   }
   self.close();
 };

@@ -99,7 +99,7 @@ function otherInput(graph: ModelGraph, op: OperationJson, operand: number) {
 /** Folds every scale and shift it can; returns how many operations it removed. */
 export function foldScaleShift(graph: ModelGraph): number {
   let removed = 0;
-  graph.operations.forEach((conv) => {
+  graph.operations.forEach((conv, convIndex) => {
     if (!conv || (conv.type !== "CONV_2D" && conv.type !== "DEPTHWISE_CONV_2D")) return;
     const k = activationInput(graph, conv);
     const [input, filterIndex, biasIndex] = conv.inputs;
@@ -132,10 +132,18 @@ export function foldScaleShift(graph: ModelGraph): number {
     if (folded.length === 0) return;
     const newFilter = Float32Array.from(filter, (w, e) => w * scale[ch.channelOf(e)]);
     const newBias = Float32Array.from(bias, (b, c) => b * scale[c] + shift[c]);
-    conv.inputs[1] = graph.addOperand(floatConstant(newFilter, graph.operands[filterIndex]));
-    conv.inputs[2] = graph.addOperand(floatConstant(newBias, graph.operands[biasIndex]));
-    conv.inputs[k] = graph.int32Scalar(activation);
-    conv.outputs[0] = output;
+    graph.setInput(
+      convIndex,
+      1,
+      graph.addOperand(floatConstant(newFilter, graph.operands[filterIndex])),
+    );
+    graph.setInput(
+      convIndex,
+      2,
+      graph.addOperand(floatConstant(newBias, graph.operands[biasIndex])),
+    );
+    graph.setInput(convIndex, k, graph.int32Scalar(activation));
+    graph.setOutput(convIndex, 0, output);
     folded.forEach((index) => graph.remove(index));
     removed += folded.length;
   });

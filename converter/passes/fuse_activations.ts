@@ -62,15 +62,15 @@ export function fuseActivations(graph: ModelGraph): number {
     if (!activation || code === undefined) return;
     const [x] = activation.inputs;
     const [y] = activation.outputs;
-    if (graph.isOutput(x) || graph.readers(x).length !== 1) return;
+    if (!graph.soleReader(x)) return;
     const producer = graph.writer(x);
     if (!producer) return;
     const k = activationInput(graph, producer.operation);
     if (k === undefined || producer.operation.outputs.length !== 1) return;
     if (graph.constantValues(producer.operation.inputs[k])?.[0] !== 0) return;
     if (!sameQuantization(graph.operands[x], graph.operands[y])) return;
-    producer.operation.inputs[k] = graph.int32Scalar(code);
-    producer.operation.outputs[0] = y;
+    graph.setInput(producer.index, k, graph.int32Scalar(code));
+    graph.setOutput(producer.index, 0, y);
     graph.remove(index);
     fused++;
   });

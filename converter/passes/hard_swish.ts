@@ -50,11 +50,11 @@ export function fuseHardSwish(graph: ModelGraph): number {
     const over = div && binary(graph, div.operation, "DIV");
     if (!div || !over || over.activation !== 0 || over.a !== product) return;
     if (scalarConstant(graph, over.b) !== 6) return;
-    graph.operations[div.index] = {
+    graph.replace(div.index, {
       type: "HARD_SWISH",
       inputs: [x],
       outputs: div.operation.outputs,
-    };
+    });
     graph.remove(addIndex);
     graph.remove(mul.index);
     fused++;

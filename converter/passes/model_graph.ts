@@ -7,14 +7,31 @@
 import type { ModelJson, OperandJson, OperationJson } from "../../driver/model/model_schema.ts";
 import type { OperationType } from "../../nnapi/types.ts";
 
-/** A mutable view of a model's main graph (referenced subgraphs are kept as they are). */
+/** An operation of the graph with its index in run order. */
+export interface IndexedOperation {
+  index: number;
+  operation: OperationJson;
+}
+
+/**
+ * A mutable view of a model's main graph (referenced subgraphs are kept as they are). Who
+ * reads and who writes each operand is indexed, so the passes' lookups cost the operand's
+ * readers, not a scan of every operation (a scan per lookup made a pass quadratic in the
+ * operation count). Edit operations through `setInput`, `setOutput`, `replace` and `remove`,
+ * which keep the index; lookups check each indexed entry against the operation as it is now.
+ */
 export class ModelGraph {
   readonly operands: OperandJson[];
   /** Operations in run order; a removed one becomes undefined until `toJson`. */
   readonly operations: (OperationJson | undefined)[];
   readonly inputIndexes: number[];
-  readonly outputIndexes: number[];
+  readonly outputIndexes: readonly number[];
   readonly #model: ModelJson;
+  readonly #outputs: Set<number>;
+  /** Operand -> indexes of the operations that read it (stale entries are skipped on lookup). */
+  readonly #readers = new Map<number, Set<number>>();
+  /** Operand -> index of the operation that writes it (checked on lookup). */
+  readonly #writers = new Map<number, number>();
 
   constructor(model: ModelJson) {
     this.#model = model;
@@ -26,32 +43,86 @@ export class ModelGraph {
     }));
     this.inputIndexes = [...model.inputIndexes];
     this.outputIndexes = [...model.outputIndexes];
+    this.#outputs = new Set(this.outputIndexes);
+    this.#reindex();
   }
 
-  /** Operations (with their index) that read `operand`. */
-  readers(operand: number): { index: number; operation: OperationJson }[] {
-    const found: { index: number; operation: OperationJson }[] = [];
+  /** Rebuilds the reader and writer index from the operations as they are. */
+  #reindex(): void {
+    this.#readers.clear();
+    this.#writers.clear();
     this.operations.forEach((operation, index) => {
-      if (operation?.inputs.includes(operand)) found.push({ index, operation });
+      if (operation) this.#indexOperation(index, operation);
     });
+  }
+
+  #indexOperation(index: number, operation: OperationJson): void {
+    for (const operand of operation.inputs) this.#addReader(operand, index);
+    for (const operand of operation.outputs) this.#writers.set(operand, index);
+  }
+
+  #addReader(operand: number, index: number): void {
+    let readers = this.#readers.get(operand);
+    if (!readers) this.#readers.set(operand, readers = new Set());
+    readers.add(index);
+  }
+
+  /** Operations (with their index, in run order) that read `operand`. */
+  readers(operand: number): IndexedOperation[] {
+    return this.#liveReaders(operand, Infinity).sort((a, b) => a.index - b.index);
+  }
+
+  /**
+   * The one operation reading `operand` when nothing else sees it (not a model output). Stops
+   * at a second reader: a value read by thousands of operations costs no more than two.
+   */
+  soleReader(operand: number): IndexedOperation | undefined {
+    if (this.isOutput(operand)) return undefined;
+    const readers = this.#liveReaders(operand, 2);
+    return readers.length === 1 ? readers[0] : undefined;
+  }
+
+  /** Up to `most` operations that read `operand` now, in no particular order. */
+  #liveReaders(operand: number, most: number): IndexedOperation[] {
+    const found: IndexedOperation[] = [];
+    for (const index of this.#readers.get(operand) ?? []) {
+      const operation = this.operations[index];
+      if (operation?.inputs.includes(operand)) found.push({ index, operation });
+      if (found.length >= most) break;
+    }
     return found;
   }
 
-  /** The one operation reading `operand` when nothing else sees it (not a model output). */
-  soleReader(operand: number): { index: number; operation: OperationJson } | undefined {
-    const readers = this.readers(operand);
-    return readers.length === 1 && !this.isOutput(operand) ? readers[0] : undefined;
+  /** The operation that writes `operand`, if any. */
+  writer(operand: number): IndexedOperation | undefined {
+    const index = this.#writers.get(operand);
+    const operation = index === undefined ? undefined : this.operations[index];
+    return index !== undefined && operation?.outputs.includes(operand)
+      ? { index, operation }
+      : undefined;
   }
 
-  /** The operation that writes `operand`, if any. */
-  writer(operand: number): { index: number; operation: OperationJson } | undefined {
-    const index = this.operations.findIndex((o) => o?.outputs.includes(operand));
-    return index < 0 ? undefined : { index, operation: this.operations[index]! };
+  /** Makes input `k` of the operation at `index` read `operand`. */
+  setInput(index: number, k: number, operand: number): void {
+    this.operations[index]!.inputs[k] = operand;
+    this.#addReader(operand, index);
+  }
+
+  /** Makes output `k` of the operation at `index` write `operand`. */
+  setOutput(index: number, k: number, operand: number): void {
+    this.operations[index]!.outputs[k] = operand;
+    this.#writers.set(operand, index);
+  }
+
+  /** Puts `operation` in place of the operation at `index`. */
+  replace(index: number, operation: OperationJson): void {
+    this.operations[index] = operation;
+    this.#indexOperation(index, operation);
   }
 
   /** Whether `operand` is an output of the model. */
   isOutput(operand: number): boolean {
-    return this.outputIndexes.includes(operand);
+    return this.#outputs.has(operand);
   }
 
   /** The value of a constant INT32 / BOOL / FLOAT32 scalar or tensor, as numbers. */
@@ -95,11 +166,27 @@ export class ModelGraph {
     });
   }
 
-  /** Inserts an operation before the operation at `at` (or appends it). */
+  /**
+   * Inserts an operation before the operation at `at` (or appends it). Inserting before an
+   * operation moves the later ones, so the index is rebuilt: linear in the graph's size.
+   */
   insert(at: number | undefined, type: OperationType, inputs: number[], outputs: number[]): void {
     const operation = { type, inputs, outputs };
-    if (at === undefined) this.operations.push(operation);
-    else this.operations.splice(at, 0, operation);
+    if (at === undefined) {
+      this.operations.push(operation);
+      this.#indexOperation(this.operations.length - 1, operation);
+    } else {
+      this.operations.splice(at, 0, operation);
+      this.#reindex();
+    }
+  }
+
+  /** Replaces every operation by `operations` (a pass that rewrote the graph in order). */
+  replaceAll(operations: readonly OperationJson[]): void {
+    // One by one: spreading a long list into push's arguments overflows the stack.
+    this.operations.length = 0;
+    for (const operation of operations) this.operations.push(operation);
+    this.#reindex();
   }
 
   /** Removes the operation at `index` (indexes of the others stay until `toJson`). */

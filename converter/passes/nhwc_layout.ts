@@ -118,8 +118,7 @@ class NhwcRewriter {
   run(): NhwcRewrite {
     const operations = this.#graph.operations.filter((o): o is OperationJson => o !== undefined);
     for (const operation of operations) this.#rewrite(operation);
-    this.#graph.operations.length = 0;
-    this.#graph.operations.push(...this.#out);
+    this.#graph.replaceAll(this.#out);
     return { layoutOperations: this.#layoutOperations, transposes: this.#transposes };
   }
 

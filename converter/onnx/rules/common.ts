@@ -7,7 +7,13 @@ import { resolveAxis } from "../../../operations/common/axis.ts";
 import type { OperandType } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
-import { allocateHost, type ElementType, type HostTensor, toInt32 } from "../tensors.ts";
+import {
+  allocateHost,
+  type ElementType,
+  type HostTensor,
+  hostValues,
+  toInt32,
+} from "../tensors.ts";
 
 /** NNAPI's layout flag of the image operations: true = NCHW, the layout ONNX graphs use. */
 export const NCHW = true;
@@ -56,7 +62,8 @@ export function floatConstant(
 
 /** A 1-D TENSOR_INT32 constant: the axes, shapes and windows operations take. */
 export function int32Vector(ctx: ConversionContext, values: ArrayLike<number>): BuiltOperand {
-  return ctx.builder.constant("TENSOR_INT32", [values.length], Int32Array.from(values));
+  // Checked, not wrapped: an int64 past int32 is refused (Int32Array.from wraps 2^32 + 2 to 2).
+  return ctx.builder.constant("TENSOR_INT32", [values.length], toInt32(values, "a shape vector"));
 }
 
 /** A constant of `spec`'s type: TENSOR_FLOAT16/32, TENSOR_INT32 or TENSOR_BOOL8 (nonzero). */
@@ -98,8 +105,8 @@ export function numbersFromBool(
         "SELECT picks between constants of that shape; fix the input's shape at import (?shape=)",
     );
   }
-  const ones = tensorConstant(ctx, options.spec, dims, new Float64Array(count).fill(1));
-  const zeros = tensorConstant(ctx, options.spec, dims, new Float64Array(count));
+  const ones = tensorConstant(ctx, options.spec, dims, hostValues(count).fill(1));
+  const zeros = tensorConstant(ctx, options.spec, dims, hostValues(count));
   return ctx.emit("SELECT", [cond, ones, zeros], [options.spec])[0];
 }
 

@@ -9,7 +9,7 @@ import type { OperationType } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, OutputSpec } from "../context.ts";
 import type { Rule } from "../rule.ts";
-import { allocateHost, nnapiConstant } from "../tensors.ts";
+import { allocateHost, hostValues, nnapiConstant } from "../tensors.ts";
 import { broadcastShape } from "../../../kernels/elementwise_binary.ts";
 import {
   broadcastTo,
@@ -98,10 +98,10 @@ function broadcastOperand(
   if (sameDims(x.dimensions, dims)) return x;
   const count = knownProduct(dims)!;
   if (spec.type === "TENSOR_BOOL8") {
-    const yes = tensorConstant(ctx, spec, dims, new Float64Array(count).fill(1));
+    const yes = tensorConstant(ctx, spec, dims, hostValues(count).fill(1));
     return ctx.emit("LOGICAL_AND", [x, yes], [spec])[0];
   }
-  const zeros = tensorConstant(ctx, spec, dims, new Float64Array(count));
+  const zeros = tensorConstant(ctx, spec, dims, hostValues(count));
   return ctx.emit("ADD", [x, zeros, ctx.builder.int32(FUSED_NONE)], [spec])[0];
 }
 

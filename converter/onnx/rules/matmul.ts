@@ -9,7 +9,8 @@ import { broadcastShape } from "../../../kernels/elementwise_binary.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext } from "../context.ts";
 import type { Rule } from "../rule.ts";
-import type { HostTensor } from "../tensors.ts";
+import { checkNotStopped } from "../limits.ts";
+import { type HostTensor, hostValues } from "../tensors.ts";
 import { floatConstant, requireFloat, sameTypeAs } from "./common.ts";
 import { runtimeMatMul } from "./matmul_runtime.ts";
 
@@ -186,11 +187,13 @@ function hostMatMul(a: HostTensor, b: HostTensor): HostTensor {
     }
     return offset;
   };
-  const data = new Float64Array(batches * m * n);
+  const data = hostValues(batches * m * n);
   for (let t = 0; t < batches; t++) {
     const aBase = batchOffset(aDims.slice(0, -2), t) * m * k;
     const bBase = batchOffset(bDims.slice(0, -2), t) * k * n;
     for (let i = 0; i < m; i++) {
+      // A row is at most n x k multiply-adds (b's elements); a fold may have many rows.
+      checkNotStopped();
       for (let j = 0; j < n; j++) {
         let sum = 0;
         for (let p = 0; p < k; p++) sum += a.data[aBase + i * k + p] * b.data[bBase + p * n + j];

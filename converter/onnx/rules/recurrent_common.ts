@@ -6,7 +6,7 @@
  */
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
-import type { HostTensor } from "../tensors.ts";
+import { type HostTensor, hostValues } from "../tensors.ts";
 import { floatConstant, requireFloat, sameTypeAs } from "./common.ts";
 
 /** Per ONNX direction, whether each direction runs from the last step to the first. */
@@ -119,7 +119,7 @@ export class Recurrence {
    * and R's gate rows; of B and P, single values); zeros when the tensor is absent.
    */
   rows(t: HostTensor | undefined, dir: number, first: number, count: number): Float64Array {
-    if (!t) return new Float64Array(count);
+    if (!t) return hostValues(count);
     const row = t.dims.slice(2).reduce((a, b) => a * b, 1);
     const start = (dir * t.dims[1] + first) * row;
     return Float64Array.from(t.data.subarray(start, start + count * row));
@@ -179,7 +179,7 @@ export class Recurrence {
         `${this.node.opType} with a batch known only at execution needs its initial states`,
       );
     }
-    return this.constant([batch, this.hidden], new Float64Array(batch * this.hidden));
+    return this.constant([batch, this.hidden], hostValues(batch * this.hidden));
   }
 
   /** `sequence` ([seq, ...]) with its time axis reversed: a GATHER of constant indices. */

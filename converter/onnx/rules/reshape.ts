@@ -9,7 +9,7 @@ import { MOVED_TYPES } from "../../../operations/common/shape_ops.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
 import type { Rule } from "../rule.ts";
-import { type HostTensor, symbolOf } from "../tensors.ts";
+import { type HostTensor, symbolOf, toInt32 } from "../tensors.ts";
 import {
   boolFromNumbers,
   int32Vector,
@@ -36,18 +36,24 @@ interface UnitAxes {
   inserted: number[];
 }
 
+/** The largest extent a Reshape target may hold: NNAPI's shape tensors are int32. */
+const INT32_MAX = 0x7fffffff;
+
 /**
  * 2^16: an int32 is `high * 2^16 + low` with both halves exact in float32, which is how an
  * int32 tensor goes through RESHAPE (which takes no TENSOR_INT32).
  */
 const HALF = 65536;
 
-/** `dims` as a RESHAPE target (0 = unknown extent becomes -1; at most one allowed). */
+/**
+ * `dims` as a RESHAPE target (0 = unknown extent becomes -1; at most one allowed); an extent
+ * outside int32 is refused, never wrapped.
+ */
 export function reshapeTarget(dims: readonly number[]): Int32Array {
   if (dims.filter((d) => d === 0).length > 1) {
     throw new Error(`the result shape [${dims}] has several extents known only at execution`);
   }
-  return new Int32Array(dims.map((d) => d === 0 ? -1 : d));
+  return toInt32(dims.map((d) => d === 0 ? -1 : d), "the result shape");
 }
 
 /**
@@ -197,9 +203,34 @@ function emitReshape(
   ctx.setOperand(name, reshapeOperand(ctx, ctx.operand(x), { ...target, spec }), spec.elementType);
 }
 
-/** A host tensor with new dims (same data). */
+/** A host tensor with new dims (same data), which must hold as many elements. */
 function reshaped(t: HostTensor, dims: number[]): HostTensor {
+  const count = dims.reduce((a, b) => a * b, 1);
+  if (count !== t.data.length) {
+    throw new Error(`[${t.dims}] (${t.data.length} elements) cannot take the shape [${dims}]`);
+  }
   return { type: t.type, dims, data: t.data };
+}
+
+/**
+ * Checks Reshape's target values: each -1 (inferred, once at most), 0 (copied), a positive
+ * extent within int32 (NNAPI's extents; a larger int64 is refused, never wrapped) or the
+ * symbol of an extent known only at execution.
+ */
+function checkReshapeValues(target: ArrayLike<number>): void {
+  let inferred = 0;
+  for (const d of Array.from(target)) {
+    if (symbolOf(d) !== undefined) continue;
+    if (!Number.isInteger(d) || d < -1) {
+      throw new Error(`Reshape's shape holds ${d}: extents are -1, 0 or positive`);
+    }
+    if (d > INT32_MAX) {
+      throw new Error(
+        `Reshape's shape holds ${d}, outside the int32 range NNAPI tensors have`,
+      );
+    }
+    if (d === -1 && ++inferred > 1) throw new Error("Reshape's shape holds -1 more than once");
+  }
 }
 
 /**
@@ -216,6 +247,7 @@ function reshapeShape(
   target: ArrayLike<number>,
   operand?: number,
 ): { dims: number[]; sources: (number | undefined)[] } {
+  checkReshapeValues(target);
   const allowZero = node.int("allowzero", 0) === 1;
   /** Input axes copied, and the target positions that copy them (each axis once). */
   const copiedAxes = new Set<number>();

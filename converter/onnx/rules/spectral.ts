@@ -20,6 +20,8 @@ import { FUSED_NONE } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
 import type { Rule } from "../rule.ts";
+import { hostTensorBudget } from "../limits.ts";
+import { hostValues } from "../tensors.ts";
 import { positive } from "./spectral_constants.ts";
 import { reshapeTarget } from "./reshape.ts";
 import { floatConstant, int32Vector, normalizeAxis, requireFloat, sameTypeAs } from "./common.ts";
@@ -50,7 +52,7 @@ interface DftMatrixSpec {
 function dftMatrix(spec: DftMatrixSpec): Float64Array {
   const { length: n, samples, components, bins, window } = spec;
   const columns = samples * components;
-  const matrix = new Float64Array(2 * bins * columns);
+  const matrix = hostValues(2 * bins * columns);
   const sign = spec.inverse ? 1 : -1;
   const scale = spec.inverse ? 1 / n : 1;
   const used = Math.min(samples, n);
@@ -83,7 +85,7 @@ function dftMatrix(spec: DftMatrixSpec): Float64Array {
  */
 function inverseRealMatrix(n: number, bins: number): Float64Array {
   const columns = bins * 2;
-  const matrix = new Float64Array(n * columns);
+  const matrix = hostValues(n * columns);
   const lastMirrored = Math.ceil(n / 2) - 1;
   for (let t = 0; t < n; t++) {
     for (let k = 0; k < bins; k++) {
@@ -99,7 +101,7 @@ function inverseRealMatrix(n: number, bins: number): Float64Array {
 /** The rows of a DFT matrix giving the real (part 0) or imaginary (part 1) parts. */
 function partRows(matrix: Float64Array, bins: number, part: 0 | 1): Float64Array {
   const columns = matrix.length / (2 * bins);
-  const rows = new Float64Array(bins * columns);
+  const rows = hostValues(bins * columns);
   for (let k = 0; k < bins; k++) {
     rows.set(matrix.subarray((2 * k + part) * columns, (2 * k + part + 1) * columns), k * columns);
   }
@@ -254,6 +256,7 @@ function stftByGather(node: NodeView, ctx: ConversionContext, plan: StftPlan): v
     throw new Error(`the signal has ${length} samples, fewer than one frame (${n})`);
   }
   const frames = Math.floor((length - n) / step) + 1;
+  hostTensorBudget().reserve([frames, n], Int32Array.BYTES_PER_ELEMENT, true);
   const indices = new Int32Array(frames * n);
   for (let f = 0; f < frames; f++) {
     for (let t = 0; t < n; t++) indices[f * n + t] = f * step + t;

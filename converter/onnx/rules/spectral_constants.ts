@@ -11,6 +11,7 @@ import {
   type ElementType,
   elementType,
   type HostTensor,
+  hostValues,
 } from "../tensors.ts";
 import { isIntegerType } from "./common.ts";
 
@@ -70,7 +71,7 @@ function cosineSumWindow(a0: number, a1: number, a2: number): Rule {
       const n = scalarOf(size, "the window size");
       if (!Number.isInteger(n) || n < 0) throw new Error(`the window size is ${n}`);
       const denominator = node.int("periodic", 1) === 1 ? n : n - 1;
-      const values = Array.from({ length: n }, (_, i) => {
+      const values = hostValues(n).map((_, i) => {
         const angle = (2 * Math.PI * i) / denominator;
         return a0 - a1 * Math.cos(angle) + a2 * Math.cos(2 * angle);
       });
@@ -117,8 +118,8 @@ const melWeightMatrix: Rule = {
     }
     const low = hzToMel(lower);
     const step = (hzToMel(upper) - low) / (mels + 2);
-    const points = Array.from({ length: mels + 2 }, (_, i) => index(melToHz(low + step * i)));
-    const values = new Float64Array(spectrogramBins * mels);
+    const points = Array.from(hostValues(mels + 2), (_, i) => index(melToHz(low + step * i)));
+    const values = hostValues(spectrogramBins * mels);
     for (let m = 0; m < mels; m++) {
       const [left, center, right] = points.slice(m, m + 3);
       if (center === left) values[center * mels + m] = 1;
