@@ -23,10 +23,11 @@ import {
   loadModelRepository,
   type RepositoryEntry,
 } from "./serving/model_repository.ts";
-import { buildApp } from "./routes/app.ts";
+import { buildApp, DEFAULT_MAX_BODY_BYTES } from "./routes/app.ts";
 import { ANONYMOUS_CLIENT } from "./routes/auth.ts";
 import type { Readiness } from "./routes/health.ts";
 import { DataDirLockedError, lockDataDir } from "./store/data_dir_lock.ts";
+import { removeTemporaries } from "./store/atomic_file.ts";
 
 export {
   configFromEnv,
@@ -34,6 +35,7 @@ export {
   DEFAULT_IDLE_TIMEOUT_SECONDS,
   DEFAULT_SHUTDOWN_TIMEOUT_SECONDS,
   type ServerConfig,
+  SHUTDOWN_EXIT_MARGIN_SECONDS,
   StartupError,
 } from "./server_config.ts";
 
@@ -43,6 +45,22 @@ export interface ShutdownReport {
   requests: number;
   /** Burst requests still in flight at the deadline. */
   burstRequests: number;
+  /**
+   * Whether the HTTP server had not stopped at the deadline and its connections were closed:
+   * a request body that never finishes keeps its connection (and so the server) open after
+   * its request ended.
+   */
+  closedConnections: boolean;
+}
+
+/** Where a {@link RunningServer.close} in progress is, for `main.ts`'s last word. */
+export interface ShutdownState {
+  /** What it is doing. */
+  step: string;
+  /** HTTP requests in flight when it began (method, path and age; never the query). */
+  inFlightAtStart: string[];
+  /** HTTP requests still running. */
+  running: string[];
 }
 
 /** A running server. */
@@ -57,10 +75,17 @@ export interface RunningServer {
   /**
    * Graceful shutdown: stops accepting connections and reports not ready, lets in-flight
    * requests and burst requests finish until the shutdown timeout, closes bursts with 1001,
-   * then releases everything; reports what it cut.
+   * then releases everything; reports what it cut. Past the deadline it closes the
+   * connections still open (behind the connection guard; Deno.serve alone cannot, so there a
+   * client that never finishes its request body keeps `close` waiting: `main.ts` exits anyway).
    */
   close(): Promise<ShutdownReport>;
+  /** Where a `close` in progress is: what `main.ts` names when it stops waiting for it. */
+  shutdownState(): ShutdownState;
 }
+
+/** How long the connections of requests cut at the shutdown deadline may still drain. */
+const CUT_GRACE_MS = 1000;
 
 /** Whether `error` is one of Deno's filesystem (or other OS) errors. */
 function isOsError(error: unknown): error is Error {
@@ -104,13 +129,44 @@ async function openState(config: ServerConfig): Promise<StateStore> {
     const where = URL.canParse(config.databaseUrl)
       ? new URL(config.databaseUrl).host
       : "(unparsable URL)";
-    return await PostgresStateStore.open(config.databaseUrl).catch((error: Error) => {
+    const timeoutSeconds = config.stateTimeoutSeconds;
+    return await PostgresStateStore.open(config.databaseUrl, { timeoutSeconds }).catch((
+      error: Error,
+    ) => {
       throw new StartupError(`cannot open the database at ${where}: ${error.message}`);
     });
   }
   const kvPath = config.kvPath ?? `${config.dataDir}/nnserve.kv`;
   return await KvStateStore.open(kvPath).catch((error: Error) => {
     throw new StartupError(`cannot open the KV store ${kvPath}: ${error.message}`);
+  });
+}
+
+/**
+ * How old a temporary file in a blob directory other replicas may share must be before it is
+ * taken for a crash's leftover: far longer than any write takes.
+ */
+const SHARED_TEMPORARY_AGE_MS = 60 * 60 * 1000;
+
+/**
+ * Removes, beside serving, what crashes left behind where other processes may be writing:
+ * old temporary files in a shared blob directory, and memory blobs no record names
+ * (`memory/memory_blobs.ts`). Logs what it removed.
+ */
+function sweepShared(config: ServerConfig, driver: Driver): void {
+  const dir = config.blobs !== undefined && "dir" in config.blobs ? config.blobs.dir : undefined;
+  Promise.all([
+    dir === undefined ? 0 : removeTemporaries(dir, SHARED_TEMPORARY_AGE_MS),
+    driver.sweepOrphans(),
+  ]).then(([temporaries, blobs]) => {
+    if (temporaries + blobs > 0 && config.verbose) {
+      console.log(
+        `nnserve: removed ${temporaries} temporary file(s) and ${blobs} memory blob(s) ` +
+          "that earlier crashes left",
+      );
+    }
+  }, (error: Error) => {
+    console.error(`nnserve: could not sweep what earlier crashes left: ${error.message}`);
   });
 }
 
@@ -128,6 +184,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     for (const close of opened.reverse()) await close();
   };
   try {
+    // The data dir is this process's (locked): every temporary file in it is a crash's.
+    await removeTemporaries(config.dataDir, 0).catch(unusableState(config.dataDir));
     const kv = await openState(config);
     opened.push(() => kv.close());
     const blobs = openBlobs(config);
@@ -152,6 +210,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         memoryLimits: config.memoryLimits,
         queueLimits: config.queueLimits,
         modelLimits: config.modelLimits,
+        imports: config.imports,
         maxBurstsPerClient: config.maxBurstsPerClient,
         maxCompilationsPerClient: config.maxCompilationsPerClient,
         inlineWork: config.inlineWork,
@@ -160,6 +219,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       }));
     opened.push(() => service.close());
     const { driver } = service;
+    sweepShared(config, driver);
     const apiKeys = config.apiKeys ?? new Map();
     if (config.verbose && apiKeys.size === 0) {
       console.log("nnserve: no API keys configured; running open as one anonymous client");
@@ -179,12 +239,15 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     let readiness: Readiness = repositoryDir === undefined
       ? { ready: true }
       : { ready: false, waiting: `loading the model repository ${repositoryDir}` };
+    const repositoryMaxFileBytes = config.modelRepositoryMaxFileBytes ?? config.maxBodyBytes ??
+      DEFAULT_MAX_BODY_BYTES;
     const app = buildApp(service, {
       apiKeys,
       maxBodyBytes: config.maxBodyBytes,
       maxJsonBytes: config.maxJsonBytes,
       bursts: { idleTimeoutSeconds: config.burstIdleTimeoutSeconds ?? 4, burst: config.burst },
       readiness: () => readiness,
+      repositoryMaxFileBytes,
       corsOrigins: config.corsOrigins,
       modelRepository: repositoryDir,
       log: {
@@ -192,14 +255,23 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         sink: config.logSink ?? ((line) => console.log(line)),
       },
     });
-    // Requests in flight, for the shutdown's drain.
-    let active = 0;
+    // Requests in flight and when each began, for the shutdown's drain and its report.
+    const running = new Map<Request, number>();
+    const describe = () => {
+      const now = performance.now();
+      return [...running].map(([request, began]) =>
+        `${request.method} ${new URL(request.url).pathname} (for ${
+          ((now - began) / 1000).toFixed(1)
+        } s)`
+      );
+    };
+    let shutdown: ShutdownState = { step: "not shutting down", inFlightAtStart: [], running: [] };
     const http = serveHttp(config, async (request, info) => {
-      active++;
+      running.set(request, performance.now());
       try {
         return await app.fetch(request, info);
       } finally {
-        active--;
+        running.delete(request);
       }
     });
     const shownHost = config.hostname === "0.0.0.0" ? "127.0.0.1" : config.hostname;
@@ -210,6 +282,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       repositoryDir,
       {
         clients: apiKeys.size > 0 ? [...new Set(apiKeys.values())] : [ANONYMOUS_CLIENT],
+        maxFileBytes: repositoryMaxFileBytes,
         log: (line) => {
           if (config.verbose || line.includes(" failed: ")) console.log(line);
         },
@@ -218,7 +291,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       readiness = { ready: true, repository };
       return repository;
     }, (error) => {
-      readiness = { ready: false, waiting: `the model repository failed: ${error.message}` };
+      // Readiness is shown to anyone: the reason goes to the log only.
+      readiness = { ready: false, waiting: "the model repository failed to load (see the log)" };
       console.error(`nnserve: the model repository failed: ${error.message}`);
       return undefined;
     });
@@ -232,19 +306,40 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         readiness = { ready: false, waiting: "the service is shutting down" };
         const timeout = config.shutdownTimeoutSeconds ?? DEFAULT_SHUTDOWN_TIMEOUT_SECONDS;
         const deadline = Date.now() + timeout * 1000;
+        const step = (what: string) => shutdown.step = what;
+        shutdown = {
+          step: "draining in-flight requests and bursts",
+          inFlightAtStart: describe(),
+          running: [],
+        };
         const stopped = http.shutdown(); // no new connections; waits for running requests
         const burstRequests = await driver.bursts.drain(deadline);
         let timer: ReturnType<typeof setTimeout> | undefined;
         const late = new Promise<"late">((resolve) => {
           timer = setTimeout(() => resolve("late"), Math.max(0, deadline - Date.now()));
         });
-        const requests = await Promise.race([stopped, late]) === "late" ? active : 0;
+        const overdue = await Promise.race([stopped, late]) === "late";
         clearTimeout(timer);
+        const requests = running.size;
         // Executions still running fail now (the executors stop), so their requests end.
+        step("stopping the executors and closing the state");
         await undo();
+        let closedConnections = false;
+        if (overdue) {
+          // What still holds the HTTP server (a body that never ends, say) ends with its
+          // connection.
+          step("closing the connections still open");
+          closedConnections = await http.cut(CUT_GRACE_MS);
+        }
+        step(
+          "waiting for the HTTP server to stop, which an open connection holds (a request " +
+            "body unfinished, or a response unread)",
+        );
         await stopped;
-        return { requests, burstRequests };
+        step("stopped");
+        return { requests, burstRequests, closedConnections };
       },
+      shutdownState: () => ({ ...shutdown, running: describe() }),
     };
   } catch (error) {
     await undo();
@@ -256,6 +351,12 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
 interface HttpSide {
   port: number;
   shutdown(): Promise<void>;
+  /**
+   * Closes every connection (after at most `graceMs` for answers to drain), which ends the
+   * requests on them; only behind the connection guard (Deno.serve cannot close one): false
+   * without it.
+   */
+  cut(graceMs: number): Promise<boolean>;
 }
 
 /** Serves `handler`: through the connection guard when a timeout is set, else directly. */
@@ -281,6 +382,12 @@ function serveHttp(config: ServerConfig, handler: Deno.ServeHandler<Deno.NetAddr
         await guard?.stopAccepting();
         await server.shutdown();
         await guard?.closeAll();
+      },
+      async cut(graceMs) {
+        if (!guard) return false;
+        await guard.stopAccepting();
+        await guard.closeAll(graceMs);
+        return true;
       },
     };
   } catch (error) {

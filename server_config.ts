@@ -10,6 +10,7 @@ import { DEFAULT_MEMORY_LIMITS, type MemoryLimits } from "./memory/pools.ts";
 import { type ApiKeys, ApiKeysError, parseApiKeys } from "./routes/auth.ts";
 import { LOG_LEVELS, type LogLevel, type LogSink } from "./routes/access_log.ts";
 import type { S3BlobConfig } from "./store/s3_blob_store.ts";
+import { DEFAULT_IMPORT_LIMITS, type ImportLimits } from "./serving/onnx_imports.ts";
 
 /** Everything a server instance needs to know. */
 export interface ServerConfig {
@@ -42,6 +43,17 @@ export interface ServerConfig {
   queueLimits?: QueueLimits;
   /** How large a model may be (NNSERVE_MAX_OPERANDS, ..._OPERATIONS, ..._TENSOR_ELEMENTS). */
   modelLimits?: Partial<ModelLimits>;
+  /**
+   * ONNX imports: conversions at once (NNSERVE_MAX_CONCURRENT_IMPORTS), seconds each
+   * (NNSERVE_IMPORT_TIMEOUT), bytes each may fold into constants
+   * (NNSERVE_MAX_IMPORT_FOLDED_BYTES).
+   */
+  imports?: Partial<ImportLimits>;
+  /**
+   * Seconds one operation on PostgreSQL may wait before it is refused with 503 and
+   * Retry-After (NNSERVE_STATE_TIMEOUT, default 5).
+   */
+  stateTimeoutSeconds?: number;
   /** Bursts one client may hold open (NNSERVE_MAX_BURSTS_PER_CLIENT). */
   maxBurstsPerClient?: number;
   /** Compilations one client may have (NNSERVE_MAX_COMPILATIONS_PER_CLIENT). */
@@ -84,6 +96,12 @@ export interface ServerConfig {
    */
   modelRepository?: string;
   /**
+   * The largest file the model repository reads (NNSERVE_REPOSITORY_MAX_FILE_BYTES);
+   * default `maxBodyBytes` (as large as a model a client may post). Larger files, and any
+   * that is not a regular file, fail their entry by name.
+   */
+  modelRepositoryMaxFileBytes?: number;
+  /**
    * Seconds `close` waits for in-flight requests and burst requests to finish before it cuts
    * them (NNSERVE_SHUTDOWN_TIMEOUT, default 30).
    */
@@ -100,6 +118,12 @@ export interface ServerConfig {
 
 /** Default of {@link ServerConfig.shutdownTimeoutSeconds}. */
 export const DEFAULT_SHUTDOWN_TIMEOUT_SECONDS = 30;
+
+/**
+ * Seconds past the shutdown timeout after which `main.ts` exits even though `close` has not
+ * finished (a request nothing can end, a store that does not close), saying what was left.
+ */
+export const SHUTDOWN_EXIT_MARGIN_SECONDS = 5;
 
 /**
  * The server cannot start: a configuration error, the data directory held by another
@@ -163,9 +187,11 @@ export function configFromEnv(): ServerConfig {
     inlineWork: number("NNSERVE_INLINE_WORK", { min: 0 }),
     gpu: flag("NNSERVE_GPU"),
     shutdownTimeoutSeconds: number("NNSERVE_SHUTDOWN_TIMEOUT", { min: 0 }),
+    stateTimeoutSeconds: number("NNSERVE_STATE_TIMEOUT", { min: 0.1, max: 3600 }),
     logLevel: logLevel(env("NNSERVE_LOG_LEVEL")),
     corsOrigins: env("NNSERVE_CORS_ORIGINS")?.split(",").map((o) => o.trim()).filter(Boolean),
     modelRepository: env("NNSERVE_MODEL_REPOSITORY"),
+    modelRepositoryMaxFileBytes: bytes("NNSERVE_REPOSITORY_MAX_FILE_BYTES"),
     burstIdleTimeoutSeconds: number("NNSERVE_BURST_IDLE_TIMEOUT", { min: 0 }),
     maxBurstsPerClient: number("NNSERVE_MAX_BURSTS_PER_CLIENT", { integer: true, min: 1 }),
     maxCompilationsPerClient: number("NNSERVE_MAX_COMPILATIONS_PER_CLIENT", {
@@ -181,6 +207,15 @@ export function configFromEnv(): ServerConfig {
         DEFAULT_MODEL_LIMITS.maxTensorElements,
       maxModelsPerClient: number("NNSERVE_MAX_MODELS_PER_CLIENT", { integer: true, min: 1 }) ??
         DEFAULT_MODEL_LIMITS.maxModelsPerClient,
+    },
+    imports: {
+      maxConcurrent: number("NNSERVE_MAX_CONCURRENT_IMPORTS", { integer: true, min: 1 }) ??
+        DEFAULT_IMPORT_LIMITS.maxConcurrent,
+      // Above 0 (0 would stop every conversion at once); at most a day (a timer's range).
+      timeoutSeconds: number("NNSERVE_IMPORT_TIMEOUT", { min: 0.001, max: 86_400 }) ??
+        DEFAULT_IMPORT_LIMITS.timeoutSeconds,
+      maxFoldedBytes: bytes("NNSERVE_MAX_IMPORT_FOLDED_BYTES") ??
+        DEFAULT_IMPORT_LIMITS.maxFoldedBytes,
     },
     queueLimits: {
       total: number("NNSERVE_MAX_QUEUED", { integer: true, min: 0 }) ??

@@ -380,6 +380,14 @@ export class Driver {
     return this.#memories.write(owner, id, offset, bytes);
   }
 
+  /**
+   * Removes what crashed writes left in the stores: memory blobs no record names (replicas
+   * sharing state); the number removed.
+   */
+  sweepOrphans(): Promise<number> {
+    return this.#memories.sweepOrphans();
+  }
+
   /** Deletes a memory; registered models keep their copies of its constants. */
   async deleteMemory(owner: string, id: string): Promise<void> {
     await this.#memories.delete(owner, id);

@@ -7,6 +7,12 @@
  * them and tries again, so concurrent writes to different regions all land and every
  * replica reads a whole, verified version. A write costs the blocks it touches, not the
  * memory; a reload, the blocks that changed.
+ *
+ * A replica that crashes between storing a write's blocks and naming them leaves blobs no
+ * record names. Each block's scope carries the time it was stored, so a sweep
+ * ({@link MemoryBlobs.sweep}) removes unnamed blocks once they are older than any write
+ * in flight can be ({@link ORPHAN_GRACE_MS}: a write whose blocks got that old starts over);
+ * a memory's removal removes every block stored under it.
  */
 import type { BlobStore } from "../store/blob_store.ts";
 import type { StateStore } from "../store/state_store.ts";
@@ -30,6 +36,23 @@ export interface SyncState {
    * after a write that did not land, and is read again.
    */
   synced?: (string | null | undefined)[];
+}
+
+/**
+ * How old a block no record names must be before a sweep removes it: a write takes far less
+ * between storing its blocks and naming them, and one that took half of it starts over.
+ */
+export const ORPHAN_GRACE_MS = 10 * 60 * 1000;
+
+/** Where a memory's blocks are stored: under its id, each write's scope its time first. */
+const BLOCK_PREFIX = "memories/";
+
+/** The memory id and storage time of a block (ms; undefined for blocks stored before times were kept). */
+function blockOrigin(key: string): { id: string; storedAt?: number } | undefined {
+  const [, id, scope] = key.slice(BLOCK_PREFIX.length - 1).split("/");
+  if (!id || !scope) return undefined;
+  const time = /^(\d+)-/.exec(scope);
+  return { id, storedAt: time ? Number(time[1]) : undefined };
 }
 
 /** Reads of a block another replica just replaced, before giving up. */
@@ -130,6 +153,7 @@ export class MemoryBlobs {
       const first = Math.floor(offset / BLOCK_BYTES);
       const last = Math.floor((offset + region.byteLength - 1) / BLOCK_BYTES);
       for (;;) {
+        const storing = Date.now();
         const entry = await this.#kv.get<MemoryRecord>(["memory", pool.owner, pool.id]);
         const record = entry.value;
         if (!record || record.deleted) return false;
@@ -147,6 +171,11 @@ export class MemoryBlobs {
           );
         });
         const written = blocks.slice(first, last + 1);
+        if (Date.now() - storing > ORPHAN_GRACE_MS / 2) {
+          // A sweep may take blocks this old for a crashed write's: store them again.
+          await this.remove(written);
+          continue;
+        }
         const { ok } = await this.#kv.atomic()
           .check(entry)
           .set(entry.key, { ...record, blocks })
@@ -167,7 +196,28 @@ export class MemoryBlobs {
    * a key and removing a replaced block never removes a current one.
    */
   #put(id: string, block: Uint8Array): Promise<string> {
-    return this.#blobs.put(`memories/${id}/${crypto.randomUUID()}`, [block]);
+    return this.#blobs.put(`${BLOCK_PREFIX}${id}/${Date.now()}-${crypto.randomUUID()}`, [block]);
+  }
+
+  /**
+   * Removes the blocks no record names that are older than {@link ORPHAN_GRACE_MS} (younger
+   * ones may be a write or a create in flight on another replica). `named` holds every block
+   * the memories' records name. The number of blobs removed.
+   */
+  async sweep(named: ReadonlySet<string>, now = Date.now()): Promise<number> {
+    const doomed: string[] = [];
+    for await (const key of this.#blobs.list(BLOCK_PREFIX)) {
+      const storedAt = blockOrigin(key)?.storedAt;
+      if (named.has(key) || storedAt === undefined || now - storedAt <= ORPHAN_GRACE_MS) continue;
+      doomed.push(key);
+    }
+    await this.remove(doomed);
+    return doomed.length;
+  }
+
+  /** Removes every block of a memory whose record is gone (named or not). */
+  async removeAll(id: string): Promise<void> {
+    await this.remove(await Array.fromAsync(this.#blobs.list(`${BLOCK_PREFIX}${id}/`)));
   }
 
   /**

@@ -324,10 +324,24 @@ export class MemoryPools {
     if (!state || state.holds === 0) await this.#finalize(owner, id);
   }
 
-  /** Removes a memory's stored bytes (a file, or its current blob). */
+  /** Removes a memory's stored bytes (a file, or every blob stored under it). */
   async #removeContents(record: MemoryRecord): Promise<void> {
     if (!this.#blobs) await this.#files.remove(record.id);
-    else if (record.blocks) await this.#blobs.remove(record.blocks);
+    else await this.#blobs.removeAll(record.id);
+  }
+
+  /**
+   * Replicas sharing state: removes memory blobs that crashed writes left and no record
+   * names (`memory_blobs.ts`); the number removed (none on one replica, whose files are
+   * written in place).
+   */
+  async sweepOrphans(): Promise<number> {
+    if (!this.#blobs) return 0;
+    const named = new Set<string>();
+    for await (const entry of this.#kv.list<MemoryRecord>({ prefix: ["memory"] })) {
+      for (const key of entry.value.blocks ?? []) if (key) named.add(key);
+    }
+    return await this.#blobs.sweep(named);
   }
 
   /** Removes a deleted memory's record and gives its bytes back to the budget, atomically. */

@@ -23,6 +23,9 @@ export const LIMITS = [
   "body_size",
   "storage",
   "state_store",
+  "imports",
+  "import_time",
+  "import_folding",
 ] as const;
 
 export type Limit = typeof LIMITS[number];

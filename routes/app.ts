@@ -46,6 +46,8 @@ export interface AppOptions {
   corsOrigins?: readonly string[];
   /** The model repository directory (NNSERVE_MODEL_REPOSITORY), which `/v2` load re-reads. */
   modelRepository?: string;
+  /** The largest repository file `/v2` load reads (NNSERVE_REPOSITORY_MAX_FILE_BYTES). */
+  repositoryMaxFileBytes?: number;
 }
 
 /** `/v2` routes that need no API key: server metadata and health, as the protocol's probes. */
@@ -142,7 +144,8 @@ export function buildApp(service: Service, options: AppOptions) {
   app.use("/v1/*", auth);
   app.use("/v2/*", (c, next) => OPEN_V2.test(c.req.path) ? next() : auth(c, next));
   app.use("*", bodyLimits(maxBodyBytes, maxJsonBytes));
-  app.route("/", healthRoutes(driver, options.readiness ?? (() => ({ ready: true }))));
+  const readiness = options.readiness ?? (() => ({ ready: true }));
+  app.route("/", healthRoutes(driver, readiness, auth));
   app.route("/", deviceRoutes(driver));
   app.route("/", modelRoutes(service));
   app.route("/", compilationRoutes(driver));
@@ -150,11 +153,14 @@ export function buildApp(service: Service, options: AppOptions) {
   app.route("/", memoryRoutes(driver));
   app.route("/", bufferRoutes(driver));
   app.route("/", burstRoutes(driver, options.bursts ?? { idleTimeoutSeconds: 4 }));
-  const readiness = options.readiness ?? (() => ({ ready: true }));
   // The statistics routes first: `/v2/models/stats` is not a model named "stats".
   app.route(
     "/",
-    v2RepositoryRoutes(service, { readiness, modelRepository: options.modelRepository }),
+    v2RepositoryRoutes(service, {
+      readiness,
+      modelRepository: options.modelRepository,
+      maxFileBytes: options.repositoryMaxFileBytes ?? maxBodyBytes,
+    }),
   );
   app.route("/", v2ModelRoutes(service, { readiness, maxJsonBytes, maxBodyBytes }));
   app.route("/", v2SharedMemoryRoutes(driver));

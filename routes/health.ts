@@ -1,17 +1,48 @@
-/** Operational routes: liveness, readiness and Prometheus metrics. */
+/**
+ * Operational routes: liveness, readiness and Prometheus metrics. They need no API key, so
+ * `/readyz` tells a probe without one whether the service is ready and how many repository
+ * entries are ready or failed, and no more: which entries, their failure reasons and the
+ * model and compilation ids are for a client that shows its key (or every caller when the
+ * service runs open), and then only that client's.
+ */
 import { createRoute, z } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
 import type { Driver } from "../driver/driver.ts";
+import { DriverError } from "../nnapi/errors.ts";
 import type { RepositoryEntry } from "../serving/model_repository.ts";
 import { EXAMPLE_IDS } from "./examples.ts";
-import { newRouter } from "./router.ts";
+import { type AppEnv, newRouter } from "./router.ts";
 import { ErrorBody, jsonResponse } from "./schemas.ts";
 
 /** Whether the service is ready, and how the model repository's entries fared. */
 export interface Readiness {
   ready: boolean;
-  /** Why it is not ready yet. */
+  /** Why it is not ready yet (shown to anyone: no file content, no client names). */
   waiting?: string;
   repository?: RepositoryEntry[];
+}
+
+/** The client a request's API key names (every caller, when the service runs open), if any. */
+async function probeClient(
+  c: Context<AppEnv>,
+  authenticate: MiddlewareHandler<AppEnv>,
+): Promise<string | undefined> {
+  let client: string | undefined;
+  try {
+    await authenticate(c, () => {
+      client = c.get("client");
+      return Promise.resolve();
+    });
+  } catch (error) {
+    if (error instanceof DriverError && error.status === "UNAUTHORIZED") return undefined;
+    throw error;
+  }
+  return client;
+}
+
+/** The repository entries as `client` may see them: its own model and compilation ids. */
+function entriesOf(repository: RepositoryEntry[], client: string): RepositoryEntry[] {
+  return repository.map((e) => ({ ...e, clients: e.clients.filter((c) => c.client === client) }));
 }
 
 const Ok = z.object({ status: z.literal("ok") });
@@ -41,22 +72,36 @@ const RepositoryEntryBody = z.object({
   clients: z.array(z.object({ client: z.string(), model: z.string(), compilation: z.string() })),
 });
 
+const EntryCounts = z.object({ ready: z.number().int(), failed: z.number().int() }).openapi({
+  description: "How many repository entries are ready and how many failed",
+});
+
 const ready = createRoute({
   method: "get",
   path: "/readyz",
   summary: "Readiness: 200 once state is open and the model repository's models are compiled",
+  description: "Needs no API key. Without one (or with one that is not valid) it says only " +
+    "whether the service is ready, which replica answered and how many repository entries " +
+    "are ready or failed. With a valid key (`Authorization: Bearer`), or from anyone when the " +
+    "service runs open, it also lists the entries: their state, a failed one's reason, and " +
+    "that client's own model and compilation ids.",
   responses: {
     200: jsonResponse(
       z.object({
         status: z.literal("ready"),
         replica: z.string().openapi({ description: "The replica that answered" }),
-        repository: z.array(RepositoryEntryBody).optional(),
+        entries: EntryCounts.optional(),
+        repository: z.array(RepositoryEntryBody).optional().openapi({
+          description: "Only for a request with a valid API key (or when the service runs " +
+            "open): each entry, with that client's model and compilation ids",
+        }),
       }),
-      "Ready; how each repository entry fared (a failed one does not hold readiness back)",
+      "Ready; how the repository's entries fared (a failed one does not hold readiness back)",
       {
         example: {
           status: "ready",
           replica: "nnserve-0",
+          entries: { ready: 1, failed: 0 },
           repository: [{
             name: "add",
             version: "1",
@@ -117,12 +162,20 @@ const metrics = createRoute({
   },
 });
 
-/** Health, readiness and metrics routes (no authentication). */
-export function healthRoutes(driver: Driver, readiness: () => Readiness) {
+/**
+ * Health, readiness and metrics routes (no authentication required); `authenticate` is the
+ * API-key check of `/v1` and `/v2` (routes/auth.ts), which tells `/readyz` whose repository
+ * entries it may show.
+ */
+export function healthRoutes(
+  driver: Driver,
+  readiness: () => Readiness,
+  authenticate: MiddlewareHandler<AppEnv>,
+) {
   return newRouter()
     .openapi(health, (c) => c.json({ status: "ok" as const }, 200))
     .openapi(live, (c) => c.json({ status: "ok" as const }, 200))
-    .openapi(ready, (c) => {
+    .openapi(ready, async (c) => {
       const state = readiness();
       if (!state.ready) {
         c.header("Retry-After", "1");
@@ -131,8 +184,14 @@ export function healthRoutes(driver: Driver, readiness: () => Readiness) {
           message: `not ready: ${state.waiting ?? "starting"}`,
         }, 503);
       }
-      const repository = state.repository ? { repository: state.repository } : {};
-      return c.json({ status: "ready" as const, replica: driver.replica, ...repository }, 200);
+      const answer = { status: "ready" as const, replica: driver.replica };
+      const repository = state.repository;
+      if (!repository) return c.json(answer, 200);
+      const failed = repository.filter((e) => e.state === "failed").length;
+      const entries = { ready: repository.length - failed, failed };
+      const client = await probeClient(c, authenticate);
+      if (client === undefined) return c.json({ ...answer, entries }, 200);
+      return c.json({ ...answer, entries, repository: entriesOf(repository, client) }, 200);
     })
     .openapi(
       metrics,

@@ -5,7 +5,9 @@
  * the service reports ready. The repository is the source of truth for the models it
  * registered: an unchanged entry keeps its model and compilation across restarts, a changed
  * one replaces them, a removed one is deleted. A broken entry is reported by name and does
- * not stop the others.
+ * not stop the others. Only regular files are read (a FIFO would block, `/dev/zero` never
+ * ends), each up to a size cap, and a reason never quotes a file's content: a symlink may
+ * point anywhere.
  */
 import { z } from "@hono/zod-openapi";
 import { byteSize } from "../nnapi/tensor.ts";
@@ -13,6 +15,7 @@ import type { OperandType } from "../nnapi/types.ts";
 import { sha256Hex } from "../store/bytes.ts";
 import type { Service } from "./service.ts";
 import { ModelSchema } from "../driver/model/model_schema.ts";
+import { parseJsonFile, readRepositoryFile, schemaFault, shownReason } from "./repository_files.ts";
 
 /** What `<name>/config.json` may say (every field optional). */
 const RepositoryConfig = z.object({
@@ -35,6 +38,12 @@ const RepositoryConfig = z.object({
 }).strict();
 
 type RepositoryConfig = z.infer<typeof RepositoryConfig>;
+
+/**
+ * Default of the largest file the repository reads: the default largest request body
+ * (NNSERVE_MAX_BODY_BYTES), as a model posted to `/v1/models` may be.
+ */
+export const DEFAULT_REPOSITORY_MAX_FILE_BYTES = 1024 * 1024 * 1024;
 
 /** How one `<name>/<version>` fared at start. */
 export interface RepositoryEntry {
@@ -73,36 +82,40 @@ export async function isDirectory(path: string): Promise<boolean> {
  * The readable entries of the repository (of one name when given); unreadable ones are
  * reported as failed.
  */
-async function scan(dir: string, failed: RepositoryEntry[], only?: string): Promise<Found[]> {
+async function scan(
+  dir: string,
+  failed: RepositoryEntry[],
+  options: { only?: string; maxFileBytes: number },
+): Promise<Found[]> {
   const found: Found[] = [];
   const names = [];
   for await (const entry of Deno.readDir(dir)) if (entry.isDirectory) names.push(entry.name);
+  const only = options.only;
   for (const name of names.sort().filter((n) => only === undefined || n === only)) {
-    const fail = (version: string, error: string) =>
-      failed.push({ name, version, state: "failed", error, clients: [] });
+    const fail = (version: string, error: unknown) =>
+      failed.push({ name, version, state: "failed", error: shownReason(error), clients: [] });
     if (!NAME.test(name)) {
       fail("", "a name is 1-200 letters, digits, '.', '_' or '-'");
       continue;
     }
     let config: RepositoryConfig = {};
     try {
-      const text = await Deno.readTextFile(`${dir}/${name}/config.json`).catch((error) => {
-        if (error instanceof Deno.errors.NotFound) return "{}";
-        throw error;
-      });
-      const parsed = RepositoryConfig.safeParse(JSON.parse(text));
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        throw new Error(`config.json: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
-      }
+      const bytes = await readRepositoryFile(`${dir}/${name}`, "config.json", options.maxFileBytes);
+      const parsed = RepositoryConfig.safeParse(bytes ? parseJsonFile("config.json", bytes) : {});
+      if (!parsed.success) throw schemaFault("config.json", parsed.error.issues[0]);
       config = parsed.data;
     } catch (error) {
-      fail("", (error as Error).message);
+      fail("", error);
       continue;
     }
     const versions = [];
-    for await (const entry of Deno.readDir(`${dir}/${name}`)) {
-      if (entry.isDirectory) versions.push(entry.name);
+    try {
+      for await (const entry of Deno.readDir(`${dir}/${name}`)) {
+        if (entry.isDirectory) versions.push(entry.name);
+      }
+    } catch (error) {
+      fail("", `the folder cannot be read (${(error as Error).name})`);
+      continue;
     }
     for (const version of versions.sort((a, b) => Number(a) - Number(b))) {
       if (!VERSION.test(version)) {
@@ -110,14 +123,19 @@ async function scan(dir: string, failed: RepositoryEntry[], only?: string): Prom
         continue;
       }
       const base = `${dir}/${name}/${version}`;
-      const read = async (kind: "json" | "onnx") => {
-        try {
-          return { kind, bytes: await Deno.readFile(`${base}/model.${kind}`) };
-        } catch {
-          return undefined;
+      let file: Found["file"] | undefined;
+      try {
+        for (const kind of ["json", "onnx"] as const) {
+          const bytes = await readRepositoryFile(base, `model.${kind}`, options.maxFileBytes);
+          if (bytes) {
+            file = { kind, bytes };
+            break;
+          }
         }
-      };
-      const file = (await read("json")) ?? (await read("onnx"));
+      } catch (error) {
+        fail(version, error);
+        continue;
+      }
       if (!file) {
         fail(version, "no model.json or model.onnx in it");
         continue;
@@ -132,17 +150,8 @@ async function scan(dir: string, failed: RepositoryEntry[], only?: string): Prom
 
 /** A `model.json` as a model document; its faults name the file and the field. */
 function parseModelJson(bytes: Uint8Array) {
-  let json: unknown;
-  try {
-    json = JSON.parse(new TextDecoder().decode(bytes));
-  } catch (error) {
-    throw new Error(`model.json is not JSON: ${(error as Error).message}`);
-  }
-  const parsed = ModelSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`model.json: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
-  }
+  const parsed = ModelSchema.safeParse(parseJsonFile("model.json", bytes));
+  if (!parsed.success) throw schemaFault("model.json", parsed.error.issues[0]);
   return parsed.data;
 }
 
@@ -205,18 +214,35 @@ async function loadFor(
   return { model: model.id, compilation };
 }
 
+/** Options of {@link loadModelRepository}. */
+export interface RepositoryLoadOptions {
+  /** The clients each entry is registered and compiled for. */
+  clients: readonly string[];
+  /** Hears one line per entry. */
+  log: (line: string) => void;
+  /** Only this entry (as `/v2/repository/models/{name}/load`). */
+  name?: string;
+  /**
+   * The largest file read (NNSERVE_REPOSITORY_MAX_FILE_BYTES); default
+   * {@link DEFAULT_REPOSITORY_MAX_FILE_BYTES}.
+   */
+  maxFileBytes?: number;
+}
+
 /**
  * Loads the repository at `dir` (a directory), or only its entry `name`, for every client in
- * `clients`; models the repository registered earlier and no longer holds are deleted. `log`
- * hears one line per entry.
+ * `clients`; models the repository registered earlier and no longer holds are deleted.
  */
 export async function loadModelRepository(
   service: Service,
   dir: string,
-  options: { clients: readonly string[]; log: (line: string) => void; name?: string },
+  options: RepositoryLoadOptions,
 ): Promise<RepositoryEntry[]> {
   const entries: RepositoryEntry[] = [];
-  const found = await scan(dir, entries, options.name);
+  const found = await scan(dir, entries, {
+    only: options.name,
+    maxFileBytes: options.maxFileBytes ?? DEFAULT_REPOSITORY_MAX_FILE_BYTES,
+  });
   for (const entry of found) {
     const clients = [];
     try {
@@ -225,12 +251,11 @@ export async function loadModelRepository(
       }
       entries.push({ name: entry.name, version: entry.version, state: "ready", clients });
     } catch (error) {
-      const message = (error as Error).message;
       entries.push({
         name: entry.name,
         version: entry.version,
         state: "failed",
-        error: message,
+        error: shownReason(error),
         clients,
       });
     }

@@ -5,7 +5,7 @@
  */
 import { ok, strictEqual } from "node:assert/strict";
 import { OutputTail } from "./output_tail.ts";
-import { mainProcess } from "./server_fixture.ts";
+import { mainProcess, startTestServer } from "./server_fixture.ts";
 
 const SIZE = 64 * 1024 * 1024;
 
@@ -78,5 +78,38 @@ Deno.test("SIGKILL in the middle of a memory write leaves the old bytes or the n
     });
   } finally {
     await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("temporary files a crash left are removed at start: the data dir's all, a shared blob dir's once old", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "nnserve-test-" });
+  const blobDir = await Deno.makeTempDir({ prefix: "nnserve-blobs-" });
+  try {
+    await Deno.mkdir(`${dataDir}/memories`, { recursive: true });
+    await Deno.mkdir(`${blobDir}/memories/x`, { recursive: true });
+    const leftovers = {
+      data: `${dataDir}/memories/m.bin.1234.tmp`,
+      old: `${blobDir}/memories/x/y.5678.tmp`,
+      young: `${blobDir}/memories/x/z.9012.tmp`,
+    };
+    for (const path of Object.values(leftovers)) await Deno.writeFile(path, new Uint8Array(8));
+    const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    await Deno.utime(leftovers.old, twoHoursAgo, twoHoursAgo);
+    const exists = (path: string) => Deno.stat(path).then(() => true, () => false);
+    const server = await startTestServer({ dataDir, blobs: { dir: blobDir } });
+    try {
+      ok(!await exists(leftovers.data), "the data dir's temporary file is removed before serving");
+      // The shared directory is swept beside serving: wait for it (bounded).
+      for (let k = 0; k < 200 && await exists(leftovers.old); k++) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      ok(!await exists(leftovers.old), "an hour-old temporary file in the blob dir is removed");
+      ok(await exists(leftovers.young), "a fresh one may be another replica's write: kept");
+    } finally {
+      await server.close();
+    }
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+    await Deno.remove(blobDir, { recursive: true });
   }
 });

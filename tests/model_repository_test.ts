@@ -21,8 +21,6 @@ const ONNX_ADD = onnxBytes({
   initializers: [],
 });
 
-/** Writes `files` (path -> text or bytes) under `dir`. */
-
 interface Entry {
   name: string;
   version: string;
@@ -31,12 +29,19 @@ interface Entry {
   clients: { client: string; model: string; compilation: string }[];
 }
 
+/**
+ * Every entry, with every client's ids, once `/readyz` answers 200 (whose answer without a
+ * key holds only counts: the whole list is the server's own).
+ */
 async function readyEntries(server: TestServer): Promise<Entry[]> {
-  await server.ready;
+  const entries = await server.ready;
+  ok(entries, "the repository loaded");
   const { status, body } = await server.request("GET", "/readyz");
   strictEqual(status, 200, JSON.stringify(body));
   strictEqual(body.status, "ready");
-  return body.repository as Entry[];
+  const failed = entries.filter((e) => e.state === "failed").length;
+  deepStrictEqual(body.entries, { ready: entries.length - failed, failed });
+  return entries;
 }
 
 function entry(entries: Entry[], name: string, version: string): Entry {

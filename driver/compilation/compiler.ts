@@ -10,7 +10,7 @@ import type { Device } from "../devices/device.ts";
 import { type DeviceSet, FALLBACK_DEVICE } from "../devices/device_list.ts";
 import { type ModelPartition, objectiveOf, partitionModel } from "./partitioner/model_partition.ts";
 import { type PlanProfiler, profileModel } from "./partitioner/profile.ts";
-import { DriverError, invalid } from "../../nnapi/errors.ts";
+import { DriverError } from "../../nnapi/errors.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
 import type { Model } from "../model/model.ts";
 import { attachWeights, decodePlan, encodePlan } from "./plan_codec.ts";

@@ -179,7 +179,7 @@ async function optionalJson(c: Context): Promise<Record<string, unknown>> {
 /** The repository and statistics extensions' routes. */
 export function v2RepositoryRoutes(
   service: Service,
-  options: { readiness: () => Readiness; modelRepository?: string },
+  options: { readiness: () => Readiness; modelRepository?: string; maxFileBytes: number },
 ) {
   const router = newRouter();
   router.openAPIRegistry.register("V2RepositoryIndexRequest", RepositoryIndexRequest);
@@ -228,6 +228,7 @@ export function v2RepositoryRoutes(
         clients: [client],
         log: (line) => console.log(line),
         name,
+        maxFileBytes: options.maxFileBytes,
       })).filter((e) => e.state === "failed");
       if (failed) throw invalid(`failed to load '${name}': ${failed.error}`);
     }
