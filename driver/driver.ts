@@ -106,6 +106,12 @@ export interface DriverConfig {
   announce?: (change: Change) => Promise<void>;
 }
 
+/** How long one probe of the state store waits for it (a balancer's check allows a second). */
+const STATE_PROBE_MS = 500;
+
+/** How long a probe's answer is kept: probes every second are enough for a balancer. */
+const STATE_PROBE_MAX_AGE_MS = 1000;
+
 /** Default of {@link DriverConfig.inlineWork}. */
 export const DEFAULT_INLINE_WORK = 250_000;
 
@@ -127,6 +133,10 @@ export class Driver {
   readonly #runner: ExecutionRunner;
   /** Where changes go once committed. */
   readonly #announce: (change: Change) => Promise<void>;
+  /** Where the records live. */
+  readonly #state: StateStore;
+  /** The latest probe of the state store, kept for {@link STATE_PROBE_MAX_AGE_MS}. */
+  #stateProbe?: { at: number; reachable: Promise<boolean> };
 
   constructor(config: DriverConfig) {
     const blobs = config.blobs ?? new DirectoryBlobStore(`${config.dataDir}/blobs`);
@@ -188,6 +198,7 @@ export class Driver {
       inlineWork: config.inlineWork ?? DEFAULT_INLINE_WORK,
     });
     this.#announce = config.announce ?? (() => Promise.resolve());
+    this.#state = config.kv;
     registerDriverMetrics(this.metrics, {
       threads,
       pool: this.#pool,
@@ -197,6 +208,23 @@ export class Driver {
       bursts: this.#bursts,
       replica: this.replica,
     });
+  }
+
+  /**
+   * What readiness reports of the driver: whether the state store answers (probed at most
+   * once per {@link STATE_PROBE_MAX_AGE_MS}, each probe waiting at most
+   * {@link STATE_PROBE_MS}, so a probe never hangs on a database that does not answer), and
+   * how many compilations this process holds prepared (which run without the state store).
+   */
+  async condition(): Promise<{ stateReachable: boolean; liveCompilations: number }> {
+    const now = performance.now();
+    if (!this.#stateProbe || now - this.#stateProbe.at > STATE_PROBE_MAX_AGE_MS) {
+      this.#stateProbe = { at: now, reachable: this.#state.available(STATE_PROBE_MS) };
+    }
+    return {
+      stateReachable: await this.#stateProbe.reachable,
+      liveCompilations: this.#compilations.size,
+    };
   }
 
   /** A model's execution statistics (of its live compilations), from the metrics' series. */

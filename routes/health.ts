@@ -72,6 +72,10 @@ const RepositoryEntryBody = z.object({
   clients: z.array(z.object({ client: z.string(), model: z.string(), compilation: z.string() })),
 });
 
+/** What a degraded replica says it can and cannot do. */
+const DEGRADED = "the state store is unreachable: compilations this replica holds run; " +
+  "requests that need the state store get 503 with Retry-After";
+
 const EntryCounts = z.object({ ready: z.number().int(), failed: z.number().int() }).openapi({
   description: "How many repository entries are ready and how many failed",
 });
@@ -84,12 +88,18 @@ const ready = createRoute({
     "whether the service is ready, which replica answered and how many repository entries " +
     "are ready or failed. With a valid key (`Authorization: Bearer`), or from anyone when the " +
     "service runs open, it also lists the entries: their state, a failed one's reason, and " +
-    "that client's own model and compilation ids.",
+    "that client's own model and compilation ids. With PostgreSQL unreachable it is 200 " +
+    "`degraded` while the replica holds compilations (they still run, so a balancer keeps " +
+    "sending their executions), and 503 when it holds none.",
   responses: {
     200: jsonResponse(
       z.object({
-        status: z.literal("ready"),
+        status: z.enum(["ready", "degraded"]).openapi({
+          description: "`degraded`: the state store (PostgreSQL) is unreachable, but this " +
+            "replica holds prepared compilations, which still run",
+        }),
         replica: z.string().openapi({ description: "The replica that answered" }),
+        degraded: z.string().optional().openapi({ description: "What works while degraded" }),
         entries: EntryCounts.optional(),
         repository: z.array(RepositoryEntryBody).optional().openapi({
           description: "Only for a request with a valid API key (or when the service runs " +
@@ -177,14 +187,21 @@ export function healthRoutes(
     .openapi(live, (c) => c.json({ status: "ok" as const }, 200))
     .openapi(ready, async (c) => {
       const state = readiness();
-      if (!state.ready) {
+      const notReady = (why: string) => {
         c.header("Retry-After", "1");
         return c.json({
           status: "RESOURCE_EXHAUSTED_TRANSIENT" as const,
-          message: `not ready: ${state.waiting ?? "starting"}`,
+          message: `not ready: ${why}`,
         }, 503);
+      };
+      if (!state.ready) return notReady(state.waiting ?? "starting");
+      const { stateReachable, liveCompilations } = await driver.condition();
+      if (!stateReachable && liveCompilations === 0) {
+        return notReady("the state store is unreachable and this replica holds no compilation");
       }
-      const answer = { status: "ready" as const, replica: driver.replica };
+      const answer = stateReachable
+        ? { status: "ready" as const, replica: driver.replica }
+        : { status: "degraded" as const, replica: driver.replica, degraded: DEGRADED };
       const repository = state.repository;
       if (!repository) return c.json(answer, 200);
       const failed = repository.filter((e) => e.state === "failed").length;

@@ -204,13 +204,17 @@ export class PostgresStateStore implements StateStore {
     );
   }
 
-  /** Whether the database answers now (within the timeout). */
-  async available(): Promise<boolean> {
+  /** Whether the database answers within `withinMs` (the state timeout at most). */
+  async available(withinMs = this.#timeoutMs): Promise<boolean> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<false>((resolve) =>
+      timer = setTimeout(() => resolve(false), withinMs)
+    );
+    const answer = this.#bounded(() => this.#sql`SELECT 1`).then(() => true, () => false);
     try {
-      await this.#bounded(() => this.#sql`SELECT 1`);
-      return true;
-    } catch {
-      return false;
+      return await Promise.race([answer, late]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -83,6 +83,8 @@ export interface StateStore {
    * lost with a broken connection lets a second holder in, so it never guards correctness.
    */
   withLock<T>(name: string, run: () => Promise<T>): Promise<T>;
+  /** Whether the store answers within `withinMs` (readiness probes). */
+  available(withinMs: number): Promise<boolean>;
   close(): void | Promise<void>;
 }
 
@@ -97,6 +99,11 @@ export class KvStateStore implements StateStore {
 
   constructor(kv: Deno.Kv) {
     this.#kv = kv;
+  }
+
+  /** A file of this process's own: it answers while the process runs. */
+  available(): Promise<boolean> {
+    return Promise.resolve(true);
   }
 
   /** Opens (or creates) the Deno KV file at `path`. */
