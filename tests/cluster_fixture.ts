@@ -10,7 +10,8 @@ import { ok, strictEqual } from "node:assert/strict";
 import type { S3BlobConfig } from "../store/s3_blob_store.ts";
 import { startPostgres, type TestPostgres } from "./postgres_fixture.ts";
 import { startS3, type TestS3 } from "./s3_fixture.ts";
-import { mainProcess } from "./server_fixture.ts";
+import { mainProcess, startTestServer, type TestServer } from "./server_fixture.ts";
+import type { ServerConfig } from "../server.ts";
 import { type OutputLine, OutputTail } from "./output_tail.ts";
 
 /** A free loopback port (free when asked: the caller binds it soon after). */
@@ -299,6 +300,41 @@ export class Balancer {
     await endChild(this.#child, "SIGTERM", 5_000);
     await Promise.all([this.stdout.done, this.stderr.done]);
   }
+}
+
+/** Closes an in-process replica and removes its data directory. */
+export async function closeReplica(replica: TestServer): Promise<void> {
+  await replica.close();
+  await Deno.remove(replica.dataDir, { recursive: true });
+}
+
+/**
+ * In-process replicas named `names` on the shared stores (one executor worker each, and
+ * `options`); `cleanup` closes those still in the returned list (a test that stops one
+ * itself takes it out first).
+ */
+export async function startReplicas(
+  stores: SharedStores,
+  names: readonly string[],
+  cleanup: AsyncDisposableStack,
+  options: Partial<ServerConfig> = {},
+): Promise<TestServer[]> {
+  const replicas: TestServer[] = [];
+  cleanup.defer(async () => {
+    for (const replica of replicas.splice(0)) await closeReplica(replica);
+  });
+  for (const replica of names) {
+    replicas.push(
+      await startTestServer({
+        databaseUrl: stores.databaseUrl,
+        blobs: stores.blobs,
+        replica,
+        workers: 1,
+        ...options,
+      }),
+    );
+  }
+  return replicas;
 }
 
 /** Shared stores, replica processes and the balancer in front of them. */

@@ -8,8 +8,14 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { NnClient } from "../client/mod.ts";
-import { Balancer, executeVia, startSharedStores } from "./cluster_fixture.ts";
-import { addModel, startTestServer, type TestServer } from "./server_fixture.ts";
+import {
+  Balancer,
+  closeReplica,
+  executeVia,
+  startReplicas,
+  startSharedStores,
+} from "./cluster_fixture.ts";
+import { addModel } from "./server_fixture.ts";
 
 const INPUTS = { inputs: [{ data: [1, 2, 3] }, { data: [10, 20, 30] }] };
 
@@ -19,31 +25,12 @@ async function execute(base: string, compilation: string) {
   return { status, replica, outputs: body.outputs };
 }
 
-/** Closes an in-process replica and removes its data directory. */
-async function closeReplica(replica: TestServer): Promise<void> {
-  await replica.close();
-  await Deno.remove(replica.dataDir, { recursive: true });
-}
-
 Deno.test("haproxy with deploy/haproxy.cfg routes each compilation to one replica of three, and moves it when that replica stops", async () => {
   // Undone in reverse order, whatever fails: haproxy, the replicas, then the stores.
   await using cleanup = new AsyncDisposableStack();
   const stores = await startSharedStores("cluster");
   cleanup.defer(() => stores.stop());
-  const replicas: TestServer[] = [];
-  cleanup.defer(async () => {
-    for (const replica of replicas.splice(0)) await closeReplica(replica);
-  });
-  for (const name of ["r1", "r2", "r3"]) {
-    replicas.push(
-      await startTestServer({
-        databaseUrl: stores.databaseUrl,
-        blobs: stores.blobs,
-        replica: name,
-        workers: 1,
-      }),
-    );
-  }
+  const replicas = await startReplicas(stores, ["r1", "r2", "r3"], cleanup);
   const balancer = await Balancer.start(replicas.map((r) => `127.0.0.1:${r.port}`));
   cleanup.defer(() => balancer.stop());
   const lb = balancer.url;

@@ -4,8 +4,7 @@
  * clear status while the process's memory stays bounded and `/healthz` keeps answering.
  */
 import { ok, strictEqual } from "node:assert/strict";
-import { OutputTail } from "./output_tail.ts";
-import { addModel, mainProcess } from "./server_fixture.ts";
+import { addModel, withMainProcess } from "./server_fixture.ts";
 
 /** Limits of the service: small, so that a modest bomb passes them many times over. */
 const LIMITS = { maxJsonBytes: 4 * 1024 * 1024, maxBodyBytes: 16 * 1024 * 1024 };
@@ -19,18 +18,13 @@ interface Service {
   pid: number;
 }
 
-/** Runs `fn` against `main.ts` in a process of its own with {@link LIMITS}. */
+/** Runs `fn` against `main.ts` in a process of its own with {@link LIMITS}, serving "calc". */
 async function withService(fn: (service: Service) => Promise<void>) {
-  const dataDir = await Deno.makeTempDir({ prefix: "nnserve-test-" });
-  const child = mainProcess(dataDir, {
+  const env = {
     NNSERVE_MAX_JSON_BYTES: String(LIMITS.maxJsonBytes),
     NNSERVE_MAX_BODY_BYTES: String(LIMITS.maxBodyBytes),
-    NNSERVE_GPU: "0",
-  });
-  const output = new OutputTail(child.stdout);
-  try {
-    const line = await output.waitFor(/listening on http:\S+/, { timeoutMs: 30_000 });
-    const url = /listening on (http:\S+)/.exec(line.text)![1];
+  };
+  await withMainProcess({ env }, async ({ url, child }) => {
     const post = (path: string, body: unknown) =>
       fetch(`${url}${path}`, {
         method: "POST",
@@ -42,13 +36,7 @@ async function withService(fn: (service: Service) => Promise<void>) {
     const compiled = await post("/v1/compilations", { model: registered.body.id });
     strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
     await fn({ url, pid: child.pid });
-  } finally {
-    child.kill("SIGKILL");
-    await child.status;
-    await child.stderr.cancel();
-    await output.done;
-    await Deno.remove(dataDir, { recursive: true });
-  }
+  });
 }
 
 /** The process's peak resident memory so far (VmHWM), in bytes. */

@@ -4,32 +4,9 @@
  * holds the old bytes or the new ones, never a mix.
  */
 import { ok, strictEqual } from "node:assert/strict";
-import { OutputTail } from "./output_tail.ts";
-import { mainProcess, startTestServer } from "./server_fixture.ts";
+import { startTestServer, withMainProcess } from "./server_fixture.ts";
 
 const SIZE = 64 * 1024 * 1024;
-
-/** main.ts on `dataDir` until `fn` is done; `fn` gets its URL and may kill it. */
-async function withMain(
-  dataDir: string,
-  fn: (url: string, child: Deno.ChildProcess) => Promise<void>,
-) {
-  const child = mainProcess(dataDir, { NNSERVE_GPU: "0" });
-  const output = new OutputTail(child.stdout);
-  try {
-    const line = await output.waitFor(/listening on http:\S+/, { timeoutMs: 30_000 });
-    await fn(/listening on (http:\S+)/.exec(line.text)![1], child);
-  } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already gone
-    }
-    await child.status;
-    await child.stderr.cancel();
-    await output.done;
-  }
-}
 
 /** The first byte of the memory's file, or undefined while it cannot be read. */
 async function firstByte(path: string): Promise<number | undefined> {
@@ -46,7 +23,7 @@ Deno.test("SIGKILL in the middle of a memory write leaves the old bytes or the n
   const dataDir = await Deno.makeTempDir({ prefix: "nnserve-test-" });
   try {
     let id = "";
-    await withMain(dataDir, async (url, child) => {
+    await withMainProcess({ dataDir }, async ({ url, child }) => {
       const created = await fetch(`${url}/v1/memories`, {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -66,7 +43,7 @@ Deno.test("SIGKILL in the middle of a memory write leaves the old bytes or the n
       await child.status;
       await writing;
     });
-    await withMain(dataDir, async (url) => {
+    await withMainProcess({ dataDir }, async ({ url }) => {
       const read = await fetch(`${url}/v1/memories/${id}`);
       strictEqual(read.status, 200);
       const bytes = new Uint8Array(await read.arrayBuffer());

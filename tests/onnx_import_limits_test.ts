@@ -23,8 +23,7 @@ import {
   unusedInitializers,
 } from "./onnx/hostile_graphs.ts";
 import { ANONYMOUS_CLIENT } from "../routes/auth.ts";
-import { OutputTail } from "./output_tail.ts";
-import { mainProcess, metric, withTestServer } from "./server_fixture.ts";
+import { metric, withMainProcess, withTestServer } from "./server_fixture.ts";
 
 /** An import's answer. */
 interface Answer {
@@ -66,23 +65,8 @@ function refused(answer: Answer, status: number, nnapi: string, limit: string, w
 }
 
 /** Runs `fn` against main.ts in its own process (its CPU use is its alone) with `env`. */
-async function withService(
-  env: Record<string, string>,
-  fn: (url: string, pid: number) => Promise<void>,
-) {
-  const dataDir = await Deno.makeTempDir({ prefix: "nnserve-test-" });
-  const child = mainProcess(dataDir, { ...env, NNSERVE_GPU: "0" });
-  const output = new OutputTail(child.stdout);
-  try {
-    const line = await output.waitFor(/listening on http:\S+/, { timeoutMs: 30_000 });
-    await fn(/listening on (http:\S+)/.exec(line.text)![1], child.pid);
-  } finally {
-    child.kill("SIGKILL");
-    await child.status;
-    await child.stderr.cancel();
-    await output.done;
-    await Deno.remove(dataDir, { recursive: true });
-  }
+function withService(env: Record<string, string>, fn: (url: string, pid: number) => Promise<void>) {
+  return withMainProcess({ env }, ({ url, child }) => fn(url, child.pid));
 }
 
 /**
@@ -121,21 +105,16 @@ Deno.test("folding bombs at the default limits are 400s naming the node and NNSE
 const RSS_BOUND = 96 * 1024 * 1024;
 
 Deno.test("the service's peak RSS stays bounded while folding bombs and a spent fold budget are refused", async () => {
-  const dataDir = await Deno.makeTempDir({ prefix: "nnserve-test-" });
   // Small limits, so each bomb passes them many times over: 2^22 elements per tensor, 40 MiB
   // folded per import. Before, the first bomb alone touched 1 GiB and was accepted.
-  const child = mainProcess(dataDir, {
+  const env = {
     NNSERVE_MAX_TENSOR_ELEMENTS: String(2 ** 22),
     NNSERVE_MAX_IMPORT_FOLDED_BYTES: String(40 * 1024 * 1024),
-    NNSERVE_GPU: "0",
-  });
-  const output = new OutputTail(child.stdout);
-  try {
-    const line = await output.waitFor(/listening on http:\S+/, { timeoutMs: 30_000 });
-    const url = /listening on (http:\S+)/.exec(line.text)![1];
+  };
+  await withService(env, async (url, pid) => {
     // A first import starts a conversion worker: its memory is the baseline, not growth.
     strictEqual((await importOnnx(url, constantOfShapeBomb(1024))).status, 201);
-    const before = await peakRss(child.pid);
+    const before = await peakRss(pid);
     refused(
       await importOnnx(url, constantOfShapeBomb(2 ** 28)),
       400,
@@ -158,15 +137,9 @@ Deno.test("the service's peak RSS stays bounded while folding bombs and a spent 
       "import_folding",
       /node 'bomb2' \(ConstantOfShape\).*budget of 41943040 bytes.*NNSERVE_MAX_IMPORT_FOLDED_BYTES/,
     );
-    const growth = await peakRss(child.pid) - before;
+    const growth = await peakRss(pid) - before;
     ok(growth < RSS_BOUND, `the peak RSS grew ${growth} bytes`);
-  } finally {
-    child.kill("SIGKILL");
-    await child.status;
-    await child.stderr.cancel();
-    await output.done;
-    await Deno.remove(dataDir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("graphs past the model limits' nodes or initializers are 413s before they are converted", async () => {
@@ -305,30 +278,19 @@ async function sendImport(url: string, bytes: Uint8Array): Promise<Deno.TcpConn>
 }
 
 Deno.test("when its client leaves, a conversion stops (the service in its own process)", async () => {
-  const dataDir = await Deno.makeTempDir({ prefix: "nnserve-test-" });
   // No time limit to speak of: only the client's leaving can stop the conversion.
-  const child = mainProcess(dataDir, { NNSERVE_IMPORT_TIMEOUT: "600", NNSERVE_GPU: "0" });
-  const output = new OutputTail(child.stdout);
-  try {
-    const line = await output.waitFor(/listening on http:\S+/, { timeoutMs: 30_000 });
-    const url = /listening on (http:\S+)/.exec(line.text)![1];
+  await withService({ NNSERVE_IMPORT_TIMEOUT: "600" }, async (url, pid) => {
     // A file of under 200 bytes: Deno 2.9 tells a handler that its client left (the
     // request's signal) only for a request of a few hundred bytes; past that, the time
     // limit stops the conversion (the test below stops one through the signal directly).
     const conn = await sendImport(url, onnxBytes(tinySlowFold()));
-    await untilBusy(child.pid);
+    await untilBusy(pid);
     conn.close();
     await sleep(1000);
     // Before, the worker went on for the rest of its 40 s: 3 s of CPU in these 3 s.
-    const used = await cpuOver(child.pid, 3000);
+    const used = await cpuOver(pid, 3000);
     ok(used < 0.8, `the service used ${used} s of CPU in the 3 s after its client left`);
-  } finally {
-    child.kill("SIGKILL");
-    await child.status;
-    await child.stderr.cancel();
-    await output.done;
-    await Deno.remove(dataDir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("an import whose request signal aborts stops converting at once", async () => {

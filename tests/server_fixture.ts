@@ -4,6 +4,7 @@
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { type RunningServer, type ServerConfig, startServer } from "../server.ts";
+import { OutputTail } from "./output_tail.ts";
 
 /** A running test server and its data directory. */
 export interface TestServer extends RunningServer {
@@ -183,6 +184,41 @@ export function mainProcess(dataDir: string, env: Record<string, string> = {}): 
     stdout: "piped",
     stderr: "piped",
   }).spawn();
+}
+
+/** main.ts running in a process of its own, as {@link withMainProcess} hands it over. */
+export interface MainProcess {
+  url: string;
+  child: Deno.ChildProcess;
+  dataDir: string;
+}
+
+/**
+ * Runs `fn` against `main.ts` in a process of its own (its memory and CPU are its alone) with
+ * `env` (and NNSERVE_GPU=0), on `dataDir` or a new one (removed after); the process is
+ * killed after `fn`, which may kill it first.
+ */
+export async function withMainProcess(
+  options: { env?: Record<string, string>; dataDir?: string },
+  fn: (service: MainProcess) => Promise<void>,
+): Promise<void> {
+  const dataDir = options.dataDir ?? await Deno.makeTempDir({ prefix: "nnserve-test-" });
+  const child = mainProcess(dataDir, { NNSERVE_GPU: "0", ...options.env });
+  const output = new OutputTail(child.stdout);
+  try {
+    const line = await output.waitFor(/listening on http:\S+/, { timeoutMs: 30_000 });
+    await fn({ url: /listening on (http:\S+)/.exec(line.text)![1], child, dataDir });
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+    await child.status;
+    await child.stderr.cancel();
+    await output.done;
+    if (options.dataDir === undefined) await Deno.remove(dataDir, { recursive: true });
+  }
 }
 
 /** The exit status and output of a child, or undefined (and the child killed) past `ms`. */

@@ -6,9 +6,9 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { DriverError } from "../nnapi/errors.ts";
 import { PostgresStateStore } from "../store/postgres_state.ts";
-import { Balancer, executeVia, startSharedStores } from "./cluster_fixture.ts";
+import { Balancer, executeVia, startReplicas, startSharedStores } from "./cluster_fixture.ts";
 import { startPostgres } from "./postgres_fixture.ts";
-import { addModel, startTestServer, type TestServer } from "./server_fixture.ts";
+import { addModel, type TestServer } from "./server_fixture.ts";
 
 /** The state timeout of these tests (seconds). */
 const TIMEOUT_SECONDS = 2;
@@ -59,24 +59,9 @@ Deno.test("through deploy/haproxy.cfg with PostgreSQL stopped: executions go on,
   await using cleanup = new AsyncDisposableStack();
   const stores = await startSharedStores("outage");
   cleanup.defer(() => stores.stop());
-  const replicas: TestServer[] = [];
-  cleanup.defer(async () => {
-    for (const replica of replicas.splice(0)) {
-      await replica.close();
-      await Deno.remove(replica.dataDir, { recursive: true });
-    }
+  const replicas = await startReplicas(stores, ["r1", "r2", "r3"], cleanup, {
+    stateTimeoutSeconds: TIMEOUT_SECONDS,
   });
-  for (const name of ["r1", "r2", "r3"]) {
-    replicas.push(
-      await startTestServer({
-        databaseUrl: stores.databaseUrl,
-        blobs: stores.blobs,
-        replica: name,
-        workers: 1,
-        stateTimeoutSeconds: TIMEOUT_SECONDS,
-      }),
-    );
-  }
   const balancer = await Balancer.start(replicas.map((r) => `127.0.0.1:${r.port}`));
   cleanup.defer(() => balancer.stop());
   const lb = balancer.url;
