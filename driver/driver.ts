@@ -4,11 +4,10 @@
  * and bursts, for clients (owners). It knows nothing of HTTP or ONNX (the serving layer,
  * `serving/`, adds those); every failure is a DriverError with an NNAPI status.
  */
-import { type BlobStore, DirectoryBlobStore } from "../store/blob_store.ts";
+import { DirectoryBlobStore } from "../store/blob_store.ts";
 import type { StateStore } from "../store/state_store.ts";
-import type { CompilationCache } from "../cache/compilation_cache.ts";
 import { BufferRegistry } from "../memory/buffers.ts";
-import { checkRegion, type MemoryInfo, type MemoryLimits, MemoryPools } from "../memory/pools.ts";
+import { checkRegion, type MemoryInfo, MemoryPools } from "../memory/pools.ts";
 import { SharedRegions } from "../memory/regions.ts";
 import { CompilationStore } from "../store/compilation_store.ts";
 import { ModelStore } from "../store/model_store.ts";
@@ -27,11 +26,11 @@ import {
   Compilations,
 } from "./compilation/compilations.ts";
 import { Compiler } from "./compilation/compiler.ts";
-import type { DeviceCosts, DeviceInfo } from "./devices/device.ts";
+import type { DeviceInfo } from "./devices/device.ts";
 import { DeviceSet } from "./devices/device_list.ts";
 import { type ClientExecutionRequest, type ExecutionResult } from "./execution/request.ts";
 import { ExecutionRunner } from "./execution/runner.ts";
-import { ExecutorPool, type QueueLimits } from "./execution/executors/pool.ts";
+import { ExecutorPool } from "./execution/executors/pool.ts";
 import {
   type BufferRequest,
   copyIntoBuffer,
@@ -39,81 +38,20 @@ import {
   describeBuffer,
 } from "./execution/memory_domain.ts";
 import { Metrics } from "../metrics/metrics.ts";
-import type { ModelJson } from "./model/model_schema.ts";
 import {
-  type ModelInfo,
-  type ModelLimits,
-  Models,
-  type ModelSource,
-  publicModel,
-} from "./model/models.ts";
-
-/**
- * A change that makes what other replicas hold in memory stale (a deleted compilation's
- * prepared plan, the served models of a client, a deleted memory's loaded bytes). The driver
- * hands its own to {@link DriverConfig.announce}; the serving layer tells every replica, and
- * hands back what it hears through {@link Driver.heard}.
- */
-export type Change =
-  | { kind: "compilation-deleted"; owner: string; id: string }
-  | { kind: "models-changed"; owner: string }
-  | { kind: "memory-deleted"; owner: string; id: string };
-
-/** Default of {@link DriverConfig.maxCompilationsPerClient}. */
-export const DEFAULT_MAX_COMPILATIONS_PER_CLIENT = 1000;
-
-/** Where the driver keeps state and how much parallelism it uses. */
-export interface DriverConfig {
-  kv: StateStore;
-  /** This replica's name, in metrics, logs and answers (default: the host name). */
-  replica?: string;
-  /** Where model documents and weights go (default: `<data dir>/blobs`). */
-  blobs?: BlobStore;
-  dataDir: string;
-  /** The opened compilation cache. */
-  cache: CompilationCache;
-  /** Executor workers (parallel executions). */
-  workers: number;
-  /**
-   * Kernel threads all executions share (default: one per worker): one execution alone
-   * splits its large kernel calls across all of them, concurrent ones share them.
-   */
-  threads?: number;
-  /** Memory pool size limits. */
-  memoryLimits?: MemoryLimits;
-  /**
-   * Plans of at most this many estimated multiply-adds run on the driver's own thread: a
-   * worker round trip would cost more than the kernels (default 250 000: tens of µs with
-   * the SIMD kernels, about half a millisecond with the reference quantized ones).
-   */
-  inlineWork?: number;
-  /** Bounds of the executions waiting for a worker (NNSERVE_MAX_QUEUED, ..._PER_CLIENT). */
-  queueLimits?: QueueLimits;
-  /** How large a model may be, and how many one client may have. */
-  modelLimits?: Partial<ModelLimits>;
-  /** Compilations one client may have (NNSERVE_MAX_COMPILATIONS_PER_CLIENT). */
-  maxCompilationsPerClient?: number;
-  /** Bursts one client may hold open at once (NNSERVE_MAX_BURSTS_PER_CLIENT). */
-  maxBurstsPerClient?: number;
-  /** The devices and their measured costs (default: the host devices). */
-  devices?: DeviceSet;
-  /** Device costs that replace the measured ones (tests that force a partition). */
-  deviceCosts?: Record<string, DeviceCosts>;
-  /**
-   * Told of every change once it is committed (default: nobody). A failure to tell is the
-   * announcer's to report: the change itself stands.
-   */
-  announce?: (change: Change) => Promise<void>;
-}
+  type Change,
+  DEFAULT_INLINE_WORK,
+  DEFAULT_MAX_COMPILATIONS_PER_CLIENT,
+  type DriverConfig,
+} from "./driver_config.ts";
+import type { ModelJson } from "./model/model_schema.ts";
+import { type ModelInfo, Models, type ModelSource, publicModel } from "./model/models.ts";
 
 /** How long one probe of the state store waits for it (a balancer's check allows a second). */
 const STATE_PROBE_MS = 500;
 
 /** How long a probe's answer is kept: probes every second are enough for a balancer. */
 const STATE_PROBE_MAX_AGE_MS = 1000;
-
-/** Default of {@link DriverConfig.inlineWork}. */
-export const DEFAULT_INLINE_WORK = 250_000;
 
 /** The driver: one per server process. */
 export class Driver {

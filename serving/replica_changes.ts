@@ -4,7 +4,7 @@
  * (a deleted compilation's prepared plan, the served models of a client, a deleted memory's
  * loaded bytes) is stale.
  */
-import type { Change } from "../driver/driver.ts";
+import type { Change } from "../driver/driver_config.ts";
 import type { StateStore } from "../store/state_store.ts";
 
 /** Announces this replica's changes and hears every replica's (this one's included). */

@@ -5,7 +5,8 @@
  * service; nothing under `driver/` imports this layer.
  */
 import type { OnnxConversionOptions, OnnxTensorInfo } from "../converter/onnx/convert.ts";
-import { type Change, Driver, type DriverConfig } from "../driver/driver.ts";
+import { Driver } from "../driver/driver.ts";
+import type { Change, DriverConfig } from "../driver/driver_config.ts";
 import { DEFAULT_MODEL_LIMITS, type ModelInfo, type ModelSource } from "../driver/model/models.ts";
 import {
   DEFAULT_IMPORT_LIMITS,

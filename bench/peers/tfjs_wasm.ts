@@ -12,7 +12,7 @@ import { setWasmPaths } from "@tensorflow/tfjs-backend-wasm";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { decodeOnnx, list } from "../../converter/onnx/decode.ts";
-import { NodeView } from "../../converter/onnx/context.ts";
+import { NodeView } from "../../converter/onnx/node_view.ts";
 import { tensorFromProto } from "../../converter/onnx/tensors.ts";
 import type { Engine } from "./engines.ts";
 

@@ -9,7 +9,8 @@
 import type { ModelJson } from "../../driver/model/model_schema.ts";
 import type { OperandType } from "../../nnapi/types.ts";
 import { asNodeFault, ConversionLimitError, fileFault, nodeFault } from "../errors.ts";
-import { ConversionContext, NodeView } from "./context.ts";
+import { ConversionContext } from "./context.ts";
+import { NodeView } from "./node_view.ts";
 import {
   decodeOnnx,
   type GraphProto,

@@ -2,7 +2,8 @@
  * The shape of a conversion rule: one ONNX op type turned into NNAPI operations (or folded
  * on the host when its inputs are constants). Rules are registered in `rules/index.ts`.
  */
-import type { ConversionContext, NodeView } from "./context.ts";
+import type { ConversionContext } from "./context.ts";
+import type { NodeView } from "./node_view.ts";
 import type { HostTensor } from "./tensors.ts";
 
 export interface Rule {

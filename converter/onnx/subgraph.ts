@@ -6,7 +6,8 @@
  */
 import type { BuiltOperand, Quantization } from "../graph_builder.ts";
 import type { OperandType } from "../../nnapi/types.ts";
-import { type ConversionContext, NodeView } from "./context.ts";
+import { type ConversionContext } from "./context.ts";
+import { NodeView } from "./node_view.ts";
 import { type GraphProto, list } from "./decode.ts";
 import type { ElementType } from "./tensors.ts";
 import { tensorFromProto } from "./tensors.ts";

@@ -6,7 +6,8 @@ import { broadcastShape, forEachBroadcastRow } from "../../../kernels/elementwis
 import { resolveAxis } from "../../../operations/common/axis.ts";
 import type { OperandType } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
-import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
+import type { ConversionContext, OutputSpec } from "../context.ts";
+import type { NodeView } from "../node_view.ts";
 import {
   allocateHost,
   type ElementType,

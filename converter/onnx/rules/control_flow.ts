@@ -4,7 +4,8 @@
  * branches referenced subgraphs (`../subgraph.ts` makes the outer values they read explicit
  * inputs). Loop (`loop.ts`) is registered here too.
  */
-import { type ConversionContext, NodeView } from "../context.ts";
+import { type ConversionContext } from "../context.ts";
+import { NodeView } from "../node_view.ts";
 import { type GraphProto, list } from "../decode.ts";
 import type { Rule } from "../rule.ts";
 import {

@@ -7,7 +7,8 @@
 import { FUSED_NONE } from "../../../nnapi/types.ts";
 import { transpose } from "../../../kernels/shape_transform.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
-import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
+import type { ConversionContext, OutputSpec } from "../context.ts";
+import type { NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import type { HostTensor } from "../tensors.ts";
 import { floatConstant, NCHW, requireFloat, sameTypeAs } from "./common.ts";

@@ -12,7 +12,8 @@
  */
 import { FUSED_NONE, type OperationType } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
-import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
+import type { ConversionContext, OutputSpec } from "../context.ts";
+import type { NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import type { HostTensor } from "../tensors.ts";
 import { convAttributes, convolutionPlan, emitConvolution } from "./conv.ts";

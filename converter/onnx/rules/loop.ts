@@ -10,7 +10,8 @@
  * value appended to its accumulator. An accumulator starts as one row of zeros (NNAPI has
  * no empty tensors), sliced off after the loop.
  */
-import type { ConversionContext, NodeView } from "../context.ts";
+import type { ConversionContext } from "../context.ts";
+import type { NodeView } from "../node_view.ts";
 import { type GraphProto, list } from "../decode.ts";
 import type { Rule } from "../rule.ts";
 import {

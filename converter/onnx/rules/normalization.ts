@@ -4,7 +4,8 @@
  */
 import { FUSED_NONE } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
-import type { ConversionContext, NodeView } from "../context.ts";
+import type { ConversionContext } from "../context.ts";
+import type { NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import { floatConstant, normalizeAxis, requireFloat, sameTypeAs } from "./common.ts";
 

@@ -12,7 +12,8 @@ import {
   sameTypeAs,
 } from "./common.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
-import type { ConversionContext, NodeView } from "../context.ts";
+import type { ConversionContext } from "../context.ts";
+import type { NodeView } from "../node_view.ts";
 import { allocateHost } from "../tensors.ts";
 
 /** ONNX pads [x1_begin, x2_begin, ..., x1_end, ...] for all axes. */

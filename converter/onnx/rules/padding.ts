@@ -2,7 +2,7 @@
  * ONNX spatial padding (pads, auto_pad, ceil_mode) as NNAPI's explicit padding or implicit
  * padding scheme, for the image operations in NCHW (dims[2] = height, dims[3] = width).
  */
-import type { NodeView } from "../context.ts";
+import type { NodeView } from "../node_view.ts";
 
 /** NNAPI PaddingCode. */
 const PADDING_SAME = 1;

@@ -5,7 +5,8 @@
  */
 import { FUSED_NONE } from "../../../nnapi/types.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
-import type { ConversionContext, NodeView } from "../context.ts";
+import type { ConversionContext } from "../context.ts";
+import type { NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import { NCHW, requireFloat, sameTypeAs } from "./common.ts";
 import { ceilModeExtra, type SpatialPadding, spatialPadding } from "./padding.ts";

@@ -10,7 +10,8 @@
  */
 import { FUSED_NONE } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
-import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
+import type { ConversionContext, OutputSpec } from "../context.ts";
+import type { NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import type { ElementType, HostTensor } from "../tensors.ts";
 import { convAttributes, type ConvolutionPlan, convolutionPlan, emitConvolution } from "./conv.ts";

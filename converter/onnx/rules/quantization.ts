@@ -4,7 +4,8 @@
  * per axis) folds into float constants. A QDQ model thus runs its float operations between
  * exact quantize/dequantize steps, as the ONNX definition of those models reads.
  */
-import type { ConversionContext, NodeView } from "../context.ts";
+import type { ConversionContext } from "../context.ts";
+import type { NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import { allocateHost, type HostTensor } from "../tensors.ts";
 import { normalizeAxis, requireFloat } from "./common.ts";

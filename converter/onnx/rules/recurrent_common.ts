@@ -5,7 +5,8 @@
  * with their direction axis (Y [seq, dirs, batch, h], final states [dirs, batch, h]).
  */
 import type { BuiltOperand } from "../../graph_builder.ts";
-import type { ConversionContext, NodeView, OutputSpec } from "../context.ts";
+import type { ConversionContext, OutputSpec } from "../context.ts";
+import type { NodeView } from "../node_view.ts";
 import { type HostTensor, hostValues } from "../tensors.ts";
 import { floatConstant, requireFloat, sameTypeAs } from "./common.ts";
 

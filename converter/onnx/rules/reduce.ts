@@ -7,7 +7,8 @@
 import { FUSED_NONE } from "../../../nnapi/types.ts";
 import { rowMajorStrides } from "../../../kernels/shape_transform.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
-import type { ConversionContext, NodeView } from "../context.ts";
+import type { ConversionContext } from "../context.ts";
+import type { NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import { allocateHost, type HostTensor } from "../tensors.ts";
 import { int32Vector, normalizeAxis, requireFloat, sameTypeAs, specOf } from "./common.ts";

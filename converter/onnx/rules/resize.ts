@@ -5,7 +5,8 @@
  * source index; any other combination is refused rather than approximated.
  */
 import type { BuiltOperand } from "../../graph_builder.ts";
-import type { ConversionContext, NodeView } from "../context.ts";
+import type { ConversionContext } from "../context.ts";
+import type { NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import { NCHW, requireFloat, sameTypeAs } from "./common.ts";
 

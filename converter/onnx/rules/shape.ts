@@ -6,7 +6,8 @@
  */
 import { gather as gatherKernel, stridedSlice } from "../../../kernels/shape_transform.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
-import { type ConversionContext, DEPENDS_ON_EXTENTS, type NodeView } from "../context.ts";
+import { type ConversionContext, DEPENDS_ON_EXTENTS } from "../context.ts";
+import { type NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import {
   allocateHost,

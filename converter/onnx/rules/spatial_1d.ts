@@ -5,7 +5,7 @@
  * [.., .., k] as [.., .., 1, k]), and the result loses the height again (SQUEEZE). Both
  * operations keep extents known only at execution.
  */
-import { NodeView } from "../context.ts";
+import { NodeView } from "../node_view.ts";
 import type { ConversionContext } from "../context.ts";
 import { type AttributeProto, onnx } from "../decode.ts";
 import type { Rule } from "../rule.ts";

@@ -3,7 +3,7 @@
  * MelWeightMatrix, folded at conversion as ONNX's reference computes them (a size known only
  * at execution is refused).
  */
-import type { NodeView } from "../context.ts";
+import type { NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import {
   allocateHost,

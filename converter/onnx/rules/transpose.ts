@@ -6,7 +6,7 @@
  */
 import { transpose } from "../../../kernels/shape_transform.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
-import type { NodeView } from "../context.ts";
+import type { NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import { allocateHost } from "../tensors.ts";
 import { int32Vector, knownProduct, sameTypeAs } from "./common.ts";
