@@ -15,8 +15,10 @@ import type { ModelInfo, ModelSignature } from "./types.ts";
 /** Options of `NnClient.compile` (API.md `POST /v1/compilations`). */
 export interface CompileOptions {
   /**
-   * What the partitioner optimizes the plan for: one answer's latency (the default), energy,
-   * or throughput of successive executions.
+   * NNAPI's execution preference (default FAST_SINGLE_ANSWER). The partitioner plans for one
+   * execution's latency whichever is given (the plan's `objective` is always "latency"): the
+   * devices here share the host's cores and run a plan's steps one after the other, so the
+   * fastest single answer is also the highest sustained rate and the least energy.
    */
   preference?: "LOW_POWER" | "FAST_SINGLE_ANSWER" | "SUSTAINED_SPEED";
   /** Where its executions queue when every executor is busy (default MEDIUM). */

@@ -159,7 +159,9 @@ export const CompilationRequest = z.object({
 
 /** The plan of a compilation: which device runs which operations, and the estimated cost. */
 export const PlanBody = z.object({
-  objective: z.enum(["latency", "throughput"]),
+  objective: z.literal("latency").openapi({
+    description: "what the plan minimises: one execution's latency, for every preference",
+  }),
   costs: z.enum(["static", "profile"]),
   estimatedCost: z.number().openapi({ description: "µs, by the devices' measured speeds" }),
   switches: z.number().int(),

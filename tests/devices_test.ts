@@ -194,7 +194,7 @@ Deno.test("the plan is visible: it alternates devices where each is cheaper, wit
       model: model.body.id,
       preference: "SUSTAINED_SPEED",
     });
-    strictEqual((sustained.body.plan as PlanJson).objective, "throughput");
+    deepStrictEqual(sustained.body.plan, plan);
     strictEqual(
       (await server.request("GET", "/v1/compilations/no-such-compilation")).status,
       404,
@@ -215,6 +215,58 @@ Deno.test("device costs decide the plan: a reference CPU made cheaper takes ever
       ["cpu-reference", [0, 1, 2, 3]],
     ]);
     strictEqual(plan.switches, 0);
+  });
+});
+
+/** FULLY_CONNECTED three times over [1, 8]: every step runs on both CPUs. */
+function fullyConnectedChain() {
+  const tensor = float32Tensor;
+  const weights = Array.from({ length: 64 }, (_, i) => ((i % 5) - 2) * 0.1);
+  return {
+    operands: [
+      tensor([1, 8], "MODEL_INPUT"), // 0
+      tensor([8, 8], "CONSTANT_COPY", weights), // 1
+      tensor([8], "CONSTANT_COPY", [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]), // 2
+      int32Scalar(0), // 3: no activation
+      tensor([1, 8], "TEMPORARY_VARIABLE"), // 4
+      tensor([1, 8], "TEMPORARY_VARIABLE"), // 5
+      tensor([1, 8], "MODEL_OUTPUT"), // 6
+    ],
+    operations: [
+      { type: "FULLY_CONNECTED", inputs: [0, 1, 2, 3], outputs: [4] },
+      { type: "FULLY_CONNECTED", inputs: [4, 1, 2, 3], outputs: [5] },
+      { type: "FULLY_CONNECTED", inputs: [5, 1, 2, 3], outputs: [6] },
+    ],
+    inputIndexes: [0],
+    outputIndexes: [6],
+  };
+}
+
+Deno.test("SUSTAINED_SPEED gets the latency plan: devices sharing the cores are not balanced", async () => {
+  // cpu-reference at half cpu-simd's speed: spreading the chain over both would lower the
+  // busiest device's load, but one executor runs the steps one after the other on the same
+  // cores, so that only adds a slower step (NNAPI picks by execTime for both preferences).
+  const deviceCosts = {
+    "cpu-simd": { microsPerWork: 1 },
+    "cpu-reference": { microsPerWork: 2 },
+  };
+  await withTestServer({ deviceCosts }, async (server) => {
+    const model = await server.request("POST", "/v1/models", fullyConnectedChain());
+    strictEqual(model.status, 201, JSON.stringify(model.body));
+    const plans: Record<string, PlanJson> = {};
+    for (const preference of ["FAST_SINGLE_ANSWER", "SUSTAINED_SPEED", "LOW_POWER"]) {
+      const created = await server.request("POST", "/v1/compilations", {
+        model: model.body.id,
+        preference,
+      });
+      strictEqual(created.status, 201, JSON.stringify(created.body));
+      plans[preference] = created.body.plan as PlanJson;
+    }
+    const fast = plans.FAST_SINGLE_ANSWER;
+    deepStrictEqual(fast.steps.map((s) => [s.device, s.operations]), [["cpu-simd", [0, 1, 2]]]);
+    strictEqual(fast.objective, "latency");
+    deepStrictEqual(plans.SUSTAINED_SPEED, fast);
+    deepStrictEqual(plans.LOW_POWER, fast);
   });
 });
 

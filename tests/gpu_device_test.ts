@@ -159,6 +159,58 @@ Deno.test("the partitioner keeps islands off the gpu when moving tensors costs m
   );
 });
 
+/** Six CONV_2D in a chain: every step runs on the gpu and on both CPUs. */
+function convChainModel() {
+  const { operands, operations } = convFloorModel();
+  const layers = 6;
+  return {
+    operands: [
+      ...operands.slice(0, 6),
+      ...Array.from(
+        { length: layers },
+        (_, i) =>
+          float32Tensor([1, 6, 6, 2], i === layers - 1 ? "MODEL_OUTPUT" : "TEMPORARY_VARIABLE"),
+      ),
+    ],
+    operations: Array.from({ length: layers }, (_, i) => ({
+      ...operations[0],
+      inputs: [i === 0 ? 0 : 5 + i, 1, 2, 3, 4, 4, 5],
+      outputs: [6 + i],
+    })),
+    inputIndexes: [0],
+    outputIndexes: [6 + layers - 1],
+  };
+}
+
+Deno.test("SUSTAINED_SPEED runs where FAST_SINGLE_ANSWER does, not spread over gpu and CPUs", async () => {
+  // The gpu fastest, cpu-simd next, cpu-reference slowest, transfers free: spreading the
+  // chain over the three would lower the busiest device's load, but the steps run one after
+  // the other (the issue's MobileNetV2 plan alternated all three, 4-6x slower).
+  const free = { fixedMicros: 0, microsPerByte: 0 };
+  const deviceCosts = {
+    gpu: { microsPerWork: 1e-3, transfer: free },
+    "cpu-simd": { microsPerWork: 2e-3 },
+    "cpu-reference": { microsPerWork: 4e-3 },
+  };
+  await withTestServer({ gpu: true, deviceCosts }, async (server) => {
+    const model = await server.request("POST", "/v1/models", convChainModel());
+    strictEqual(model.status, 201, JSON.stringify(model.body));
+    const compile = async (preference: string) => {
+      const created = await server.request("POST", "/v1/compilations", {
+        model: model.body.id,
+        preference,
+      });
+      strictEqual(created.status, 201, JSON.stringify(created.body));
+      return created.body.plan as PlanJson;
+    };
+    const fast = await compile("FAST_SINGLE_ANSWER");
+    deepStrictEqual(fast.steps.map((s) => [s.device, s.operations]), [
+      ["gpu", [0, 1, 2, 3, 4, 5]],
+    ]);
+    deepStrictEqual(await compile("SUSTAINED_SPEED"), fast);
+  });
+});
+
 Deno.test("profile-guided partitioning times the gpu too, and its plan computes the same", async () => {
   await withTestServer({ gpu: true }, async (server) => {
     const model = await server.request("POST", "/v1/models", convFloorModel());

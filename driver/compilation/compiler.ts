@@ -8,7 +8,7 @@ import type { CompilationCache } from "../../cache/compilation_cache.ts";
 import type { CompilationRecord } from "../../store/compilation_store.ts";
 import type { Device } from "../devices/device.ts";
 import { type DeviceSet, FALLBACK_DEVICE } from "../devices/device_list.ts";
-import { type ModelPartition, objectiveOf, partitionModel } from "./partitioner/model_partition.ts";
+import { type ModelPartition, partitionModel } from "./partitioner/model_partition.ts";
 import { type PlanProfiler, profileModel } from "./partitioner/profile.ts";
 import { DriverError } from "../../nnapi/errors.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
@@ -118,11 +118,7 @@ export class Compiler {
     const partitioned = await this.#checkSubgraphs(
       model,
       devices,
-      partitionModel(model, devices, {
-        costs: this.devices.costs,
-        objective: objectiveOf(record.preference),
-        measured,
-      }),
+      partitionModel(model, devices, { costs: this.devices.costs, measured }),
     );
     const { placement, summary } = partitioned;
     const prepared = await prepareFor(placement);

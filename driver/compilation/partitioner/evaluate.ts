@@ -9,21 +9,10 @@
  * host space pays its move home, charged to the subgraph that wrote it. Each subgraph also
  * pays the problem's `subgraphOverhead`.
  */
-import {
-  type IndexedProblem,
-  type Objective,
-  type Partition,
-  type Subgraph,
-  type Transfer,
-} from "./problem.ts";
+import { type IndexedProblem, type Partition, type Subgraph, type Transfer } from "./problem.ts";
 
 /** The plan for `devices` (a device position per operation position). */
-export function evaluate(
-  ix: IndexedProblem,
-  devices: number[],
-  objective: Objective,
-  optimal: boolean,
-): Partition {
+export function evaluate(ix: IndexedProblem, devices: number[], optimal: boolean): Partition {
   const names = ix.problem.devices.map((d) => d.name);
   const home = new Map<number, number>();
   const present = new Map<number, number>();
@@ -99,61 +88,9 @@ export function evaluate(
     g.inputs.sort((a, b) => a - b);
     g.outputs.sort((a, b) => a - b);
   }
-  return summarise(subgraphs, objective, optimal);
-}
-
-/**
- * Per-device loads of `devices` (their sum is the latency): `evaluate`'s accounting without
- * building subgraphs, for the throughput heuristic's many trial moves.
- */
-export function measure(ix: IndexedProblem, devices: number[]): number[] {
-  const loads = new Array<number>(ix.problem.devices.length).fill(0);
-  const home = new Uint8Array(ix.operandCount);
-  const present = new Uint32Array(ix.operandCount);
-  for (const x of ix.problem.modelInputs) {
-    home[x] = ix.host;
-    present[x] = 1 << ix.host;
-  }
-  let previous = -1;
-  ix.operations.forEach((op, i) => {
-    const d = devices[i];
-    const s = ix.spaceOf[d];
-    let charge = op.costs[d]! + (d === previous ? 0 : ix.overhead);
-    previous = d;
-    for (const x of op.inputs) {
-      if ((present[x] & (1 << s)) === 0) {
-        charge += ix.transfer(x, home[x], s);
-        present[x] |= 1 << s;
-      }
-    }
-    for (const y of op.outputs) {
-      home[y] = s;
-      present[y] = 1 << s;
-      if (ix.modelOutputs.has(y) && s !== ix.host) {
-        charge += ix.transfer(y, s, ix.host);
-        present[y] |= 1 << ix.host;
-      }
-    }
-    loads[d] += charge;
-  });
-  return loads;
-}
-
-/** Totals of a list of subgraphs under an objective. */
-function summarise(subgraphs: Subgraph[], objective: Objective, optimal: boolean): Partition {
-  const loads = new Map<string, number>();
-  let latency = 0;
-  for (const g of subgraphs) {
-    latency += g.cost;
-    loads.set(g.device, (loads.get(g.device) ?? 0) + g.cost);
-  }
-  const bottleneck = Math.max(0, ...loads.values());
   return {
     subgraphs,
-    objective,
-    cost: objective === "latency" ? latency : bottleneck,
-    latency,
-    bottleneck,
+    cost: subgraphs.reduce((sum, g) => sum + g.cost, 0),
     switches: Math.max(0, subgraphs.length - 1),
     optimal,
   };

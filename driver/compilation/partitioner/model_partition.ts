@@ -1,8 +1,9 @@
 /**
  * The partitioner applied to a model: each operation's cost on each device that supports it
  * (its estimated work times the device's measured µs per unit of work), the cost of moving
- * tensors between memory spaces, the objective the execution preference asks for, and the
- * result as a placement (a device per step of the run order) plus the plan a client sees.
+ * tensors between memory spaces, and the result as a placement (a device per step of the run
+ * order) plus the plan a client sees. Every execution preference gets the latency plan (see
+ * `partitioner.ts`).
  */
 import type { Device, DeviceCosts } from "../../devices/device.ts";
 import { HOST_MEMORY, stepOperands } from "../../devices/host_device.ts";
@@ -10,13 +11,7 @@ import type { Model } from "../../model/model.ts";
 import { operationWork } from "../../../operations/operation.ts";
 import { operationDefinition } from "../../../operations/table.ts";
 import { byteSize } from "../../../nnapi/tensor.ts";
-import {
-  type Objective,
-  type Partition,
-  partition,
-  type PartitionProblem,
-  reassign,
-} from "./partitioner.ts";
+import { type Partition, partition, type PartitionProblem, reassign } from "./partitioner.ts";
 import { checkSupported, supportingDevices } from "./placement.ts";
 
 /** One step of a visible plan: a run of operations on one device. */
@@ -29,7 +24,7 @@ export interface PartitionStepSummary {
   outputs: number[];
   /** Operands moved between memory spaces for it. */
   transfers: { operand: number; from: string; to: string; bytes: number }[];
-  /** Its compute plus its transfers, in µs (or the objective's units). */
+  /** Its compute plus its transfers, in µs. */
   estimatedCost: number;
   /** Set when the chosen device failed to prepare it and this device took over. */
   fallback?: string;
@@ -37,25 +32,17 @@ export interface PartitionStepSummary {
 
 /** The plan a compilation reports (`GET /v1/compilations/{id}`). */
 export interface PartitionSummary {
-  objective: Objective;
+  /** What the plan minimises: one execution's latency, whatever the execution preference. */
+  objective: "latency";
   /** Where the costs come from: estimates (work x measured speed) or profiling this model. */
   costs: "static" | "profile";
-  /** The objective's value over the whole plan. */
+  /** The sum of the steps' costs, in µs. */
   estimatedCost: number;
   /** Device changes along the run order. */
   switches: number;
   /** Whether an exhaustive search chose it (no cheaper plan exists). */
   optimal: boolean;
   steps: PartitionStepSummary[];
-}
-
-/** NNAPI's execution preference as the partitioner's objective. */
-export function objectiveOf(
-  preference: "LOW_POWER" | "FAST_SINGLE_ANSWER" | "SUSTAINED_SPEED",
-): Objective {
-  // LOW_POWER minimises energy; every device here draws power in proportion to its busy time
-  // (the GPU adapter is software on the same cores), so energy and latency rank plans alike.
-  return preference === "SUSTAINED_SPEED" ? "throughput" : "latency";
 }
 
 /** Measured costs where profiling measured the operation on some device, else estimates. */
@@ -73,16 +60,15 @@ function estimatedBytes(model: Model, operand: number): number {
 }
 
 /**
- * The cheapest placement of the model's operations on `devices` (in preference order) for
- * the objective; a model some operation of which none of them supports is INVALID_ARGUMENT
- * naming every such operation.
+ * The cheapest placement of the model's operations on `devices` (in preference order); a
+ * model some operation of which none of them supports is INVALID_ARGUMENT naming every such
+ * operation.
  */
 export function partitionModel(
   model: Model,
   devices: readonly Device[],
   options: {
     costs: ReadonlyMap<string, DeviceCosts>;
-    objective: Objective;
     /**
      * Measured µs per operation (model index) and device, from profiling; they replace the
      * static estimates, and a device missing for an operation is not used for it.
@@ -122,7 +108,7 @@ export function partitionModel(
   const costSource = options.measured ? "profile" : "static";
   return modelPartition(
     { model, problem, costSource },
-    partition(problem, { objective: options.objective }),
+    partition(problem),
   );
 }
 
@@ -147,7 +133,7 @@ function modelPartition(
   return {
     placement: model.runOrder.map((k) => deviceOf.get(k)!),
     summary: {
-      objective: result.objective,
+      objective: "latency",
       costs: context.costSource,
       estimatedCost: result.cost,
       switches: result.switches,

@@ -54,7 +54,7 @@ Deno.test("a step its device fails to prepare falls back to cpu-reference, and t
   const forced = new Map(costs);
   forced.set("gpu", { microsPerWork: 1e-9, transfer: { fixedMicros: 0, microsPerByte: 0 } });
   const m = model();
-  const partitioned = partitionModel(m, devices, { costs: forced, objective: "latency" });
+  const partitioned = partitionModel(m, devices, { costs: forced });
   deepStrictEqual(partitioned.summary.steps.map((s) => [s.device, s.operations]), [
     ["gpu", [0]],
     ["cpu-reference", [1]],

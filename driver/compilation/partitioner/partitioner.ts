@@ -7,15 +7,15 @@
  * on another device that would force two transfers is absorbed by its neighbours whenever
  * that is cheaper, with no separate pruning pass.
  *
- * Execution preferences map onto the inputs, not onto code:
- * - FAST_SINGLE_ANSWER: objective "latency", costs in µs (capabilities' execTime × work).
- * - SUSTAINED_SPEED: objective "throughput". Successive executions pipeline through the
- *   devices and a device runs one subgraph at a time, so the steady-state rate is set by the
- *   busiest device: the largest per-device sum of subgraph costs (compute, the transfers into
- *   its space, and the model outputs it sends home). Ties break on latency. This is NP-hard:
- *   exact for small problems, heuristic beyond (`throughput.ts`; `optimal` says which).
- * - LOW_POWER: objective "latency" too: every device here draws power in proportion to its
- *   busy time (the gpu adapter is software on the same cores), so energy ranks plans alike.
+ * One objective, latency (costs in µs: capabilities' execTime × work), for every execution
+ * preference:
+ * - FAST_SINGLE_ANSWER: one execution's latency.
+ * - SUSTAINED_SPEED: the same, as NNAPI's runtime picks devices by execTime for both.
+ *   Balancing load over devices would pay only if successive executions pipelined through
+ *   them, and nothing here does: one executor runs a plan's steps one after the other, and
+ *   the CPU devices (and the software gpu adapter) share the same cores.
+ * - LOW_POWER: every device here draws power in proportion to its busy time (the gpu adapter
+ *   is software on the same cores), so energy ranks plans as latency does.
  *
  * Profile-guided partitioning (`profile.ts`) is the same search fed with measurements: the
  * per-operation times of probe runs on each device replace the static costs.
@@ -25,16 +25,13 @@
 import { evaluate } from "./evaluate.ts";
 import {
   indexProblem,
-  type Objective,
   type Partition,
   type PartitionProblem,
   UnsupportedOperations,
 } from "./problem.ts";
 import { search } from "./search.ts";
-import { balance } from "./throughput.ts";
 
 export {
-  type Objective,
   type Partition,
   type PartitionDevice,
   type PartitionOperation,
@@ -47,40 +44,26 @@ export {
 /** States kept per step before the search turns into a beam (see `search.ts`). */
 export const DEFAULT_MAX_STATES = 20_000;
 
-/**
- * Pareto labels kept per step by the exact throughput search before it gives up: dominance
- * checks make each step quadratic in its front, so this stays well below `maxStates`.
- */
-const PARETO_STATES = 500;
-
 /** How `partition()` searches. */
 export interface PartitionOptions {
-  /** Default "latency". */
-  objective?: Objective;
   /** States kept per step; past it the result is near-optimal and `optimal` is false. */
   maxStates?: number;
 }
 
 /**
- * The cheapest plan for the objective. Throws `UnsupportedOperations` naming every operation
- * that no device in `problem.devices` (the allowed ones) supports.
+ * The cheapest plan: the least sum of step costs. Throws `UnsupportedOperations` naming every
+ * operation that no device in `problem.devices` (the allowed ones) supports.
  */
 export function partition(problem: PartitionProblem, options: PartitionOptions = {}): Partition {
-  const objective = options.objective ?? "latency";
-  const maxStates = options.maxStates ?? DEFAULT_MAX_STATES;
   const ix = indexProblem(problem);
-  const fastest = search(ix, "latency", { maxStates })!;
-  const plan = evaluate(ix, fastest.devices, "latency", fastest.exact);
-  if (objective === "latency") return plan;
-  const paretoStates = Math.min(maxStates, PARETO_STATES);
-  return balance(ix, fastest.devices, { maxStates, paretoStates });
+  const fastest = search(ix, { maxStates: options.maxStates ?? DEFAULT_MAX_STATES });
+  return evaluate(ix, fastest.devices, fastest.exact);
 }
 
 /** The plan for a given device per operation (model index → device name). */
 export function evaluateAssignment(
   problem: PartitionProblem,
   assignment: Record<number, string>,
-  options: { objective?: Objective } = {},
 ): Partition {
   const ix = indexProblem(problem);
   const position = new Map(problem.devices.map((d, i) => [d.name, i]));
@@ -97,7 +80,7 @@ export function evaluateAssignment(
     }
     return d;
   });
-  return evaluate(ix, devices, options.objective ?? "latency", false);
+  return evaluate(ix, devices, false);
 }
 
 /**
@@ -124,5 +107,5 @@ export function reassign(
       `Device ${change.device} does not support operations ${unsupported.join(", ")}`,
     );
   }
-  return evaluateAssignment(problem, assignment, { objective: change.partition.objective });
+  return evaluateAssignment(problem, assignment);
 }

@@ -1,10 +1,9 @@
 import { deepStrictEqual, ok, throws } from "node:assert/strict";
 import { seededFloats } from "../../../kernels/seeded_random.ts";
-import { evaluate, measure } from "./evaluate.ts";
+import { evaluate } from "./evaluate.ts";
 import { indexProblem, less } from "./problem.ts";
 import {
   evaluateAssignment,
-  type Objective,
   partition,
   type PartitionDevice,
   type PartitionOperation,
@@ -41,15 +40,12 @@ function chain(costs: Record<string, number>[], devices = [CPU, NPU]): Partition
  * Each operation on its own cheapest device (ties: the earlier one), transfers ignored when
  * choosing but counted in the result: the baseline the search must never lose to.
  */
-function naivePartition(
-  problem: PartitionProblem,
-  options: { objective?: Objective } = {},
-): ReturnType<typeof partition> {
+function naivePartition(problem: PartitionProblem): ReturnType<typeof partition> {
   const ix = indexProblem(problem);
   const devices = ix.operations.map((op) =>
     op.allowed.reduce((a, b) => op.costs[b]! < op.costs[a]! ? b : a)
   );
-  return evaluate(ix, devices, options.objective ?? "latency", false);
+  return evaluate(ix, devices, false);
 }
 
 /** The problem with operations (model index -> device) allowed only on the named device. */
@@ -122,7 +118,7 @@ Deno.test("subgraphs name the operands crossing them and the transfers they pay"
       cost: 18,
     },
   ]);
-  deepStrictEqual([plan.latency, plan.switches, plan.optimal], [32, 2, false]);
+  deepStrictEqual([plan.cost, plan.switches, plan.optimal], [32, 2, false]);
 });
 
 Deno.test("an operand moves to a memory space once, however many readers it has there", () => {
@@ -144,7 +140,7 @@ Deno.test("an operand moves to a memory space once, however many readers it has 
     [[0, "npu"]],
     [[1, "host"]],
   ]);
-  deepStrictEqual(plan.latency, 3 + 2 * 2);
+  deepStrictEqual(plan.cost, 3 + 2 * 2);
 });
 
 Deno.test("model outputs return to the host space, once, paid by the subgraph writing them", () => {
@@ -165,7 +161,7 @@ Deno.test("model outputs return to the host space, once, paid by the subgraph wr
     [[1], [0, 1]],
     [[2], []],
   ]);
-  deepStrictEqual(plan.latency, 2 + 2 + 4);
+  deepStrictEqual(plan.cost, 2 + 2 + 4);
 });
 
 Deno.test("devices sharing a memory space exchange tensors for free", () => {
@@ -211,27 +207,6 @@ Deno.test("partition() refuses operations out of run order", () => {
   const problem = chain([{ cpu: 1 }, { cpu: 1 }]);
   problem.operations.reverse();
   throws(() => partition(problem), /reads operand 1 before it is written/);
-});
-
-Deno.test("throughput balances the devices' loads; latency keeps to one device", () => {
-  const problem = {
-    ...chain([{ cpu: 10, npu: 10 }, { cpu: 10, npu: 10 }]),
-    operandBytes: [0, 0, 0],
-  };
-  const fastest = partition(problem);
-  deepStrictEqual([fastest.subgraphs.length, fastest.latency, fastest.bottleneck], [1, 20, 20]);
-  const steady = partition(problem, { objective: "throughput" });
-  deepStrictEqual(steady.subgraphs.map((g) => g.device), ["npu", "cpu"]);
-  deepStrictEqual([steady.cost, steady.bottleneck, steady.latency], [11, 11, 22]);
-});
-
-Deno.test("a device's load sums all its subgraphs: one device runs one at a time", () => {
-  const problem = { ...chain([{ cpu: 4 }, { npu: 1 }, { cpu: 4 }]), operandBytes: [0, 0, 0, 0] };
-  const plan = evaluateAssignment(problem, { 0: "cpu", 1: "npu", 2: "cpu" }, {
-    objective: "throughput",
-  });
-  deepStrictEqual(plan.subgraphs.map((g) => g.cost), [4, 2, 5]);
-  deepStrictEqual([plan.bottleneck, plan.cost], [9, 9]);
 });
 
 Deno.test("pinned operations run where pinned and the rest is optimised around them", () => {
@@ -316,45 +291,33 @@ function randomProblem(seed: number): PartitionProblem {
 }
 
 /** Every assignment of supported devices, evaluated: the ground truth for small problems. */
-function bruteForce(problem: PartitionProblem, objective: Objective) {
+function bruteForce(problem: PartitionProblem) {
   const ix = indexProblem(problem);
   const plans = [];
   const choice = ix.operations.map(() => 0);
   for (;;) {
     const devices = ix.operations.map((op, i) => op.allowed[choice[i]]);
-    plans.push(evaluate(ix, devices, objective, false));
+    plans.push(evaluate(ix, devices, false));
     let i = 0;
     while (i < choice.length && ++choice[i] === ix.operations[i].allowed.length) choice[i++] = 0;
     if (i === choice.length) return plans;
   }
 }
 
-for (const objective of ["latency", "throughput"] as const) {
-  Deno.test(`partition() finds the brute-force optimum (${objective}, 300 seeded problems)`, () => {
-    for (let seed = 1; seed <= 300; seed++) {
-      const problem = randomProblem(seed);
-      const plans = bruteForce(problem, objective);
-      const plan = partition(problem, { objective });
-      const context = `seed ${seed}`;
-      ok(plan.optimal, context);
-      const best = Math.min(...plans.map((p) => p.cost));
-      ok(
-        !less(plan.cost, best) && !less(best, plan.cost),
-        `${context}: ${plan.cost} ≠ ${best}`,
-      );
-      const ties = plans.filter((p) => !less(best, p.cost));
-      if (objective === "throughput") {
-        const latency = Math.min(...ties.map((p) => p.latency));
-        ok(!less(latency, plan.latency), `${context}: latency ${plan.latency} > ${latency}`);
-      } else {
-        deepStrictEqual(plan.switches, Math.min(...ties.map((p) => p.switches)), context);
-      }
-      ok(!less(naivePartition(problem, { objective }).cost, plan.cost), context);
-      const sum = plan.subgraphs.reduce((s, g) => s + g.cost, 0);
-      ok(!less(sum, plan.latency) && !less(plan.latency, sum), context);
-    }
-  });
-}
+Deno.test("partition() finds the brute-force optimum (300 seeded problems)", () => {
+  for (let seed = 1; seed <= 300; seed++) {
+    const problem = randomProblem(seed);
+    const plans = bruteForce(problem);
+    const plan = partition(problem);
+    const context = `seed ${seed}`;
+    ok(plan.optimal, context);
+    const best = Math.min(...plans.map((p) => p.cost));
+    ok(!less(plan.cost, best) && !less(best, plan.cost), `${context}: ${plan.cost} ≠ ${best}`);
+    const ties = plans.filter((p) => !less(best, p.cost));
+    deepStrictEqual(plan.switches, Math.min(...ties.map((p) => p.switches)), context);
+    ok(!less(naivePartition(problem).cost, plan.cost), context);
+  }
+});
 
 /** `branches` parallel operations reading the input, joined by one operation. */
 function fanIn(branches: number): PartitionProblem {
@@ -415,52 +378,16 @@ Deno.test("a 2000-operation chain on three devices partitions for latency exactl
   ok(less(plan.cost, naivePartition(problem).cost));
 });
 
-Deno.test("past the exact search, throughput still spreads the load evenly (heuristic)", () => {
-  for (const length of [60, 2000]) {
-    const problem = threeDeviceChain(length);
-    const fastest = partition(problem);
-    const steady = partition(problem, { objective: "throughput" });
-    deepStrictEqual(steady.optimal, false);
-    ok(less(steady.bottleneck, fastest.bottleneck));
-    // Within 10% of a perfect three-way split of its own total.
-    ok(steady.bottleneck < 1.1 * steady.latency / 3, `${length}: ${steady.bottleneck}`);
-    deepStrictEqual(steady.subgraphs.flatMap((g) => g.operations).length, length);
-  }
-  const pinned = { 0: "gpu", 30: "gpu", 59: "npu" };
-  const steady = partition(pin(threeDeviceChain(60), pinned), { objective: "throughput" });
-  const deviceOf = (k: number) => steady.subgraphs.find((g) => g.operations.includes(k))?.device;
-  deepStrictEqual([deviceOf(0), deviceOf(30), deviceOf(59)], ["gpu", "gpu", "npu"]);
-});
-
-Deno.test("measure() charges each device what evaluate() puts in its subgraphs", () => {
+Deno.test("with a tiny state budget the search still returns a complete, valid plan", () => {
   for (let seed = 1; seed <= 100; seed++) {
     const problem = randomProblem(seed);
-    const ix = indexProblem(problem);
-    const devices = ix.operations.map((op, i) => op.allowed[i % op.allowed.length]);
-    const plan = evaluate(ix, devices, "latency", false);
-    const loads = measure(ix, devices);
-    problem.devices.forEach((device, d) => {
-      const expected = plan.subgraphs.reduce(
-        (s, g) => g.device === device.name ? s + g.cost : s,
-        0,
-      );
-      ok(!less(loads[d], expected) && !less(expected, loads[d]), `seed ${seed}, ${device.name}`);
-    });
-  }
-});
-
-Deno.test("with a tiny state budget every objective still returns a complete, valid plan", () => {
-  for (let seed = 1; seed <= 100; seed++) {
-    const problem = randomProblem(seed);
-    for (const objective of ["latency", "throughput"] as const) {
-      const best = partition(problem, { objective });
-      const rough = partition(problem, { objective, maxStates: 1 });
-      ok(!less(rough.cost, best.cost), `seed ${seed} ${objective}`);
-      const assignment = Object.fromEntries(
-        rough.subgraphs.flatMap((g) => g.operations.map((op) => [op, g.device])),
-      );
-      const again = evaluateAssignment(problem, assignment, { objective });
-      ok(!less(again.cost, rough.cost) && !less(rough.cost, again.cost), `seed ${seed}`);
-    }
+    const best = partition(problem);
+    const rough = partition(problem, { maxStates: 1 });
+    ok(!less(rough.cost, best.cost), `seed ${seed}`);
+    const assignment = Object.fromEntries(
+      rough.subgraphs.flatMap((g) => g.operations.map((op) => [op, g.device])),
+    );
+    const again = evaluateAssignment(problem, assignment);
+    ok(!less(again.cost, rough.cost) && !less(rough.cost, again.cost), `seed ${seed}`);
   }
 });

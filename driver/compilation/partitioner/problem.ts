@@ -17,9 +17,9 @@ export interface PartitionOperation {
   inputs: number[];
   outputs: number[];
   /**
-   * Estimated cost on each device that supports it: µs for latency and throughput, energy
-   * units for LOW_POWER, measured times for profile-guided partitioning. A device absent here
-   * cannot run it; names of devices not in the problem are ignored (devices not allowed).
+   * Estimated cost on each device that supports it: µs (estimates, or measured times for
+   * profile-guided partitioning). A device absent here cannot run it; names of devices not in
+   * the problem are ignored (devices not allowed).
    */
   costs: Record<string, number>;
 }
@@ -72,19 +72,11 @@ export interface Subgraph {
   cost: number;
 }
 
-/** Latency sums every step; throughput is the busiest device's share of one execution. */
-export type Objective = "latency" | "throughput";
-
 /** The plan: subgraphs in run order and what they cost. */
 export interface Partition {
   subgraphs: Subgraph[];
-  objective: Objective;
-  /** The objective's value: `latency` or `bottleneck`. */
+  /** Sum of all subgraph costs: one execution, run step after step (its latency). */
   cost: number;
-  /** Sum of all subgraph costs: one execution run step after step. */
-  latency: number;
-  /** Largest per-device sum of subgraph costs: the pipeline's slowest stage. */
-  bottleneck: number;
   /** Device changes along the run order (subgraphs − 1). */
   switches: number;
   /**
@@ -133,8 +125,6 @@ export interface IndexedProblem {
   operations: IndexedOperation[];
   /** Position of each operand's last reader (absent: never read). */
   lastRead: Map<number, number>;
-  /** One past the largest operand index used. */
-  operandCount: number;
   modelOutputs: Set<number>;
   overhead: number;
   /** Transfer cost of an operand between two space positions (memoised). */
@@ -205,10 +195,8 @@ export function indexProblem(problem: PartitionProblem): IndexedProblem {
 
   const memo = new Map<number, number>();
   const m = spaces.length;
-  const used = [...writer.keys(), ...modelInputs, ...problem.modelOutputs];
   return {
     problem,
-    operandCount: used.reduce((a, b) => Math.max(a, b + 1), 0),
     spaceOf,
     spaces,
     host: 0,
