@@ -12,7 +12,23 @@
  *   the time a kept-alive connection may take to send its next request head);
  * never once it is a WebSocket (101), whose liveness is the ping/pong of the burst.
  * A request whose head arrived is not timed here: executions have their own deadlines.
+ *
+ * The guard also sees a client leave: its end of the connection closing while a request is
+ * in flight (as nginx takes it). Deno.serve's own `request.signal` says so only for small
+ * requests; {@link clientLeft} gives handlers the guard's word too.
  */
+
+/** Per request the guard forwarded, aborted when its client's end of the connection closes. */
+const leaving = new WeakMap<Request, AbortSignal>();
+
+/**
+ * Aborted when the client of `request` leaves: its own signal, or the guard's, which sees the
+ * client's end of the connection close (a request that did not pass the guard: its own).
+ */
+export function clientLeft(request: Request): AbortSignal {
+  const guard = leaving.get(request);
+  return guard ? AbortSignal.any([request.signal, guard]) : request.signal;
+}
 
 /** Timeouts in milliseconds; 0 disables one. */
 export interface ConnectionTimeouts {
@@ -56,6 +72,8 @@ class Forwarded {
   closed = false;
   /** True while a response chunk is being written to the client (it is not idle). */
   sending = false;
+  /** Aborted when the client's end of the connection closes (it sends nothing more). */
+  readonly clientEnded = new AbortController();
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #onClose: (self: Forwarded) => void;
 
@@ -154,6 +172,7 @@ export function guardConnections(
     f.upstreamPort = upstream.localAddr.port;
     byUpstreamPort.set(f.upstreamPort, f);
     const toServer = pump(client, upstream).then(async (eof) => {
+      f.clientEnded.abort();
       if (!eof) return f.close();
       // The client is done sending; the server may still answer.
       await upstream.closeWrite().catch(() => f.close());
@@ -181,6 +200,7 @@ export function guardConnections(
         if (!f) return await inner(request, info);
         f.inFlight++;
         f.disarm();
+        leaving.set(request, f.clientEnded.signal);
         const ended = () => {
           f.inFlight--;
           if (f.inFlight === 0 && !f.upgraded && !f.closed) f.arm(timeouts.idleMs, idle(f));

@@ -3,6 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { invalid } from "../nnapi/errors.ts";
 import type { Service } from "../serving/service.ts";
 import { type ModelJson, ModelSchema } from "../driver/model/model_schema.ts";
+import { clientLeft } from "../connection_guard.ts";
 import { newRouter } from "./router.ts";
 import {
   ADD_MODEL,
@@ -201,10 +202,11 @@ export function modelRoutes(service: Service) {
         const bytes = new Uint8Array(await c.req.arrayBuffer());
         const shapes = parseShapes(c.req.queries("shape") ?? []);
         const values = parseValues(c.req.queries("value") ?? []);
-        // The conversion stops if the client leaves (where Deno tells: the request's signal)
-        // and is refused at once when every conversion slot is taken.
+        // The conversion stops if the client leaves (the request's signal, or the connection
+        // guard's, which sees it for bodies of any size) and is refused at once when every
+        // conversion slot is taken.
         info = await service.importOnnx(owner, bytes, { name, version, shapes, values }, {
-          signal: c.req.raw.signal,
+          signal: clientLeft(c.req.raw),
           whenBusy: "refuse",
         });
       } else if (JSON_MEDIA_TYPE.test(c.req.header("content-type") ?? "")) {

@@ -293,6 +293,21 @@ Deno.test("when its client leaves, a conversion stops (the service in its own pr
   });
 });
 
+Deno.test("when its client leaves during a large upload's conversion, it stops (the connection guard sees it)", async () => {
+  await withService({ NNSERVE_IMPORT_TIMEOUT: "600" }, async (url, pid) => {
+    // 256 KiB of unused weights: far past the few hundred bytes Deno's own request signal
+    // covers, so only the connection guard can tell that the client left.
+    const graph = tinySlowFold();
+    graph.initializers!.push({ name: "unused", dims: [65536], values: new Float32Array(65536) });
+    const conn = await sendImport(url, onnxBytes(graph));
+    await untilBusy(pid);
+    conn.close();
+    await sleep(1000);
+    const used = await cpuOver(pid, 3000);
+    ok(used < 0.8, `the service used ${used} s of CPU in the 3 s after its client left`);
+  });
+});
+
 Deno.test("an import whose request signal aborts stops converting at once", async () => {
   await withTestServer({}, async (server) => {
     const client = new AbortController();
