@@ -69,6 +69,23 @@ Deno.test("an ONNX upload registers a model that names its inputs and outputs", 
   });
 });
 
+Deno.test("the import answer says which extents stay to execution, what it costs and the way out", async () => {
+  await withTestServer({}, async (server) => {
+    const open = await upload(server, CLASSIFIER);
+    strictEqual(open.status, 201, JSON.stringify(open.body));
+    const note = (open.body.onnx.notes as string[]).find((n) => n.includes("'batch'"));
+    ok(note, JSON.stringify(open.body.onnx.notes));
+    ok(note.includes("reference kernels"), note);
+    ok(note.includes("?shape=image:<batch>x3x4x4"), note);
+    const fixed = await upload(server, CLASSIFIER, "?shape=image:1x3x4x4");
+    strictEqual(fixed.status, 201, JSON.stringify(fixed.body));
+    ok(
+      !(fixed.body.onnx.notes as string[]).some((n) => n.includes("to execution")),
+      JSON.stringify(fixed.body.onnx.notes),
+    );
+  });
+});
+
 Deno.test("?shape= fixes an input's symbolic extents at conversion", async () => {
   await withTestServer({}, async (server) => {
     const { status, body } = await upload(server, CLASSIFIER, "?shape=image:1x3x4x4");

@@ -266,6 +266,17 @@ function addInput(
     }
     dimensions = fixed.map((d, i) => d || dimensions[i]);
   }
+  const open = shape.filter((_, i) => dimensions[i] === 0);
+  if (open.length > 0) {
+    // What it costs today: say it where the user looks, with the way out.
+    const example = shape.map((d, i) => dimensions[i] === 0 ? `<${d}>` : d).join("x");
+    ctx.notes.push(
+      `input '${name}' keeps ${open.map((d) => `'${d}'`).join(", ")} to execution: the ` +
+        "operations whose shapes depend on them run on the reference kernels (cpu-reference), " +
+        "many times slower than with every shape known; where the extents are fixed, give " +
+        `them at import (?shape=${name}:${example})`,
+    );
+  }
   if (dimensions.length === 0) {
     // NNAPI reads a tensor of rank 0 as one of unknown rank: an ONNX scalar travels as [1].
     dimensions = [1];
