@@ -150,19 +150,21 @@ const SHARED_TEMPORARY_AGE_MS = 60 * 60 * 1000;
 
 /**
  * Removes, beside serving, what crashes left behind where other processes may be writing:
- * old temporary files in a shared blob directory, and memory blobs no record names
- * (`memory/memory_blobs.ts`). Logs what it removed.
+ * old temporary files in a shared blob directory, and memory and compilation cache blobs
+ * nothing names (`memory/memory_blobs.ts`, `cache/compilation_cache.ts`). Logs what it
+ * removed.
  */
-function sweepShared(config: ServerConfig, driver: Driver): void {
+function sweepShared(config: ServerConfig, driver: Driver, cache: CompilationCache): void {
   const dir = config.blobs !== undefined && "dir" in config.blobs ? config.blobs.dir : undefined;
   Promise.all([
     dir === undefined ? 0 : removeTemporaries(dir, SHARED_TEMPORARY_AGE_MS),
     driver.sweepOrphans(),
-  ]).then(([temporaries, blobs]) => {
-    if (temporaries + blobs > 0 && config.verbose) {
+    cache.shared ? cache.sweepOrphans() : 0,
+  ]).then(([temporaries, memoryBlobs, cacheBlobs]) => {
+    if (temporaries + memoryBlobs + cacheBlobs > 0 && config.verbose) {
       console.log(
-        `nnserve: removed ${temporaries} temporary file(s) and ${blobs} memory blob(s) ` +
-          "that earlier crashes left",
+        `nnserve: removed ${temporaries} temporary file(s), ${memoryBlobs} memory blob(s) ` +
+          `and ${cacheBlobs} compilation cache blob(s) that earlier crashes left`,
       );
     }
   }, (error: Error) => {
@@ -219,7 +221,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       }));
     opened.push(() => service.close());
     const { driver } = service;
-    sweepShared(config, driver);
+    sweepShared(config, driver, cache);
     const apiKeys = config.apiKeys ?? new Map();
     if (config.verbose && apiKeys.size === 0) {
       console.log("nnserve: no API keys configured; running open as one anonymous client");

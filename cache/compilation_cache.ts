@@ -74,6 +74,23 @@ export interface CacheConfig {
 export const DEFAULT_CACHE_BUDGET = 1024 ** 3;
 
 /** The persistent cache of prepared models. */
+
+/**
+ * How old a shared save's blobs no map entry names must be before a sweep removes them: a
+ * save takes far less between storing its blobs and naming them.
+ */
+export const ORPHAN_GRACE_MS = 10 * 60 * 1000;
+
+/** A new generation name: when it was made (a sweep reads it), then a random part. */
+function newGeneration(): string {
+  return `${Date.now()}-${crypto.randomUUID()}`;
+}
+
+/** When a cache blob's generation was made (`cache/<key>-<ms>-<uuid>/<hash>`), if it says. */
+function generationTime(blob: string): number | undefined {
+  const time = /^cache\/[0-9a-f]+-(\d{13})-[0-9a-f-]+\//.exec(blob);
+  return time ? Number(time[1]) : undefined;
+}
 export class CompilationCache {
   readonly #kv: StateStore;
   readonly #dir: string;
@@ -108,16 +125,48 @@ export class CompilationCache {
     const cache = new CompilationCache(config);
     if (cache.#blobs) return cache;
     await Deno.mkdir(config.dir, { recursive: true });
-    // Temporary files of writes a crash interrupted: never referenced by the map.
-    for await (const e of Deno.readDir(config.dir)) {
-      if (e.isFile && e.name.endsWith(".tmp")) await removeIfPresent(`${config.dir}/${e.name}`);
-    }
     const stored = await config.kv.get<string>(["cache_version"]);
     if (stored.value !== config.version) {
       await cache.clear();
       await config.kv.set(["cache_version"], config.version);
     }
+    // Files of saves a crash interrupted before the map named them: this process alone
+    // writes the directory, and nothing is saving yet.
+    await cache.sweepOrphans();
     return cache;
+  }
+
+  /**
+   * Removes what saves a crash interrupted left and no map entry names: embedded, every such
+   * file (call it before anything saves); shared, such blobs once their generation is older
+   * than {@link ORPHAN_GRACE_MS} (younger ones may be a save in flight on another replica).
+   * The number removed.
+   */
+  async sweepOrphans(now = Date.now()): Promise<number> {
+    const named = new Set<string>();
+    for await (const e of this.#kv.list<CacheEntry>({ prefix: ["cache"] })) {
+      const { generation, blobs } = e.value;
+      const files = this.#files(String(e.key[1]), generation);
+      for (const name of blobs ? [blobs.model, blobs.data] : [files.model, files.data]) {
+        named.add(name);
+      }
+    }
+    const doomed: string[] = [];
+    if (!this.#blobs) {
+      for await (const e of Deno.readDir(this.#dir)) {
+        const path = `${this.#dir}/${e.name}`;
+        if (e.isFile && /\.(model|data)$/.test(e.name) && !named.has(path)) doomed.push(path);
+      }
+      for (const path of doomed) await removeIfPresent(path);
+      return doomed.length;
+    }
+    for await (const blob of this.#blobs.list("cache/")) {
+      const storedAt = generationTime(blob);
+      if (named.has(blob) || storedAt === undefined || now - storedAt <= ORPHAN_GRACE_MS) continue;
+      doomed.push(blob);
+    }
+    for (const blob of doomed) await this.#blobs.delete(blob).catch(() => {});
+    return doomed.length;
   }
 
   /**
@@ -250,7 +299,7 @@ export class CompilationCache {
    */
   async save(key: string, model: Uint8Array, data: Uint8Array): Promise<void> {
     await this.#turns.run(key, async () => {
-      const generation = crypto.randomUUID();
+      const generation = newGeneration();
       const entry: CacheEntry = {
         generation,
         modelHash: await sha256Hex(model),

@@ -40,6 +40,11 @@ async function write(
 }
 
 async function blobFiles(dir: string): Promise<string[]> {
+  return await allBlobs(dir, "memories/");
+}
+
+/** The keys of the blobs under `prefix` in the blob directory `dir`. */
+async function allBlobs(dir: string, prefix: string): Promise<string[]> {
   const found: string[] = [];
   const walk = async (path: string) => {
     for await (const entry of Deno.readDir(path)) {
@@ -48,7 +53,7 @@ async function blobFiles(dir: string): Promise<string[]> {
     }
   };
   await walk(dir);
-  return found.filter((f) => f.startsWith("memories/"));
+  return found.filter((f) => f.startsWith(prefix));
 }
 
 Deno.test("replicas on one database and blob store share memories: reads, writes, executions, bursts and deletes", async () => {
@@ -173,6 +178,7 @@ Deno.test("blobs crashed writes left are swept at start once old, and a deleted 
     let server = await startTestServer(options);
     let id = "";
     const orphans: string[] = [];
+    const cacheOrphans: string[] = [];
     try {
       const created = await fetch(`${server.url}/v1/memories`, {
         method: "POST",
@@ -193,6 +199,15 @@ Deno.test("blobs crashed writes left are swept at start once old, and a deleted 
           ]),
         );
       }
+      // The same of a compilation cache save: its blobs stored, the map never pointed at them.
+      const key = "cd".repeat(32);
+      for (const age of [ORPHAN_GRACE_MS + 60_000, 0]) {
+        cacheOrphans.push(
+          await blobs.put(`cache/${key}-${Date.now() - age}-${crypto.randomUUID()}`, [
+            floats(7),
+          ]),
+        );
+      }
     } finally {
       await server.close();
     }
@@ -200,12 +215,18 @@ Deno.test("blobs crashed writes left are swept at start once old, and a deleted 
     try {
       const [old, young] = orphans;
       // The start-up sweep runs beside serving: wait for it (bounded).
-      for (let k = 0; k < 200 && (await blobFiles(blobDir)).includes(old); k++) {
+      const swept = async () =>
+        !(await blobFiles(blobDir)).includes(old) &&
+        !(await allBlobs(blobDir, "cache/")).includes(cacheOrphans[0]);
+      for (let k = 0; k < 200 && !await swept(); k++) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       const left = await blobFiles(blobDir);
       ok(!left.includes(old), "the old unnamed block is swept");
       ok(left.includes(young), "a young unnamed block may be a write in flight: kept");
+      const cacheLeft = await allBlobs(blobDir, "cache/");
+      ok(!cacheLeft.includes(cacheOrphans[0]), "the old unnamed cache blob is swept");
+      ok(cacheLeft.includes(cacheOrphans[1]), "a young one may be a save in flight: kept");
       deepStrictEqual((await read(server, id)).values, [1, 2, 3, 4]);
       const deleted = await fetch(`${server.url}/v1/memories/${id}`, { method: "DELETE" });
       strictEqual(deleted.status, 204);

@@ -175,8 +175,14 @@ Deno.test("a deleted KV entry makes the files unusable; the cache is rebuilt", a
     const kv = await Deno.openKv(`${server.dataDir}/nnserve.kv`);
     for await (const entry of kv.list({ prefix: ["cache"] })) await kv.delete(entry.key);
     kv.close();
+    const files = [...cacheFiles(server, ".model"), ...cacheFiles(server, ".data")];
+    const bytes = files.map((path) => Deno.readFileSync(path));
     const restarted = await startTestServer({ dataDir: server.dataDir });
     try {
+      // Files no map entry names are a crash's leftovers: the start removes them.
+      deepStrictEqual(cacheFiles(restarted, ".model"), []);
+      // The same files appearing while it runs are refused, not used.
+      files.forEach((path, i) => Deno.writeFileSync(path, bytes[i]));
       const again = await compile(restarted, model, cacheToken(3));
       strictEqual(again.cache, "miss");
       match(String(again.cacheRejected), /without a map entry/);
@@ -272,5 +278,29 @@ Deno.test("the cache stays within its budget by evicting least recently used ent
     strictEqual((await compile(server, id, cacheToken(1))).cache, "miss", "the oldest was evicted");
   } finally {
     await server.close();
+  }
+});
+
+Deno.test("cache files a crash left before the map named them are removed at start; named ones stay", async () => {
+  const first = await startTestServer();
+  const model = await register(first);
+  const cached = await compile(first, model, cacheToken(6));
+  strictEqual(cached.cache, "miss");
+  await first.close();
+  // A save a crash interrupted: both files written, the map never pointed at them.
+  const key = "ab".repeat(32);
+  const orphans = [".model", ".data"].map((suffix) =>
+    `${first.dataDir}/cache/${key}-${Date.now()}-${crypto.randomUUID()}${suffix}`
+  );
+  for (const path of orphans) Deno.writeFileSync(path, new Uint8Array(16));
+  const second = await startTestServer({ dataDir: first.dataDir });
+  try {
+    for (const path of orphans) {
+      ok(!cacheFiles(second, path.endsWith(".model") ? ".model" : ".data").includes(path), path);
+    }
+    strictEqual(cacheFiles(second, ".model").length, 1, "the named entry's files stay");
+    strictEqual((await compile(second, model, cacheToken(6))).cache, "hit");
+  } finally {
+    await second.close();
   }
 });
