@@ -3,8 +3,8 @@
  * import is refused with 429 and Retry-After, as a full execution queue refuses), each in a
  * worker of its own that is terminated when its time limit passes (504) or its client leaves,
  * under the converter's limits (the model limits for the graph's size and each tensor's
- * elements, a byte budget for what folding computes). A conversion never yields, so only
- * terminating its worker stops it.
+ * elements, a byte budget for what folding computes). Terminating a busy worker does not stop
+ * it in Deno 2.9, so the converter also checks a stop flag between nodes (and MatMul rows).
  */
 import type { OnnxConversion, OnnxConversionOptions } from "../converter/onnx/convert.ts";
 import { convertOnnxInWorker } from "../converter/onnx/convert_in_worker.ts";
