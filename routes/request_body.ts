@@ -72,6 +72,8 @@ export async function cappedBody(
     await reader.cancel().catch(() => {});
     throw error;
   }
+  // Joined into a buffer of exactly the body's size, even from one chunk (not joinBytes,
+  // which hands one chunk back as it is): callers read `bytes.buffer` as the body.
   const bytes = new Uint8Array(total);
   let offset = 0;
   for (const chunk of chunks) {
