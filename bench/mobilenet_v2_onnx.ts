@@ -21,8 +21,11 @@ const STAGES: readonly [number, number, number, number][] = [
 export const MOBILENET_V2_INPUT = { name: "input", dims: [1, 3, 224, 224] } as const;
 export const MOBILENET_V2_OUTPUT = "logits";
 
-/** The ONNX bytes of MobileNetV2 with weights drawn from `seed`. */
-export function mobilenetV2Onnx(seed = 1): Uint8Array {
+/**
+ * The ONNX bytes of MobileNetV2 with weights drawn from `seed`; `batch` "N" exports the
+ * batch extent symbolic, as published models have it.
+ */
+export function mobilenetV2Onnx(seed = 1, batch: number | string = 1): Uint8Array {
   const nodes: NodeSpec[] = [];
   const initializers: NonNullable<GraphSpec["initializers"]> = [
     { name: "relu6_min", dims: [], values: [0] },
@@ -99,8 +102,8 @@ export function mobilenetV2Onnx(seed = 1): Uint8Array {
     attributes: { transB: 1 },
   });
   return onnxBytes({
-    inputs: [{ name: MOBILENET_V2_INPUT.name, dims: [...MOBILENET_V2_INPUT.dims] }],
-    outputs: [{ name: MOBILENET_V2_OUTPUT, dims: [1, 1000] }],
+    inputs: [{ name: MOBILENET_V2_INPUT.name, dims: [batch, ...MOBILENET_V2_INPUT.dims.slice(1)] }],
+    outputs: [{ name: MOBILENET_V2_OUTPUT, dims: [batch, 1000] }],
     nodes,
     initializers,
     opset: 13,

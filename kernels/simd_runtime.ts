@@ -177,13 +177,25 @@ export function scratchOrUndefined(heap: WasmHeap, bytes: number): number | unde
   }
 }
 
-/** Copies packed weights into the heap for the lifetime of `owner`; returns their offset. */
+/** The packed arrays each kernel uses in the heap, kept alive as long as the kernel is. */
+const placedBy = new WeakMap<object, object[]>();
+
+/**
+ * Copies packed weights into the heap for as long as the `packed` array lives, which `owner`
+ * (the kernel) keeps alive; returns their offset. Kernels bound to the same array (one step
+ * bound for several shapes) share one copy.
+ */
 export function placeWeights(
   heap: WasmHeap,
   owner: object,
   packed: Float32Array | Int32Array,
 ): number {
-  const offset = heap.allocateFor(owner, packed.byteLength);
+  const held = placedBy.get(owner);
+  if (held) held.push(packed);
+  else placedBy.set(owner, [packed]);
+  const placed = heap.regionOf(packed);
+  if (placed !== undefined) return placed;
+  const offset = heap.allocateFor(packed, packed.byteLength);
   if (packed instanceof Float32Array) heap.f32.set(packed, offset / 4);
   else new Int32Array(heap.buffer()).set(packed, offset / 4);
   return offset;

@@ -32,6 +32,8 @@ export class WasmHeap {
   /** End of the allocated regions; the scratch area starts here. Offset 0 stays unused. */
   #top = ALIGNMENT;
   readonly #registry = new FinalizationRegistry<number>((offset) => this.release(offset));
+  /** The region of each owner of {@link allocateFor}, until it is released. */
+  readonly #owned = new WeakMap<object, number>();
 
   /** A float32 view of the whole memory (renewed after the memory grows). */
   get f32(): Float32Array {
@@ -89,11 +91,29 @@ export class WasmHeap {
     return offset;
   }
 
-  /** Allocates a region that is released once `owner` is garbage collected. */
+  /**
+   * Allocates a region that is released once `owner` is garbage collected, or by
+   * {@link releaseFor} (one region per owner).
+   */
   allocateFor(owner: object, bytes: number): number {
     const offset = this.allocate(bytes);
-    this.#registry.register(owner, offset);
+    this.#registry.register(owner, offset, owner);
+    this.#owned.set(owner, offset);
     return offset;
+  }
+
+  /** The region of `owner` (see {@link allocateFor}), if it has one. */
+  regionOf(owner: object): number | undefined {
+    return this.#owned.get(owner);
+  }
+
+  /** Releases the region of `owner` now (see {@link allocateFor}). */
+  releaseFor(owner: object): void {
+    const offset = this.#owned.get(owner);
+    if (offset === undefined) return;
+    this.#owned.delete(owner);
+    this.#registry.unregister(owner);
+    this.release(offset);
   }
 
   /** Returns a region to the heap, merging it with free neighbours. */

@@ -133,6 +133,7 @@ const PLAN = {
     outputs: [3],
     transfers: [],
     estimatedCost: 0.0013,
+    binds: "at preparation",
   }],
 } satisfies z.input<typeof PlanBody>;
 

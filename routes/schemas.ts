@@ -178,6 +178,11 @@ export const PlanBody = z.object({
       bytes: z.number().int(),
     })),
     estimatedCost: z.number(),
+    binds: z.enum(["at preparation", "per shape"]).openapi({
+      description: "when its kernels are bound to shapes: at preparation (every shape known " +
+        "then), or per shape (some extent is given at execution: each executor binds them " +
+        "at the first execution that brings a new set of input shapes)",
+    }),
     fallback: z.string().optional(),
   })),
 }).openapi("Plan");
@@ -332,7 +337,10 @@ export const ExecutionBody = z.object({
       device: z.string(),
       operations: z.array(z.number().int()),
       onDeviceUs: z.number(),
-    })).optional().openapi({ description: "Time of each plan step, on the device that ran it" }),
+    })).optional().openapi({
+      description: "Time of each plan step, on the device that ran it: the reference CPU " +
+        "(cpu-reference) where the planned device has no kernel for the execution's shapes",
+    }),
   }).optional(),
 }).openapi("ExecutionResult");
 

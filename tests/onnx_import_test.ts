@@ -75,7 +75,7 @@ Deno.test("the import answer says which extents stay to execution, what it costs
     strictEqual(open.status, 201, JSON.stringify(open.body));
     const note = (open.body.onnx.notes as string[]).find((n) => n.includes("'batch'"));
     ok(note, JSON.stringify(open.body.onnx.notes));
-    ok(note.includes("reference kernels"), note);
+    ok(note.includes("first execution that brings it"), note);
     ok(note.includes("?shape=image:<batch>x3x4x4"), note);
     const fixed = await upload(server, CLASSIFIER, "?shape=image:1x3x4x4");
     strictEqual(fixed.status, 201, JSON.stringify(fixed.body));

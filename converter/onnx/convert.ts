@@ -268,13 +268,13 @@ function addInput(
   }
   const open = shape.filter((_, i) => dimensions[i] === 0);
   if (open.length > 0) {
-    // What it costs today: say it where the user looks, with the way out.
+    // Say it where the user looks: what a new extent costs, and the way to fix it.
     const example = shape.map((d, i) => dimensions[i] === 0 ? `<${d}>` : d).join("x");
     ctx.notes.push(
-      `input '${name}' keeps ${open.map((d) => `'${d}'`).join(", ")} to execution: the ` +
-        "operations whose shapes depend on them run on the reference kernels (cpu-reference), " +
-        "many times slower than with every shape known; where the extents are fixed, give " +
-        `them at import (?shape=${name}:${example})`,
+      `input '${name}' keeps ${open.map((d) => `'${d}'`).join(", ")} to execution: each ` +
+        "executor binds the kernels and lays out the tensors for a new set of input shapes " +
+        "at the first execution that brings it (kept for the 8 most recent); where the " +
+        `extents are fixed, give them at import (?shape=${name}:${example})`,
     );
   }
   if (dimensions.length === 0) {

@@ -1,10 +1,11 @@
 /**
  * Where an execution's intermediate and output tensors live: one buffer per execution (the
  * arena), each tensor at an aligned offset, tensors whose lifetimes do not overlap sharing
- * bytes. Planned once at preparation, when every shape is known.
+ * bytes. Planned at preparation when every shape is known then, else by each executor for
+ * the input shapes an execution brings (`execution/shape_bindings.ts`).
  */
 import { byteSize, isFullySpecified } from "../../nnapi/tensor.ts";
-import type { Model } from "../model/model.ts";
+import type { Lifetime, OperandType, OperationType } from "../../nnapi/types.ts";
 
 /** Alignment of tensors in the constant buffer and the arena (a cache line, SIMD-friendly). */
 export const TENSOR_ALIGNMENT = 64;
@@ -21,11 +22,18 @@ export interface ArenaLayout {
   offsets: number[];
 }
 
-/** What the layout reads of a prepared step: its operation and operands. */
+/** What the layout reads of a step: its operation type and operands. */
 interface Step {
-  operation: number;
+  type: OperationType;
   inputs: readonly number[];
   outputs: readonly number[];
+}
+
+/** What the layout reads of a graph: each operand's type, lifetime and (full) shape. */
+export interface ArenaGraph {
+  operands: readonly { type: OperandType; lifetime: Lifetime; shape: readonly number[] }[];
+  inputIndexes: readonly number[];
+  outputIndexes: readonly number[];
 }
 
 /** Operations whose output is their first input's bytes under another shape. */
@@ -38,53 +46,61 @@ const SAME_BYTES: ReadonlySet<string> = new Set(["RESHAPE", "SQUEEZE", "EXPAND_D
  * safe; the shared bytes live from the first write to the last read of any of them.
  */
 function sharedBytes(
-  model: Model,
+  graph: ArenaGraph,
   steps: readonly Step[],
   inArena: (i: number) => boolean,
 ) {
-  const root = model.operands.map((_, i) => i);
+  const root = graph.operands.map((_, i) => i);
   const find = (i: number): number => (root[i] === i ? i : (root[i] = find(root[i])));
   for (const step of steps) {
     const [input] = step.inputs;
     const [output] = step.outputs;
-    if (!SAME_BYTES.has(model.operations[step.operation].type)) continue;
-    const a = model.operands[input], b = model.operands[output];
+    if (!SAME_BYTES.has(step.type)) continue;
+    const a = graph.operands[input], b = graph.operands[output];
     if (!inArena(input) || !inArena(output) || a.type !== b.type) continue;
-    if (byteSize(a.type, a.dimensions) !== byteSize(b.type, b.dimensions)) continue;
+    if (byteSize(a.type, a.shape) !== byteSize(b.type, b.shape)) continue;
     root[find(output)] = find(input);
   }
-  return model.operands.map((_, i) => find(i));
+  return graph.operands.map((_, i) => find(i));
+}
+
+/** Whether operand `i` lives in the arena: a temporary or a model output. */
+function livesInArena(graph: ArenaGraph, i: number): boolean {
+  const { lifetime } = graph.operands[i];
+  return lifetime === "TEMPORARY_VARIABLE" || lifetime === "MODEL_OUTPUT";
+}
+
+/**
+ * Whether the graph's declared shapes can be laid out at preparation: every model input and
+ * every tensor of the arena has all its extents known.
+ */
+export function arenaShapesKnown(graph: ArenaGraph): boolean {
+  return graph.operands.every((o, i) => !livesInArena(graph, i) || isFullySpecified(o.shape)) &&
+    graph.inputIndexes.every((i) => isFullySpecified(graph.operands[i].shape));
 }
 
 /**
  * Greedy arena placement by decreasing size: an operand may reuse bytes of operands whose
  * lifetimes (first write to last read) do not overlap. Model outputs live to the end.
  * Operands that are one another's bytes under another shape ({@link sharedBytes}) are
- * placed once, for their joint lifetime.
+ * placed once, for their joint lifetime. Every shape must be the real one (a 0 extent is
+ * empty, not unknown).
  */
-export function layoutArena(model: Model, steps: readonly Step[]): ArenaLayout | undefined {
-  if (!model.staticShapes) return undefined;
-  const { operands } = model;
-  const inArena = (i: number) =>
-    operands[i].lifetime === "TEMPORARY_VARIABLE" || operands[i].lifetime === "MODEL_OUTPUT";
-  for (let i = 0; i < operands.length; i++) {
-    if (inArena(i) && !isFullySpecified(operands[i].dimensions)) return undefined;
-  }
-  for (const i of model.inputIndexes) {
-    if (!isFullySpecified(operands[i].dimensions)) return undefined;
-  }
+export function layoutArena(graph: ArenaGraph, steps: readonly Step[]): ArenaLayout {
+  const { operands } = graph;
+  const inArena = (i: number) => livesInArena(graph, i);
   const first = new Array<number>(operands.length).fill(-1);
   const last = new Array<number>(operands.length).fill(-1);
   steps.forEach((step, s) => {
     for (const o of step.outputs) first[o] = s;
     for (const o of step.inputs) last[o] = s;
   });
-  for (const o of model.outputIndexes) last[o] = steps.length;
-  const shared = sharedBytes(model, steps, inArena);
+  for (const o of graph.outputIndexes) last[o] = steps.length;
+  const shared = sharedBytes(graph, steps, inArena);
   const groups = new Map<number, { i: number; size: number; from: number; to: number }>();
   for (let i = 0; i < operands.length; i++) {
     if (!inArena(i)) continue;
-    const size = align(byteSize(operands[i].type, operands[i].dimensions));
+    const size = align(byteSize(operands[i].type, operands[i].shape));
     const from = first[i], to = Math.max(last[i], first[i]);
     const group = groups.get(shared[i]);
     if (!group) {

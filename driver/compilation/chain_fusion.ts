@@ -1,25 +1,32 @@
 /**
- * Fusion decided at preparation: runs of consecutive steps on one host device, each taking
- * the previous one's only output, which nothing else reads (a temporary), are offered to
- * the device's `chains` (`cpu-simd` fuses element-wise chains into one blocked pass). The
- * plan marks the first step of each fused run with its length; executors bind the pass and
- * skip the other steps on planned shapes.
+ * Fusion of runs of consecutive steps on one host device, each taking the previous one's
+ * only output, which nothing else reads (a temporary): such runs are offered to the
+ * device's `chains` (`cpu-simd` fuses element-wise chains into one blocked pass). Decided on
+ * full shapes and an arena layout: at preparation when every shape is known then (the plan
+ * marks the first step of each run with its length), else by an executor for the shapes an
+ * execution brings; executors bind the pass and skip the run's other steps.
  */
-import { byteSize } from "../../nnapi/tensor.ts";
-import type { ArenaLayout } from "./arena_layout.ts";
+import { byteSize, type TensorData, type TensorInfo } from "../../nnapi/tensor.ts";
+import type { Lifetime } from "../../nnapi/types.ts";
+import type { ArenaGraph, ArenaLayout } from "./arena_layout.ts";
 import type { ChainLink } from "../devices/device.ts";
-import { stepOperands } from "../devices/host_device.ts";
 import { hostDeviceNamed } from "../devices/device_list.ts";
-import type { Model } from "../model/model.ts";
 import type { PreparedStep } from "./plan.ts";
 import type { Kernel, PrepareInput } from "../../operations/operation.ts";
 
-/** How many input slots of the plan (and model outputs) read each operand. */
-function readerCounts(model: Model, steps: readonly PreparedStep[]): Map<number, number> {
+/** What fusion reads of a graph: its operands (full shapes) and constant values. */
+export interface ChainGraph extends ArenaGraph {
+  operands: readonly (TensorInfo & { lifetime: Lifetime })[];
+  /** A constant's value; null for an omitted operand; undefined otherwise. */
+  value(operand: number): TensorData | null | undefined;
+}
+
+/** How many input slots of the steps (and graph outputs) read each operand. */
+function readerCounts(graph: ChainGraph, steps: readonly PreparedStep[]): Map<number, number> {
   const readers = new Map<number, number>();
   const read = (i: number) => readers.set(i, (readers.get(i) ?? 0) + 1);
   for (const step of steps) step.inputs.forEach(read);
-  model.outputIndexes.forEach(read);
+  graph.outputIndexes.forEach(read);
   return readers;
 }
 
@@ -31,31 +38,40 @@ function readerCounts(model: Model, steps: readonly PreparedStep[]): Map<number,
  * block reads again) would be overwritten by the first block.
  */
 function safeToStream(
-  model: Model,
+  graph: ChainGraph,
   arena: ArenaLayout,
   input: number,
   output: number,
 ): boolean {
   const [a, b] = [arena.offsets[input], arena.offsets[output]];
   if (a < 0 || b < 0) return true;
-  const size = (i: number) => byteSize(model.operands[i].type, model.operands[i].dimensions);
+  const size = (i: number) => byteSize(graph.operands[i].type, graph.operands[i].shape);
   if (a === b && size(input) === size(output)) return true;
   return a + size(input) <= b || b + size(output) <= a;
 }
 
-/** Marks the fused runs of `steps` (a plan with an arena: every shape known). */
-export function planChains(model: Model, steps: PreparedStep[], arena: ArenaLayout): void {
-  const readers = readerCounts(model, steps);
+/**
+ * The fused runs of `steps` on `graph`'s shapes laid out in `arena`: the length of each run,
+ * by the index of its first step.
+ */
+export function fusedRuns(
+  graph: ChainGraph,
+  steps: readonly PreparedStep[],
+  arena: ArenaLayout,
+): Map<number, number> {
+  const runs = new Map<number, number>();
+  const readers = readerCounts(graph, steps);
+  const info = (i: number): PrepareInput => ({ ...graph.operands[i], value: graph.value(i) });
   const link = (s: number): ChainLink => ({
     type: steps[s].type,
-    operands: stepOperands(model, model.operations[steps[s].operation]),
+    operands: { inputs: steps[s].inputs.map(info), outputs: steps[s].outputs.map(info) },
   });
   for (let s = 0; s < steps.length;) {
     const chains = hostDeviceNamed(steps[s].device)?.chains;
     const links = [link(s)];
     for (let t = s + 1; chains && t < steps.length && steps[t].device === steps[s].device; t++) {
       const [value, ...others] = steps[t - 1].outputs;
-      const temporary = model.operands[value].lifetime === "TEMPORARY_VARIABLE";
+      const temporary = graph.operands[value].lifetime === "TEMPORARY_VARIABLE";
       const chained = steps[t].inputs.indexOf(value);
       if (others.length > 0 || !temporary || readers.get(value) !== 1 || chained < 0) break;
       links.push({ ...link(t), chained });
@@ -64,38 +80,42 @@ export function planChains(model: Model, steps: PreparedStep[], arena: ArenaLayo
     const output = steps[s + count - 1]?.outputs[0];
     const streams = links.slice(0, count).every((l, k) =>
       steps[s + k].inputs.every((input, i) =>
-        i === l.chained || safeToStream(model, arena, input, output)
+        i === l.chained || safeToStream(graph, arena, input, output)
       )
     );
     if (!streams) count = 0;
     if (count >= 2) {
-      steps[s].chain = count;
+      runs.set(s, count);
       s += count;
     } else s++;
   }
+  return runs;
 }
 
 /** A fused run bound in an executor: its pass and the operands it reads and writes. */
 export interface FusedPass {
   kernel: Kernel;
+  /** How many steps it runs. */
+  steps: number;
   inputs: number[];
   outputs: number[];
 }
 
 /**
- * The passes of a plan's fused runs, by the index of their first step (`info` gives an
- * operand as bound: constants with their values); a run its device cannot bind is absent
- * (its steps then run one by one).
+ * The passes of fused runs (`runs`: length by first step), by the index of their first step
+ * (`info` gives an operand as bound: constants with their values); a run its device cannot
+ * bind is absent (its steps then run one by one).
  */
 export function bindFusedRuns(
   steps: readonly PreparedStep[],
+  runs: ReadonlyMap<number, number>,
   info: (operand: number) => PrepareInput,
 ): Map<number, FusedPass> {
   const passes = new Map<number, FusedPass>();
-  steps.forEach((step, s) => {
-    const chains = step.chain ? hostDeviceNamed(step.device)?.chains : undefined;
-    if (!chains || !step.chain) return;
-    const run = steps.slice(s, s + step.chain);
+  runs.forEach((length, s) => {
+    const chains = hostDeviceNamed(steps[s].device)?.chains;
+    if (!chains) return;
+    const run = steps.slice(s, s + length);
     const links = run.map((t, k) => ({
       type: t.type,
       operands: { inputs: t.inputs.map(info), outputs: t.outputs.map(info) },
@@ -105,6 +125,7 @@ export function bindFusedRuns(
     if (!kernel) return;
     passes.set(s, {
       kernel,
+      steps: length,
       inputs: run.flatMap((t) => t.inputs),
       outputs: run[run.length - 1].outputs,
     });

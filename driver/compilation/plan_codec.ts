@@ -11,11 +11,13 @@ import { HOST_DEVICES } from "../devices/device_list.ts";
 import type { PreparedModel } from "./plan.ts";
 
 /**
- * Format of the model cache; part of the driver version, so a change resets the cache. 4:
+ * Format of the model cache; part of the driver version, so a change resets the cache. 5:
+ * weights are packed whatever extents are known only at execution, and each plan step says
+ * when its kernels bind (`binds`). 4:
  * every preference's plan minimises latency (plans written when SUSTAINED_SPEED balanced
  * load over devices, objective "throughput", must not be found).
  */
-export const PLAN_FORMAT = 4;
+export const PLAN_FORMAT = 5;
 
 /**
  * The driver version the compilation cache is bound to: a change of plan format or of a

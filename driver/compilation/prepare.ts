@@ -5,8 +5,8 @@
  * steps, so the event loop keeps serving and a deadline is checked.
  */
 import { DriverError } from "../../nnapi/errors.ts";
-import { align, layoutArena, TENSOR_ALIGNMENT } from "./arena_layout.ts";
-import { planChains } from "./chain_fusion.ts";
+import { align, arenaShapesKnown, layoutArena, TENSOR_ALIGNMENT } from "./arena_layout.ts";
+import { fusedRuns } from "./chain_fusion.ts";
 import { stepOperands } from "../devices/host_device.ts";
 import { HOST_DEVICES } from "../devices/device_list.ts";
 import type { Model, Operand, Subgraph } from "../model/model.ts";
@@ -47,19 +47,18 @@ function* packBuffer(
 }
 
 /**
- * Lets each step's device pack the step's constant weights (static plans only), pausing
- * after each operation.
+ * Lets each step's device pack the step's constant weights (whatever extents are known only
+ * at execution: weights are constants), pausing after each operation.
  */
 function* packWeights(
   model: Model,
   steps: readonly PreparedStep[],
-  staticPlan: boolean,
 ): Generator<string, (TensorData[] | undefined)[]> {
   const packed: (TensorData[] | undefined)[] = [];
   for (const step of steps) {
     const op = model.operations[step.operation];
     const implementation = stepImplementation(step);
-    if (!staticPlan || !implementation?.pack) {
+    if (!implementation?.pack) {
       packed.push(undefined);
       yield `after operation ${step.operation} (${op.type})`;
       continue;
@@ -145,10 +144,21 @@ function* preparationSteps(
     inputs: model.operations[k].inputs,
     outputs: model.operations[k].outputs,
   }));
-  const arena = layoutArena(model, steps);
-  if (arena) planChains(model, steps, arena);
+  const graph = {
+    operands: model.operands.map((o) => ({ ...o, shape: o.dimensions })),
+    inputIndexes: model.inputIndexes,
+    outputIndexes: model.outputIndexes,
+    value: (i: number) =>
+      model.operands[i].lifetime === "NO_VALUE" ? null : model.operands[i].value,
+  };
+  const arena = model.staticShapes && arenaShapesKnown(graph)
+    ? layoutArena(graph, steps)
+    : undefined;
+  if (arena) {
+    for (const [s, length] of fusedRuns(graph, steps, arena)) steps[s].chain = length;
+  }
   yield "after laying out the arena";
-  const packed = yield* packWeights(model, steps, arena !== undefined);
+  const packed = yield* packWeights(model, steps);
   const packedIn = replacedByPacking(model, steps, packed);
   const small: { type: OperandType; data: TensorData }[] = [];
   const large: { type: OperandType; data: TensorData }[] = [];

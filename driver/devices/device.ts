@@ -53,11 +53,16 @@ export interface StepOperands {
 /** How a device runs one operation type: what it takes, what it prepares, how it binds. */
 export interface StepImplementation<T extends OperationType = OperationType> {
   readonly type: T;
-  /** Whether this form of the operation (types, constant weights, shapes) runs here. */
+  /**
+   * Whether this form of the operation (types, constant weights, shapes) runs here. Where
+   * an extent is known only at execution (0), it answers for what is known; `bind` then
+   * checks the shapes an execution brings.
+   */
   supports(step: StepOperands): boolean;
   /**
-   * Weights re-laid out once at preparation for this device's kernel (static plans only);
-   * undefined packs nothing. The result is part of the plan and its data cache.
+   * Weights re-laid out once at preparation for this device's kernel (from constants alone:
+   * other extents may be known only at execution); undefined packs nothing. The result is
+   * part of the plan and its data cache.
    */
   pack?(step: StepOperands): TensorData[] | undefined;
   /**
@@ -70,7 +75,8 @@ export interface StepImplementation<T extends OperationType = OperationType> {
   unpack?(inputs: readonly TensorInfo[], packed: readonly TensorData[]): TensorData[];
   /**
    * The kernel for these fully shaped operands in an executor (`packed` is what `pack`
-   * returned); undefined falls back to the reference kernel.
+   * returned), bound once per shape signature; undefined falls back to the reference
+   * kernel for these shapes.
    */
   bind(step: StepOperands, packed: readonly TensorData[]): Kernel | undefined;
 }

@@ -38,15 +38,20 @@ export function deviceUnits(steps: readonly PreparedStep[]): Map<number, DeviceU
 }
 
 /**
- * Prepares a device unit of the plan's main graph in this thread, with the constants the
- * executable holds; null (its steps run on the reference kernels) when it cannot.
+ * Prepares a device unit of the plan's main graph in this thread for operands of `shapes`,
+ * with the constants the executable holds; null (its steps run on the reference kernels)
+ * when it cannot.
  */
 export async function prepareUnit(
   unit: DeviceUnit,
   prepared: PreparedModel,
-  constants: readonly (TensorData | undefined)[],
+  operands: {
+    constants: readonly (TensorData | undefined)[];
+    shapes: readonly (readonly number[])[];
+  },
 ): Promise<RunnableSubgraph | null> {
-  const { operands, outputIndexes } = prepared;
+  const { constants, shapes } = operands;
+  const { outputIndexes } = prepared;
   const steps = prepared.steps.slice(unit.start, unit.end);
   const produced = new Set(steps.flatMap((step) => step.outputs));
   const readOutside = new Set([
@@ -55,8 +60,9 @@ export async function prepareUnit(
   ]);
   try {
     return await unit.runtime.prepare(steps, {
-      operands: operands.map((o, i) => ({
+      operands: prepared.operands.map((o, i) => ({
         ...o,
+        shape: shapes[i],
         value: o.lifetime === "NO_VALUE" ? null : constants[i],
       })),
       needed: new Set([...produced].filter((i) => readOutside.has(i))),

@@ -4,7 +4,6 @@
  * executable never share mutable memory. IF and WHILE steps run their referenced subgraphs
  * through `control_flow/run.ts`, each subgraph bound once by an executable of its own.
  */
-import { realmHeap } from "../../kernels/wasm_heap.ts";
 import { DriverError, invalid } from "../../nnapi/errors.ts";
 import {
   checkDeclaredShape,
@@ -16,7 +15,6 @@ import {
   ValueNotYetKnown,
 } from "../../operations/operation.ts";
 import { operationDefinition } from "../../operations/table.ts";
-import type { OperationDefinition } from "../../operations/operation.ts";
 import { CONTROL_FLOW_OPERATIONS } from "../../operations/common/control_flow.ts";
 import {
   type ControlFlowContext,
@@ -26,10 +24,16 @@ import {
   runWhile,
   type SubgraphRunner,
 } from "./control_flow/run.ts";
-import type { RunnableSubgraph, StepImplementation } from "../devices/device.ts";
+import type { RunnableSubgraph } from "../devices/device.ts";
 import { FALLBACK_DEVICE } from "../devices/device_list.ts";
-import { type DeviceUnit, deviceUnits, prepareUnit } from "./device_units.ts";
-import { bindFusedRuns } from "../compilation/chain_fusion.ts";
+import { deviceUnits, prepareUnit } from "./device_units.ts";
+import {
+  type BindableStep,
+  inferRunShapes,
+  ShapeBinding,
+  ShapeBindings,
+  signatureOf,
+} from "./shape_bindings.ts";
 import { StepClock } from "./step_timing.ts";
 import {
   constantView,
@@ -48,19 +52,8 @@ import {
   typedView,
 } from "../../nnapi/tensor.ts";
 
-interface BoundStep {
-  /**
-   * On planned shapes: the pass that runs this step and the next ones of its fused run
-   * (`chain_fusion.ts`) on the run's inputs, or "fused" for those next ones.
-   */
-  fused?: { kernel: Kernel; inputs: number[]; outputs: number[] } | "fused";
-  definition: OperationDefinition;
-  /** How its device runs it (undefined: a device this build lacks; the reference runs it). */
-  implementation: StepImplementation | undefined;
-  kernel: Kernel;
-  /** Weights its operation packed at preparation. */
+interface BoundStep extends BindableStep {
   packed: TensorData[];
-  operation: number;
   inputs: number[];
   outputs: number[];
 }
@@ -92,10 +85,12 @@ export class Executable {
   readonly #executables: (Executable | undefined)[];
   readonly #steps: BoundStep[];
   readonly #constants: (TensorData | undefined)[];
-  /** Device units by their first step. */
-  readonly #units: ReadonlyMap<number, DeviceUnit>;
-  /** Where the arena lives once the first planned run placed it. */
-  #arena?: { buffer: ArrayBufferLike; offset: number };
+  /** Whether some steps run on a device with memory of its own. */
+  readonly #hasUnits: boolean;
+  /** The binding for the plan's own shapes, when they are all known. */
+  readonly #planned: ShapeBinding | undefined;
+  /** Bindings for other input shapes, by signature. */
+  readonly #bindings = new ShapeBindings();
 
   /**
    * Binds the plan's main graph (`referenced` is for the executable itself: it binds each
@@ -108,7 +103,6 @@ export class Executable {
     const graph = referenced ? prepared.referenced?.[referenced.subgraph] : prepared;
     if (!graph) throw new DriverError("GENERAL_FAILURE", "the plan lacks a referenced subgraph");
     this.#graph = graph;
-    const planned = !referenced && prepared.arena !== undefined;
     this.#constants = graph.operands.map((o) =>
       o.constant ? constantView(prepared, o.constant) : undefined
     );
@@ -117,27 +111,71 @@ export class Executable {
       if (!definition) {
         throw new DriverError("GENERAL_FAILURE", `no kernel for ${step.type}`);
       }
-      const info = (i: number) => ({ ...graph.operands[i], value: this.#constants[i] });
       const packed = (step.packed ?? []).map((ref) => constantView(prepared, ref));
-      const implementation = stepImplementation(step);
-      // The device's kernel for the planned shapes; the reference kernel otherwise.
-      const selected = planned &&
-        implementation?.bind(
-          { inputs: step.inputs.map(info), outputs: step.outputs.map(info) },
-          packed,
-        );
-      const bound = {
-        ...step,
-        definition,
-        implementation,
-        kernel: selected || definition.execute,
-        packed,
-      };
-      if (!selected) this.#unpack(bound);
-      return bound;
+      return { ...step, definition, implementation: stepImplementation(step), packed };
     });
-    if (planned) this.#fuseChains((i) => ({ ...graph.operands[i], value: this.#constants[i] }));
-    this.#units = referenced ? new Map() : deviceUnits(graph.steps);
+    this.#hasUnits = !referenced && deviceUnits(graph.steps).size > 0;
+    if (!referenced && prepared.arena) {
+      const runs = new Map<number, number>();
+      graph.steps.forEach((step, s) => step.chain && runs.set(s, step.chain));
+      this.#planned = this.#bind(graph.operands.map((o) => o.shape), {
+        arena: prepared.arena,
+        runs,
+      });
+    }
+  }
+
+  /**
+   * Binds the steps for operands of `shapes` (see `shape_bindings.ts`); steps whose device
+   * has no kernel for them get their raw constants back for the reference kernel.
+   */
+  #bind(
+    shapes: readonly (readonly number[])[],
+    planned?: ConstructorParameters<typeof ShapeBinding>[2],
+  ): ShapeBinding {
+    const source = { graph: this.#graph, constants: this.#constants, steps: this.#steps };
+    const binding = new ShapeBinding(source, shapes, planned);
+    this.#steps.forEach((step, s) => {
+      if (binding.kernels[s] === step.definition.execute) this.#unpack(step);
+    });
+    return binding;
+  }
+
+  /**
+   * The binding for these input shapes: the planned one, or one kept per signature (built
+   * on first use); undefined runs step by step (shapes that depend on values, or a
+   * referenced subgraph).
+   */
+  #bindingFor(inputs: readonly RunInput[]): ShapeBinding | undefined {
+    if (this.#referenced) return undefined;
+    const { operands, inputIndexes } = this.#graph;
+    const planned = this.#planned;
+    const plannedShapes = (input: RunInput, k: number) =>
+      input.shape.every((d, j) => d === operands[inputIndexes[k]].shape[j]);
+    if (planned && inputs.every(plannedShapes)) return planned;
+    const shapes = inputs.map((input) => input.shape);
+    const entry = this.#bindings.get(signatureOf(shapes), () => {
+      const source = { graph: this.#graph, constants: this.#constants, steps: this.#steps };
+      const inferred = inferRunShapes(source, shapes);
+      return inferred ? this.#bind(inferred) : "step by step";
+    });
+    return entry === "step by step" ? undefined : entry;
+  }
+
+  /** How many input-shape signatures it keeps bindings (or step-by-step marks) for. */
+  get shapeSignatures(): number {
+    return this.#bindings.size;
+  }
+
+  /** Arena bytes its bindings for other shapes than the plan's hold. */
+  get shapeBindingBytes(): number {
+    return this.#bindings.arenaBytes;
+  }
+
+  /** Returns its bindings' arenas to the heap (the executable is being dropped). */
+  release(): void {
+    this.#bindings.clear();
+    this.#planned?.release();
   }
 
   /**
@@ -162,7 +200,7 @@ export class Executable {
    * there (`run` runs them on their reference kernels).
    */
   get hasDeviceUnits(): boolean {
-    return this.#units.size > 0;
+    return this.#hasUnits;
   }
 
   /**
@@ -199,15 +237,16 @@ export class Executable {
     options: RunOptions,
     units: boolean,
   ): Generator<Promise<unknown>, RunOutput[], unknown> {
-    const { tensors, staticShapes } = this.#begin(inputs);
+    const { tensors, binding } = this.#begin(inputs);
     const clock = new StepClock(this.#graph.steps, options.timing, options.perOperation ?? false);
     const limits = options.limits ?? DEFAULT_RUN_LIMITS;
     for (let s = 0; s < this.#steps.length;) {
-      const unit = units && staticShapes ? this.#units.get(s) : undefined;
+      const unit = units ? binding?.units.get(s) : undefined;
       const runnable = unit
-        ? (yield (unit.runnable ??= prepareUnit(unit, this.prepared, this.#constants))) as
-          | RunnableSubgraph
-          | null
+        ? (yield (unit.runnable ??= prepareUnit(unit, this.prepared, {
+          constants: this.#constants,
+          shapes: binding!.shapes,
+        }))) as RunnableSubgraph | null
         : null;
       clock.start(s);
       if (unit && runnable) {
@@ -220,41 +259,30 @@ export class Executable {
         s = unit.end;
         continue;
       }
-      this.#runStep(this.#steps[s], tensors, { staticShapes, limits });
-      clock.stop(s, 1, unit ? FALLBACK_DEVICE.info.name : undefined);
+      const pass = binding?.fused.get(s);
+      if (pass) {
+        const inputs = pass.inputs.map((i) => tensors[i]!);
+        this.#runKernel(this.#steps[s], pass.kernel, inputs, pass.outputs.map((i) => tensors[i]!));
+        clock.stop(s, pass.steps);
+        s += pass.steps;
+        continue;
+      }
+      this.#runStep(s, tensors, { binding, limits });
+      const fellBack = unit !== undefined || (binding?.fallbacks.has(s) ?? false);
+      clock.stop(s, 1, fellBack ? FALLBACK_DEVICE.info.name : undefined);
       s++;
     }
-    return this.#outputs(tensors);
+    return this.#outputs(tensors, binding);
   }
 
-  /**
-   * The arena's bytes, which every run reuses: a region of this realm's kernel heap, where
-   * the SIMD kernels read and write tensors in place (an ArrayBuffer of its own when the
-   * heap cannot grow). Runs of one executable never overlap: an executor runs one job at a
-   * time, and inline runs are synchronous; outputs are copied out (`#outputs`).
-   */
-  #arenaBytes(size: number): { buffer: ArrayBufferLike; offset: number } {
-    if (this.#arena) return this.#arena;
-    const heap = realmHeap();
-    try {
-      const offset = heap.allocateFor(this, size);
-      this.#arena = { buffer: heap.buffer(), offset };
-    } catch (error) {
-      if (!(error instanceof RangeError)) throw error;
-      this.#arena = { buffer: new ArrayBuffer(size), offset: 0 };
-    }
-    return this.#arena;
-  }
-
-  /** Per-execution tensors: constants, inputs, and the arena for planned shapes. */
-  #begin(inputs: readonly RunInput[]): { tensors: (Tensor | undefined)[]; staticShapes: boolean } {
+  /** Per-execution tensors: constants, inputs, and the arena of the run's shape binding. */
+  #begin(inputs: readonly RunInput[]): {
+    tensors: (Tensor | undefined)[];
+    binding: ShapeBinding | undefined;
+  } {
     const { operands, inputIndexes } = this.#graph;
-    const arena = this.#referenced ? undefined : this.prepared.arena;
-    const staticShapes = arena !== undefined &&
-      inputs.every((input, k) =>
-        input.shape.every((d, j) => d === operands[inputIndexes[k]].shape[j])
-      );
-    if (!staticShapes) { for (const step of this.#steps) this.#unpack(step); }
+    const binding = this.#bindingFor(inputs);
+    if (!binding) { for (const step of this.#steps) this.#unpack(step); }
     const tensors: (Tensor | undefined)[] = operands.map((o, i) =>
       this.#constants[i]
         ? { ...o, data: this.#constants[i]! }
@@ -265,52 +293,36 @@ export class Executable {
     inputIndexes.forEach((operandIndex, k) => {
       tensors[operandIndex] = { ...operands[operandIndex], ...inputs[k] };
     });
-    if (staticShapes && arena) {
-      const { buffer, offset: base } = this.#arenaBytes(arena.size);
-      arena.offsets.forEach((offset, i) => {
+    if (binding) {
+      const { buffer, offset: base } = binding.bytes();
+      binding.arena.offsets.forEach((offset, i) => {
         if (offset < 0) return;
-        const operand = operands[i];
+        const shape = binding.shapes[i];
         tensors[i] = {
-          ...operand,
-          data: typedView(operand.type, buffer, base + offset, elementCount(operand.shape)),
+          ...operands[i],
+          shape,
+          data: typedView(operands[i].type, buffer, base + offset, elementCount(shape)),
         };
       });
     }
-    return { tensors, staticShapes };
-  }
-
-  /** Binds the passes of the plan's fused runs (their steps stay bound one by one too). */
-  #fuseChains(info: (operand: number) => PrepareInput): void {
-    for (const [s, pass] of bindFusedRuns(this.#graph.steps, info)) {
-      this.#steps[s].fused = pass;
-      for (let k = 1; k < this.#graph.steps[s].chain!; k++) this.#steps[s + k].fused = "fused";
-    }
+    return { tensors, binding };
   }
 
   #runStep(
-    step: BoundStep,
+    s: number,
     tensors: (Tensor | undefined)[],
-    run: { staticShapes: boolean; limits: RunLimits },
+    run: { binding: ShapeBinding | undefined; limits: RunLimits },
   ): void {
-    if (run.staticShapes && step.fused) {
-      if (step.fused === "fused") return;
-      const { kernel, inputs, outputs } = step.fused;
-      this.#runKernel(
-        step,
-        kernel,
-        inputs.map((i) => tensors[i]!),
-        outputs.map((i) => tensors[i]!),
-      );
-      return;
-    }
+    const step = this.#steps[s];
     const stepInputs = step.inputs.map((i) => tensors[i]!);
     if (CONTROL_FLOW_OPERATIONS.has(step.definition.type)) {
       this.#runControlFlow(step, stepInputs, { tensors, limits: run.limits });
       return;
     }
-    if (!run.staticShapes) this.#shapeOutputs(step, stepInputs, tensors);
+    if (!run.binding) this.#shapeOutputs(step, stepInputs, tensors);
     const stepOutputs = step.outputs.map((i) => tensors[i]!);
-    this.#runKernel(step, step.kernel, stepInputs, stepOutputs);
+    const kernel = run.binding?.kernels[s] ?? step.definition.execute;
+    this.#runKernel(step, kernel, stepInputs, stepOutputs);
   }
 
   /** Runs a kernel of `step`, reporting an operation's fault as the step's. */
@@ -401,16 +413,18 @@ export class Executable {
       }
     });
     const { tensors } = this.#begin(inputs.map(({ data, shape }) => ({ data, shape: [...shape] })));
-    for (const step of this.#steps) this.#runStep(step, tensors, { staticShapes: false, limits });
+    for (let s = 0; s < this.#steps.length; s++) {
+      this.#runStep(s, tensors, { binding: undefined, limits });
+    }
     return this.#graph.outputIndexes.map((i) => tensors[i]!);
   }
 
   /** The outputs, copied out of the arena (the next run reuses it). */
-  #outputs(tensors: (Tensor | undefined)[]): RunOutput[] {
+  #outputs(tensors: (Tensor | undefined)[], binding: ShapeBinding | undefined): RunOutput[] {
     return this.#graph.outputIndexes.map((i) => {
       const t = tensors[i]!;
       const data = t.data!;
-      const inArena = this.#arena !== undefined && data.buffer === this.#arena.buffer;
+      const inArena = binding?.holds(data) ?? false;
       return { shape: [...t.shape], data: inArena ? data.slice() : data };
     });
   }

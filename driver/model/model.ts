@@ -7,15 +7,12 @@
 import { DriverError, invalid } from "../../nnapi/errors.ts";
 import type { GraphJson, ModelJson } from "./model_schema.ts";
 import {
-  checkDeclaredShape,
-  checkTensorSize,
   type DeclaredOperand,
   OperationError,
   operationFault,
-  type PrepareInput,
   type SubgraphSignature,
-  ValueNotYetKnown,
 } from "../../operations/operation.ts";
+import { inferShapes } from "./shape_inference.ts";
 import { operationDefinition } from "../../operations/table.ts";
 import { buildOperands, fail, operandVersion } from "./operands.ts";
 import { checkReferenceReaders, inheritThroughReferences, referenceOrder } from "./references.ts";
@@ -186,42 +183,24 @@ function declared(operands: Operand[], index: number): DeclaredOperand {
  * whether every supported operation was resolved.
  */
 function inferStaticShapes(model: Subgraph): boolean {
-  let resolved = true;
   const { operands } = model;
-  const shapes: (number[] | undefined)[] = operands.map((o) =>
-    isFullySpecified(o.dimensions) || o.lifetime === "NO_VALUE" ? o.dimensions : undefined
+  const steps = model.runOrder
+    .map((k) => ({ operation: k, ...model.operations[k] }))
+    .filter((op) => op.supported && operationDefinition(op.type));
+  const { shapes, resolved } = inferShapes(
+    operands.map((o) => ({
+      ...o,
+      declared: o.dimensions,
+      value: o.lifetime === "NO_VALUE" ? null : o.value,
+    })),
+    steps,
+    operands.map((o) =>
+      isFullySpecified(o.dimensions) || o.lifetime === "NO_VALUE" ? o.dimensions : undefined
+    ),
   );
-  for (const k of model.runOrder) {
-    const op = model.operations[k];
-    const definition = operationDefinition(op.type);
-    if (!definition || !op.supported) continue;
-    if (op.inputs.some((i) => shapes[i] === undefined)) {
-      resolved = false;
-      continue;
-    }
-    const inputs: PrepareInput[] = op.inputs.map((i) => ({
-      ...operands[i],
-      shape: shapes[i]!,
-      value: operands[i].lifetime === "NO_VALUE" ? null : operands[i].value,
-    }));
-    const outputs = op.outputs.map((i) => ({ ...operands[i], shape: operands[i].dimensions }));
-    try {
-      const inferred = definition.prepare(inputs, outputs);
-      op.outputs.forEach((out, j) => {
-        checkDeclaredShape(operands[out].dimensions, inferred[j], `output ${j} (operand ${out})`);
-        checkTensorSize(operands[out].type, inferred[j], `output ${j} (operand ${out})`);
-        shapes[out] = inferred[j];
-        if (operands[out].lifetime === "TEMPORARY_VARIABLE") operands[out].dimensions = inferred[j];
-      });
-    } catch (error) {
-      if (error instanceof ValueNotYetKnown) {
-        resolved = false;
-        continue;
-      }
-      if (error instanceof OperationError) throw operationFault(k, op.type, error.message);
-      throw error;
-    }
-  }
+  operands.forEach((o, i) => {
+    if (o.lifetime === "TEMPORARY_VARIABLE" && shapes[i]) o.dimensions = [...shapes[i]];
+  });
   return resolved;
 }
 

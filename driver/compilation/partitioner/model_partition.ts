@@ -10,7 +10,8 @@ import { HOST_MEMORY, stepOperands } from "../../devices/host_device.ts";
 import type { Model } from "../../model/model.ts";
 import { operationWork } from "../../../operations/operation.ts";
 import { operationDefinition } from "../../../operations/table.ts";
-import { byteSize } from "../../../nnapi/tensor.ts";
+import { byteSize, isFullySpecified, type TensorInfo } from "../../../nnapi/tensor.ts";
+import { representativeShapes } from "../../model/shape_inference.ts";
 import { type Partition, partition, type PartitionProblem, reassign } from "./partitioner.ts";
 import { checkSupported, supportingDevices } from "./placement.ts";
 
@@ -26,6 +27,11 @@ export interface PartitionStepSummary {
   transfers: { operand: number; from: string; to: string; bytes: number }[];
   /** Its compute plus its transfers, in µs. */
   estimatedCost: number;
+  /**
+   * When its kernels are bound to shapes: at preparation (every shape of its operations is
+   * known then) or per shape (each executor binds them for each new set of input shapes).
+   */
+  binds: "at preparation" | "per shape";
   /** Set when the chosen device failed to prepare it and this device took over. */
   fallback?: string;
 }
@@ -53,12 +59,6 @@ function measuredOrEstimated(
   return measured && Object.keys(measured).length > 0 ? measured : estimate();
 }
 
-/** A byte size for costing: unknown extents count as 1. */
-function estimatedBytes(model: Model, operand: number): number {
-  const { type, dimensions } = model.operands[operand];
-  return byteSize(type, dimensions.map((d) => d || 1));
-}
-
 /**
  * The cheapest placement of the model's operations on `devices` (in preference order); a
  * model some operation of which none of them supports is INVALID_ARGUMENT naming every such
@@ -80,12 +80,22 @@ export function partitionModel(
   checkSupported(model, supporting, devices);
   const costsOf = (device: Device) => options.costs.get(device.info.name) ?? { microsPerWork: 1 };
   const transferOf = new Map(devices.map((d) => [d.memorySpace, costsOf(d).transfer]));
+  // Extents known only at execution are costed with representative values.
+  const shapes = representativeShapes({
+    ...model,
+    steps: model.runOrder.map((k) => ({ operation: k, ...model.operations[k] })),
+  });
+  const shaped = <T extends TensorInfo>(info: T, i: number): T => ({ ...info, shape: shapes[i] });
   const problem: PartitionProblem = {
     devices: devices.map((d) => ({ name: d.info.name, memorySpace: d.memorySpace })),
     operations: model.runOrder.map((k) => {
       const op = model.operations[k];
       const step = stepOperands(model, op);
-      const work = operationWork(operationDefinition(op.type)!, step.inputs, step.outputs);
+      const work = operationWork(
+        operationDefinition(op.type)!,
+        step.inputs.map((input, j) => shaped(input, op.inputs[j])),
+        step.outputs.map((output, j) => shaped(output, op.outputs[j])),
+      );
       return {
         index: k,
         inputs: op.inputs,
@@ -96,7 +106,7 @@ export function partitionModel(
           )),
       };
     }),
-    operandBytes: model.operands.map((_, i) => estimatedBytes(model, i)),
+    operandBytes: model.operands.map((o, i) => byteSize(o.type, shapes[i])),
     modelInputs: model.inputIndexes,
     modelOutputs: model.outputIndexes,
     hostSpace: HOST_MEMORY,
@@ -110,6 +120,12 @@ export function partitionModel(
     { model, problem, costSource },
     partition(problem),
   );
+}
+
+/** Whether every operand of operation `k` has its shape known before execution. */
+function shapesKnown(model: Model, k: number): boolean {
+  const { inputs, outputs } = model.operations[k];
+  return [...inputs, ...outputs].every((i) => isFullySpecified(model.operands[i].dimensions));
 }
 
 /** A model's partition: placement, its summary (the plan a client sees), and the fallback of a failed step. */
@@ -152,6 +168,7 @@ function modelPartition(
             bytes,
           })),
           estimatedCost: g.cost,
+          binds: g.operations.every((k) => shapesKnown(model, k)) ? "at preparation" : "per shape",
           ...(fallback ? { fallback } : {}),
         };
       }),

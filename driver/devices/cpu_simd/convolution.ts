@@ -20,7 +20,6 @@ import {
 } from "../../../kernels/manifest.ts";
 import {
   elementCount,
-  isFullySpecified,
   sameShape,
   type TensorData,
   type TensorInfo,
@@ -166,13 +165,15 @@ export function plannedNhwcKernel(
   };
 }
 
-/** Float32 with a constant filter, bias and parameters, on static shapes. */
-function supportsConvolution({ inputs, outputs }: StepOperands, type: ConvolutionType): boolean {
+/**
+ * Float32 with a constant filter, bias and parameters (input extents may be known only at
+ * execution: the kernel is bound per shape).
+ */
+function supportsConvolution({ inputs }: StepOperands, type: ConvolutionType): boolean {
   const [input, filter, bias] = inputs;
   return input.type === "TENSOR_FLOAT32" && filter.shape.length === 4 &&
     filter.value instanceof Float32Array && bias.value instanceof Float32Array &&
-    constantParams(inputs, type) !== undefined && isFullySpecified(input.shape) &&
-    isFullySpecified(outputs[0].shape);
+    constantParams(inputs, type) !== undefined;
 }
 
 /** CONV_2D on the SIMD CPU: 1x1 stride-1 as a GEMM, others as a direct convolution. */

@@ -5,9 +5,12 @@
  * FULLY_CONNECTED (weights constant or computed at execution), their quant8 forms (uint8 or
  * int8, per-tensor or per-channel filters; bit for bit the reference, `quantized.ts`), and
  * element-wise ADD, SUB, MUL,
- * DIV, MINIMUM, MAXIMUM and HARD_SWISH, on static shapes. Everything else is reported
- * unsupported, so the partitioner gives it to another device; both CPUs share host memory,
- * so switching between them costs nothing.
+ * DIV, MINIMUM, MAXIMUM and HARD_SWISH. Extents known only at execution are no obstacle:
+ * weights are packed at preparation, and each executor binds the kernels per shape
+ * signature (`execution/shape_bindings.ts`); a shape a kernel cannot take runs on the
+ * reference kernel for that execution. Everything else is reported unsupported, so the
+ * partitioner gives it to another device; both CPUs share host memory, so switching
+ * between them costs nothing.
  */
 import type { StepTable } from "../device.ts";
 import { hostDevice } from "../host_device.ts";
@@ -32,7 +35,7 @@ import {
 } from "./quantized.ts";
 
 /** Version of the SIMD device: part of every cache key that uses it. */
-export const CPU_SIMD_VERSION = "0.4.0";
+export const CPU_SIMD_VERSION = "0.5.0";
 
 const STEPS = {
   CONV_2D: byInputType(conv2dSimd, conv2dQuant8),

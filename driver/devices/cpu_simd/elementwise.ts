@@ -32,6 +32,15 @@ export function staticFloat({ inputs, outputs }: StepOperands, tensors: number):
 }
 
 /**
+ * Float32 operands; where all their shapes are known, `fits` them too (else the kernel is
+ * bound per shape and checks them then).
+ */
+function floatFits(step: StepOperands, tensors: number, fits = () => true): boolean {
+  if (step.inputs[0].type !== "TENSOR_FLOAT32") return false;
+  return !staticFloat(step, tensors) || fits();
+}
+
+/**
  * How the SIMD kernel reads an operand of `shape` for an output of `outShape`: a tensor of
  * its layout, one value, or a block of the output's trailing extents repeated over its
  * leading ones (`[1, ..., 1, C]`, a per-channel scale or bias of an NHWC tensor; `[1, 1, T,
@@ -101,7 +110,7 @@ function binary<T extends OperationType & BinaryType>(
   };
   return {
     type,
-    supports: (step) => staticFloat(step, 2) && forms(step) !== undefined && !!range(step),
+    supports: (step) => floatFits(step, 2, () => forms(step) !== undefined) && !!range(step),
     bind(step) {
       const clamp = range(step);
       const [aForm, bForm] = forms(step) ?? [];
@@ -128,7 +137,7 @@ export const maximumSimd = binary("MAXIMUM", "max", maximum);
 
 export const hardSwishStep: StepImplementation<"HARD_SWISH"> = {
   type: "HARD_SWISH",
-  supports: (step) => staticFloat(step, 1),
+  supports: (step) => floatFits(step, 1),
   bind: (step) =>
     planned(
       step,

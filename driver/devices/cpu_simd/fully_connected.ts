@@ -17,15 +17,17 @@ import { createF32FullyConnected } from "../../../kernels/manifest.ts";
 import { checkFusedActivation } from "../../../operations/common/scalars.ts";
 import { fullyConnected, geometryOf } from "../../../operations/fully_connected.ts";
 import { type Kernel, OperationError } from "../../../operations/operation.ts";
-import { isFullySpecified, sameShape, type TensorData } from "../../../nnapi/tensor.ts";
+import { sameShape, type TensorData } from "../../../nnapi/tensor.ts";
 import type { StepImplementation, StepOperands } from "../device.ts";
 
-/** Float32, rank-2 weights, a constant activation, static shapes. */
-function supports({ inputs, outputs }: StepOperands): boolean {
-  const [input, weights, bias, activation] = inputs;
+/**
+ * Float32, rank-2 weights, a constant activation (extents may be known only at execution:
+ * the kernel is bound per shape).
+ */
+function supports({ inputs }: StepOperands): boolean {
+  const [input, weights, , activation] = inputs;
   return input.type === "TENSOR_FLOAT32" && weights.shape.length === 2 &&
-    activation.value != null &&
-    [input, weights, bias, outputs[0]].every((t) => isFullySpecified(t.shape));
+    activation.value != null;
 }
 
 /** Whether the step's weights and bias are constants (packed at preparation). */

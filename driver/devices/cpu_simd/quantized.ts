@@ -23,12 +23,7 @@ import {
   type Q8Runner,
 } from "../../../kernels/q8_conv_simd128.ts";
 import { packedDepthwiseLength } from "../../../kernels/f32_packing.ts";
-import {
-  elementCount,
-  isFullySpecified,
-  type TensorData,
-  type TensorInfo,
-} from "../../../nnapi/tensor.ts";
+import { elementCount, type TensorData, type TensorInfo } from "../../../nnapi/tensor.ts";
 import {
   convolutionGeometry,
   type ConvolutionType,
@@ -119,12 +114,14 @@ function convolutionShape(filter: TensorInfo, type: ConvolutionType) {
     : { depthwise: { channels: depth, taps } };
 }
 
-/** Quant8 input, a constant quant8 filter and int32 bias, constant parameters, static shapes. */
-function supportsConvolution({ inputs, outputs }: StepOperands, type: ConvolutionType): boolean {
+/**
+ * Quant8 input, a constant quant8 filter and int32 bias, constant parameters (input extents
+ * may be known only at execution: the kernel is bound per shape).
+ */
+function supportsConvolution({ inputs }: StepOperands, type: ConvolutionType): boolean {
   const [input, filter, bias] = inputs;
   return isQuant8Asymm(input.type) && filter.shape.length === 4 && isQuant8Values(filter.value) &&
-    bias.value instanceof Int32Array && constantParams(inputs, type) !== undefined &&
-    isFullySpecified(input.shape) && isFullySpecified(outputs[0].shape);
+    bias.value instanceof Int32Array && constantParams(inputs, type) !== undefined;
 }
 
 function packConvolution(
@@ -216,12 +213,11 @@ function fullyConnectedShape(weights: TensorInfo): Q8GemmShape {
 /** Quant8 FULLY_CONNECTED on the SIMD CPU (constant weights only). */
 export const fullyConnectedQuant8: StepImplementation<"FULLY_CONNECTED"> = {
   type: "FULLY_CONNECTED",
-  supports({ inputs, outputs }) {
+  supports({ inputs }) {
     const [input, weights, bias, activation] = inputs;
     return isQuant8Asymm(input.type) && weights.shape.length === 2 &&
       isQuant8Values(weights.value) && bias.value instanceof Int32Array &&
-      activation.value != null &&
-      [input, weights, bias, outputs[0]].every((t) => isFullySpecified(t.shape));
+      activation.value != null;
   },
   pack({ inputs }) {
     const [, weights, bias] = inputs;

@@ -26,15 +26,20 @@ function plan(step: StepOperands) {
   }
 }
 
+/**
+ * Float32 with a constant filter and bias; where the shapes are known, a geometry the
+ * operation accepts (else the kernel is bound per shape, and checks it then).
+ */
 function supports(step: StepOperands): boolean {
   const [input, filter, bias] = step.inputs;
+  const shapesKnown = isFullySpecified(input.shape) && isFullySpecified(step.outputs[0].shape);
   return input.type === "TENSOR_FLOAT32" && filter.value instanceof Float32Array &&
-    bias.value instanceof Float32Array && isFullySpecified(input.shape) &&
-    isFullySpecified(step.outputs[0].shape) && plan(step) !== undefined;
+    bias.value instanceof Float32Array && filter.shape.length === 4 &&
+    (!shapesKnown || plan(step) !== undefined);
 }
 
 /** Columns of the GEMM: one per filter tap and output channel. */
-function columns(g: TransposeConvGeometry): number {
+function columns(g: Pick<TransposeConvGeometry, "filterHeight" | "filterWidth" | "outDepth">) {
   return g.filterHeight * g.filterWidth * g.outDepth;
 }
 
@@ -43,15 +48,15 @@ function columns(g: TransposeConvGeometry): number {
  * over (tap row, tap column, output channel), packed with a zero bias.
  */
 function pack(step: StepOperands) {
-  const g = plan(step)?.geometry;
-  const filter = step.inputs[1].value;
-  if (!g || !(filter instanceof Float32Array)) return undefined;
-  const { filterHeight: fh, filterWidth: fw, outDepth, inDepth } = g;
+  const filter = step.inputs[1];
+  if (!(filter.value instanceof Float32Array) || filter.shape.length !== 4) return undefined;
+  const [outDepth, fh, fw, inDepth] = filter.shape;
+  const g = { filterHeight: fh, filterWidth: fw, outDepth };
   const weights = new Float32Array(columns(g) * inDepth);
   for (let k = 0; k < outDepth; k++) {
     for (let t = 0; t < fh * fw; t++) {
       const from = (k * fh * fw + t) * inDepth;
-      weights.set(filter.subarray(from, from + inDepth), (t * outDepth + k) * inDepth);
+      weights.set(filter.value.subarray(from, from + inDepth), (t * outDepth + k) * inDepth);
     }
   }
   const zeros = new Float32Array(columns(g));

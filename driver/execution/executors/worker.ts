@@ -36,6 +36,7 @@ async function serve(
   respond: (message: WorkerResponse, transfer?: Transferable[]) => void,
 ): Promise<void> {
   if (request.kind === "unload") {
+    executables.get(request.compilation)?.release();
     executables.delete(request.compilation);
     return;
   }
