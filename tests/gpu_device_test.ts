@@ -8,22 +8,25 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { float32Tensor, int32Scalar, type TestServer, withTestServer } from "./server_fixture.ts";
 
-/** CONV_2D -> FLOOR -> CONV_2D -> FLOOR: the convolutions run on the gpu, FLOOR does not. */
-function convFloorModel() {
+/**
+ * CONV_2D -> FLOOR -> CONV_2D -> FLOOR: the convolutions run on the gpu, FLOOR does not.
+ * `extents` is the shape of every tensor (0: known only at execution).
+ */
+function convFloorModel(extents = [1, 6, 6, 2]) {
   const tensor = float32Tensor;
   const ramp = (n: number, scale: number) =>
     Array.from({ length: n }, (_, i) => ((i % 5) - 2) * scale);
   const operands = [
-    tensor([1, 6, 6, 2], "MODEL_INPUT"), // 0
+    tensor(extents, "MODEL_INPUT"), // 0
     tensor([2, 3, 3, 2], "CONSTANT_COPY", ramp(36, 0.25)), // 1
     tensor([2], "CONSTANT_COPY", [0.5, -0.5]), // 2
     int32Scalar(1), // 3: SAME
     int32Scalar(1), // 4: stride 1
     int32Scalar(0), // 5: no activation
-    tensor([1, 6, 6, 2], "TEMPORARY_VARIABLE"), // 6
-    tensor([1, 6, 6, 2], "TEMPORARY_VARIABLE"), // 7
-    tensor([1, 6, 6, 2], "TEMPORARY_VARIABLE"), // 8
-    tensor([1, 6, 6, 2], "MODEL_OUTPUT"), // 9
+    tensor(extents, "TEMPORARY_VARIABLE"), // 6
+    tensor(extents, "TEMPORARY_VARIABLE"), // 7
+    tensor(extents, "TEMPORARY_VARIABLE"), // 8
+    tensor(extents, "MODEL_OUTPUT"), // 9
   ];
   return {
     operands,
@@ -43,12 +46,22 @@ const INPUT = Array.from({ length: 72 }, (_, i) => Math.cos(i) * 3);
 interface PlanJson {
   estimatedCost: number;
   switches: number;
-  steps: { device: string; operations: number[]; transfers: unknown[]; estimatedCost: number }[];
+  steps: {
+    device: string;
+    operations: number[];
+    transfers: unknown[];
+    estimatedCost: number;
+    binds: string;
+  }[];
 }
 
-async function execute(server: TestServer, compilation: string) {
+async function execute(
+  server: TestServer,
+  compilation: string,
+  input: { data: number[]; dimensions?: number[] } = { data: INPUT },
+) {
   const result = await server.request("POST", `/v1/compilations/${compilation}/executions`, {
-    inputs: [{ data: INPUT }],
+    inputs: [input],
     measureTiming: true,
   });
   strictEqual(result.status, 200, JSON.stringify(result.body));
@@ -113,6 +126,44 @@ Deno.test("operations alternate between the gpu and a CPU and give the reference
       ]);
       got.data.forEach((v, i) =>
         ok(Math.abs(v - want.data[i]) <= 1e-4, `output ${i}: ${v} vs ${want.data[i]}`)
+      );
+    }
+  });
+});
+
+Deno.test("extents given at execution: the gpu prepares its steps per shape and gives the reference's results", async () => {
+  await withTestServer({ gpu: true, deviceCosts: GPU_FIRST }, async (server) => {
+    const model = await server.request("POST", "/v1/models", convFloorModel([0, 0, 0, 2]));
+    strictEqual(model.status, 201, JSON.stringify(model.body));
+    const mixed = await server.request("POST", "/v1/compilations", { model: model.body.id });
+    strictEqual(mixed.status, 201, JSON.stringify(mixed.body));
+    const plan = mixed.body.plan as PlanJson;
+    deepStrictEqual(plan.steps.map((s) => [s.device, s.operations, s.binds]), [
+      ["gpu", [0], "per shape"],
+      ["cpu-reference", [1], "per shape"],
+      ["gpu", [2], "per shape"],
+      ["cpu-reference", [3], "per shape"],
+    ]);
+    const reference = await server.request("POST", "/v1/compilations", {
+      model: model.body.id,
+      devices: ["cpu-reference"],
+    });
+    for (const dimensions of [[1, 6, 6, 2], [2, 3, 4, 2], [1, 6, 6, 2]]) {
+      const count = dimensions.reduce((a, b) => a * b, 1);
+      const input = { data: Array.from({ length: count }, (_, i) => Math.cos(i) * 3), dimensions };
+      const want = await execute(server, reference.body.id as string, input);
+      const got = await execute(server, mixed.body.id as string, input);
+      deepStrictEqual(got.steps.map((s) => s.device), [
+        "gpu",
+        "cpu-reference",
+        "gpu",
+        "cpu-reference",
+      ]);
+      got.data.forEach((v, i) =>
+        ok(
+          Math.abs(v - want.data[i]) <= 1e-4,
+          `${dimensions}: output ${i}: ${v} vs ${want.data[i]}`,
+        )
       );
     }
   });

@@ -128,7 +128,7 @@ export class Compiler {
 
   /**
    * Prepares each step placed on a device with memory of its own once, as its executors
-   * will; a step that fails moves to the reference CPU (NNAPI's CPU fallback), and the plan
+   * will (where every shape is known); a step that fails moves to the reference CPU (NNAPI's CPU fallback), and the plan
    * says so.
    */
   async #checkSubgraphs(
@@ -139,7 +139,9 @@ export class Compiler {
     const fallback = FALLBACK_DEVICE.info.name;
     for (const [s, step] of partitioned.summary.steps.entries()) {
       const runtime = this.devices.named(step.device)?.subgraphs;
-      if (!runtime) continue;
+      // Steps with extents known only at execution are prepared per shape by executors
+      // (a shape that fails runs on the reference kernels for that execution).
+      if (!runtime || step.binds === "per shape") continue;
       try {
         const ops = step.operations.map((k) => model.operations[k]);
         const produced = new Set(ops.flatMap((op) => op.outputs));

@@ -63,7 +63,18 @@ const MAX_BINDING_BYTES = 134217728;
 export function gpuSupportReason(
   step: GpuStep,
   operands: readonly GpuOperand[],
+  shapes: "declared" | "unknown extents allowed" = "declared",
 ): string | undefined {
+  // Planning a model whose extents are given at execution: what depends on the shapes is
+  // checked when they arrive (each executor prepares the subgraph per shape signature).
+  const open = shapes === "unknown extents allowed" &&
+    [...step.inputs, ...step.outputs].some((i) => {
+      const operand = operands[i];
+      return operand?.type === "TENSOR_FLOAT32" &&
+        (operand.shape.length === 0 || operand.shape.some((d) => d === 0));
+    });
+  const tensorFault = (operand: GpuOperand, what: string) =>
+    open ? undefined : staticTensorFault(operand, what);
   const kernel = gpuKernel(step.type);
   const definition = operationDefinition(step.type);
   if (!kernel || !definition) return `the gpu device has no kernel for ${step.type}`;
@@ -101,15 +112,16 @@ export function gpuSupportReason(
     if (fault) return fault;
     outputs.push(operand);
   }
-  let shapes: number[][];
+  if (open) return undefined;
+  let inferred: number[][];
   try {
-    shapes = definition.prepare(inputs, outputs);
+    inferred = definition.prepare(inputs, outputs);
   } catch (error) {
     if (error instanceof OperationError) return error.message;
     if (error instanceof ValueNotYetKnown) return "a parameter is known only at execution";
     throw error;
   }
-  for (const [k, shape] of shapes.entries()) {
+  for (const [k, shape] of inferred.entries()) {
     const declared = outputs[k].shape;
     if (shape.length !== declared.length || shape.some((d, i) => d !== declared[i])) {
       return `output ${k} computes to [${shape}] but is declared [${declared}]`;
@@ -118,12 +130,15 @@ export function gpuSupportReason(
   return undefined;
 }
 
-/** Whether the gpu device can run a step ({@link gpuSupportReason} says why not). */
+/**
+ * Whether the gpu device can run a step of a model, whose extents may be known only at
+ * execution ({@link gpuSupportReason} says why not).
+ */
 export function supportsOnGpu(step: GpuStep, operands: readonly GpuOperand[]): boolean {
-  return gpuSupportReason(step, operands) === undefined;
+  return gpuSupportReason(step, operands, "unknown extents allowed") === undefined;
 }
 
-function tensorFault(operand: GpuOperand, what: string): string | undefined {
+function staticTensorFault(operand: GpuOperand, what: string): string | undefined {
   if (operand.shape.length === 0 || operand.shape.some((d) => !(d > 0))) {
     return `${what} has shape [${operand.shape}]; the gpu device needs static non-empty shapes`;
   }
