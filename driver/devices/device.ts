@@ -35,10 +35,18 @@ export interface DeviceInfo {
   numberOfCacheFilesNeeded: { modelCache: number; dataCache: number };
 }
 
+/** Kinds of work that devices differ in speed at (`operation_classes.ts`). */
+export type OperationClass = "gemm" | "window" | "elementwise" | "movement" | "control";
+
 /** What calibration measured of a device, for costing plans on it. */
 export interface DeviceCosts {
-  /** µs per unit of operation work (`operationWork`: multiply-adds, taps, elements). */
+  /**
+   * µs per unit of operation work (`operationWork`: multiply-adds, taps, elements) of its
+   * matrix products, and of every class `perClass` lacks.
+   */
   microsPerWork: number;
+  /** µs per unit of work by operation class, where measured. */
+  perClass?: Partial<Record<OperationClass, number>>;
   /** Moving a tensor to or from its memory space, when that is not the host's. */
   transfer?: { fixedMicros: number; microsPerByte: number };
 }

@@ -1,11 +1,13 @@
 /**
  * The partitioner applied to a model: each operation's cost on each device that supports it
- * (its estimated work times the device's measured µs per unit of work), the cost of moving
+ * (its estimated work times the device's measured µs per unit of work of its operation
+ * class), the cost of moving
  * tensors between memory spaces, and the result as a placement (a device per step of the run
  * order) plus the plan a client sees. Every execution preference gets the latency plan (see
  * `partitioner.ts`).
  */
 import type { Device, DeviceCosts } from "../../devices/device.ts";
+import { microsPerWork } from "../../devices/operation_classes.ts";
 import { HOST_MEMORY, stepOperands } from "../../devices/host_device.ts";
 import type { Model } from "../../model/model.ts";
 import { operationWork } from "../../../operations/operation.ts";
@@ -102,7 +104,7 @@ export function partitionModel(
         outputs: op.outputs,
         costs: measuredOrEstimated(options.measured?.get(k), () =>
           Object.fromEntries(
-            supporting[k].map((d) => [d.info.name, work * costsOf(d).microsPerWork]),
+            supporting[k].map((d) => [d.info.name, work * microsPerWork(costsOf(d), op.type)]),
           )),
       };
     }),

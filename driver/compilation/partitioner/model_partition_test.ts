@@ -79,3 +79,79 @@ Deno.test("a step its device fails to prepare falls back to cpu-reference, and t
   ]);
   ok(both.summary.steps[0].fallback?.startsWith("gpu failed to prepare it"));
 });
+
+/** CONV_2D -> ADD of a constant: a matrix product, then element-wise work. */
+function convAddModel() {
+  const tensor = (dimensions: number[], lifetime: string, value?: number[]) => ({
+    type: "TENSOR_FLOAT32",
+    dimensions,
+    lifetime,
+    ...(value ? { value } : {}),
+  });
+  const int32 = (v: number) => ({
+    type: "INT32",
+    dimensions: [],
+    lifetime: "CONSTANT_COPY",
+    value: [v],
+  });
+  return buildModel(ModelSchema.parse({
+    operands: [
+      tensor([1, 8, 8, 4], "MODEL_INPUT"),
+      tensor([4, 3, 3, 4], "CONSTANT_COPY", Array.from({ length: 144 }, (_, i) => i % 3 - 1)),
+      tensor([4], "CONSTANT_COPY", [0, 0, 0, 0]),
+      int32(1),
+      int32(1),
+      int32(0),
+      tensor([1, 8, 8, 4], "TEMPORARY_VARIABLE"),
+      tensor([1, 8, 8, 4], "CONSTANT_COPY", Array.from({ length: 256 }, (_, i) => i / 256)),
+      tensor([1, 8, 8, 4], "MODEL_OUTPUT"),
+    ],
+    operations: [
+      { type: "CONV_2D", inputs: [0, 1, 2, 3, 4, 4, 5], outputs: [6] },
+      { type: "ADD", inputs: [6, 7, 5], outputs: [8] },
+    ],
+    inputIndexes: [0],
+    outputIndexes: [8],
+  }));
+}
+
+Deno.test("operations are priced at their class's speed: each goes to the device fastest at its kind of work", async () => {
+  const { list, costs } = await discoverDevices({ gpu: false });
+  const devices = list.filter((d) => d.info.name !== "gpu");
+  // cpu-simd far faster at matrix products, slower at element-wise work.
+  const priced = new Map(costs);
+  priced.set("cpu-simd", { microsPerWork: 1e-4, perClass: { gemm: 1e-4, elementwise: 1e-2 } });
+  priced.set("cpu-reference", { microsPerWork: 1e-3, perClass: { gemm: 1e-3, elementwise: 1e-3 } });
+  const split = partitionModel(convAddModel(), devices, { costs: priced });
+  deepStrictEqual(split.placement, ["cpu-simd", "cpu-reference"]);
+  // One number per device, as before: cpu-simd is cheaper at everything.
+  priced.set("cpu-simd", { microsPerWork: 1e-4 });
+  priced.set("cpu-reference", { microsPerWork: 1e-3 });
+  deepStrictEqual(partitionModel(convAddModel(), devices, { costs: priced }).placement, [
+    "cpu-simd",
+    "cpu-simd",
+  ]);
+});
+
+Deno.test("start-up calibration measures each class a host device runs, robustly and in well under a second", async () => {
+  const { calibrateHostDevice } = await import("../../devices/calibration.ts");
+  const { cpuReference } = await import("../../devices/cpu_reference/device.ts");
+  const { cpuSimd } = await import("../../devices/cpu_simd/device.ts");
+  const started = performance.now();
+  const reference = calibrateHostDevice(cpuReference)!;
+  const simd = calibrateHostDevice(cpuSimd)!;
+  const ms = performance.now() - started;
+  ok(ms < 1000, `calibration took ${ms} ms`);
+  deepStrictEqual(Object.keys(reference.perClass!).sort(), [
+    "elementwise",
+    "gemm",
+    "movement",
+    "window",
+  ]);
+  // cpu-simd runs no data movement of its own.
+  deepStrictEqual(Object.keys(simd.perClass!).sort(), ["elementwise", "gemm", "window"]);
+  for (const costs of [reference, simd]) {
+    for (const micros of Object.values(costs.perClass!)) ok(micros > 0 && Number.isFinite(micros));
+    strictEqual(costs.microsPerWork, costs.perClass!.gemm);
+  }
+});
