@@ -74,6 +74,10 @@ export const reshape: OperationDefinition<"RESHAPE"> = withSignedQuant8({
     return [targetDims(elementCount(inputs[INPUT].shape), target)];
   },
 
+  // No work: the arena gives the output its input's bytes (`arena_layout.ts`), and
+  // elsewhere it is one block copy.
+  cost: () => 0,
+
   execute(inputs, outputs) {
     // The shape may have been a model input, unknown when the output was shaped.
     const dims = targetDims(elementCount(inputs[INPUT].shape), inputs[SHAPE].data!);

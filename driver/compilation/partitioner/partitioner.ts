@@ -3,9 +3,10 @@
  * BYOC flow decide it. Each operation carries the devices that support it (those with a
  * cost); consecutive operations on one device form one subgraph (a plan step); the choice
  * minimises the operations' costs plus the cost of moving tensors between memory spaces,
- * searched exactly over the run order (`search.ts`). Islands fall out of that: a short run
- * on another device that would force two transfers is absorbed by its neighbours whenever
- * that is cheaper, with no separate pruning pass.
+ * searched exactly over the run order (`search.ts`) after an exact pre-pass drops memory
+ * spaces from groups of operations where they cannot pay (`hopeless_spaces.ts`). Islands
+ * fall out of that: a short run on another device that would force two transfers is
+ * absorbed by its neighbours whenever that is cheaper.
  *
  * One objective, latency (costs in µs: capabilities' execTime × work), for every execution
  * preference:
@@ -30,6 +31,7 @@ import {
   UnsupportedOperations,
 } from "./problem.ts";
 import { search } from "./search.ts";
+import { withoutHopelessSpaces } from "./hopeless_spaces.ts";
 
 export {
   type Partition,
@@ -55,7 +57,7 @@ export interface PartitionOptions {
  * operation that no device in `problem.devices` (the allowed ones) supports.
  */
 export function partition(problem: PartitionProblem, options: PartitionOptions = {}): Partition {
-  const ix = indexProblem(problem);
+  const ix = indexProblem(withoutHopelessSpaces(problem));
   const fastest = search(ix, { maxStates: options.maxStates ?? DEFAULT_MAX_STATES });
   return evaluate(ix, fastest.devices, fastest.exact);
 }

@@ -1,6 +1,7 @@
-import { deepStrictEqual, ok, throws } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
 import { seededFloats } from "../../../kernels/seeded_random.ts";
 import { evaluate } from "./evaluate.ts";
+import { withoutHopelessSpaces } from "./hopeless_spaces.ts";
 import { indexProblem, less } from "./problem.ts";
 import {
   evaluateAssignment,
@@ -390,4 +391,37 @@ Deno.test("with a tiny state budget the search still returns a complete, valid p
     const again = evaluateAssignment(problem, assignment);
     ok(!less(again.cost, rough.cost) && !less(rough.cost, again.cost), `seed ${seed}`);
   }
+});
+
+Deno.test("a memory space that cannot pay for one move is dropped before the search, and only then", () => {
+  // Two chains joined at the end, each operation a little cheaper on the gpu, whose moves
+  // cost 11 ms: what the gpu saves in all (0.01 per operation) never pays for a move.
+  const operations: PartitionOperation[] = [];
+  for (let i = 0; i < 200; i++) {
+    const inputs = i < 2 ? [0] : [i - 1];
+    operations.push({ index: i, inputs, outputs: [i + 1], costs: { cpu: 1, gpu: 0.99 } });
+  }
+  operations.push({ index: 200, inputs: [199, 200], outputs: [201], costs: { cpu: 1 } });
+  const problem: PartitionProblem = {
+    devices: [{ name: "cpu", memorySpace: "host" }, { name: "gpu", memorySpace: "gpu" }],
+    operations,
+    operandBytes: Array.from({ length: 202 }, () => 4096),
+    modelInputs: [0],
+    modelOutputs: [201],
+    hostSpace: "host",
+    transferCost: (_from, _to, bytes) => 11_000 + bytes * 0.001,
+  };
+  const pruned = withoutHopelessSpaces(problem);
+  ok(pruned.operations.every((op) => !("gpu" in op.costs)));
+  const plan = partition(problem);
+  deepStrictEqual([plan.optimal, plan.subgraphs.map((g) => g.device)], [true, ["cpu"]]);
+  // Where the savings outweigh a move, the gpu stays and wins.
+  const paying = {
+    ...problem,
+    operations: operations.map((op) =>
+      op.index < 200 ? { ...op, costs: { cpu: 200, gpu: 1 } } : op
+    ),
+  };
+  ok(withoutHopelessSpaces(paying).operations.slice(0, 200).every((op) => "gpu" in op.costs));
+  deepStrictEqual(partition(paying).subgraphs.map((g) => g.device), ["gpu", "cpu"]);
 });
