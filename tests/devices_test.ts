@@ -328,3 +328,56 @@ Deno.test("profile-guided partitioning times the model on each device; the profi
     strictEqual((estimated.body.plan as { costs: string }).costs, "static");
   });
 });
+
+Deno.test("profile-guided partitioning of a model whose extents are given at execution probes representative ones, or falls back to static costs where the model does not take them", async () => {
+  await withTestServer({}, async (server) => {
+    const filter = Array.from({ length: 4 * 9 * 3 }, (_, i) => ((i % 7) - 3) / 8);
+    const conv = await server.request("POST", "/v1/models", {
+      operands: [
+        float32Tensor([0, 0, 0, 3], "MODEL_INPUT"),
+        float32Tensor([4, 3, 3, 3], "CONSTANT_COPY", filter),
+        float32Tensor([4], "CONSTANT_COPY", [0, 0.5, 1, 1.5]),
+        int32Scalar(1),
+        int32Scalar(1),
+        int32Scalar(0),
+        float32Tensor([0, 0, 0, 4], "TEMPORARY_VARIABLE"),
+        float32Tensor([0, 0, 0, 4], "MODEL_OUTPUT"),
+      ],
+      operations: [
+        { type: "CONV_2D", inputs: [0, 1, 2, 3, 4, 4, 5], outputs: [6] },
+        { type: "RELU", inputs: [6], outputs: [7] },
+      ],
+      inputIndexes: [0],
+      outputIndexes: [7],
+    });
+    strictEqual(conv.status, 201, JSON.stringify(conv.body));
+    const profiled = await server.request("POST", "/v1/compilations", {
+      model: conv.body.id,
+      partitioning: "profile",
+    });
+    strictEqual(profiled.status, 201, JSON.stringify(profiled.body));
+    strictEqual((profiled.body.plan as { costs: string }).costs, "profile");
+    // [?, ?] reshaped to [2, 3]: representative extents (1 x 64) are not six elements.
+    const reshape = await server.request("POST", "/v1/models", {
+      operands: [
+        float32Tensor([0, 0], "MODEL_INPUT"),
+        { type: "TENSOR_INT32", dimensions: [2], lifetime: "CONSTANT_COPY", value: [2, 3] },
+        float32Tensor([2, 3], "TEMPORARY_VARIABLE"),
+        float32Tensor([2, 3], "MODEL_OUTPUT"),
+      ],
+      operations: [
+        { type: "RESHAPE", inputs: [0, 1], outputs: [2] },
+        { type: "RELU", inputs: [2], outputs: [3] },
+      ],
+      inputIndexes: [0],
+      outputIndexes: [3],
+    });
+    strictEqual(reshape.status, 201, JSON.stringify(reshape.body));
+    const fallen = await server.request("POST", "/v1/compilations", {
+      model: reshape.body.id,
+      partitioning: "profile",
+    });
+    strictEqual(fallen.status, 201, JSON.stringify(fallen.body));
+    strictEqual((fallen.body.plan as { costs: string }).costs, "static");
+  });
+});

@@ -9,7 +9,9 @@
  * transfers instead), is shared among its operations by their estimated work.
  */
 import { seededFloats } from "../../../kernels/seeded_random.ts";
-import { allocate, elementCount, isFloatType, isFullySpecified } from "../../../nnapi/tensor.ts";
+import { allocate, elementCount, isFloatType } from "../../../nnapi/tensor.ts";
+import { DriverError } from "../../../nnapi/errors.ts";
+import { REPRESENTATIVE_EXTENT, representativeShapes } from "../../model/shape_inference.ts";
 import type { Device, DeviceCosts } from "../../devices/device.ts";
 import { stepOperands } from "../../devices/host_device.ts";
 import { FALLBACK_DEVICE } from "../../devices/device_list.ts";
@@ -27,23 +29,29 @@ export type PlanProfiler = (plan: PreparedModel, inputs: RunInput[]) => Promise<
 /** Runs of each probe plan; the fastest counts (the first also warms the kernels up). */
 const RUNS = 3;
 
-/** Seeded sample inputs of the model's declared shapes; undefined when one is not known. */
+/**
+ * Seeded sample inputs of the model's declared shapes, extents known only at execution
+ * given representative values (as static costing does: a batch extent 1, others
+ * `REPRESENTATIVE_EXTENT`); undefined when an input's rank is unknown.
+ */
 export function sampleInputs(model: Model): RunInput[] | undefined {
   const inputs: RunInput[] = [];
   for (const [k, i] of model.inputIndexes.entries()) {
     const { type, dimensions } = model.operands[i];
-    if (dimensions.length > 0 && !isFullySpecified(dimensions)) return undefined;
-    const count = elementCount(dimensions);
+    if (dimensions.length === 0 && type.startsWith("TENSOR_")) return undefined;
+    const shape = dimensions.map((d, j) => d || (j === 0 ? 1 : REPRESENTATIVE_EXTENT));
+    const count = elementCount(shape);
     const data = allocate(type, count);
     if (isFloatType(type)) data.set(seededFloats(count, k + 1, 2) as never);
-    inputs.push({ data, shape: [...dimensions] });
+    inputs.push({ data, shape });
   }
   return inputs;
 }
 
 /**
  * Measured µs per operation (model index) and device, or undefined when the model cannot be
- * profiled (input shapes known only at execution). `prepare` builds a plan for a placement.
+ * profiled (an input of unknown rank, or sample inputs of representative extents it does not
+ * take). `prepare` builds a plan for a placement.
  */
 export async function profileModel(
   model: Model,
@@ -56,10 +64,16 @@ export async function profileModel(
 ): Promise<Map<number, Record<string, number>> | undefined> {
   if (!sampleInputs(model)) return undefined;
   const supporting = supportingDevices(model, devices);
+  const shapes = representativeShapes({
+    ...model,
+    steps: model.runOrder.map((k) => ({ operation: k, ...model.operations[k] })),
+  });
   const work = (k: number) => {
     const op = model.operations[k];
     const step = stepOperands(model, op);
-    return Math.max(1, operationWork(operationDefinition(op.type)!, step.inputs, step.outputs));
+    const inputs = step.inputs.map((t, j) => ({ ...t, shape: shapes[op.inputs[j]] }));
+    const outputs = step.outputs.map((t, j) => ({ ...t, shape: shapes[op.outputs[j]] }));
+    return Math.max(1, operationWork(operationDefinition(op.type)!, inputs, outputs));
   };
   const measured = new Map<number, Record<string, number>>();
   for (const device of devices) {
@@ -72,7 +86,16 @@ export async function profileModel(
     const best = new Map<number, number>();
     for (let run = 0; run < RUNS; run++) {
       // Inputs are handed to the executor (transferred), so each run gets its own.
-      for (const timing of await options.profiler(plan, sampleInputs(model)!)) {
+      let timings: StepTiming[];
+      try {
+        timings = await options.profiler(plan, sampleInputs(model)!);
+      } catch (error) {
+        if (!(error instanceof DriverError) || error.status !== "INVALID_ARGUMENT") throw error;
+        // The representative extents do not fit the model: static costs instead.
+        console.warn(`nnserve: profiling ran into ${error.message}; static costs instead`);
+        return undefined;
+      }
+      for (const timing of timings) {
         if (timing.device !== name) continue; // another device's filler, or a fallback
         const roundTrip = options.costs.get(name)?.transfer?.fixedMicros ?? 0;
         const unitUs = Math.max(timing.onDeviceUs - roundTrip, timing.onDeviceUs * 0.01);
