@@ -69,7 +69,7 @@ Deno.test("an ONNX upload registers a model that names its inputs and outputs", 
   });
 });
 
-Deno.test("the import answer says which extents stay to execution, what it costs and the way out", async () => {
+Deno.test("the import answer and the model's description say which extents stay to execution, what that costs and the way out", async () => {
   await withTestServer({}, async (server) => {
     const open = await upload(server, CLASSIFIER);
     strictEqual(open.status, 201, JSON.stringify(open.body));
@@ -77,6 +77,11 @@ Deno.test("the import answer says which extents stay to execution, what it costs
     ok(note, JSON.stringify(open.body.onnx.notes));
     ok(note.includes("first execution that brings it"), note);
     ok(note.includes("?shape=image:<batch>x3x4x4"), note);
+    // GET /v1/models/{id} says the same: the input's symbolic extent, and the note.
+    const info = await server.request("GET", `/v1/models/${open.body.id}`);
+    const onnx = info.body.onnx as { inputs: { shape: unknown[] }[]; notes: string[] };
+    deepStrictEqual(onnx.inputs[0].shape, ["batch", 3, 4, 4]);
+    ok(onnx.notes.includes(note), JSON.stringify(onnx.notes));
     const fixed = await upload(server, CLASSIFIER, "?shape=image:1x3x4x4");
     strictEqual(fixed.status, 201, JSON.stringify(fixed.body));
     ok(
