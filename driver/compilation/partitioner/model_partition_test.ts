@@ -9,20 +9,24 @@ import { buildModel } from "../../model/model.ts";
 import { ModelSchema } from "../../model/model_schema.ts";
 import { partitionModel } from "./model_partition.ts";
 
+/** A float32 tensor operand of the model JSON. */
+const tensor = (dimensions: number[], lifetime: string, value?: number[]) => ({
+  type: "TENSOR_FLOAT32",
+  dimensions,
+  lifetime,
+  ...(value ? { value } : {}),
+});
+
+/** An INT32 scalar operand of the model JSON. */
+const int32 = (v: number) => ({
+  type: "INT32",
+  dimensions: [],
+  lifetime: "CONSTANT_COPY",
+  value: [v],
+});
+
 /** CONV_2D -> FLOOR -> CONV_2D: the gpu runs the convolutions, not FLOOR. */
 function model() {
-  const tensor = (dimensions: number[], lifetime: string, value?: number[]) => ({
-    type: "TENSOR_FLOAT32",
-    dimensions,
-    lifetime,
-    ...(value ? { value } : {}),
-  });
-  const int32 = (v: number) => ({
-    type: "INT32",
-    dimensions: [],
-    lifetime: "CONSTANT_COPY",
-    value: [v],
-  });
   return buildModel(ModelSchema.parse({
     operands: [
       tensor([1, 4, 4, 1], "MODEL_INPUT"),
@@ -82,18 +86,6 @@ Deno.test("a step its device fails to prepare falls back to cpu-reference, and t
 
 /** CONV_2D -> ADD of a constant: a matrix product, then element-wise work. */
 function convAddModel() {
-  const tensor = (dimensions: number[], lifetime: string, value?: number[]) => ({
-    type: "TENSOR_FLOAT32",
-    dimensions,
-    lifetime,
-    ...(value ? { value } : {}),
-  });
-  const int32 = (v: number) => ({
-    type: "INT32",
-    dimensions: [],
-    lifetime: "CONSTANT_COPY",
-    value: [v],
-  });
   return buildModel(ModelSchema.parse({
     operands: [
       tensor([1, 8, 8, 4], "MODEL_INPUT"),

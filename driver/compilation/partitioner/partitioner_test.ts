@@ -1,4 +1,4 @@
-import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
+import { deepStrictEqual, ok, throws } from "node:assert/strict";
 import { seededFloats } from "../../../kernels/seeded_random.ts";
 import { evaluate } from "./evaluate.ts";
 import { withoutHopelessSpaces } from "./hopeless_spaces.ts";
