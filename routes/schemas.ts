@@ -337,6 +337,10 @@ export const ExecutionBody = z.object({
       device: z.string(),
       operations: z.array(z.number().int()),
       onDeviceUs: z.number(),
+      fallback: z.string().optional().openapi({
+        description: "Why cpu-reference ran it: the planned device has no kernel for the " +
+          "execution's shapes",
+      }),
     })).optional().openapi({
       description: "Time of each plan step, on the device that ran it: the reference CPU " +
         "(cpu-reference) where the planned device has no kernel for the execution's shapes",

@@ -36,6 +36,8 @@ export interface StepTiming {
   /** Model operation indexes, in run order. */
   operations: number[];
   onDeviceUs: number;
+  /** Why the fallback device ran it, when the plan's device could not (these shapes). */
+  fallback?: string;
 }
 
 /**

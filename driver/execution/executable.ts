@@ -268,8 +268,10 @@ export class Executable {
         continue;
       }
       this.#runStep(s, tensors, { binding, limits });
-      const fellBack = unit !== undefined || (binding?.fallbacks.has(s) ?? false);
-      clock.stop(s, 1, fellBack ? FALLBACK_DEVICE.info.name : undefined);
+      const reason = unit
+        ? `${unit.device} could not prepare these shapes`
+        : binding?.fallbacks.get(s);
+      clock.stop(s, 1, reason ? { device: FALLBACK_DEVICE.info.name, reason } : undefined);
       s++;
     }
     return this.#outputs(tensors, binding);

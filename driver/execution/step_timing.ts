@@ -29,18 +29,34 @@ export class StepClock {
     if (this.#timing) this.#started = performance.now();
   }
 
-  /** Charges the time since `start` to steps [step, step + count) on `device`. */
-  stop(step: number, count: number, device = this.#steps[step].device): void {
+  /**
+   * Charges the time since `start` to steps [step, step + count) on the plan's device, or
+   * on the fallback device that ran them instead and why (`fallback`).
+   */
+  stop(
+    step: number,
+    count: number,
+    fallback?: { device: string; reason: string },
+  ): void {
+    const device = fallback?.device ?? this.#steps[step].device;
     const timing = this.#timing;
     if (!timing) return;
     const us = (performance.now() - this.#started) * 1000;
     const operations = this.#steps.slice(step, step + count).map((s) => s.operation);
     const last = timing[timing.length - 1];
     const sameRun = !this.#perOperation && last && last.device === device && step > 0 &&
-      this.#steps[step - 1].device === this.#steps[step].device;
+      this.#steps[step - 1].device === this.#steps[step].device &&
+      last.fallback === fallback?.reason;
     if (sameRun) {
       last.operations.push(...operations);
       last.onDeviceUs += us;
-    } else timing.push({ device, operations, onDeviceUs: us });
+    } else {
+      timing.push({
+        device,
+        operations,
+        onDeviceUs: us,
+        ...(fallback ? { fallback: fallback.reason } : {}),
+      });
+    }
   }
 }
