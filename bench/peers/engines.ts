@@ -4,7 +4,11 @@
  * executable the executor workers run, kernels and plan only) and over HTTP (a server
  * process, JSON with base64 tensors or raw bytes); onnxruntime-node is the native peer and
  * onnxruntime-web (WebAssembly SIMD, in a worker) the WebAssembly one; TensorFlow.js's
- * WebAssembly backend is in `tfjs_wasm.ts`.
+ * WebAssembly backend is in `tfjs_wasm.ts`. Over HTTP nnserve imports the model with its
+ * extents fixed (`?shape=`) or as the file has them (extents sent with each execution), and
+ * its HTTP peer is the server a user would write around onnxruntime-node
+ * (`ort_http_server.ts`). Raw-body HTTP engines also give a server with its defaults for the
+ * throughput runs (`throughput.ts`).
  */
 import * as ort from "onnxruntime-node";
 import { convertOnnx } from "../../converter/onnx/convert.ts";
@@ -12,7 +16,15 @@ import { Executable } from "../../driver/execution/executable.ts";
 import { buildModel } from "../../driver/model/model.ts";
 import { prepareModel } from "../../driver/compilation/prepare.ts";
 import { lanesReady, privateThreadBudget, setThreadBudget } from "../../kernels/compute_lanes.ts";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { spawnServer } from "../server_process.ts";
+
+/**
+ * A model an engine cannot take (operations a peer does not rebuild, a form of the model
+ * nnserve refuses to import): its rows are left out, with this message printed instead.
+ */
+export class NotBuildable extends Error {}
 
 /** One input of a model run: its name, shape and float32 values. */
 export interface PeerInput {
@@ -34,7 +46,17 @@ export interface Engine {
   name: string;
   /** The thread counts it can run at; all of the benchmark's when omitted. */
   threadCounts?: readonly number[];
+  /**
+   * Whether it takes the model as published, extents left symbolic (the benchmark's
+   * symbolic-batch bytes where a model has them), rather than the fixed-extent bytes.
+   */
+  opensExtents?: boolean;
   prepare(model: Uint8Array, input: PeerInput, threads: number): Promise<PeerRun>;
+  /**
+   * Raw-body HTTP engines: a server for `model` with its defaults (executors, threads), for
+   * the throughput runs.
+   */
+  endpoint?(model: Uint8Array, input: PeerInput): Promise<RawEndpoint>;
 }
 
 export const ONNXRUNTIME_NODE: Engine = {
@@ -115,47 +137,115 @@ export const NNSERVE_IN_PROCESS: Engine = {
 /** How an HTTP run sends its input and receives its output. */
 type HttpEncoding = "base64" | "binary";
 
+/**
+ * A server taking a model's one input as a raw body (`application/octet-stream`, with
+ * `headers`) at `url` and answering its first output's raw bytes: what the throughput runs
+ * load.
+ */
+export interface RawEndpoint {
+  url: string;
+  headers: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** Options of an nnserve HTTP engine. */
+interface NnserveHttpOptions {
+  /**
+   * Imports without `?shape=` (the model's extents as the file has them, the symbolic-batch
+   * bytes of MobileNetV2) and sends the input's extents with each execution
+   * (`Input-Dimensions`).
+   */
+  open?: boolean;
+}
+
+/**
+ * An nnserve server process with `model` imported and compiled on the CPU devices;
+ * `env` sets its executors (the service's defaults when empty).
+ */
+async function nnserveCompiled(
+  model: Uint8Array,
+  input: PeerInput,
+  env: Record<string, string>,
+  open: boolean,
+) {
+  const server = await spawnServer(env);
+  try {
+    const post = async (path: string, body: BodyInit, type = "application/json") => {
+      const response = await fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": type },
+        body,
+      });
+      const json = await response.json();
+      if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`);
+      return json;
+    };
+    const shape = `${input.name}:${input.shape.join("x")}`;
+    const importPath = open
+      ? "/v1/models?name=peer"
+      : `/v1/models?name=peer&shape=${encodeURIComponent(shape)}`;
+    const importResponse = await fetch(`${server.url}${importPath}`, {
+      method: "POST",
+      headers: { "content-type": "application/onnx" },
+      body: model as Uint8Array<ArrayBuffer>,
+    });
+    const imported = await importResponse.json();
+    if (open && importResponse.status === 400) {
+      // A model whose extents nnserve cannot leave to execution: say so instead of a row.
+      throw new NotBuildable(`nnserve refuses it without ?shape=: ${imported.message}`);
+    }
+    if (!importResponse.ok) {
+      throw new Error(`${importPath}: ${importResponse.status} ${JSON.stringify(imported)}`);
+    }
+    const compilation = await post(
+      "/v1/compilations",
+      // The CPU devices, as the in-process run: this machine's software GPU (llvmpipe) is
+      // slower, and calibration noise must not move steps onto it between runs.
+      JSON.stringify({
+        model: imported.id,
+        preference: "FAST_SINGLE_ANSWER",
+        devices: ["cpu-simd", "cpu-reference"],
+      }),
+    );
+    return { server, post, executions: `/v1/compilations/${compilation.id}/executions` };
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+}
+
+/** The headers of nnserve's raw execution form (`Input-Dimensions` when `open`). */
+function rawHeaders(input: PeerInput, open: boolean): Record<string, string> {
+  return {
+    "content-type": "application/octet-stream",
+    accept: "application/octet-stream",
+    ...(open ? { "input-dimensions": input.shape.join(",") } : {}),
+  };
+}
+
 /** nnserve in a server process of its own, called over HTTP with one encoding. */
-function nnserveHttp(name: string, encoding: HttpEncoding): Engine {
+function nnserveHttp(
+  name: string,
+  encoding: HttpEncoding,
+  options: NnserveHttpOptions = {},
+): Engine {
+  const open = options.open ?? false;
   return {
     name,
+    opensExtents: open,
     async prepare(model, input, threads) {
-      const server = await spawnServer({
+      const { server, post, executions } = await nnserveCompiled(model, input, {
         NNSERVE_THREADS: String(threads),
         NNSERVE_WORKERS: "1",
-      });
-      const post = async (path: string, body: BodyInit, type = "application/json") => {
-        const response = await fetch(`${server.url}${path}`, {
-          method: "POST",
-          headers: { "content-type": type },
-          body,
-        });
-        const json = await response.json();
-        if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`);
-        return json;
-      };
-      const shape = `${input.name}:${input.shape.join("x")}`;
-      const imported = await post(
-        `/v1/models?name=peer&shape=${encodeURIComponent(shape)}`,
-        model as Uint8Array<ArrayBuffer>,
-        "application/onnx",
-      );
-      const compilation = await post(
-        "/v1/compilations",
-        // The CPU devices, as the in-process run: this machine's software GPU (llvmpipe) is
-        // slower, and calibration noise must not move steps onto it between runs.
-        JSON.stringify({
-          model: imported.id,
-          preference: "FAST_SINGLE_ANSWER",
-          devices: ["cpu-simd", "cpu-reference"],
-        }),
-      );
-      const executions = `/v1/compilations/${compilation.id}/executions`;
+      }, open);
       let driverMs = 0;
       const run = encoding === "base64"
         ? (() => {
           const body = JSON.stringify({
-            inputs: [{ base64: new Uint8Array(input.data.buffer).toBase64() }],
+            inputs: [{
+              base64: new Uint8Array(input.data.buffer).toBase64(),
+              ...(open ? { dimensions: input.shape } : {}),
+            }],
             outputEncoding: "base64",
             measureTiming: true,
           });
@@ -170,10 +260,7 @@ function nnserveHttp(name: string, encoding: HttpEncoding): Engine {
           // The raw form: the input's bytes as the body, the output's bytes as the answer.
           const body = new Uint8Array(input.data.buffer as ArrayBuffer);
           const url = `${server.url}${executions}?measureTiming=true`;
-          const headers = {
-            "content-type": "application/octet-stream",
-            accept: "application/octet-stream",
-          };
+          const headers = rawHeaders(input, open);
           return async () => {
             const response = await fetch(url, { method: "POST", headers, body });
             if (!response.ok) throw new Error(`${executions}: ${await response.text()}`);
@@ -184,8 +271,111 @@ function nnserveHttp(name: string, encoding: HttpEncoding): Engine {
         })();
       return { run, lastDriverMs: () => driverMs, close: () => server.stop() };
     },
+    endpoint: encoding === "binary"
+      ? async (model, input) => {
+        // The service's default executors (workers and threads), as a user gets them.
+        const { server, executions } = await nnserveCompiled(model, input, {}, open);
+        return {
+          url: `${server.url}${executions}`,
+          headers: rawHeaders(input, open),
+          close: () => server.stop(),
+        };
+      }
+      : undefined,
   };
 }
 
 export const NNSERVE_HTTP_BASE64 = nnserveHttp("nnserve HTTP (JSON, base64)", "base64");
 export const NNSERVE_HTTP_BINARY = nnserveHttp("nnserve HTTP (binary)", "binary");
+export const NNSERVE_HTTP_BINARY_OPEN = nnserveHttp(
+  "nnserve HTTP (binary, extents at execution)",
+  "binary",
+  { open: true },
+);
+
+/**
+ * `ort_http_server.ts` in a process of its own (Deno running a `node:http` program) with
+ * `model` written to a temporary file; `threads` sets its session's `intraOpNumThreads`,
+ * onnxruntime's default when omitted.
+ */
+async function spawnOrtServer(model: Uint8Array, threads?: number) {
+  const dir = await Deno.makeTempDir({ prefix: "nnserve-bench-ort-" });
+  const path = join(dir, "model.onnx");
+  await Deno.writeFile(path, model);
+  const root = new URL("../../", import.meta.url);
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--config",
+      fileURLToPath(new URL("deno.json", root)),
+      fileURLToPath(new URL("./ort_http_server.ts", import.meta.url)),
+      path,
+      "0",
+      ...(threads === undefined ? [] : [String(threads)]),
+    ],
+    cwd: fileURLToPath(root),
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const stop = async () => {
+    try {
+      child.kill("SIGTERM");
+    } catch { /* already exited */ }
+    await child.status;
+    await Deno.remove(dir, { recursive: true });
+  };
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  let url: string | undefined;
+  while (!url) {
+    const { value, done } = await lines.read();
+    if (done) {
+      await stop();
+      throw new Error(`the onnxruntime-node server exited before listening:\n${seen}`);
+    }
+    seen += value;
+    url = /listening on (http:\/\/\S+)/.exec(seen)?.[1];
+  }
+  (async () => {
+    while (!(await lines.read()).done) { /* discard */ }
+  })();
+  return { url, stop };
+}
+
+/**
+ * The HTTP server a user would write around onnxruntime-node (`ort_http_server.ts`): raw
+ * float32 bodies with `Input-Dimensions`, the first output's raw bytes back. Latency rows set
+ * its session's intra-op threads to the row's; throughput runs it with the defaults.
+ */
+export const ONNXRUNTIME_NODE_HTTP: Engine = {
+  name: "onnxruntime-node HTTP server",
+  opensExtents: true,
+  async prepare(model, input, threads) {
+    const server = await spawnOrtServer(model, threads);
+    const body = new Uint8Array(input.data.buffer as ArrayBuffer);
+    const headers = {
+      "content-type": "application/octet-stream",
+      "input-dimensions": input.shape.join(","),
+    };
+    return {
+      async run() {
+        const response = await fetch(server.url, { method: "POST", headers, body });
+        if (!response.ok) throw new Error(`onnxruntime-node server: ${await response.text()}`);
+        return new Float32Array(await response.arrayBuffer());
+      },
+      close: () => server.stop(),
+    };
+  },
+  async endpoint(model, input) {
+    const server = await spawnOrtServer(model);
+    return {
+      url: server.url,
+      headers: {
+        "content-type": "application/octet-stream",
+        "input-dimensions": input.shape.join(","),
+      },
+      close: () => server.stop(),
+    };
+  },
+};

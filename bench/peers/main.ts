@@ -1,9 +1,13 @@
 /**
  * `deno task bench:peers [--quick] [--write]`: in one run on this machine, the same models
- * (MobileNetV2 and PaddleOCR's three CNNs) in nnserve (in process and over HTTP),
- * onnxruntime-node, onnxruntime-web and (where it can be built, at the threads it has)
- * TensorFlow.js's WebAssembly backend at 1 and 2 threads, median
- * and p90 latency and nnserve's ratio to the peer; GEMM GFLOP/s against this CPU's measured
+ * (MobileNetV2 and PaddleOCR's three CNNs) in nnserve (in process, and over HTTP as JSON with
+ * base64 tensors or raw bytes, imported with its extents fixed by `?shape=` or left as the
+ * file has them and sent with each execution), onnxruntime-node (in process, and behind the
+ * `node:http` server a user would write around it), onnxruntime-web and (where it can be
+ * built, at the threads it has) TensorFlow.js's WebAssembly backend at 1 and 2 threads,
+ * median and p90 latency and nnserve's ratio to the peers; requests/s of the raw-body HTTP
+ * servers (nnserve with its default executors, the onnxruntime-node server with its default
+ * session) under 16 concurrent connections; GEMM GFLOP/s against this CPU's measured
  * WebAssembly SIMD128 peak; REST throughput of a tiny model against a Hono JSON echo. With
  * `--write` it writes the tables and a chart to docs/performance.md and performance.svg.
  */
@@ -17,16 +21,21 @@ import {
   type Engine,
   NNSERVE_HTTP_BASE64,
   NNSERVE_HTTP_BINARY,
+  NNSERVE_HTTP_BINARY_OPEN,
   NNSERVE_IN_PROCESS,
+  NotBuildable,
   ONNXRUNTIME_NODE,
+  ONNXRUNTIME_NODE_HTTP,
   ONNXRUNTIME_WEB,
   type PeerInput,
   type PeerRun,
+  type RawEndpoint,
 } from "./engines.ts";
 import { gemmGflops } from "./gemm.ts";
 import { restThroughput, uploadFloor } from "./rest.ts";
-import { NotBuildable, TFJS_WASM } from "./tfjs_wasm.ts";
+import { TFJS_WASM } from "./tfjs_wasm.ts";
 import { simd128PeakGflops } from "./simd_peak.ts";
+import { throughput, type ThroughputBudget } from "./throughput.ts";
 import { type Latency, measure } from "./timing.ts";
 import { barChartSvg, performanceMarkdown, type Results } from "./report.ts";
 
@@ -36,15 +45,27 @@ const { values: flags } = parseArgs({
 const budget = flags.quick
   ? { warmup: 2, runs: 10, budgetMs: 2000 }
   : { warmup: 5, runs: 50, budgetMs: 10000 };
+const loadBudget: ThroughputBudget = flags.quick
+  ? { connections: 16, warmupSeconds: 0.5, seconds: 1 }
+  : { connections: 16, warmupSeconds: 1, seconds: 3 };
 
 const THREADS = [1, 2];
+/** Run last to first: onnxruntime-node first (every other engine's reference output). */
 const ENGINES: Engine[] = [
   NNSERVE_HTTP_BASE64,
   NNSERVE_HTTP_BINARY,
+  NNSERVE_HTTP_BINARY_OPEN,
   NNSERVE_IN_PROCESS,
   TFJS_WASM,
   ONNXRUNTIME_WEB,
+  ONNXRUNTIME_NODE_HTTP,
   ONNXRUNTIME_NODE,
+];
+/** Throughput's servers: the peer first (the ratios' denominator). */
+const THROUGHPUT_ENGINES: Engine[] = [
+  ONNXRUNTIME_NODE_HTTP,
+  NNSERVE_HTTP_BINARY_OPEN,
+  NNSERVE_HTTP_BINARY,
 ];
 
 /** A float32 image input of `shape`, seeded. */
@@ -54,11 +75,24 @@ function imageInput(name: string, shape: number[], seed: number): PeerInput {
 }
 
 const OCR = dirname(ocrModels.detectionPath);
+/**
+ * A model: its ONNX bytes with fixed extents, and where those differ, `openBytes` with them
+ * symbolic as published models have them (engines that take the extents at execution use
+ * them). The PaddleOCR files are already symbolic.
+ */
+interface PeerModel {
+  name: string;
+  bytes: Uint8Array;
+  openBytes?: Uint8Array;
+  input: PeerInput;
+}
+
 /** MobileNetV2 (seeded weights), then the converter issue's published CNNs (PaddleOCR). */
-const models = [
+const models: PeerModel[] = [
   {
     name: "MobileNetV2 1.0 224x224",
     bytes: mobilenetV2Onnx(1),
+    openBytes: mobilenetV2Onnx(1, "N"),
     input: imageInput(MOBILENET_V2_INPUT.name, [...MOBILENET_V2_INPUT.dims], 7),
   },
   {
@@ -78,7 +112,16 @@ const models = [
   },
 ];
 
-const results: Results = { latency: [], gemm: [], floors: [], machine: machine() };
+const results: Results = {
+  latency: [],
+  gemm: [],
+  floors: [],
+  notBuilt: [],
+  throughput: [],
+  machine: machine(),
+};
+/** Each model's first output's bytes (what the throughput runs expect back). */
+const answerBytes = new Map<string, number>();
 for (const model of models) {
   let outputBytes = 0;
   for (const threads of THREADS) {
@@ -87,10 +130,14 @@ for (const model of models) {
       if (engine.threadCounts && !engine.threadCounts.includes(threads)) continue;
       let run: PeerRun;
       try {
-        run = await engine.prepare(model.bytes, model.input, threads);
+        const bytes = engine.opensExtents ? model.openBytes ?? model.bytes : model.bytes;
+        run = await engine.prepare(bytes, model.input, threads);
       } catch (error) {
         if (!(error instanceof NotBuildable)) throw error;
         console.log(`${model.name} | ${engine.name} | not built for it: ${error.message}`);
+        if (!results.notBuilt.some((n) => n.model === model.name && n.engine === engine.name)) {
+          results.notBuilt.push({ model: model.name, engine: engine.name, reason: error.message });
+        }
         continue;
       }
       try {
@@ -128,6 +175,7 @@ for (const model of models) {
       }
     }
   }
+  answerBytes.set(model.name, outputBytes);
   // HTTP's own floor for this model's bytes: the input up, the output down, nothing run.
   const input = model.input.data;
   const floor = await uploadFloor(
@@ -145,6 +193,49 @@ for (const model of models) {
     `${model.name} | HTTP floor: ${input.byteLength} bytes up, ${outputBytes} down to a bare ` +
       `Hono server, median ${floor.median.toFixed(2)} ms, p90 ${floor.p90.toFixed(2)} ms`,
   );
+}
+
+// Requests/s under concurrent clients, each server with its defaults (what a user gets).
+for (const model of models) {
+  let peerRate: number | undefined;
+  for (const engine of THROUGHPUT_ENGINES) {
+    const bytes = engine.opensExtents ? model.openBytes ?? model.bytes : model.bytes;
+    let endpoint: RawEndpoint;
+    try {
+      endpoint = await engine.endpoint!(bytes, model.input);
+    } catch (error) {
+      if (!(error instanceof NotBuildable)) throw error;
+      console.log(`${model.name} | ${engine.name} | throughput not measured: ${error.message}`);
+      results.throughput.push({
+        model: model.name,
+        engine: engine.name,
+        connections: loadBudget.connections,
+        notMeasured: error.message,
+      });
+      continue;
+    }
+    try {
+      const body = new Uint8Array(model.input.data.buffer as ArrayBuffer);
+      const rate = await throughput(endpoint, body, answerBytes.get(model.name)!, loadBudget);
+      if (engine === ONNXRUNTIME_NODE_HTTP) peerRate = rate.requestsPerSecond;
+      results.throughput.push({
+        model: model.name,
+        engine: engine.name,
+        connections: loadBudget.connections,
+        ...rate,
+      });
+      console.log(
+        `${model.name} | ${engine.name} | ${loadBudget.connections} connections | ` +
+          `${rate.requestsPerSecond.toFixed(1)} requests/s (${rate.requests} in ` +
+          `${loadBudget.seconds} s)` +
+          (engine !== ONNXRUNTIME_NODE_HTTP && peerRate
+            ? ` | ${(rate.requestsPerSecond / peerRate).toFixed(2)}x the onnxruntime-node server`
+            : ""),
+      );
+    } finally {
+      await endpoint.close();
+    }
+  }
 }
 
 const peak = simd128PeakGflops();

@@ -19,9 +19,24 @@ export interface Results {
    * bytes, HTTP's own floor for that model here.
    */
   floors: { model: string; inBytes: number; outBytes: number; latency: Latency }[];
+  /** Engines that could not take a model, and why (no latency row for them). */
+  notBuilt: { model: string; engine: string; reason: string }[];
+  /**
+   * Per model and raw-body HTTP server (each with its defaults): requests/s under
+   * `connections` concurrent client loops, or why it was not measured.
+   */
+  throughput: {
+    model: string;
+    engine: string;
+    connections: number;
+    requests?: number;
+    requestsPerSecond?: number;
+    notMeasured?: string;
+  }[];
 }
 
 const PEER = "onnxruntime-node";
+const HTTP_PEER = "onnxruntime-node HTTP server";
 const WASM_PEER = "onnxruntime-web (wasm)";
 const TFJS_PEER = "tfjs-backend-wasm";
 
@@ -166,18 +181,41 @@ function latencyTable(results: Results): string {
         ? `${(r.latency.median / peer.latency.median).toFixed(2)}x`
         : "";
     };
+    const httpRatio = r.engine.startsWith("nnserve HTTP") ? ratioTo(HTTP_PEER) : "";
     const http = r.httpOverheadMs === undefined ? "" : r.httpOverheadMs.toFixed(2);
     const floor = r.httpOverheadMs === undefined
       ? ""
       : results.floors.find((f) => f.model === r.model)?.latency.median.toFixed(2) ?? "";
     return `| ${r.model} | ${r.engine} | ${r.threads} | ${r.latency.median.toFixed(2)} | ` +
-      `${r.latency.p90.toFixed(2)} | ${ratioTo(PEER)} | ${ratioTo(WASM_PEER)} | ` +
+      `${r.latency.p90.toFixed(2)} | ${ratioTo(PEER)} | ${httpRatio} | ${ratioTo(WASM_PEER)} | ` +
       `${ratioTo(TFJS_PEER)} | ${http} | ${floor} | ${r.maxError.toExponential(1)} |`;
   });
   return [
-    "| model | engine | threads | median ms | p90 ms | / onnxruntime-node | / onnxruntime-web | " +
-    "/ tfjs-backend-wasm | HTTP ms | HTTP floor ms | max abs error |",
-    "| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: |",
+    "| model | engine | threads | median ms | p90 ms | / onnxruntime-node | " +
+    "/ onnxruntime-node HTTP server | / onnxruntime-web | / tfjs-backend-wasm | HTTP ms | " +
+    "HTTP floor ms | max abs error |",
+    "| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |",
+    ...rows,
+  ].join("\n");
+}
+
+/** Requests/s per model and server, with nnserve's ratio to the onnxruntime-node server. */
+function throughputTable(results: Results): string {
+  const rows = results.throughput.map((t) => {
+    if (t.requestsPerSecond === undefined) {
+      return `| ${t.model} | ${t.engine} | ${t.connections} | not measured: ` +
+        `${t.notMeasured?.replaceAll("|", "\\|")} | |`;
+    }
+    const peer = results.throughput.find((p) => p.model === t.model && p.engine === HTTP_PEER);
+    const ratio = peer?.requestsPerSecond && t.engine.startsWith("nnserve")
+      ? `${(t.requestsPerSecond / peer.requestsPerSecond).toFixed(2)}x`
+      : "";
+    return `| ${t.model} | ${t.engine} | ${t.connections} | ${t.requestsPerSecond.toFixed(1)} | ` +
+      `${ratio} |`;
+  });
+  return [
+    "| model | server | connections | requests/s | / onnxruntime-node HTTP server |",
+    "| --- | --- | --: | --: | --: |",
     ...rows,
   ].join("\n");
 }
@@ -207,6 +245,22 @@ Written by \`deno task bench:peers --write\` on ${new Date().toISOString().slice
 ## Latency (same ONNX bytes, same seeded input in every engine)
 
 ${latencyTable(results)}
+${
+    results.notBuilt.length
+      ? `\nNot run: ${
+        results.notBuilt.map((n) => `${n.engine} on ${n.model} (${n.reason})`).join("; ")
+      }.\n`
+      : ""
+  }
+nnserve over HTTP imports the ONNX file with its input's extents fixed (\`?shape=\`), or, in
+the rows "extents at execution", as the file has them (MobileNetV2 exported with a symbolic
+batch, the PaddleOCR files as published) with the extents sent in each request's
+\`Input-Dimensions\` header; its server runs one executor with the row's threads.
+"onnxruntime-node HTTP server" is the server a user would write instead
+(\`bench/peers/ort_http_server.ts\`): one \`InferenceSession\` (default options but
+\`intraOpNumThreads\`, set to the row's threads) behind \`node:http\` in a Deno process of its
+own, taking the same raw body and \`Input-Dimensions\` and answering the first output's raw
+bytes; "/ onnxruntime-node HTTP server" is an nnserve HTTP row's ratio to it.
 
 "HTTP ms" is the request's latency minus the driver's own time (\`timing.inDriverUs\`): the
 cost of the REST round trip, with the tensor as base64 JSON or as raw bytes (an
@@ -221,6 +275,17 @@ process of its own, answered with as many bytes as the model's output, with the 
       })`
       : ""
   }.
+
+## Throughput at ${results.throughput[0]?.connections ?? 16} connections
+
+${throughputTable(results)}
+
+Requests per second with that many client loops at once in the benchmark's process (fetch,
+keep-alive, each loop sends its next request when its answer came), raw float32 bodies with
+\`Input-Dimensions\` where the server takes the extents at execution, after a warm-up of the
+same load. Each server runs with its defaults, as a user starts it: nnserve's executors and
+kernel threads (\`NNSERVE_WORKERS\`, \`NNSERVE_THREADS\`: this machine's cores), the
+onnxruntime-node server's one session with onnxruntime's default threads, runs overlapping.
 
 ## GEMM
 

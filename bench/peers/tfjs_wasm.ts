@@ -14,10 +14,7 @@ import { fileURLToPath } from "node:url";
 import { decodeOnnx, list } from "../../converter/onnx/decode.ts";
 import { NodeView } from "../../converter/onnx/node_view.ts";
 import { tensorFromProto } from "../../converter/onnx/tensors.ts";
-import type { Engine } from "./engines.ts";
-
-/** A model whose graph has operations this peer does not rebuild. */
-export class NotBuildable extends Error {}
+import { type Engine, NotBuildable } from "./engines.ts";
 
 let backend: Promise<void> | undefined;
 
