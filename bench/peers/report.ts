@@ -118,6 +118,20 @@ const FINDINGS = `## What was found and changed
   (curl measures the same), while 0.6 MB up and 4 KB down takes 3-4 ms. The detector's
   0.4 MB output and the recognizer's 1 MB output (40 x 6625 class scores) pay that too, so
   each model's table row has its own floor, measured in the same run.
+- **Models as published ran on the reference kernels**: a model whose extents are given at
+  execution (a symbolic batch, as nearly every exported model has it) was planned entirely on
+  \`cpu-reference\`, because \`cpu-simd\` and the gpu took only shapes known at preparation:
+  MobileNetV2 imported without \`?shape=\` answered in 444 ms against 3.2 ms for the
+  onnxruntime-node server, and served 4 requests/s to 16 connections against 126. Now devices
+  plan for what is known, weights are packed at preparation, and each executor binds the plan
+  per set of input shapes at the first execution that brings it (kept for the 8 most recent;
+  \`driver/execution/shape_bindings.ts\`): the rows "extents at execution" above run as fast
+  as those with \`?shape=\`. The recognizer is still refused without \`?shape=\` (a reshape
+  with two extents known only at execution; the next issue).
+- **SUSTAINED_SPEED spread plans over devices** (gpu, cpu-reference and cpu-simd alternating
+  every one or two operations: MobileNetV2 120 ms against 27 ms): it now gets the latency
+  plan, as NNAPI's runtime does; the cost model prices each operation at its device's measured
+  speed for its kind of work (matrix products, windows, element-wise, data movement).
 - **REST hot path** (V8 CPU profile under wrk): Hono's body limit touched the request body,
   which makes Deno hand it over as a stream; it is now decided from Content-Length (15 k ->
   18.6 k executions/s at 64 connections without the connection guard). What remains: the
