@@ -148,6 +148,8 @@ export const OPERATION_TYPES = [
   "HARD_SWISH",
   "FILL",
   "RANK",
+  // nnserve's extension (NNAPI has no such operation): a tensor's extents at execution.
+  "SHAPE",
 ] as const;
 /** An NNAPI operation type. */
 export type OperationType = typeof OPERATION_TYPES[number];

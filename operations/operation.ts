@@ -68,6 +68,11 @@ export interface OperationDefinition<T extends OperationType = OperationType> {
   /** Input positions that may have no value (NO_VALUE operands, omitted model inputs). */
   readonly optionalInputs?: readonly number[];
   /**
+   * Whether its outputs depend on its inputs' shapes alone, never their values (RANK,
+   * SHAPE): shape inference then works its (small) outputs out without any input value.
+   */
+  readonly readsOnlyShapes?: boolean;
+  /**
    * Checks input/output counts, operand types, ranks and quantization rules against the
    * declared operands, and returns the HAL version the operation needs in this form.
    * Throws {@link OperationError} on any fault.

@@ -8,6 +8,7 @@ import { checkArity, checkTypes, type OperationDefinition } from "./operation.ts
 /** RANK (HAL 1.3). */
 export const rank: OperationDefinition<"RANK"> = {
   type: "RANK",
+  readsOnlyShapes: true,
 
   validate(signature) {
     checkArity(signature, [1], 1);

@@ -70,6 +70,7 @@ import { quantized16bitLstm } from "./quantized_16bit_lstm.ts";
 import { quantizedLstm } from "./quantized_lstm.ts";
 import { randomMultinomial } from "./random_multinomial.ts";
 import { rank } from "./rank.ts";
+import { shape } from "./shape.ts";
 import { reduceAll } from "./reduce_all.ts";
 import { reduceAny } from "./reduce_any.ts";
 import { reduceMax } from "./reduce_max.ts";
@@ -177,6 +178,7 @@ const OPERATIONS = {
   QUANTIZED_LSTM: quantizedLstm,
   RANDOM_MULTINOMIAL: randomMultinomial,
   RANK: rank,
+  SHAPE: shape,
   REDUCE_ALL: reduceAll,
   REDUCE_ANY: reduceAny,
   REDUCE_MAX: reduceMax,

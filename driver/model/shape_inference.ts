@@ -5,11 +5,13 @@
  * execution with representative ones, and executors to plan a run for the input shapes an
  * execution brings (`execution/shape_bindings.ts`).
  */
-import type { ChannelQuant, TensorData } from "../../nnapi/tensor.ts";
+import { allocate, type ChannelQuant, elementCount, type TensorData } from "../../nnapi/tensor.ts";
+import { CONTROL_FLOW_OPERATIONS } from "../../operations/common/control_flow.ts";
 import type { Lifetime, OperandType, OperationType } from "../../nnapi/types.ts";
 import {
   checkDeclaredShape,
   checkTensorSize,
+  type OperationDefinition,
   OperationError,
   operationFault,
   type PrepareInput,
@@ -46,12 +48,25 @@ export interface InferredShapes {
   resolved: boolean;
 }
 
+/** Outputs of at most this many elements are worked out during inference (shape arithmetic). */
+const MAX_VALUE_ELEMENTS = 64;
+/** The types of the values inference works out: shapes, indexes, their comparisons. */
+const VALUE_TYPES: ReadonlySet<OperandType> = new Set<OperandType>([
+  "INT32",
+  "TENSOR_INT32",
+  "BOOL",
+  "TENSOR_BOOL8",
+]);
+
 /**
  * Infers the output shapes of `steps` from `known` (per operand: a full shape, or undefined
- * where unknown). A step whose inputs are not all known, that has no definition, or whose
- * shapes depend on a value known only at execution leaves its outputs unknown. A shape an
- * operation rejects, one that contradicts its declaration or one over the tensor size limit
- * throws the operation's INVALID_ARGUMENT fault.
+ * where unknown). Small integer outputs whose inputs' values are known, or that read only
+ * shapes (SHAPE, RANK), are worked out as it goes (running the reference kernel), so shapes
+ * computed from extents — a RESHAPE target built from a SHAPE — resolve too. A step whose
+ * inputs are not all known, that has no definition, or whose shapes depend on a value known
+ * only at execution leaves its outputs unknown. A shape an operation rejects, one that
+ * contradicts its declaration or one over the tensor size limit throws the operation's
+ * INVALID_ARGUMENT fault.
  */
 export function inferShapes(
   operands: readonly InferenceOperand[],
@@ -59,6 +74,7 @@ export function inferShapes(
   known: readonly (readonly number[] | undefined)[],
 ): InferredShapes {
   const shapes = [...known];
+  const values = operands.map((o) => o.value);
   let resolved = true;
   for (const step of steps) {
     const definition = operationDefinition(step.type);
@@ -69,7 +85,7 @@ export function inferShapes(
     const inputs: PrepareInput[] = step.inputs.map((i) => ({
       ...operands[i],
       shape: shapes[i]!,
-      value: operands[i].value,
+      value: values[i],
     }));
     const outputs = step.outputs.map((i) => ({ ...operands[i], shape: operands[i].declared }));
     try {
@@ -80,6 +96,7 @@ export function inferShapes(
         checkTensorSize(operands[out].type, inferred[j], what);
         shapes[out] = inferred[j];
       });
+      workOutValues(step, { definition, inputs, shapes: inferred, operands, values });
     } catch (error) {
       if (error instanceof ValueNotYetKnown) {
         resolved = false;
@@ -92,6 +109,41 @@ export function inferShapes(
     }
   }
   return { shapes, resolved };
+}
+
+/**
+ * Runs a step's reference kernel on known values when its outputs are small integer tensors
+ * (see {@link inferShapes}), recording them in `values`; leaves them unknown otherwise.
+ */
+function workOutValues(
+  step: InferenceStep,
+  context: {
+    definition: OperationDefinition;
+    inputs: readonly PrepareInput[];
+    shapes: readonly number[][];
+    operands: readonly InferenceOperand[];
+    values: (TensorData | null | undefined)[];
+  },
+): void {
+  const { definition, inputs, shapes, operands, values } = context;
+  if (CONTROL_FLOW_OPERATIONS.has(step.type)) return;
+  const small = step.outputs.every((out, j) =>
+    VALUE_TYPES.has(operands[out].type) && elementCount(shapes[j]) <= MAX_VALUE_ELEMENTS
+  );
+  const known = definition.readsOnlyShapes || inputs.every((input) => input.value !== undefined);
+  if (!small || !known) return;
+  const outputs = step.outputs.map((out, j) => ({
+    ...operands[out],
+    shape: shapes[j],
+    data: allocate(operands[out].type, elementCount(shapes[j])),
+  }));
+  try {
+    definition.execute(inputs.map((input) => ({ ...input, data: input.value ?? null })), outputs);
+  } catch (error) {
+    if (error instanceof OperationError) return; // the run reports it, as the operation's fault
+    throw error;
+  }
+  step.outputs.forEach((out, j) => values[out] = outputs[j].data);
 }
 
 /**
