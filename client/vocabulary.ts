@@ -150,6 +150,8 @@ export const OPERATION_TYPES = [
   "RANK",
   // nnserve's extension (NNAPI has no such operation): a tensor's extents at execution.
   "SHAPE",
+  // NNAPI feature level 6 (after HAL 1.3), with HAL 1.3's operand types.
+  "BATCH_MATMUL",
 ] as const;
 /** An NNAPI operation type. */
 export type OperationType = typeof OPERATION_TYPES[number];

@@ -120,6 +120,17 @@ export class GraphBuilder {
     return operand;
   }
 
+  /**
+   * Operand `index` of this graph as a non-constant operand (what an operation reading only
+   * its type and shape, SHAPE, needs).
+   */
+  operandAt(index: number): BuiltOperand {
+    const operand = this.#operands[index];
+    if (!operand) throw new Error(`operand ${index} is not in this graph`);
+    const { type, dimensions, scale, zeroPoint, lifetime } = operand;
+    return { index, type, dimensions: [...dimensions], scale, zeroPoint, lifetime };
+  }
+
   /** The operands so far. */
   get operandCount(): number {
     return this.#operands.length;

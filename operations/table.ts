@@ -10,6 +10,7 @@ import { argmax } from "./argmax.ts";
 import { argmin } from "./argmin.ts";
 import { averagePool2d } from "./average_pool_2d.ts";
 import { axisAlignedBboxTransform } from "./axis_aligned_bbox_transform.ts";
+import { batchMatmul } from "./batch_matmul.ts";
 import { batchToSpaceNd } from "./batch_to_space_nd.ts";
 import { bidirectionalSequenceLstm } from "./bidirectional_sequence_lstm.ts";
 import { bidirectionalSequenceRnn } from "./bidirectional_sequence_rnn.ts";
@@ -179,6 +180,7 @@ const OPERATIONS = {
   RANDOM_MULTINOMIAL: randomMultinomial,
   RANK: rank,
   SHAPE: shape,
+  BATCH_MATMUL: batchMatmul,
   REDUCE_ALL: reduceAll,
   REDUCE_ANY: reduceAny,
   REDUCE_MAX: reduceMax,

@@ -72,7 +72,7 @@ Deno.test("PaddleOCR's text detector (ch_PP-OCRv4_det, opset 11) with spatial ex
   });
 });
 
-Deno.test("PaddleOCR's v4 text recognizer (ch_PP-OCRv4_rec, SVTR, opset 9; rank-5 transposes) at 1x3x48x320, and with the line's width given at execution", async () => {
+Deno.test("PaddleOCR's v4 text recognizer (ch_PP-OCRv4_rec, SVTR, opset 9; rank-5 transposes) at 1x3x48x320, with the line's width given at execution, and as published (batch and width at execution)", async () => {
   const bytes = modelFile(join(OCR_ASSETS, "ch_PP-OCRv4_rec_infer.onnx"));
   await withTestServer({}, async (server) => {
     const { ms } = await compareBytes(server, bytes, { x: [1, 3, 48, 320] }, "ppocr rec", {
@@ -93,6 +93,18 @@ Deno.test("PaddleOCR's v4 text recognizer (ch_PP-OCRv4_rec, SVTR, opset 9; rank-
         throw new Error("the width should stay dynamic");
       }
       console.log(`ppocr rec, width ${width} at execution: ${ms.toFixed(1)} ms in nnserve`);
+    }
+    // As published: the batch and the width at execution (the reshapes' targets and the
+    // attention's batched products computed there).
+    for (const shape of [[1, 3, 48, 160], [2, 3, 48, 96]]) {
+      const { conversion, ms } = await compareBytes(
+        server,
+        bytes,
+        { x: shape },
+        `ppocr rec as published at [${shape}]`,
+      );
+      deepStrictEqual(conversion.inputs[0].dimensions, [0, 3, 48, 0]);
+      console.log(`ppocr rec as published at [${shape}]: ${ms.toFixed(1)} ms in nnserve`);
     }
   });
 });

@@ -28,6 +28,11 @@ export interface OutputSpec {
   type: OperandType;
   elementType: ElementType;
   quant?: Quantization;
+  /**
+   * The output's extents (0: known only at execution) where the rule knows them better than
+   * shape inference can (a RESHAPE to a target computed at execution).
+   */
+  dims?: readonly number[];
 }
 
 /** How the converter turns one node into operations (set by `convert.ts`). */
@@ -227,7 +232,9 @@ export class ConversionContext {
     outputs: readonly OutputSpec[],
   ): BuiltOperand[] {
     const shapes = inferShapes(type, inputs, outputs);
-    const built = outputs.map((o, i) => this.builder.temporary(o.type, shapes[i], o.quant));
+    const built = outputs.map((o, i) =>
+      this.builder.temporary(o.type, o.dims ?? shapes[i], o.quant)
+    );
     // The driver's own validation, so a rule's mistake is a refusal naming the node here
     // rather than a model the server rejects.
     operationDefinition(type)!.validate({

@@ -13,6 +13,7 @@ const GEMM: ReadonlySet<OperationType> = new Set<OperationType>([
   "GROUPED_CONV_2D",
   "TRANSPOSE_CONV_2D",
   "FULLY_CONNECTED",
+  "BATCH_MATMUL",
   "LSTM",
   "BIDIRECTIONAL_SEQUENCE_LSTM",
   "UNIDIRECTIONAL_SEQUENCE_LSTM",

@@ -5,6 +5,7 @@
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { type CompareOptions, compareWithOnnxRuntime } from "../../tools/onnx_compare.ts";
 import type { TestServer } from "../server_fixture.ts";
+import type { OnnxConversion } from "../../converter/onnx/convert.ts";
 import {
   assertClose,
   type GraphSpec,
@@ -47,9 +48,14 @@ export async function compareBytes(
   return { conversion: result.conversion, ms: result.nnserveMs };
 }
 
+/** The converted model's operation types, in model order. */
+export function operationTypes(conversion: OnnxConversion): string[] {
+  return conversion.model.operations.map((o) => o.type);
+}
+
 /** A one-input, one-output graph. */
 export function chain(
-  input: number[],
+  input: (number | string)[],
   output: (number | string)[],
   nodes: NodeSpec[],
   initializers: GraphSpec["initializers"] = [],

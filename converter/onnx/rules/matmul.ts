@@ -1,7 +1,8 @@
 /**
  * Gemm and MatMul with constant weights onto FULLY_CONNECTED (weights [units, inputSize],
  * the transposes and Gemm's alpha/beta folded into the constants); inputs of rank above 2
- * are flattened to rows and the result reshaped back.
+ * are flattened to rows and the result reshaped back (to extents computed at execution where
+ * several are unknown).
  */
 import { FUSED_NONE } from "../../../nnapi/types.ts";
 import { transpose } from "../../../kernels/shape_transform.ts";
@@ -13,6 +14,7 @@ import { checkNotStopped } from "../limits.ts";
 import { type HostTensor, hostValues } from "../tensors.ts";
 import { floatConstant, requireFloat, sameTypeAs } from "./common.ts";
 import { runtimeMatMul } from "./matmul_runtime.ts";
+import { runtimeShape } from "../runtime_extents.ts";
 
 /** FULLY_CONNECTED of `input` rows [rows, k] with weights [n, k] and bias [n]. */
 function fullyConnected(
@@ -150,7 +152,15 @@ export function matMulRows(ctx: ConversionContext, call: RowsProduct): void {
   const rowsName = `${call.name}#rows`;
   const product = call.product(flat, rowsName);
   if (lead.filter((d) => d === 0).length > 1) {
-    throw new Error("MatMul input with several extents known only at execution");
+    // The leading extents back, computed at execution from the input's.
+    const input = ctx.operand(a).index;
+    const dims = [...lead, n];
+    const extents = dims.map((d, axis) =>
+      d === 0 ? { factors: [{ operand: input, axis }], scale: 1 } : undefined
+    );
+    const shape = runtimeShape(ctx, dims, extents)!;
+    ctx.emitAs(call.name, "RESHAPE", [product, shape], { ...sameTypeAs(ctx, rowsName), dims });
+    return;
   }
   const target = [...lead.map((d) => d === 0 ? -1 : d), n];
   const shape = ctx.builder.constant("TENSOR_INT32", [target.length], new Int32Array(target));

@@ -5,7 +5,8 @@
  * the transposed b as weights; with only m known, the transposed product (b^T a^T, a as the
  * weights) turned back. Extents known only at execution (a text line's width) may so be m
  * and k, or n and k; when m and n both are, k must be known and the product is a sum of k
- * broadcast outer products of a's columns and b's rows (one MUL and ADD each).
+ * broadcast outer products of a's columns and b's rows (one MUL and ADD each). Leading
+ * extents known only at execution take BATCH_MATMUL (NNAPI feature level 6) instead.
  */
 import { FUSED_NONE } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
@@ -25,6 +26,11 @@ export function runtimeMatMul(ctx: ConversionContext, name: string, a: string, b
     );
   }
   const lead = aDims.slice(0, -2);
+  if (lead.includes(0) && rank <= 4 && lead.every((d, i) => d === bDims[i])) {
+    // Leading extents given at execution: one batched product.
+    ctx.emitAs(name, "BATCH_MATMUL", [ctx.operand(a), ctx.operand(b)], sameTypeAs(ctx, a));
+    return;
+  }
   if (lead.some((d, i) => d === 0 || d !== bDims[i])) {
     throw new Error("MatMul of runtime tensors needs equal leading extents known at conversion");
   }

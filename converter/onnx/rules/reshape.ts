@@ -11,6 +11,7 @@ import type { ConversionContext, OutputSpec } from "../context.ts";
 import type { NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import { type HostTensor, symbolOf, toInt32 } from "../tensors.ts";
+import { type RuntimeExtent, runtimeShape } from "../runtime_extents.ts";
 import {
   boolFromNumbers,
   int32Vector,
@@ -29,6 +30,8 @@ export interface ReshapeTarget {
   dims: readonly number[];
   /** The input axis each unknown extent of `dims` copies, where known. */
   sources?: readonly (number | undefined)[];
+  /** How each unknown extent of `dims` is computed at execution, where known. */
+  extents?: readonly (RuntimeExtent | undefined)[];
 }
 
 /** Unit axes dropped (input axes) and inserted (result axes) by a reshape doing only that. */
@@ -121,8 +124,18 @@ export function reshapeOperand(
   if (x.type === "TENSOR_INT32") return reshapeInt32(ctx, x, to, change);
   if (x.type === "TENSOR_BOOL8") return reshapeBool(ctx, x, to, change);
   if (dims.filter((d) => d === 0).length > 1) {
-    if (!change) reshapeTarget(dims); // throws: several extents known only at execution
-    return moveUnitAxes(ctx, x, spec, change!);
+    // SQUEEZE takes at most rank 4.
+    if (change && input.length <= 4) return moveUnitAxes(ctx, x, spec, change);
+    // The target computed at execution from the extents it copies.
+    const extents = dims.map((d, i) =>
+      d !== 0 ? undefined : to.extents?.[i] ??
+        (sources[i] === undefined
+          ? undefined
+          : { factors: [{ operand: x.index, axis: sources[i]! }], scale: 1 })
+    );
+    const target = runtimeShape(ctx, dims, extents);
+    if (!target) reshapeTarget(dims); // throws: several extents known only at execution
+    return ctx.emit("RESHAPE", [x, target!], [{ ...spec, dims }])[0];
   }
   const target = reshapeTarget(dims);
   return ctx.emit("RESHAPE", [x, int32Vector(ctx, target)], [spec])[0];
@@ -247,18 +260,21 @@ function reshapeShape(
   input: readonly number[],
   target: ArrayLike<number>,
   operand?: number,
-): { dims: number[]; sources: (number | undefined)[] } {
+): { dims: number[]; sources: (number | undefined)[]; extents: (RuntimeExtent | undefined)[] } {
   checkReshapeValues(target);
   const allowZero = node.int("allowzero", 0) === 1;
   /** Input axes copied, and the target positions that copy them (each axis once). */
   const copiedAxes = new Set<number>();
   const copies = new Set<number>();
   const sources: (number | undefined)[] = [];
+  const extents: (RuntimeExtent | undefined)[] = [];
   const dims = Array.from(target, (d, i) => {
     const symbol = symbolOf(d);
     const axis = symbol
       ? (symbol.operand === operand ? symbol.axis : undefined)
       : (d === 0 && !allowZero ? i : undefined);
+    // Another operand's extent: computed at execution from that operand.
+    if (symbol) extents[i] = { factors: [symbol], scale: 1 };
     if (axis === undefined) return symbol ? 0 : d;
     sources[i] = axis;
     if (!copiedAxes.has(axis)) {
@@ -273,7 +289,7 @@ function reshapeShape(
     const rest = knownProduct(dims.filter((_, i) => i !== inferred && !copies.has(i)));
     dims[inferred] = total !== undefined && rest ? total / rest : 0;
   }
-  return { dims, sources };
+  return { dims, sources, extents };
 }
 
 const reshape: Rule = {
@@ -296,12 +312,24 @@ function flattenDims(node: NodeView, dims: readonly number[]): number[] {
   return [outer, inner];
 }
 
+/** Flatten's outer extent at execution (the inner one is then inferred). */
+function flattenExtents(node: NodeView, x: BuiltOperand): (RuntimeExtent | undefined)[] {
+  const axis = node.int("axis", 1);
+  const a = axis < 0 ? axis + x.dimensions.length : axis;
+  const outer = x.dimensions.slice(0, a);
+  const factors = outer.flatMap((d, i) => d === 0 ? [{ operand: x.index, axis: i }] : []);
+  return [{ factors, scale: outer.reduce((n, d) => d === 0 ? n : n * d, 1) }];
+}
+
 const flatten: Rule = {
   moves: [0],
   fold: (node, [x]) => [reshaped(x!, flattenDims(node, x!.dims))],
   convert(node, ctx) {
     const x = node.inputs[0];
-    emitReshape(ctx, node.outputs[0], x, { dims: flattenDims(node, ctx.dims(x)) });
+    emitReshape(ctx, node.outputs[0], x, {
+      dims: flattenDims(node, ctx.dims(x)),
+      extents: flattenExtents(node, ctx.operand(x)),
+    });
   },
 };
 

@@ -2,10 +2,14 @@
  * Transpose onto NNAPI's TRANSPOSE, which takes rank <= 4. A higher-rank permutation is
  * normalized as XNNPACK normalizes its transposes (`xnn_normalize_transpose_permutation`):
  * unit axes are dropped and input axes that stay adjacent and in order in the output are
- * merged; when that leaves at most 4 axes it runs as RESHAPE -> TRANSPOSE -> RESHAPE.
+ * merged; when that leaves at most 4 axes it runs as RESHAPE -> TRANSPOSE -> RESHAPE, else
+ * as a sequence of such steps, each moving one axis to its place (which merges to at most 4
+ * axes). Merged extents known only at execution are computed there (`runtime_extents.ts`).
  */
 import { transpose } from "../../../kernels/shape_transform.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
+import type { ConversionContext, OutputSpec } from "../context.ts";
+import type { RuntimeExtent } from "../runtime_extents.ts";
 import type { NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import { allocateHost } from "../tensors.ts";
@@ -22,6 +26,8 @@ interface NormalizedTranspose {
   perm: number[];
   /** For each merged input axis that is one original axis: that axis. */
   inputSources: (number | undefined)[];
+  /** For each merged input axis: the original axes it merges. */
+  inputRuns: number[][];
   /** For each original output axis that is one merged axis: its axis in the transposed result. */
   outputSources: (number | undefined)[];
 }
@@ -51,6 +57,7 @@ function normalizeTranspose(
     dims: byInput.map((run) => knownProduct(run.map((p) => dims[kept[p]])) ?? 0),
     perm: runs.map((run) => byInput.indexOf(run)),
     inputSources: byInput.map((run) => run.length === 1 ? kept[run[0]] : undefined),
+    inputRuns: byInput.map((run) => run.map((p) => kept[p])),
     outputSources: perm.map((axis) => {
       if (dims[axis] === 1) return undefined;
       const k = runOf(axis);
@@ -61,6 +68,51 @@ function normalizeTranspose(
 
 function permutation(node: NodeView, rank: number): number[] {
   return node.ints("perm", Array.from({ length: rank }, (_, i) => rank - 1 - i));
+}
+
+/**
+ * `t` (whose axes are `x`'s axes `order`, extents `xDims`) transposed by `perm` when that
+ * normalizes to at most 4 axes: RESHAPE -> TRANSPOSE -> RESHAPE, unknown merged extents
+ * computed at execution from `x`'s.
+ */
+function transposeMerged(
+  ctx: ConversionContext,
+  t: BuiltOperand,
+  options: { x: number; xDims: readonly number[]; order: readonly number[]; perm: number[] },
+  spec: OutputSpec,
+): BuiltOperand {
+  const { x, xDims, order, perm } = options;
+  const dims = order.map((axis) => xDims[axis]);
+  const n = normalizeTranspose(dims, perm);
+  const extentOf = (axes: readonly number[]): RuntimeExtent => ({
+    factors: axes.filter((a) => xDims[order[a]] === 0).map((a) => ({ operand: x, axis: order[a] })),
+    scale: axes.reduce(
+      (product, a) => xDims[order[a]] === 0 ? product : product * xDims[order[a]],
+      1,
+    ),
+  });
+  const output = { spec, dims: perm.map((axis) => dims[axis]) };
+  if (n.perm.every((p, i) => p === i)) {
+    // Only unit axes move: a reshape.
+    return reshapeOperand(ctx, t, {
+      ...output,
+      sources: perm,
+      extents: perm.map((axis) => extentOf([axis])),
+    });
+  }
+  if (n.perm.length > MAX_RANK) throw new Error("not a merged transpose"); // callers avoid it
+  const merged = reshapeOperand(ctx, t, {
+    spec,
+    dims: n.dims,
+    sources: n.inputSources,
+    extents: n.inputRuns.map(extentOf),
+  });
+  const [moved] = ctx.emit("TRANSPOSE", [merged, int32Vector(ctx, n.perm)], [spec]);
+  return reshapeOperand(ctx, moved, {
+    ...output,
+    sources: n.outputSources,
+    extents: perm.map((axis) => extentOf([axis])),
+  });
 }
 
 const transposeRule: Rule = {
@@ -79,33 +131,29 @@ const transposeRule: Rule = {
       ctx.emitAs(node.outputs[0], "TRANSPOSE", [ctx.operand(x), int32Vector(ctx, perm)], spec);
       return;
     }
-    const n = normalizeTranspose(dims, perm);
-    const output = { spec, dims: perm.map((axis) => dims[axis]) };
+    const x0 = ctx.operand(x);
+    const options = { x: x0.index, xDims: dims, order: dims.map((_, i) => i), perm };
     let result: BuiltOperand;
-    if (n.perm.every((p, i) => p === i)) {
-      // Only unit axes move: a reshape.
-      result = reshapeOperand(ctx, ctx.operand(x), { ...output, sources: perm });
-    } else if (n.perm.length > MAX_RANK) {
-      throw new Error(
-        `the permutation [${perm}] of [${dims}] still has ${n.perm.length} axes after unit ` +
-          `axes are dropped and axes that stay adjacent are merged; NNAPI's TRANSPOSE takes ` +
-          `at most ${MAX_RANK}`,
-      );
-    } else {
-      try {
-        const merged = reshapeOperand(ctx, ctx.operand(x), {
-          spec,
-          dims: n.dims,
-          sources: n.inputSources,
-        });
-        const [moved] = ctx.emit("TRANSPOSE", [merged, int32Vector(ctx, n.perm)], [spec]);
-        result = reshapeOperand(ctx, moved, { ...output, sources: n.outputSources });
-      } catch (error) {
-        throw new Error(
-          `a rank-${dims.length} transpose runs as RESHAPE to [${n.dims}] -> TRANSPOSE ` +
-            `[${n.perm}] -> RESHAPE: ${error instanceof Error ? error.message : error}`,
-        );
+    try {
+      if (normalizeTranspose(dims, perm).perm.length <= MAX_RANK) {
+        result = transposeMerged(ctx, x0, options, spec);
+      } else {
+        // One axis at a time to its place: each such move merges to at most 4 axes.
+        result = x0;
+        let order = options.order;
+        for (let j = 0; j < perm.length; j++) {
+          const i = order.indexOf(perm[j]);
+          if (i === j) continue;
+          const move = order.map((_, k) => k < j ? k : k === j ? i : k <= i ? k - 1 : k);
+          result = transposeMerged(ctx, result, { ...options, order, perm: move }, spec);
+          order = move.map((k) => order[k]);
+        }
       }
+    } catch (error) {
+      throw new Error(
+        `a rank-${dims.length} transpose by [${perm}] of [${dims}], as RESHAPE -> TRANSPOSE ` +
+          `-> RESHAPE steps: ${error instanceof Error ? error.message : error}`,
+      );
     }
     ctx.setOperand(node.outputs[0], result, spec.elementType);
   },

@@ -1,0 +1,88 @@
+/**
+ * Shapes computed at execution (#30): where several extents are known only at execution, the
+ * converter computes a RESHAPE's target in the model (SHAPE, nnserve's extension operation,
+ * then GATHER, MUL and ADD on TENSOR_INT32) and multiplies runtime tensors with leading
+ * extents given at execution by BATCH_MATMUL. Each graph is imported as published (symbolic
+ * extents), run at two shapes and compared with onnxruntime-node; executors bind each shape
+ * (the shapes computed from SHAPE resolve when they do).
+ */
+import { deepStrictEqual, ok } from "node:assert/strict";
+import { type GraphSpec, onnxBytes } from "../tools/onnx_graphs.ts";
+import { chain, compareBytes, operationTypes, weights } from "./onnx/compare.ts";
+import { withTestServer } from "./server_fixture.ts";
+
+Deno.test("Reshape to a target with several extents known only at execution: the target is computed in the model", async () => {
+  await withTestServer({}, async (server) => {
+    // [N, C, H, W] -> Shape -> [N, C*H, W] (N and W from the input, C*H known): the text
+    // recognizer's reshape before its sequence model.
+    const graph = chain(["N", 4, 2, "W"], ["N", 8, "W"], [
+      { op: "Shape", inputs: ["x"], outputs: ["s"] },
+      { op: "Gather", inputs: ["s", "zero"], outputs: ["n"], attributes: { axis: 0 } },
+      { op: "Gather", inputs: ["s", "three"], outputs: ["w"], attributes: { axis: 0 } },
+      { op: "Unsqueeze", inputs: ["n", "axes"], outputs: ["n1"] },
+      { op: "Unsqueeze", inputs: ["w", "axes"], outputs: ["w1"] },
+      { op: "Concat", inputs: ["n1", "eight", "w1"], outputs: ["target"], attributes: { axis: 0 } },
+      { op: "Reshape", inputs: ["x", "target"], outputs: ["r"] },
+      { op: "Relu", inputs: ["r"], outputs: ["y"] },
+    ], [
+      { name: "zero", dims: [], values: [0], int64: true },
+      { name: "three", dims: [], values: [3], int64: true },
+      { name: "axes", dims: [1], values: [0], int64: true },
+      { name: "eight", dims: [1], values: [8], int64: true },
+    ]);
+    for (const shape of [[1, 4, 2, 5], [3, 4, 2, 7]]) {
+      const { conversion } = await compareBytes(
+        server,
+        onnxBytes(graph),
+        { x: shape },
+        `at [${shape}]`,
+      );
+      ok(operationTypes(conversion).includes("SHAPE"), JSON.stringify(operationTypes(conversion)));
+    }
+  });
+});
+
+Deno.test("Flatten of leading extents known only at execution, and MatMul by constant weights of an input with several", async () => {
+  await withTestServer({}, async (server) => {
+    const flatten = chain(["N", "T", 3, 4], ["NT", 12], [
+      { op: "Flatten", inputs: ["x"], outputs: ["f"], attributes: { axis: 2 } },
+      { op: "Relu", inputs: ["f"], outputs: ["y"] },
+    ]);
+    for (const shape of [[2, 3, 3, 4], [1, 5, 3, 4]]) {
+      await compareBytes(server, onnxBytes(flatten), { x: shape }, `Flatten at [${shape}]`);
+    }
+    // [N, T, 6] x [6, 5]: rows, FULLY_CONNECTED, and back to [N, T, 5] computed at execution.
+    const matmul = chain(["N", "T", 6], ["N", "T", 5], [
+      { op: "MatMul", inputs: ["x", "w"], outputs: ["y"] },
+    ], [weights("w", [6, 5], 3)]);
+    for (const shape of [[2, 3, 6], [4, 1, 6]]) {
+      await compareBytes(server, onnxBytes(matmul), { x: shape }, `MatMul at [${shape}]`);
+    }
+  });
+});
+
+Deno.test("MatMul of two runtime tensors whose leading extents are known only at execution runs as BATCH_MATMUL", async () => {
+  await withTestServer({}, async (server) => {
+    // Attention's Q.K^T and P.V with the batch and the sequence length given at execution.
+    const graph: GraphSpec = {
+      inputs: [{ name: "q", dims: ["B", 2, "T", 4] }, { name: "k", dims: ["B", 2, "T", 4] }],
+      outputs: [{ name: "y", dims: ["B", 2, "T", 4] }],
+      nodes: [
+        { op: "Transpose", inputs: ["k"], outputs: ["kt"], attributes: { perm: [0, 1, 3, 2] } },
+        { op: "MatMul", inputs: ["q", "kt"], outputs: ["scores"] },
+        { op: "Softmax", inputs: ["scores"], outputs: ["p"], attributes: { axis: -1 } },
+        { op: "MatMul", inputs: ["p", "k"], outputs: ["y"] },
+      ],
+      opset: 13,
+    };
+    for (const [b, t] of [[1, 3], [2, 5]]) {
+      const { conversion } = await compareBytes(
+        server,
+        onnxBytes(graph),
+        { q: [b, 2, t, 4], k: [b, 2, t, 4] },
+        `attention at B=${b}, T=${t}`,
+      );
+      deepStrictEqual(operationTypes(conversion).filter((t) => t === "BATCH_MATMUL").length, 2);
+    }
+  });
+});
