@@ -148,8 +148,10 @@ export const OPERATION_TYPES = [
   "HARD_SWISH",
   "FILL",
   "RANK",
-  // nnserve's extension (NNAPI has no such operation): a tensor's extents at execution.
+  // nnserve's extensions (NNAPI has no such operations): a tensor's extents at execution,
+  // and a range of numbers whose length is known only then.
   "SHAPE",
+  "RANGE",
   // NNAPI feature level 6 (after HAL 1.3), with HAL 1.3's operand types.
   "BATCH_MATMUL",
 ] as const;

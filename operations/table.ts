@@ -72,6 +72,7 @@ import { quantizedLstm } from "./quantized_lstm.ts";
 import { randomMultinomial } from "./random_multinomial.ts";
 import { rank } from "./rank.ts";
 import { shape } from "./shape.ts";
+import { range } from "./range.ts";
 import { reduceAll } from "./reduce_all.ts";
 import { reduceAny } from "./reduce_any.ts";
 import { reduceMax } from "./reduce_max.ts";
@@ -180,6 +181,7 @@ const OPERATIONS = {
   RANDOM_MULTINOMIAL: randomMultinomial,
   RANK: rank,
   SHAPE: shape,
+  RANGE: range,
   BATCH_MATMUL: batchMatmul,
   REDUCE_ALL: reduceAll,
   REDUCE_ANY: reduceAny,

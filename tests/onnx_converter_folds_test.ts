@@ -626,7 +626,7 @@ Deno.test("int64 and bool tensors reshape exactly and become graph outputs", asy
   );
 });
 
-Deno.test("Range, Cos and a batched MatMul fold on constants (a rotary position table), Range with runtime bounds is refused", async () => {
+Deno.test("Range, Cos and a batched MatMul fold on constants (a rotary position table); Range with a runtime bound runs at execution", async () => {
   const spec: GraphSpec = {
     inputs: [{ name: "x", dims: [2, 3] }],
     outputs: [
@@ -665,15 +665,23 @@ Deno.test("Range, Cos and a batched MatMul fold on constants (a rotary position 
     await compare(server, spec, "rotary table", 1, 1e-6);
   });
 
-  const message = refusal({
+  // A limit given at execution: RANGE (nnserve's extension), its length known from the value.
+  const runtime = onnxBytes({
     inputs: [{ name: "x", dims: [1] }],
     outputs: [{ name: "r", dims: ["n"] }],
     nodes: [{ op: "Range", name: "positions", inputs: ["start", "x", "delta"], outputs: ["r"] }],
     initializers: [
       { name: "start", dims: [], values: [0] },
-      { name: "delta", dims: [], values: [1] },
+      { name: "delta", dims: [], values: [0.5] },
     ],
     opset: 13,
   });
-  match(message, /node 'positions' \(Range\): Range needs constant start, limit and delta/);
+  deepStrictEqual(operationTypes(convertOnnx(runtime)), ["RANGE"]);
+  await withTestServer({}, async (server) => {
+    for (const limit of [5.25, 2]) {
+      await compareBytes(server, runtime, { x: [1] }, `Range to ${limit}`, {
+        values: { x: [limit] },
+      });
+    }
+  });
 });

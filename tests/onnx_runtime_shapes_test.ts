@@ -86,3 +86,36 @@ Deno.test("MatMul of two runtime tensors whose leading extents are known only at
     }
   });
 });
+
+Deno.test("a rotary position table over a sequence given at execution: Range to Shape(x)[1], Cos and Sin", async () => {
+  await withTestServer({}, async (server) => {
+    // positions [T] -> [T, 1] x inverse frequencies [1, 4] -> cos and sin, added to x [N, T, 4].
+    const graph = chain(["N", "T", 4], ["N", "T", 4], [
+      { op: "Shape", inputs: ["x"], outputs: ["s"] },
+      { op: "Gather", inputs: ["s", "one"], outputs: ["t"], attributes: { axis: 0 } },
+      { op: "Range", inputs: ["zero", "t", "step"], outputs: ["positions"] },
+      { op: "Cast", inputs: ["positions"], outputs: ["p"], attributes: { to: 1 } },
+      { op: "Unsqueeze", inputs: ["p", "last"], outputs: ["column"] },
+      { op: "Mul", inputs: ["column", "frequencies"], outputs: ["angles"] },
+      { op: "Cos", inputs: ["angles"], outputs: ["c"] },
+      { op: "Sin", inputs: ["angles"], outputs: ["si"] },
+      { op: "Mul", inputs: ["x", "c"], outputs: ["xc"] },
+      { op: "Add", inputs: ["xc", "si"], outputs: ["y"] },
+    ], [
+      { name: "zero", dims: [], values: [0], int64: true },
+      { name: "one", dims: [], values: [1], int64: true },
+      { name: "step", dims: [], values: [1], int64: true },
+      { name: "last", dims: [1], values: [1], int64: true },
+      { name: "frequencies", dims: [1, 4], values: [1, 0.1, 0.01, 0.001] },
+    ]);
+    for (const shape of [[1, 7, 4], [2, 40, 4]]) {
+      const { conversion } = await compareBytes(
+        server,
+        onnxBytes(graph),
+        { x: shape },
+        `at [${shape}]`,
+      );
+      ok(operationTypes(conversion).includes("RANGE"), JSON.stringify(operationTypes(conversion)));
+    }
+  });
+});

@@ -5,13 +5,18 @@
  * driver's own shape rules (one shape helper: the operation's `prepare`).
  */
 import { type BuiltOperand, GraphBuilder, type Quantization } from "../graph_builder.ts";
-import type { DeclaredOperand, PrepareInput } from "../../operations/operation.ts";
+import {
+  type DeclaredOperand,
+  type PrepareInput,
+  ValueNotYetKnown,
+} from "../../operations/operation.ts";
 import { operationDefinition } from "../../operations/table.ts";
 import type { TensorData } from "../../nnapi/tensor.ts";
 import type { OperandType, OperationType } from "../../nnapi/types.ts";
 import { type GraphProto, list } from "./decode.ts";
 import { NodeView } from "./node_view.ts";
 import { type ElementType, type HostTensor, nnapiConstant } from "./tensors.ts";
+import { runtimeValues } from "./runtime_extents.ts";
 
 /** Why a value computed from extents known only at execution cannot be used. */
 export const DEPENDS_ON_EXTENTS = "is computed from extents known only at execution (a Shape of " +
@@ -182,15 +187,20 @@ export class ConversionContext {
     return value.kind === "constant" ? value.tensor.type : value.elementType;
   }
 
-  /** The value as a model operand (constants are added to the model once, on first use). */
+  /**
+   * The value as a model operand (constants are added to the model once, on first use; a
+   * partial one, holding extents known only at execution, is computed there).
+   */
   operand(name: string): BuiltOperand {
     const value = this.value(name);
     if (value.kind === "operand") return value.operand;
-    if (value.tensor.partial) throw new Error(`'${name}' ${DEPENDS_ON_EXTENTS}`);
     let operand = this.#materialized.get(name);
     if (!operand) {
-      const { type, data } = nnapiConstant(value.tensor);
-      operand = this.builder.constant(type, value.tensor.dims, data);
+      if (value.tensor.partial) operand = runtimeValues(this, value.tensor);
+      else {
+        const { type, data } = nnapiConstant(value.tensor);
+        operand = this.builder.constant(type, value.tensor.dims, data);
+      }
       this.#materialized.set(name, operand);
     }
     return operand;
@@ -256,6 +266,15 @@ export class ConversionContext {
     const [result] = this.emit(type, inputs, [output]);
     this.setOperand(name, result, output.elementType);
     return result;
+  }
+}
+
+/** Runs `prepare`, where a value known only at execution is no fault. */
+function preparedOrPending(prepare: () => unknown): void {
+  try {
+    prepare();
+  } catch (error) {
+    if (!(error instanceof ValueNotYetKnown)) throw error;
   }
 }
 
@@ -325,19 +344,22 @@ function inferShapes(
   const [a, b] = runs;
   if (!a || !b) {
     if (inputs.every((o) => !o.dimensions.includes(0))) {
-      // Fully known inputs that the operation refuses: let validation name the fault.
-      definition.prepare(
-        inputs.map((o) => ({
-          ...o,
-          shape: [...o.dimensions],
-          value: o.lifetime === "NO_VALUE" ? null : o.value,
-        })),
-        outputs.map((o) => ({
-          type: o.type,
-          shape: [],
-          scale: o.quant?.scale ?? 0,
-          zeroPoint: o.quant?.zeroPoint ?? 0,
-        })),
+      // Fully known inputs that the operation refuses: let validation name the fault (an
+      // output that depends on values known only at execution is no fault).
+      preparedOrPending(() =>
+        definition.prepare(
+          inputs.map((o) => ({
+            ...o,
+            shape: [...o.dimensions],
+            value: o.lifetime === "NO_VALUE" ? null : o.value,
+          })),
+          outputs.map((o) => ({
+            type: o.type,
+            shape: [],
+            scale: o.quant?.scale ?? 0,
+            zeroPoint: o.quant?.zeroPoint ?? 0,
+          })),
+        )
       );
     }
     return outputs.map(() => []);

@@ -10,6 +10,7 @@ import { FUSED_NONE } from "../../nnapi/types.ts";
 import type { BuiltOperand } from "../graph_builder.ts";
 import type { ConversionContext } from "./context.ts";
 import { specOf } from "./rules/common.ts";
+import { type HostTensor, symbolOf, toInt32 } from "./tensors.ts";
 
 /** An extent known only at execution: the product of these operands' extents, times `scale`. */
 export interface RuntimeExtent {
@@ -72,4 +73,29 @@ export function runtimeShape(
     [shape] = ctx.emit("ADD", [shape, placed, none], [INT32]);
   });
   return shape;
+}
+
+/**
+ * A shape-like integer tensor known at conversion except for extents known only at
+ * execution (`extentSymbol`s: a Shape of a dynamic value, gathered, sliced, concatenated),
+ * as a TENSOR_INT32 operand whose symbols are computed at execution. ONNX scalars travel as
+ * [1].
+ */
+export function runtimeValues(ctx: ConversionContext, tensor: HostTensor): BuiltOperand {
+  const dims = tensor.dims.length === 0 ? [1] : tensor.dims;
+  const values = Array.from(tensor.data as ArrayLike<number>);
+  const base = values.map((v) => symbolOf(v) === undefined ? v : 0);
+  const none = ctx.builder.int32(FUSED_NONE);
+  let result = ctx.builder.constant("TENSOR_INT32", dims, toInt32(base, "a shape value"));
+  values.forEach((v, i) => {
+    const symbol = symbolOf(v);
+    if (!symbol) return;
+    const place = new Int32Array(values.length);
+    place[i] = 1;
+    const unit = ctx.builder.constant("TENSOR_INT32", dims, place);
+    const extent = extentOperand(ctx, { factors: [symbol], scale: 1 });
+    const [placed] = ctx.emit("MUL", [extent, unit, none], [INT32]);
+    [result] = ctx.emit("ADD", [result, placed, none], [INT32]);
+  });
+  return result;
 }

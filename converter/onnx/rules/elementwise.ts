@@ -177,13 +177,21 @@ export const ELEMENTWISE_RULES: Record<string, Rule> = {
   Neg: unary("NEG", (x) => -x),
   Sin: unary("SIN", Math.sin),
   Cos: {
-    // Constants only (rotary and spectral tables): NNAPI has no COS, and sin(x + pi/2)
-    // would round x + pi/2 first.
     fold: (_node, [x]) => [foldUnary(x!, Math.cos)],
-    convert() {
-      throw new Error(
-        "Cos of a tensor known only at execution is not supported (NNAPI has no COS)",
-      );
+    // NNAPI has no COS: 1 - 2 sin^2(x / 2), whose halving is exact, where sin(x + pi/2)
+    // would round x + pi/2 first (an absolute error of a few float32 steps of 1).
+    convert(node, ctx) {
+      const x = node.inputs[0];
+      requireFloat(ctx, x);
+      const spec = sameTypeAs(ctx, x);
+      const none = ctx.builder.int32(FUSED_NONE);
+      const emit = (type: OperationType, inputs: BuiltOperand[]) =>
+        ctx.emit(type, inputs, [spec])[0];
+      const half = emit("MUL", [ctx.operand(x), scalarTensor(ctx, x, 0.5), none]);
+      const sine = emit("SIN", [half]);
+      const square = emit("MUL", [sine, sine, none]);
+      const twice = emit("MUL", [square, scalarTensor(ctx, x, -2), none]);
+      ctx.emitAs(node.outputs[0], "ADD", [twice, scalarTensor(ctx, x, 1), none], spec);
     },
   },
   Floor: unary("FLOOR", Math.floor),

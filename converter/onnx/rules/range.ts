@@ -1,10 +1,11 @@
 /**
- * Range, folded at conversion: its start, limit and delta are constants once the shapes
- * they come from are fixed (position tables of attention models). NNAPI has no operation
- * whose output length depends on input values.
+ * Range, folded at conversion where its start, limit and delta are constants (position
+ * tables of attention models once the shapes they come from are fixed); else RANGE, nnserve's
+ * extension operation, with the values computed at execution (a sequence's length).
  */
 import type { Rule } from "../rule.ts";
 import { allocateHost } from "../tensors.ts";
+import { specOf } from "./common.ts";
 
 const range: Rule = {
   fold(_node, [start, limit, delta]) {
@@ -24,10 +25,14 @@ const range: Rule = {
     }
     return [out];
   },
-  convert() {
-    throw new Error(
-      "Range needs constant start, limit and delta (fix the input shapes at import, ?shape=)",
-    );
+  convert(node, ctx) {
+    const type = ctx.elementType(node.inputs[0]);
+    if (type !== "int64" && type !== "int32" && type !== "float32") {
+      throw new Error(`Range of ${type} values needs constant start, limit and delta`);
+    }
+    const spec = specOf(type === "float32" ? "float32" : type);
+    const inputs = node.inputs.map((name) => ctx.operand(name));
+    ctx.emitAs(node.outputs[0], "RANGE", inputs, { ...spec, dims: [0] });
   },
 };
 
