@@ -2,15 +2,14 @@
  * `cpu-simd`: the generated WebAssembly SIMD kernels (relaxed-SIMD FMA where the engine has
  * it, plain JS otherwise; `kernels/manifest.ts`) for the operations and forms they cover —
  * today float32 CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV_2D with constant weights,
- * FULLY_CONNECTED (weights constant or computed at execution), their quant8 forms (uint8 or
- * int8, per-tensor or per-channel filters; bit for bit the reference, `quantized.ts`), and
- * element-wise ADD, SUB, MUL,
- * DIV, MINIMUM, MAXIMUM and HARD_SWISH. Extents known only at execution are no obstacle:
- * weights are packed at preparation, and each executor binds the kernels per shape
- * signature (`execution/shape_bindings.ts`); a shape a kernel cannot take runs on the
- * reference kernel for that execution. Everything else is reported unsupported, so the
- * partitioner gives it to another device; both CPUs share host memory, so switching
- * between them costs nothing.
+ * FULLY_CONNECTED (weights constant or computed at execution), BATCH_MATMUL, their quant8
+ * forms (uint8 or int8, per-tensor or per-channel filters; bit for bit the reference,
+ * `quantized.ts`), and element-wise ADD, SUB, MUL, DIV, MINIMUM, MAXIMUM and HARD_SWISH.
+ * Extents known only at execution are no obstacle: weights are packed at preparation, and
+ * each executor binds the kernels per shape signature (`execution/shape_bindings.ts`); a
+ * shape a kernel cannot take runs on the reference kernel for that execution. Everything
+ * else is reported unsupported, so the partitioner gives it to another device; both CPUs
+ * share host memory, so switching between them costs nothing.
  */
 import type { StepTable } from "../device.ts";
 import { hostDevice } from "../host_device.ts";
@@ -26,6 +25,7 @@ import {
   subSimd,
 } from "./elementwise.ts";
 import { transposeConv2dSimd } from "./transpose_conv.ts";
+import { batchMatmulSimd } from "./batch_matmul.ts";
 import { elementwiseChains } from "./chains.ts";
 import {
   byInputType,
@@ -35,7 +35,7 @@ import {
 } from "./quantized.ts";
 
 /** Version of the SIMD device: part of every cache key that uses it. */
-export const CPU_SIMD_VERSION = "0.5.0";
+export const CPU_SIMD_VERSION = "0.6.0";
 
 const STEPS = {
   CONV_2D: byInputType(conv2dSimd, conv2dQuant8),
@@ -49,6 +49,7 @@ const STEPS = {
   MAXIMUM: maximumSimd,
   HARD_SWISH: hardSwishStep,
   TRANSPOSE_CONV_2D: transposeConv2dSimd,
+  BATCH_MATMUL: batchMatmulSimd,
 } satisfies StepTable;
 
 /** The SIMD CPU device. */
