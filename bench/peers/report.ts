@@ -126,8 +126,9 @@ const FINDINGS = `## What was found and changed
   plan for what is known, weights are packed at preparation, and each executor binds the plan
   per set of input shapes at the first execution that brings it (kept for the 8 most recent;
   \`driver/execution/shape_bindings.ts\`): the rows "extents at execution" above run as fast
-  as those with \`?shape=\`. The recognizer is still refused without \`?shape=\` (a reshape
-  with two extents known only at execution; the next issue).
+  as those with \`?shape=\`. The recognizer, whose reshapes and attention take several
+  extents known only at execution, gets those shapes computed in the model (SHAPE, RANGE,
+  BATCH_MATMUL) and runs as published as fast as with \`?shape=\` too.
 - **SUSTAINED_SPEED spread plans over devices** (gpu, cpu-reference and cpu-simd alternating
   every one or two operations: MobileNetV2 120 ms against 27 ms): it now gets the latency
   plan, as NNAPI's runtime does; the cost model prices each operation at its device's measured
