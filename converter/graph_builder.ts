@@ -221,7 +221,13 @@ export class GraphBuilder {
       return copy;
     }
     if (operand.dimensions.filter((d) => d === 0).length > 1) {
-      throw new Error("an output that is a graph input or constant has several unknown extents");
+      if (operand.type !== "TENSOR_FLOAT32" && operand.type !== "TENSOR_FLOAT16") {
+        throw new Error("an output that is a graph input or constant has several unknown extents");
+      }
+      // RESHAPE would need its target at execution; multiplying by 1 copies any shape.
+      const one = operand.type === "TENSOR_FLOAT32" ? Float32Array.of(1) : Float16Array.of(1);
+      this.operation("MUL", [operand, this.constant(operand.type, [1], one), this.int32(0)], [copy]);
+      return copy;
     }
     const shape = this.constant(
       "TENSOR_INT32",

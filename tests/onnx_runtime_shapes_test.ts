@@ -119,3 +119,22 @@ Deno.test("a rotary position table over a sequence given at execution: Range to 
     }
   });
 });
+
+Deno.test("a model output that is its input, with several extents known only at execution, is copied (MUL by 1)", async () => {
+  await withTestServer({}, async (server) => {
+    const identity = chain(["N", "T"], ["N", "T"], [{
+      op: "Identity",
+      inputs: ["x"],
+      outputs: ["y"],
+    }]);
+    for (const shape of [[1, 5], [3, 2]]) {
+      const { conversion } = await compareBytes(
+        server,
+        onnxBytes(identity),
+        { x: shape },
+        `at [${shape}]`,
+      );
+      deepStrictEqual(operationTypes(conversion), ["MUL"]);
+    }
+  });
+});
