@@ -226,7 +226,9 @@ export class GraphBuilder {
       }
       // RESHAPE would need its target at execution; multiplying by 1 copies any shape.
       const one = operand.type === "TENSOR_FLOAT32" ? Float32Array.of(1) : Float16Array.of(1);
-      this.operation("MUL", [operand, this.constant(operand.type, [1], one), this.int32(0)], [copy]);
+      this.operation("MUL", [operand, this.constant(operand.type, [1], one), this.int32(0)], [
+        copy,
+      ]);
       return copy;
     }
     const shape = this.constant(

@@ -2,7 +2,7 @@
  * RANK (HAL 1.3, NNAPI Rank.cpp): the number of dimensions of the input tensor, as an INT32
  * scalar. The input may have any tensor type; its rank is read from its shape at execution.
  */
-import { checkInputType } from "./common/operand_types.ts";
+import { checkInputType, TENSOR_TYPES } from "./common/operand_types.ts";
 import { checkArity, checkTypes, type OperationDefinition } from "./operation.ts";
 
 /** RANK (HAL 1.3). */
@@ -13,18 +13,7 @@ export const rank: OperationDefinition<"RANK"> = {
   validate(signature) {
     checkArity(signature, [1], 1);
     const input = signature.inputs[0];
-    checkInputType(input, 0, [
-      "TENSOR_FLOAT16",
-      "TENSOR_FLOAT32",
-      "TENSOR_INT32",
-      "TENSOR_QUANT8_ASYMM",
-      "TENSOR_QUANT8_ASYMM_SIGNED",
-      "TENSOR_QUANT8_SYMM",
-      "TENSOR_QUANT8_SYMM_PER_CHANNEL",
-      "TENSOR_QUANT16_ASYMM",
-      "TENSOR_QUANT16_SYMM",
-      "TENSOR_BOOL8",
-    ]);
+    checkInputType(input, 0, TENSOR_TYPES);
     checkTypes(signature, [input.type], ["INT32"]);
     return "V1_3";
   },

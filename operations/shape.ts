@@ -5,7 +5,7 @@
  * `Shape` does — and, since it reads only the input's shape, executors work such shapes out
  * when they bind a plan for a set of input shapes (`model/shape_inference.ts`).
  */
-import { checkInputType } from "./common/operand_types.ts";
+import { checkInputType, TENSOR_TYPES } from "./common/operand_types.ts";
 import {
   check,
   checkArity,
@@ -23,18 +23,7 @@ export const shape: OperationDefinition<"SHAPE"> = {
   validate(signature) {
     checkArity(signature, [1], 1);
     const input = signature.inputs[0];
-    checkInputType(input, 0, [
-      "TENSOR_FLOAT16",
-      "TENSOR_FLOAT32",
-      "TENSOR_INT32",
-      "TENSOR_QUANT8_ASYMM",
-      "TENSOR_QUANT8_ASYMM_SIGNED",
-      "TENSOR_QUANT8_SYMM",
-      "TENSOR_QUANT8_SYMM_PER_CHANNEL",
-      "TENSOR_QUANT16_ASYMM",
-      "TENSOR_QUANT16_SYMM",
-      "TENSOR_BOOL8",
-    ]);
+    checkInputType(input, 0, TENSOR_TYPES);
     checkTypes(signature, [input.type], ["TENSOR_INT32"]);
     checkRank(signature.outputs[0], "output 0", (r) => r === 1, "1");
     return "V1_3";

@@ -2,6 +2,20 @@
 import type { HalVersion, OperandType } from "../../nnapi/types.ts";
 import { check, type DeclaredOperand } from "../operation.ts";
 
+/** Every tensor type of HAL 1.3 (what RANK and SHAPE read the shape of). */
+export const TENSOR_TYPES: readonly OperandType[] = [
+  "TENSOR_FLOAT16",
+  "TENSOR_FLOAT32",
+  "TENSOR_INT32",
+  "TENSOR_QUANT8_ASYMM",
+  "TENSOR_QUANT8_ASYMM_SIGNED",
+  "TENSOR_QUANT8_SYMM",
+  "TENSOR_QUANT8_SYMM_PER_CHANNEL",
+  "TENSOR_QUANT16_ASYMM",
+  "TENSOR_QUANT16_SYMM",
+  "TENSOR_BOOL8",
+];
+
 /** Checks that input `position` has one of the `supported` types. */
 export function checkInputType(
   operand: DeclaredOperand,
