@@ -139,9 +139,9 @@ function workOutValues(
   }));
   try {
     definition.execute(inputs.map((input) => ({ ...input, data: input.value ?? null })), outputs);
-  } catch (error) {
-    if (error instanceof OperationError) return; // the run reports it, as the operation's fault
-    throw error;
+  } catch {
+    // Values are a shortcut, never a verdict: the run computes (and reports) them itself.
+    return;
   }
   step.outputs.forEach((out, j) => values[out] = outputs[j].data);
 }
