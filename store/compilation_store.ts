@@ -30,6 +30,11 @@ export interface CompilationRecord {
   /** The model's input and output names (imported models), for arguments by name. */
   inputNames?: string[];
   outputNames?: string[];
+  /**
+   * Positions of inputs that are ONNX scalars (rank 0), carried as [1]: an execution may
+   * give them `dimensions: []`, as onnxruntime takes them.
+   */
+  scalarInputs?: number[];
 }
 
 /** Compilation records of all clients. */

@@ -422,7 +422,7 @@ Deno.test("Shape of a dynamic extent drives a Reshape; computing with it runs at
   });
 });
 
-Deno.test("an ONNX scalar input has shape [1] in the model, and the import says so", async () => {
+Deno.test("an ONNX scalar input has shape [1] in the model, the import says so, and executions may give it dimensions []", async () => {
   const spec: GraphSpec = {
     inputs: [{ name: "x", dims: [2, 3] }, { name: "gain", dims: [] }],
     outputs: [{ name: "y", dims: [2, 3] }],
@@ -437,6 +437,26 @@ Deno.test("an ONNX scalar input has shape [1] in the model, and the import says 
         "input 'gain' is a scalar in the ONNX model and has shape [1] here",
       ),
     );
+    // Executions may give the scalar `dimensions: []`, as onnxruntime takes it, by position
+    // or by name; a [1]-shaped input of a model registered as NNAPI JSON keeps its rule.
+    const imported = await fetch(`${server.url}/v1/models`, {
+      method: "POST",
+      headers: { "content-type": "application/onnx" },
+      body: new Uint8Array(onnxBytes(spec)),
+    });
+    const model = await imported.json();
+    const compiled = await server.request("POST", "/v1/compilations", { model: model.id });
+    const x = { data: [1, 2, 3, 4, 5, 6], dimensions: [2, 3] };
+    const gain = { data: [2], dimensions: [] };
+    for (const inputs of [[x, gain], { x, gain }]) {
+      const result = await server.request(
+        "POST",
+        `/v1/compilations/${compiled.body.id}/executions`,
+        { inputs },
+      );
+      strictEqual(result.status, 200, JSON.stringify(result.body));
+      deepStrictEqual((result.body.outputs as { data: number[] }[])[0].data, [2, 4, 6, 8, 10, 12]);
+    }
   });
 });
 

@@ -278,14 +278,22 @@ export class Compilations {
   }
 }
 
-/** The model's port names, when it has them (imported models), for the compilation record. */
-function portNames(model: ModelRecord): Pick<CompilationRecord, "inputNames" | "outputNames"> {
+/**
+ * The model's port names, when it has them (imported models), and its ONNX scalar inputs,
+ * for the compilation record.
+ */
+function portNames(
+  model: ModelRecord,
+): Pick<CompilationRecord, "inputNames" | "outputNames" | "scalarInputs"> {
   const names = (ports: ModelRecord["inputs"]) =>
     ports.every((p) => p.name !== undefined) ? ports.map((p) => p.name!) : undefined;
   const inputNames = names(model.inputs);
   const outputNames = names(model.outputs);
+  const scalarInputs = model.onnx?.inputs.flatMap((p, k) => p.shape.length === 0 ? [k] : []) ??
+    [];
   return {
     ...(inputNames && model.inputs.length > 0 ? { inputNames } : {}),
     ...(outputNames && model.outputs.length > 0 ? { outputNames } : {}),
+    ...(scalarInputs.length > 0 ? { scalarInputs } : {}),
   };
 }

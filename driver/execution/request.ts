@@ -76,8 +76,25 @@ export type ClientExecutionRequest = Omit<ExecutionRequest, "inputs"> & {
   inputs: readonly InputArgument[] | Readonly<Record<string, InputArgument>>;
 };
 
-/** Inputs by name in the model's input order; a list passes as it is. */
+/**
+ * Inputs in the model's input order (by name, or a list as it is), the ONNX scalars among
+ * them (`ports.scalars`, carried as [1]) taking `dimensions: []` as [1].
+ */
 export function positionalInputs(
+  ports: { names?: readonly string[]; scalars?: readonly number[] },
+  inputs: ClientExecutionRequest["inputs"],
+): readonly InputArgument[] {
+  const ordered = inOrder(ports.names, inputs);
+  if (!ports.scalars?.some((k) => ordered[k]?.dimensions?.length === 0)) return ordered;
+  return ordered.map((input, k) =>
+    ports.scalars!.includes(k) && input.dimensions?.length === 0
+      ? { ...input, dimensions: [1] }
+      : input
+  );
+}
+
+/** Inputs by name in the model's input order; a list passes as it is. */
+function inOrder(
   names: readonly string[] | undefined,
   inputs: ClientExecutionRequest["inputs"],
 ): readonly InputArgument[] {

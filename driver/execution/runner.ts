@@ -96,7 +96,10 @@ export class ExecutionRunner {
     const { record } = live;
     const request: ExecutionRequest = {
       ...clientRequest,
-      inputs: positionalInputs(record.inputNames, clientRequest.inputs),
+      inputs: positionalInputs(
+        { names: record.inputNames, scalars: record.scalarInputs },
+        clientRequest.inputs,
+      ),
     };
     const prepared = await this.#compilations.complete(live);
     checkOutputArguments(prepared, request);
