@@ -67,14 +67,14 @@ export function gpuSupportReason(
 ): string | undefined {
   // Planning a model whose extents are given at execution: what depends on the shapes is
   // checked when they arrive (each executor prepares the subgraph per shape signature).
-  const open = shapes === "unknown extents allowed" &&
-    [...step.inputs, ...step.outputs].some((i) => {
-      const operand = operands[i];
-      return operand?.type === "TENSOR_FLOAT32" &&
-        (operand.shape.length === 0 || operand.shape.some((d) => d === 0));
-    });
+  // Its kernels need each tensor's rank, so only extents (not ranks) may wait; a tensor
+  // whose shape is known is checked as it is.
+  const waits = (operand: GpuOperand | undefined) =>
+    shapes === "unknown extents allowed" && operand?.type === "TENSOR_FLOAT32" &&
+    operand.shape.some((d) => d === 0);
+  const open = [...step.inputs, ...step.outputs].some((i) => waits(operands[i]));
   const tensorFault = (operand: GpuOperand, what: string) =>
-    open ? undefined : staticTensorFault(operand, what);
+    waits(operand) ? undefined : staticTensorFault(operand, what);
   const kernel = gpuKernel(step.type);
   const definition = operationDefinition(step.type);
   if (!kernel || !definition) return `the gpu device has no kernel for ${step.type}`;

@@ -213,6 +213,22 @@ Deno.test("gpuSupportReason() refuses what the gpu device does not run, saying w
   }
 });
 
+Deno.test("supportsOnGpu() plans with extents known only at execution, but not with a rank known only then nor a rank-0 tensor", () => {
+  const { graph, conv } = classifier();
+  const convStep = graph.steps[0];
+  const withShapes = (changes: [number, number[]][]) => {
+    const operands = [...graph.operands];
+    for (const [index, shape] of changes) operands[index] = { ...operands[index], shape };
+    return operands;
+  };
+  // The declared check still refuses what shapes are not known yet.
+  ok(gpuSupportReason(convStep, withShapes([[0, [1, 0, 0, 3]], [conv, [1, 0, 0, 8]]])));
+  ok(supportsOnGpu(convStep, withShapes([[0, [1, 0, 0, 3]], [conv, [1, 0, 0, 8]]])));
+  ok(!supportsOnGpu(convStep, withShapes([[0, []], [conv, [1, 0, 0, 8]]])), "rank unknown");
+  // An operand of known shape beside one that waits is checked as it is (here, rank 0).
+  ok(!supportsOnGpu(convStep, withShapes([[0, [1, 0, 0, 3]], [conv, []]])), "rank-0 output");
+});
+
 Deno.test("prepareGpuSubgraph() refuses a step reading what a later step produces", async () => {
   const gpu = await testGpu();
   const { graph } = classifier();
