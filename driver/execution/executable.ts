@@ -27,6 +27,7 @@ import {
 import type { RunnableSubgraph } from "../devices/device.ts";
 import { FALLBACK_DEVICE } from "../devices/device_list.ts";
 import { deviceUnits, prepareUnit } from "./device_units.ts";
+import { stepOutputShapes } from "../model/shape_inference.ts";
 import {
   type BindableStep,
   inferRunShapes,
@@ -437,10 +438,9 @@ export class Executable {
     const prepareInputs: PrepareInput[] = stepInputs.map((t) => ({ ...t, value: t.data }));
     let shapes: number[][];
     try {
-      shapes = step.definition.prepare(prepareInputs, step.outputs.map((i) => operands[i]));
-      step.outputs.forEach((out, j) => {
-        checkDeclaredShape(operands[out].shape, shapes[j], `output ${j} (operand ${out})`);
-        checkTensorSize(operands[out].type, shapes[j], `output ${j} (operand ${out})`);
+      shapes = stepOutputShapes(step.definition, prepareInputs, {
+        outputs: step.outputs.map((i) => operands[i]),
+        indexes: step.outputs,
       });
     } catch (error) {
       if (error instanceof OperationError) throw this.#fault(step, error.message);

@@ -5,7 +5,13 @@
  * execution with representative ones, and executors to plan a run for the input shapes an
  * execution brings (`execution/shape_bindings.ts`).
  */
-import { allocate, type ChannelQuant, elementCount, type TensorData } from "../../nnapi/tensor.ts";
+import {
+  allocate,
+  type ChannelQuant,
+  elementCount,
+  type TensorData,
+  type TensorInfo,
+} from "../../nnapi/tensor.ts";
 import { CONTROL_FLOW_OPERATIONS } from "../../operations/common/control_flow.ts";
 import type { Lifetime, OperandType, OperationType } from "../../nnapi/types.ts";
 import {
@@ -89,13 +95,8 @@ export function inferShapes(
     }));
     const outputs = step.outputs.map((i) => ({ ...operands[i], shape: operands[i].declared }));
     try {
-      const inferred = definition.prepare(inputs, outputs);
-      step.outputs.forEach((out, j) => {
-        const what = `output ${j} (operand ${out})`;
-        checkDeclaredShape(operands[out].declared, inferred[j], what);
-        checkTensorSize(operands[out].type, inferred[j], what);
-        shapes[out] = inferred[j];
-      });
+      const inferred = stepOutputShapes(definition, inputs, { outputs, indexes: step.outputs });
+      step.outputs.forEach((out, j) => shapes[out] = inferred[j]);
       workOutValues(step, { definition, inputs, shapes: inferred, operands, values });
     } catch (error) {
       if (error instanceof ValueNotYetKnown) {
@@ -109,6 +110,25 @@ export function inferShapes(
     }
   }
   return { shapes, resolved };
+}
+
+/**
+ * One step's output shapes from its inputs (shapes, and values where known), each checked
+ * against its declared shape (`outputs[j].shape`) and the tensor size limit. Throws the
+ * operation's OperationError, or ValueNotYetKnown when a value it needs is not known.
+ */
+export function stepOutputShapes(
+  definition: OperationDefinition,
+  inputs: readonly PrepareInput[],
+  declared: { outputs: readonly TensorInfo[]; indexes: readonly number[] },
+): number[][] {
+  const shapes = definition.prepare(inputs, declared.outputs);
+  declared.outputs.forEach((output, j) => {
+    const what = `output ${j} (operand ${declared.indexes[j]})`;
+    checkDeclaredShape(output.shape, shapes[j], what);
+    checkTensorSize(output.type, shapes[j], what);
+  });
+  return shapes;
 }
 
 /**
