@@ -35,6 +35,8 @@ export interface CompilationRecord {
    * give them `dimensions: []`, as onnxruntime takes them.
    */
   scalarInputs?: number[];
+  /** Positions of outputs that are ONNX scalars, carried as [1]: answered with shape []. */
+  scalarOutputs?: number[];
 }
 
 /** Compilation records of all clients. */

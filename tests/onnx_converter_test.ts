@@ -422,7 +422,7 @@ Deno.test("Shape of a dynamic extent drives a Reshape; computing with it runs at
   });
 });
 
-Deno.test("an ONNX scalar input has shape [1] in the model, the import says so, and executions may give it dimensions []", async () => {
+Deno.test("an ONNX scalar input has shape [1] in the model, the import says so, and executions may give it dimensions []; a scalar output is answered with dimensions []", async () => {
   const spec: GraphSpec = {
     inputs: [{ name: "x", dims: [2, 3] }, { name: "gain", dims: [] }],
     outputs: [{ name: "y", dims: [2, 3] }],
@@ -457,6 +457,27 @@ Deno.test("an ONNX scalar input has shape [1] in the model, the import says so, 
       strictEqual(result.status, 200, JSON.stringify(result.body));
       deepStrictEqual((result.body.outputs as { data: number[] }[])[0].data, [2, 4, 6, 8, 10, 12]);
     }
+    // A scalar output is answered as one: dimensions [], as onnxruntime gives it.
+    const sum: GraphSpec = {
+      inputs: [{ name: "x", dims: [2, 3] }],
+      outputs: [{ name: "total", dims: [] }],
+      nodes: [{ op: "ReduceSum", inputs: ["x"], outputs: ["total"], attributes: { keepdims: 0 } }],
+    };
+    const summed = await (await fetch(`${server.url}/v1/models`, {
+      method: "POST",
+      headers: { "content-type": "application/onnx" },
+      body: new Uint8Array(onnxBytes(sum)),
+    })).json();
+    deepStrictEqual(summed.outputs[0].dimensions, [1]);
+    const summing = await server.request("POST", "/v1/compilations", { model: summed.id });
+    const total = await server.request(
+      "POST",
+      `/v1/compilations/${summing.body.id}/executions`,
+      { inputs: [x] },
+    );
+    strictEqual(total.status, 200, JSON.stringify(total.body));
+    deepStrictEqual(total.body.outputs, [{ name: "total", dimensions: [], data: [21] }]);
+    deepStrictEqual(total.body.outputShapes, [{ dimensions: [], isSufficient: true }]);
   });
 });
 

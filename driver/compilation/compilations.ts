@@ -284,16 +284,19 @@ export class Compilations {
  */
 function portNames(
   model: ModelRecord,
-): Pick<CompilationRecord, "inputNames" | "outputNames" | "scalarInputs"> {
+): Pick<CompilationRecord, "inputNames" | "outputNames" | "scalarInputs" | "scalarOutputs"> {
   const names = (ports: ModelRecord["inputs"]) =>
     ports.every((p) => p.name !== undefined) ? ports.map((p) => p.name!) : undefined;
   const inputNames = names(model.inputs);
   const outputNames = names(model.outputs);
-  const scalarInputs = model.onnx?.inputs.flatMap((p, k) => p.shape.length === 0 ? [k] : []) ??
-    [];
+  const scalars = (ports: { shape: unknown[] }[] | undefined) =>
+    ports?.flatMap((p, k) => p.shape.length === 0 ? [k] : []) ?? [];
+  const scalarInputs = scalars(model.onnx?.inputs);
+  const scalarOutputs = scalars(model.onnx?.outputs);
   return {
     ...(inputNames && model.inputs.length > 0 ? { inputNames } : {}),
     ...(outputNames && model.outputs.length > 0 ? { outputNames } : {}),
     ...(scalarInputs.length > 0 ? { scalarInputs } : {}),
+    ...(scalarOutputs.length > 0 ? { scalarOutputs } : {}),
   };
 }

@@ -152,9 +152,12 @@ export class ExecutionRunner {
       });
       const inDriverUs = Math.max(onDeviceUs, Math.round((performance.now() - started) * 1000));
       const names = record.outputNames;
+      // ONNX scalars travel as [1] and are answered as the scalars they are.
+      const scalar = (k: number) => record.scalarOutputs?.includes(k) ?? false;
+      const shaped = delivered.map((o, k) => scalar(k) ? { ...o, shape: [] } : o);
       return {
-        outputs: names ? delivered.map((o, i) => ({ ...o, name: names[i] })) : delivered,
-        outputShapes,
+        outputs: names ? shaped.map((o, i) => ({ ...o, name: names[i] })) : shaped,
+        outputShapes: outputShapes.map((o, k) => scalar(k) ? { ...o, dimensions: [] } : o),
         timing: request.measureTiming ? { onDeviceUs, inDriverUs, steps } : undefined,
       };
     } finally {
