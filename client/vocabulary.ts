@@ -154,6 +154,8 @@ export const OPERATION_TYPES = [
   "RANGE",
   // NNAPI feature level 6 (after HAL 1.3), with HAL 1.3's operand types.
   "BATCH_MATMUL",
+  // nnserve's extension for what an execution must not reach: it fails with a message.
+  "FAIL",
 ] as const;
 /** An NNAPI operation type. */
 export type OperationType = typeof OPERATION_TYPES[number];

@@ -25,6 +25,21 @@ export function nodeFault(
   return invalid(`node ${name} (${node.opType}): ${reason}`, details);
 }
 
+/**
+ * A node no rule converts (an op type or domain the converter lacks): refused at import even
+ * inside an If branch, which other faults only make fail at execution.
+ */
+export class UnsupportedNodeError extends DriverError {}
+
+/** The refusal of a node whose op type or domain the converter lacks. */
+export function unsupportedNode(
+  node: { name: string; opType: string; index: number },
+  reason: string,
+): UnsupportedNodeError {
+  const { message } = nodeFault(node, reason);
+  return new UnsupportedNodeError("INVALID_ARGUMENT", message);
+}
+
 /** A fault in the file as a whole (not a protobuf, external data, no graph, ...). */
 export function fileFault(reason: string, details?: DriverErrorDetails): DriverError {
   return invalid(`ONNX model: ${reason}`, details);

@@ -73,6 +73,7 @@ import { randomMultinomial } from "./random_multinomial.ts";
 import { rank } from "./rank.ts";
 import { shape } from "./shape.ts";
 import { range } from "./range.ts";
+import { fail } from "./fail.ts";
 import { reduceAll } from "./reduce_all.ts";
 import { reduceAny } from "./reduce_any.ts";
 import { reduceMax } from "./reduce_max.ts";
@@ -182,6 +183,7 @@ const OPERATIONS = {
   RANK: rank,
   SHAPE: shape,
   RANGE: range,
+  FAIL: fail,
   BATCH_MATMUL: batchMatmul,
   REDUCE_ALL: reduceAll,
   REDUCE_ANY: reduceAny,

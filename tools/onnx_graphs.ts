@@ -16,6 +16,8 @@ export interface ValueSpec {
   name: string;
   dims: (number | string)[];
   type?: number;
+  /** A sequence of such tensors (a Loop body's carried sequence). */
+  sequence?: boolean;
 }
 
 /** An attribute value: a number (int unless `float` is set), number list, string or tensor. */
@@ -99,16 +101,15 @@ function attribute(name: string, value: AttributeValue): onnxProto.onnx.IAttribu
 }
 
 function valueInfo(v: ValueSpec) {
+  const tensorType = {
+    elemType: v.type ?? FLOAT,
+    shape: {
+      dim: v.dims.map((d) => typeof d === "number" ? { dimValue: d } : { dimParam: d }),
+    },
+  };
   return {
     name: v.name,
-    type: {
-      tensorType: {
-        elemType: v.type ?? FLOAT,
-        shape: {
-          dim: v.dims.map((d) => typeof d === "number" ? { dimValue: d } : { dimParam: d }),
-        },
-      },
-    },
+    type: v.sequence ? { sequenceType: { elemType: { tensorType } } } : { tensorType },
   };
 }
 

@@ -55,11 +55,18 @@ export class ConversionContext {
   readonly #consumers = new Map<string, NodeView[]>();
   readonly #absorbed = new Set<number>();
   readonly #pendingAliases = new Map<string, string>();
+  #restTaken = false;
+  /** ONNX sequences, known at conversion: the names of the values they hold, in order. */
+  readonly #sequences = new Map<string, readonly string[]>();
+  #snapshots = 0;
+  /** The node lists being converted, innermost last, each with its next position. */
+  readonly #frames: { nodes: readonly NodeView[]; next: number }[] = [];
 
   constructor(
     readonly opset: number,
     nodes: readonly NodeView[],
-    graphOutputs: readonly string[],
+    /** The values this graph gives back (the model's outputs, or a subgraph's). */
+    readonly graphOutputs: readonly string[],
     convertNode: NodeConverter,
     /** The graph the operations go to. */
     readonly builder: GraphBuilder = new GraphBuilder(),
@@ -85,7 +92,38 @@ export class ConversionContext {
 
   /** Converts nodes in order (the graph's own, or those of a branch inlined by a rule). */
   convertNodes(nodes: readonly NodeView[]): void {
-    for (const node of nodes) this.#convertNode(this, node);
+    const frame = { nodes, next: 0 };
+    this.#frames.push(frame);
+    try {
+      while (frame.next < nodes.length) this.#convertNode(this, nodes[frame.next++]);
+    } finally {
+      this.#frames.pop();
+    }
+  }
+
+  /**
+   * Whether a rule took the rest of the graph ({@link takeRest}): the outputs of the nodes
+   * converted then are produced inside the subgraphs that continue it.
+   */
+  get restTaken(): boolean {
+    return this.#restTaken;
+  }
+
+  /**
+   * Takes the nodes not yet converted, of every list being converted (innermost first), and
+   * ends their conversion here: the caller converts them itself (an If whose branches give
+   * values of different ranks continues the graph inside each branch). Nodes an earlier rule
+   * absorbed are left out: their outputs exist already.
+   */
+  takeRest(): NodeView[] {
+    this.#restTaken = true;
+    const rest: NodeView[] = [];
+    for (let f = this.#frames.length - 1; f >= 0; f--) {
+      const frame = this.#frames[f];
+      rest.push(...frame.nodes.slice(frame.next).filter((node) => !this.isAbsorbed(node)));
+      frame.next = frame.nodes.length;
+    }
+    return rest;
   }
 
   /**
@@ -143,8 +181,66 @@ export class ConversionContext {
   /** The value named `name`; throws when nothing produced it. */
   value(name: string): Value {
     const value = this.#values.get(name);
-    if (!value) throw new Error(`input '${name}' is not produced by any node or initializer`);
+    if (!value) {
+      if (this.#sequences.has(name)) {
+        throw new Error(`input '${name}' is a sequence, which only sequence operators take`);
+      }
+      throw new Error(`input '${name}' is not produced by any node or initializer`);
+    }
     return value;
+  }
+
+  /** Whether a node or initializer produced `name` (a tensor or a sequence). */
+  has(name: string): boolean {
+    return this.#values.has(name) || this.#sequences.has(name);
+  }
+
+  /** Whether `name` is an ONNX sequence. */
+  isSequence(name: string): boolean {
+    return this.#sequences.has(name);
+  }
+
+  /** The names of the values sequence `name` holds. */
+  sequence(name: string): readonly string[] {
+    const items = this.#sequences.get(name);
+    if (!items) throw new Error(`input '${name}' is not a sequence`);
+    return items;
+  }
+
+  /** Makes `name` the sequence of these values (names that {@link snapshot} gave). */
+  setSequence(name: string, items: readonly string[]): void {
+    this.#forget(name);
+    this.#sequences.set(name, items);
+  }
+
+  /**
+   * Drops what `name` held before it is set again (a Loop unrolled at conversion names each
+   * iteration's values alike): its value, sequence, and the operand built for its constant.
+   */
+  #forget(name: string): void {
+    this.#values.delete(name);
+    this.#sequences.delete(name);
+    this.#materialized.delete(name);
+  }
+
+  /**
+   * A new name holding what `name` holds now (a tensor or a sequence), which no later node
+   * overwrites: what a sequence keeps, and what a Loop unrolled at conversion carries from
+   * one iteration to the next (each iteration names its values alike).
+   */
+  snapshot(name: string): string {
+    const kept = `${name}#${this.#snapshots++}`;
+    const items = this.#sequences.get(name);
+    if (items) this.setSequence(kept, items);
+    else this.#values.set(kept, this.value(name));
+    return kept;
+  }
+
+  /** Makes `alias` hold what `name` holds (a tensor or a sequence). */
+  bind(alias: string, name: string): void {
+    const items = this.#sequences.get(name);
+    if (items) this.setSequence(alias, items);
+    else this.alias(alias, name);
   }
 
   /**
@@ -213,10 +309,12 @@ export class ConversionContext {
   }
 
   setConstant(name: string, tensor: HostTensor): void {
+    this.#forget(name);
     this.#values.set(name, { kind: "constant", tensor });
   }
 
   setOperand(name: string, operand: BuiltOperand, elementType: ElementType): void {
+    this.#forget(name);
     this.#values.set(name, { kind: "operand", operand, elementType });
     const alias = this.#pendingAliases.get(name);
     if (alias !== undefined) this.#values.set(alias, this.#values.get(name)!);
@@ -229,7 +327,9 @@ export class ConversionContext {
 
   /** Makes `alias` name the same value as `name` (Identity, Dropout, folded nodes). */
   alias(alias: string, name: string): void {
-    this.#values.set(alias, this.value(name));
+    const value = this.value(name);
+    this.#forget(alias);
+    this.#values.set(alias, value);
   }
 
   /**

@@ -8,7 +8,7 @@
  */
 import type { ModelJson } from "../../driver/model/model_schema.ts";
 import type { OperandType } from "../../nnapi/types.ts";
-import { asNodeFault, ConversionLimitError, fileFault, nodeFault } from "../errors.ts";
+import { asNodeFault, ConversionLimitError, fileFault, unsupportedNode } from "../errors.ts";
 import { ConversionContext } from "./context.ts";
 import { NodeView } from "./node_view.ts";
 import {
@@ -191,10 +191,10 @@ function convertNode(ctx: ConversionContext, node: NodeView): void {
   if (ctx.isAbsorbed(node)) return;
   const domain = node.domain;
   if (domain && domain !== "ai.onnx") {
-    throw nodeFault(node, `operators of domain '${domain}' are not supported`);
+    throw unsupportedNode(node, `operators of domain '${domain}' are not supported`);
   }
   const rule = RULES[node.opType];
-  if (!rule) throw nodeFault(node, `op type ${node.opType} is not supported`);
+  if (!rule) throw unsupportedNode(node, `op type ${node.opType} is not supported`);
   try {
     if (rule.fold) {
       const given = node.inputs.map((name) => name ? ctx.value(name) : undefined);
@@ -203,8 +203,8 @@ function convertNode(ctx: ConversionContext, node: NodeView): void {
       const foldable = given.every((v, i) =>
         v === undefined || (v.kind === "constant" && (!v.tensor.partial || movable(i)))
       );
-      if (foldable) {
-        const folded = rule.fold(node, tensors, ctx);
+      const folded = foldable ? rule.fold(node, tensors, ctx) : undefined;
+      if (folded) {
         const fromPartial = tensors.some((t) => t?.partial);
         folded.forEach((tensor, i) => {
           if (fromPartial && tensor.data.some((v) => symbolOf(v) !== undefined)) {
@@ -219,8 +219,10 @@ function convertNode(ctx: ConversionContext, node: NodeView): void {
   } catch (error) {
     throw asNodeFault(node, error);
   }
+  if (ctx.restTaken) return; // the graph continues inside the subgraphs of an IF
   for (const name of node.outputs) {
-    if (name && ctx.uses(name) > 0) ctx.value(name); // every used output must be produced
+    // Every used output must be produced.
+    if (name && ctx.uses(name) > 0 && !ctx.has(name)) ctx.value(name);
   }
 }
 

@@ -22,7 +22,7 @@ export class NodeView {
   readonly outputs: string[];
   readonly #attributes: Map<string, AttributeProto>;
 
-  constructor(proto: NodeProto, readonly index: number) {
+  constructor(readonly proto: NodeProto, readonly index: number) {
     this.name = proto.name ?? "";
     this.opType = proto.opType ?? "";
     this.domain = proto.domain ?? "";

@@ -9,13 +9,14 @@ import type { HostTensor } from "./tensors.ts";
 export interface Rule {
   /**
    * Computes the node's outputs at conversion when every given input is a constant
-   * (constant folding, Shape-driven subgraphs included). Omitted: never folded.
+   * (constant folding, Shape-driven subgraphs included); undefined where a partial input
+   * cannot fold (the node is converted instead). Omitted: never folded.
    */
   fold?(
     node: NodeView,
     inputs: readonly (HostTensor | undefined)[],
     ctx: ConversionContext,
-  ): HostTensor[];
+  ): HostTensor[] | undefined;
   /**
    * The inputs whose values `fold` only moves (gathers, slices, concatenates, reshapes), so
    * a partial tensor (extents known only at execution) may pass through them; "all" for

@@ -36,7 +36,7 @@ function shapeOf(ctx: ConversionContext, index: number): BuiltOperand {
 }
 
 /** One extent at execution, as a TENSOR_INT32 [1]. */
-function extentOperand(ctx: ConversionContext, extent: RuntimeExtent): BuiltOperand {
+export function extentOperand(ctx: ConversionContext, extent: RuntimeExtent): BuiltOperand {
   const none = ctx.builder.int32(FUSED_NONE);
   const parts = extent.factors.map(({ operand, axis }) => {
     const index = ctx.builder.constant("TENSOR_INT32", [1], Int32Array.of(axis));

@@ -55,6 +55,14 @@ export interface ConvertedSubgraph {
 
 /** The outer values among `names` that exist only at execution (they become inputs). */
 export function runtimeValues(ctx: ConversionContext, names: readonly string[]): string[] {
+  const sequence = names.find((name) => ctx.isSequence(name));
+  if (sequence !== undefined) {
+    throw new Error(
+      `the subgraph reads the sequence '${sequence}': a sequence enters an If branch or a ` +
+        "Loop body only where the If's condition or the Loop's trip count is known at " +
+        "conversion (the branch joins the graph, the loop unrolls)",
+    );
+  }
   return names.filter((name) => ctx.value(name).kind === "operand");
 }
 

@@ -88,9 +88,34 @@ export function tensorConstant(
 }
 
 /**
+ * A tensor of `like`'s shape at execution holding `value`: FILL of its SHAPE (float32,
+ * float16 through a CAST, or int32).
+ */
+export function filledLike(
+  ctx: ConversionContext,
+  like: BuiltOperand,
+  value: number,
+  spec: OutputSpec,
+): BuiltOperand {
+  const dims = like.dimensions;
+  const [shape] = ctx.emit("SHAPE", [like], [specOf("int32")]);
+  if (spec.type === "TENSOR_INT32") {
+    return ctx.emit("FILL", [shape, ctx.builder.int32(value)], [{ ...spec, dims }])[0];
+  }
+  if (spec.type !== "TENSOR_FLOAT32" && spec.type !== "TENSOR_FLOAT16") {
+    throw new Error(`a ${spec.type} tensor of a shape known only at execution is not built here`);
+  }
+  const float = { ...specOf("float32"), dims };
+  const [filled] = ctx.emit("FILL", [shape, ctx.builder.float32(value)], [float]);
+  return spec.type === "TENSOR_FLOAT32"
+    ? filled
+    : ctx.emit("CAST", [filled], [{ ...spec, dims }])[0];
+}
+
+/**
  * A TENSOR_BOOL8 operand as numbers of `spec`'s type (1 for true, 0 for false). NNAPI's CAST
- * takes no booleans, so SELECT picks between constants of the operand's shape, which must
- * be known at conversion; `what` names the caller in the refusal.
+ * takes no booleans, so SELECT picks between ones and zeros of the operand's shape: constants
+ * where it is known at conversion, FILLed at execution otherwise.
  */
 export function numbersFromBool(
   ctx: ConversionContext,
@@ -99,16 +124,10 @@ export function numbersFromBool(
 ): BuiltOperand {
   const dims = cond.dimensions;
   const count = dims.length === 0 ? undefined : knownProduct(dims);
-  if (count === undefined) {
-    throw new Error(
-      `${options.what} needs the boolean input's shape known at conversion (it is ` +
-        `[${dims}], 0 = known only at execution): NNAPI's CAST takes no TENSOR_BOOL8, so ` +
-        "SELECT picks between constants of that shape; fix the input's shape at import (?shape=)",
-    );
-  }
-  const ones = tensorConstant(ctx, options.spec, dims, hostValues(count).fill(1));
-  const zeros = tensorConstant(ctx, options.spec, dims, hostValues(count));
-  return ctx.emit("SELECT", [cond, ones, zeros], [options.spec])[0];
+  const [ones, zeros] = count === undefined
+    ? [1, 0].map((v) => filledLike(ctx, cond, v, options.spec))
+    : [1, 0].map((v) => tensorConstant(ctx, options.spec, dims, hostValues(count).fill(v)));
+  return ctx.emit("SELECT", [cond, ones, zeros], [{ ...options.spec, dims }])[0];
 }
 
 /** `x != 0` as TENSOR_BOOL8 (NaN is true, as ONNX's Cast to bool has it); `spec` is x's. */

@@ -6,6 +6,7 @@ import { CONV_TRANSPOSE_RULES } from "./conv_transpose.ts";
 import { DYNAMIC_QUANTIZATION_RULES } from "./dynamic_quantization.ts";
 import { ELEMENTWISE_RULES } from "./elementwise.ts";
 import { ERF_RULES } from "./erf.ts";
+import { EXPAND_RULES } from "./expand.ts";
 import { LOGIC_RULES } from "./logic.ts";
 import { MATMUL_RULES } from "./matmul.ts";
 import { NORMALIZATION_RULES } from "./normalization.ts";
@@ -18,6 +19,7 @@ import { RECURRENT_RULES } from "./recurrent.ts";
 import { REDUCE_RULES } from "./reduce.ts";
 import { RESHAPE_RULES } from "./reshape.ts";
 import { RESIZE_RULES } from "./resize.ts";
+import { SEQUENCE_RULES } from "./sequence.ts";
 import { SHAPE_RULES } from "./shape.ts";
 import { SOFTMAX_RULES } from "./softmax.ts";
 import { SPECTRAL_RULES } from "./spectral.ts";
@@ -30,6 +32,8 @@ export const RULES: Readonly<Record<string, Rule>> = {
   ...POOL_RULES,
   ...MATMUL_RULES,
   ...SHAPE_RULES,
+  ...SEQUENCE_RULES,
+  ...EXPAND_RULES,
   ...RANGE_RULES,
   ...RESHAPE_RULES,
   ...TRANSPOSE_RULES,

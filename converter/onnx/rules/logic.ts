@@ -2,7 +2,7 @@
  * Comparisons and selection: Equal, Greater, Less, GreaterOrEqual, LessOrEqual onto NNAPI's
  * comparisons (TENSOR_BOOL8 results), And/Or onto the logical operations, Where onto SELECT
  * (which does not broadcast: the condition and values are broadcast to the output's shape
- * first).
+ * first, at conversion where the shapes are known, else at execution).
  */
 import { FUSED_NONE } from "../../../nnapi/types.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
@@ -13,6 +13,7 @@ import { allocateHost, hostValues, nnapiConstant } from "../tensors.ts";
 import { broadcastShape } from "../../../kernels/elementwise_binary.ts";
 import {
   broadcastTo,
+  filledLike,
   foldBinary,
   knownProduct,
   sameDims,
@@ -60,14 +61,7 @@ const where: Rule = {
       ctx.constant(name) !== undefined ||
       (shapes[i].length > 0 && knownProduct(shapes[i]) !== undefined)
     );
-    if (!known) {
-      throw new Error(
-        "Where needs the shapes of its condition and values known at conversion (they are " +
-          `${shapes.map((d) => `[${d}]`).join(", ")}, 0 = known only at execution): NNAPI's ` +
-          "SELECT does not broadcast, so they are broadcast to the output's shape first; fix " +
-          "the input's shape at import (?shape=)",
-      );
-    }
+    if (!known) return whereAtExecution(ctx, node.outputs[0], names);
     const dims = shapes.reduce<number[] | null>((out, d) => out && broadcastShape(out, d), []);
     if (!dims) {
       throw new Error(`the shapes ${shapes.map((d) => `[${d}]`).join(", ")} do not broadcast`);
@@ -84,6 +78,24 @@ const where: Rule = {
     ctx.emitAs(node.outputs[0], "SELECT", [c, a, b], values);
   },
 };
+
+/**
+ * Where with shapes known only at execution: the condition and both values broadcast to the
+ * output's shape there (zeros FILLed to each input's shape and added up give it: values ADD
+ * them, the condition ORs a false of that shape), then SELECT.
+ */
+function whereAtExecution(ctx: ConversionContext, output: string, names: readonly string[]) {
+  const values = sameTypeAs(ctx, names[1]);
+  const [c, a, b] = names.map((name) => ctx.operand(name));
+  const none = ctx.builder.int32(FUSED_NONE);
+  const zeros = [c, a, b].map((x) => filledLike(ctx, x, 0, values))
+    .reduce((sum, z) => ctx.emit("ADD", [sum, z, none], [values])[0]);
+  const dims = zeros.dimensions;
+  const [falses] = ctx.emit("NOT_EQUAL", [zeros, zeros], [{ ...specOf("bool"), dims }]);
+  const [cond] = ctx.emit("LOGICAL_OR", [c, falses], [{ ...specOf("bool"), dims }]);
+  const [left, right] = [a, b].map((x) => ctx.emit("ADD", [x, zeros, none], [values])[0]);
+  ctx.emitAs(output, "SELECT", [cond, left, right], values);
+}
 
 /**
  * `x` broadcast to `dims` (all known): LOGICAL_AND with an all-true constant of that shape

@@ -9,10 +9,14 @@
  * computes `i < M && cond`; the body subgraph is the ONNX body plus `i + 1` and each scan
  * value appended to its accumulator. An accumulator starts as one row of zeros (NNAPI has
  * no empty tensors), sliced off after the loop.
+ *
+ * A Loop that carries a sequence (torch's exports build one per iteration), or whose every
+ * input is known at conversion, unrolls there instead.
  */
 import type { ConversionContext } from "../context.ts";
-import type { NodeView } from "../node_view.ts";
-import { type GraphProto, list } from "../decode.ts";
+import { NodeView } from "../node_view.ts";
+import { type GraphProto, list, onnx } from "../decode.ts";
+import { hostTensor, tensorFromProto } from "../tensors.ts";
 import type { Rule } from "../rule.ts";
 import {
   bindOutputs,
@@ -26,6 +30,8 @@ import {
 } from "../subgraph.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import { allocate } from "../../../nnapi/tensor.ts";
+
+const INT = onnx.AttributeProto.AttributeType.INT;
 
 /** The largest trip count an int32 iteration counter reaches (int64 counts are clamped). */
 const MAX_TRIP_COUNT = 0x7fffffff;
@@ -87,9 +93,103 @@ function loopNames(node: NodeView, body: GraphProto): LoopNames {
   };
 }
 
+/** The most iterations a Loop unrolls into at conversion. */
+const MAX_UNROLLED = 64;
+
+/** A condition known at conversion (a Loop that unrolls needs each). */
+function knownTruth(ctx: ConversionContext, name: string, what: string): boolean {
+  const tensor = ctx.constant(name);
+  if (!tensor) throw new Error(`${what} ('${name}') is known only at execution`);
+  if (tensor.data.length !== 1) throw new Error(`${what} ('${name}') is not a single value`);
+  return !!tensor.data[0];
+}
+
+/**
+ * The iterations of a Loop to unroll at conversion, or undefined to run it as a WHILE: one
+ * that carries or reads a sequence (which lives only at conversion) must unroll; one whose
+ * every input is a constant unrolls (and folds) when it is short.
+ */
+function unrolledTrips(node: NodeView, ctx: ConversionContext, body: GraphProto) {
+  const [mName, condName, ...initial] = node.inputs;
+  const reads = outerReads(body);
+  const sequence = [...initial, ...reads].find((name) => ctx.isSequence(name));
+  const known = (name: string) => ctx.isSequence(name) || ctx.constant(name) !== undefined;
+  const m = mName ? ctx.constant(mName) : undefined;
+  const trips = m ? Number(m.data[0]) : mName ? undefined : Infinity;
+  const short = trips !== undefined && trips <= MAX_UNROLLED;
+  if (sequence === undefined) {
+    return short && trips !== Infinity &&
+        [condName, ...initial, ...reads].every((n) => !n || known(n))
+      ? trips
+      : undefined;
+  }
+  if (trips === undefined || (trips !== Infinity && !short)) {
+    throw new Error(
+      `the Loop carries or reads the sequence '${sequence}', which lives only at conversion, ` +
+        `so the loop must unroll there: its trip count must be known then and at most ` +
+        `${MAX_UNROLLED}`,
+    );
+  }
+  return trips;
+}
+
+/**
+ * The Loop unrolled at conversion: the body's nodes converted once per iteration in this
+ * graph (most fold: an index computation over known shapes), the carried values and scan
+ * values kept apart from one iteration to the next. The condition must be known each time.
+ */
+function unroll(node: NodeView, ctx: ConversionContext, body: GraphProto, trips: number): void {
+  const names = loopNames(node, body);
+  const [, condName, ...initial] = node.inputs;
+  for (const proto of list(body.initializer)) {
+    ctx.setConstant(proto.name ?? "", tensorFromProto(proto));
+  }
+  const nodes = list(body.node).map((proto) => new NodeView(proto, node.index));
+  let carried = initial.map((name) => ctx.snapshot(name));
+  const scans: string[][] = names.scans.map(() => []);
+  let going = condName ? knownTruth(ctx, condName, "the Loop's condition") : true;
+  let i = 0;
+  for (; going && i < trips; i++) {
+    if (i === MAX_UNROLLED) {
+      throw new Error(`the Loop did not stop within ${MAX_UNROLLED} iterations at conversion`);
+    }
+    ctx.setConstant(names.iteration, hostTensor("int64", [], [i]));
+    ctx.setConstant(names.condition, hostTensor("bool", [], [1]));
+    names.carried.forEach((input, j) => ctx.bind(input, carried[j]));
+    ctx.convertNodes(nodes);
+    if (ctx.restTaken) {
+      throw new Error("an If in a Loop that unrolls gives values of different ranks");
+    }
+    going = knownTruth(ctx, names.nextCondition, "the body's condition");
+    carried = names.nextCarried.map((name) => ctx.snapshot(name));
+    names.scans.forEach((scan, k) => scans[k].push(ctx.snapshot(scan)));
+  }
+  node.outputs.slice(0, initial.length).forEach((out, j) => {
+    if (out) ctx.bind(out, carried[j]);
+  });
+  // Each scan output stacks its values along a new first axis.
+  node.outputs.slice(initial.length).forEach((out, k) => {
+    if (!out) return;
+    if (scans[k].length === 0) throw new Error(`scan output ${k} is empty: no iteration ran`);
+    const sequence = `${out}#values`;
+    ctx.setSequence(sequence, scans[k]);
+    ctx.convertNodes([
+      new NodeView({
+        name: `${node.name}#scan${k}`,
+        opType: "ConcatFromSequence",
+        input: [sequence],
+        output: [out],
+        attribute: [{ name: "axis", type: INT, i: 0 }, { name: "new_axis", type: INT, i: 1 }],
+      }, node.index),
+    ]);
+  });
+}
+
 export const loop: Rule = {
   convert(node, ctx) {
     const body = node.graph("body");
+    const trips = unrolledTrips(node, ctx, body);
+    if (trips !== undefined) return unroll(node, ctx, body, trips);
     const names = loopNames(node, body);
     const [mName, condName, ...initial] = node.inputs;
     const m = tripCount(ctx, mName);

@@ -8,7 +8,8 @@ import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, OutputSpec } from "../context.ts";
 import type { NodeView } from "../node_view.ts";
 import { type HostTensor, hostValues } from "../tensors.ts";
-import { floatConstant, requireFloat, sameTypeAs } from "./common.ts";
+import { floatConstant, requireFloat, sameTypeAs, specOf } from "./common.ts";
+import { runtimeShape } from "../runtime_extents.ts";
 
 /** Per ONNX direction, whether each direction runs from the last step to the first. */
 const DIRECTIONS: Record<string, boolean[]> = {
@@ -176,9 +177,18 @@ export class Recurrence {
     if (state) return state;
     const batch = this.ctx.dims(this.x)[1];
     if (batch === 0) {
-      throw new Error(
-        `${this.node.opType} with a batch known only at execution needs its initial states`,
-      );
+      // The batch of X at execution: zeros FILLed to [batch, hidden] there.
+      const x = this.ctx.operand(this.x).index;
+      const shape = runtimeShape(this.ctx, [0, this.hidden], [
+        { factors: [{ operand: x, axis: 1 }], scale: 1 },
+        undefined,
+      ])!;
+      const dims = [0, this.hidden];
+      const [zeros] = this.ctx.emit("FILL", [shape, this.ctx.builder.float32(0)], [
+        { ...specOf("float32"), dims },
+      ]);
+      if (this.spec.type === "TENSOR_FLOAT32") return zeros;
+      return this.ctx.emit("CAST", [zeros], [{ ...this.spec, dims }])[0];
     }
     return this.constant([batch, this.hidden], hostValues(batch * this.hidden));
   }

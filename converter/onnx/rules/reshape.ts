@@ -199,11 +199,13 @@ export function squeezeOperand(
 ): BuiltOperand {
   const { spec, axes } = options;
   const dims = x.dimensions;
-  if (MOVED_TYPES.includes(x.type) && dims.length <= 4) {
-    return ctx.emit("SQUEEZE", [x, int32Vector(ctx, axes)], [spec])[0];
-  }
   const kept = dims.flatMap((_, axis) => axes.includes(axis) ? [] : [axis]);
-  return reshapeOperand(ctx, x, { spec, dims: kept.map((axis) => dims[axis]), sources: kept });
+  const keptDims = kept.map((axis) => dims[axis]);
+  if (MOVED_TYPES.includes(x.type) && dims.length <= 4) {
+    // An axis known only at execution is 1 there, or the SQUEEZE fails: the rank is known.
+    return ctx.emit("SQUEEZE", [x, int32Vector(ctx, axes)], [{ ...spec, dims: keptDims }])[0];
+  }
+  return reshapeOperand(ctx, x, { spec, dims: keptDims, sources: kept });
 }
 
 /** Reshapes value `x` to `dims` and names the result `name`. */

@@ -6,7 +6,7 @@
  */
 import { gather as gatherKernel, stridedSlice } from "../../../kernels/shape_transform.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
-import { type ConversionContext, DEPENDS_ON_EXTENTS } from "../context.ts";
+import type { ConversionContext } from "../context.ts";
 import { type NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import {
@@ -30,6 +30,7 @@ import {
   specOf,
 } from "./common.ts";
 import { squeezeOperand } from "./reshape.ts";
+import { extentOperand } from "../runtime_extents.ts";
 
 const concat: Rule = {
   moves: "all",
@@ -104,13 +105,14 @@ const size: Rule = {
   convert(node, ctx) {
     const x = node.inputs[0];
     const dims = ctx.dims(x);
-    const count = dims.length === 0 ? undefined : knownProduct(dims);
+    if (dims.length === 0) throw new Error(`Size of '${x}', whose rank is known only at execution`);
+    const count = knownProduct(dims);
     if (count === undefined) {
-      throw new Error(
-        `Size of '${x}' needs every extent known at conversion, and its shape is [${dims}] ` +
-          "(0 = known only at execution): a product of extents known only at execution " +
-          "cannot be computed; fix the input's shape at import (?shape=)",
-      );
+      // The product of the extents known only at execution, computed there (SHAPE, MUL).
+      const operand = ctx.operand(x).index;
+      const factors = dims.flatMap((d, axis) => d === 0 ? [{ operand, axis }] : []);
+      const scale = dims.reduce((product, d) => product * (d || 1), 1);
+      return ctx.setOperand(node.outputs[0], extentOperand(ctx, { factors, scale }), "int64");
     }
     ctx.setConstant(node.outputs[0], hostTensor("int64", [], [count]));
   },
@@ -338,11 +340,8 @@ const cast: Rule = {
     if (x!.partial) {
       // Extents known only at execution pass through integer casts (exporters emit Shape ->
       // Cast(int32) -> Slice -> Cast(int64) -> Concat -> Reshape); partial tensors stay int64,
-      // whose Float64Array holds the symbols.
-      if (to !== "int32" && to !== "int64") {
-        throw new Error(`'${node.inputs[0]}' ${DEPENDS_ON_EXTENTS}`);
-      }
-      return [x!];
+      // whose Float64Array holds the symbols. To another type they are computed at execution.
+      return to === "int32" || to === "int64" ? [x!] : undefined;
     }
     const out = allocateHost(to, x!.dims);
     const integer = to === "int32" || to === "int64";

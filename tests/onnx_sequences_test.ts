@@ -1,0 +1,172 @@
+/**
+ * ONNX sequences (#30), as torch exports write them: a Loop that builds a sequence unrolls at
+ * conversion and the sequence operators become the tensor operators they stand for; Expand,
+ * Tile and CastLike on shapes known only at execution. Each graph imported as published and
+ * compared with onnxruntime-node at two shapes.
+ */
+import { ok } from "node:assert/strict";
+import { withTestServer } from "./server_fixture.ts";
+import { compareBytes, expectImportRefused, operationTypes } from "./onnx/compare.ts";
+import { type GraphSpec, INT64, onnxBytes } from "../tools/onnx_graphs.ts";
+
+const BOOL = 9;
+
+/** `for i in range(M): seq.append(x * i)`, then the sequence stacked, its length, its last. */
+function buildsSequence(m: string | number): GraphSpec {
+  return {
+    inputs: [
+      { name: "x", dims: ["N", 3] },
+      ...(typeof m === "string" ? [{ name: m, dims: [], type: INT64 }] : []),
+    ],
+    outputs: [
+      { name: "stacked", dims: [3, "N", 3] },
+      { name: "length", dims: [], type: INT64 },
+      { name: "last", dims: ["N", 3] },
+    ],
+    nodes: [
+      { op: "SequenceEmpty", inputs: [], outputs: ["empty"], attributes: { dtype: 1 } },
+      {
+        op: "Loop",
+        inputs: [typeof m === "string" ? m : "trips", "", "empty"],
+        outputs: ["built"],
+        attributes: {
+          body: {
+            graph: {
+              inputs: [
+                { name: "i", dims: [], type: INT64 },
+                { name: "cond_in", dims: [], type: BOOL },
+                { name: "seq_in", dims: ["N", 3], sequence: true },
+              ],
+              outputs: [
+                { name: "cond_out", dims: [], type: BOOL },
+                { name: "seq_out", dims: ["N", 3], sequence: true },
+              ],
+              nodes: [
+                { op: "Cast", inputs: ["i"], outputs: ["fi"], attributes: { to: 1 } },
+                { op: "Mul", inputs: ["x", "fi"], outputs: ["xi"] },
+                { op: "SequenceInsert", inputs: ["seq_in", "xi"], outputs: ["seq_out"] },
+                { op: "Identity", inputs: ["cond_in"], outputs: ["cond_out"] },
+              ],
+            },
+          },
+        },
+        name: "builder",
+      },
+      {
+        op: "ConcatFromSequence",
+        inputs: ["built"],
+        outputs: ["stacked"],
+        attributes: { axis: 0, new_axis: 1 },
+      },
+      { op: "SequenceLength", inputs: ["built"], outputs: ["length"] },
+      { op: "SequenceAt", inputs: ["built", "minus_one"], outputs: ["last"] },
+    ],
+    initializers: [
+      { name: "trips", dims: [], values: [3], int64: true },
+      { name: "minus_one", dims: [], values: [-1], int64: true },
+    ],
+    opset: 13,
+  };
+}
+
+Deno.test("a Loop that builds a sequence unrolls at conversion; the sequence is stacked, counted and read", async () => {
+  await withTestServer({}, async (server) => {
+    const bytes = onnxBytes(buildsSequence(3));
+    for (const n of [2, 5]) {
+      const { conversion } = await compareBytes(server, bytes, { x: [n, 3] }, `N = ${n}`);
+      const types = operationTypes(conversion);
+      ok(!types.includes("WHILE") && types.includes("CONCATENATION"), types.join());
+    }
+  });
+});
+
+Deno.test("a Loop that carries a sequence with a trip count known only at execution is refused naming the node", async () => {
+  await withTestServer({}, async (server) => {
+    await expectImportRefused(
+      server,
+      buildsSequence("m"),
+      /node 'builder' \(Loop\): the Loop carries or reads the sequence 'empty'.*trip count must be known/,
+    );
+  });
+});
+
+Deno.test("SplitToSequence, SequenceErase, SequenceInsert at a position and ConcatFromSequence along an axis", async () => {
+  await withTestServer({}, async (server) => {
+    const spec: GraphSpec = {
+      inputs: [{ name: "x", dims: [4, "W"] }],
+      outputs: [
+        { name: "rows", dims: ["W", 4] },
+        { name: "parts", dims: [4, "W"] },
+        { name: "count", dims: [], type: INT64 },
+      ],
+      nodes: [
+        // Rows of x (keepdims 0: [W] each); the second erased, its Relu put first.
+        { op: "SplitToSequence", inputs: ["x"], outputs: ["s"], attributes: { keepdims: 0 } },
+        { op: "SequenceAt", inputs: ["s", "one"], outputs: ["second"] },
+        { op: "Relu", inputs: ["second"], outputs: ["r"] },
+        { op: "SequenceErase", inputs: ["s", "one"], outputs: ["erased"] },
+        { op: "SequenceInsert", inputs: ["erased", "r", "zero"], outputs: ["reordered"] },
+        {
+          op: "ConcatFromSequence",
+          inputs: ["reordered"],
+          outputs: ["rows"],
+          attributes: { axis: 1, new_axis: 1 },
+        },
+        { op: "SequenceLength", inputs: ["reordered"], outputs: ["count"] },
+        // Parts of 1 and 3 rows, concatenated back in reverse order.
+        { op: "SplitToSequence", inputs: ["x", "sizes"], outputs: ["p"] },
+        { op: "SequenceAt", inputs: ["p", "one"], outputs: ["tail"] },
+        { op: "SequenceAt", inputs: ["p", "zero"], outputs: ["head"] },
+        { op: "SequenceConstruct", inputs: ["tail", "head"], outputs: ["swapped"] },
+        {
+          op: "ConcatFromSequence",
+          inputs: ["swapped"],
+          outputs: ["parts"],
+          attributes: { axis: 0 },
+        },
+      ],
+      initializers: [
+        { name: "zero", dims: [], values: [0], int64: true },
+        { name: "one", dims: [], values: [1], int64: true },
+        { name: "sizes", dims: [2], values: [1, 3], int64: true },
+      ],
+      opset: 13,
+    };
+    for (const w of [2, 6]) await compareBytes(server, onnxBytes(spec), { x: [4, w] }, `W = ${w}`);
+  });
+});
+
+Deno.test("Expand, Tile and CastLike with shapes known only at execution", async () => {
+  await withTestServer({}, async (server) => {
+    const spec: GraphSpec = {
+      inputs: [{ name: "x", dims: ["N", 1, 3] }, { name: "v", dims: [1, 3] }],
+      outputs: [
+        { name: "wide", dims: ["N", 2, 3] },
+        { name: "rows", dims: [4, 3] },
+        { name: "tiled", dims: ["M", 2, 3] },
+        { name: "extents", dims: [3] },
+      ],
+      nodes: [
+        // [N, 2, 3] from Shape(x)[0] at execution.
+        { op: "Shape", inputs: ["x"], outputs: ["s"] },
+        { op: "Slice", inputs: ["s", "zero", "one"], outputs: ["n"] },
+        { op: "Concat", inputs: ["n", "two_three"], outputs: ["target"], attributes: { axis: 0 } },
+        { op: "Expand", inputs: ["x", "target"], outputs: ["wide"] },
+        { op: "Expand", inputs: ["v", "four_one"], outputs: ["rows"] },
+        { op: "Tile", inputs: ["x", "repeats"], outputs: ["tiled"] },
+        { op: "CastLike", inputs: ["s", "v"], outputs: ["extents"] },
+      ],
+      initializers: [
+        { name: "zero", dims: [1], values: [0], int64: true },
+        { name: "one", dims: [1], values: [1], int64: true },
+        { name: "two_three", dims: [2], values: [2, 3], int64: true },
+        { name: "four_one", dims: [2], values: [4, 1], int64: true },
+        { name: "repeats", dims: [3], values: [2, 2, 1], int64: true },
+      ],
+      opset: 15,
+    };
+    for (const n of [1, 3]) {
+      await compareBytes(server, onnxBytes(spec), { x: [n, 1, 3], v: [1, 3] }, `N = ${n}`);
+    }
+  });
+});
