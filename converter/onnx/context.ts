@@ -26,7 +26,13 @@ export const DEPENDS_ON_EXTENTS = "is computed from extents known only at execut
 /** A value of the graph: known at conversion, or an operand of the model. */
 export type Value =
   | { kind: "constant"; tensor: HostTensor }
-  | { kind: "operand"; operand: BuiltOperand; elementType: ElementType };
+  | {
+    kind: "operand";
+    operand: BuiltOperand;
+    elementType: ElementType;
+    /** An ONNX scalar (rank 0) carried as [1]: NNAPI reads rank 0 as an unknown rank. */
+    scalar?: boolean;
+  };
 
 /** What an emitted operation's output is: its type and, when quantized, its parameters. */
 export interface OutputSpec {
@@ -293,6 +299,7 @@ export class ConversionContext {
     let operand = this.#materialized.get(name);
     if (!operand) {
       if (value.tensor.partial) operand = runtimeValues(this, value.tensor);
+      else if (value.tensor.dims.includes(0)) operand = this.#empty(value.tensor);
       else {
         const { type, data } = nnapiConstant(value.tensor);
         operand = this.builder.constant(type, value.tensor.dims, data);
@@ -302,10 +309,50 @@ export class ConversionContext {
     return operand;
   }
 
-  /** The value's dimensions (0 = known only at execution). */
+  /**
+   * A constant with no elements (optimum's placeholder for a cache it does not fill): NNAPI
+   * reads an extent of 0 as unknown, so a constant cannot hold it; FILL makes it at execution.
+   */
+  #empty(tensor: HostTensor): BuiltOperand {
+    const shape = this.builder.constant(
+      "TENSOR_INT32",
+      [tensor.dims.length],
+      Int32Array.from(tensor.dims),
+    );
+    const { type } = nnapiConstant({ ...tensor, data: new Float32Array(0) } as HostTensor);
+    const dims = tensor.dims;
+    if (type === "TENSOR_INT32") {
+      return this.emit("FILL", [shape, this.builder.int32(0)], [{
+        type,
+        elementType: tensor.type,
+        dims,
+      }])[0];
+    }
+    const [filled] = this.emit("FILL", [shape, this.builder.float32(0)], [
+      { type: "TENSOR_FLOAT32", elementType: "float32", dims },
+    ]);
+    if (type === "TENSOR_FLOAT32") return filled;
+    if (type === "TENSOR_BOOL8") {
+      const zero = this.builder.constant("TENSOR_FLOAT32", [1], new Float32Array(1));
+      return this.emit("NOT_EQUAL", [filled, zero], [{ type, elementType: "bool", dims }])[0];
+    }
+    return this.emit("CAST", [filled], [{ type, elementType: tensor.type, dims }])[0];
+  }
+
+  /** The value's ONNX dimensions (0 = known only at execution; [] a scalar). */
   dims(name: string): readonly number[] {
     const value = this.value(name);
-    return value.kind === "constant" ? value.tensor.dims : value.operand.dimensions;
+    if (value.kind === "constant") return value.tensor.dims;
+    return value.scalar ? [] : value.operand.dimensions;
+  }
+
+  /** Marks an operand of shape [1] as the ONNX scalar it carries. */
+  markScalar(name: string): void {
+    const value = this.value(name);
+    if (value.kind !== "operand" || value.operand.dimensions.join() !== "1") {
+      throw new Error(`'${name}' is not a value of shape [1]`);
+    }
+    this.#values.set(name, { ...value, scalar: true });
   }
 
   setConstant(name: string, tensor: HostTensor): void {
@@ -368,6 +415,41 @@ export class ConversionContext {
     return result;
   }
 }
+
+/**
+ * Broadcast of two shapes where 0 marks an extent known only at execution: a known extent
+ * above 1 wins; beside a 1 or another unknown one, the result is unknown.
+ */
+export function broadcastDims(a: readonly number[], b: readonly number[]): number[] {
+  const rank = Math.max(a.length, b.length);
+  return Array.from({ length: rank }, (_, i) => {
+    const x = a[i - rank + a.length] ?? 1;
+    const y = b[i - rank + b.length] ?? 1;
+    if (x === 0 || y === 0) return x > 1 ? x : y > 1 ? y : 0;
+    if (x !== y && x !== 1 && y !== 1) throw new Error(`[${a}] and [${b}] do not broadcast`);
+    return Math.max(x, y);
+  });
+}
+
+/** Operations whose output has the broadcast shape of their tensor inputs. */
+const BROADCASTING = new Set<OperationType>([
+  "ADD",
+  "SUB",
+  "MUL",
+  "DIV",
+  "POW",
+  "MAXIMUM",
+  "MINIMUM",
+  "PRELU",
+  "EQUAL",
+  "NOT_EQUAL",
+  "GREATER",
+  "GREATER_EQUAL",
+  "LESS",
+  "LESS_EQUAL",
+  "LOGICAL_AND",
+  "LOGICAL_OR",
+]);
 
 /** Runs `prepare`, where a value known only at execution is no fault. */
 function preparedOrPending(prepare: () => unknown): void {
@@ -442,6 +524,12 @@ function inferShapes(
     }
   });
   const [a, b] = runs;
+  if ((!a || !b) && BROADCASTING.has(type)) {
+    // Extents known only at execution beside known ones: the broadcast of what is known
+    // (the placeholders stand for extents that may also be 1 or equal at execution).
+    const tensors = inputs.filter((o) => o.type.startsWith("TENSOR_"));
+    return [[...tensors.map((o) => o.dimensions).reduce((x, y) => broadcastDims(x, y))]];
+  }
   if (!a || !b) {
     if (inputs.every((o) => !o.dimensions.includes(0))) {
       // Fully known inputs that the operation refuses: let validation name the fault (an

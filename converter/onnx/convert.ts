@@ -220,9 +220,69 @@ function convertNode(ctx: ConversionContext, node: NodeView): void {
     throw asNodeFault(node, error);
   }
   if (ctx.restTaken) return; // the graph continues inside the subgraphs of an IF
+  keepScalars(ctx, node);
   for (const name of node.outputs) {
     // Every used output must be produced.
     if (name && ctx.uses(name) > 0 && !ctx.has(name)) ctx.value(name);
+  }
+}
+
+/**
+ * Op types whose output has the broadcast shape of their inputs: of ONNX scalars, a scalar
+ * (which the model carries as [1], so the rules after them see rank 0, as ONNX has it).
+ */
+const ELEMENTWISE = new Set([
+  "Add",
+  "Sub",
+  "Mul",
+  "Div",
+  "Pow",
+  "Max",
+  "Min",
+  "Mod",
+  "Sum",
+  "Mean",
+  "Neg",
+  "Abs",
+  "Cast",
+  "CastLike",
+  "Equal",
+  "Greater",
+  "Less",
+  "GreaterOrEqual",
+  "LessOrEqual",
+  "And",
+  "Or",
+  "Not",
+  "Xor",
+  "Where",
+  "Sqrt",
+  "Exp",
+  "Log",
+  "Floor",
+  "Ceil",
+  "Round",
+  "Reciprocal",
+  "Sigmoid",
+  "Relu",
+  "Tanh",
+  "Sin",
+  "Cos",
+  "Erf",
+  "Clip",
+  "Sign",
+]);
+
+/** Marks the outputs of an element-wise node of ONNX scalars as scalars. */
+function keepScalars(ctx: ConversionContext, node: NodeView): void {
+  if (!ELEMENTWISE.has(node.opType)) return;
+  const inputs = node.inputs.slice(0, node.opType === "Clip" ? 1 : undefined);
+  if (!inputs.every((name) => !name || ctx.dims(name).length === 0)) return;
+  for (const name of node.outputs) {
+    const value = name ? ctx.value(name) : undefined;
+    if (value?.kind === "operand" && value.operand.dimensions.join() === "1") {
+      ctx.markScalar(name);
+    }
   }
 }
 
@@ -287,6 +347,7 @@ function addInput(
   const operandType = INPUT_TYPES[elementType]!;
   const operand = ctx.builder.input(operandType, dimensions);
   ctx.setOperand(name, operand, elementType);
+  if (shape.length === 0) ctx.markScalar(name);
   if (elementType === "int64") {
     ctx.notes.push(
       `input '${name}' is int64 in the ONNX model and TENSOR_INT32 here: values must fit int32`,

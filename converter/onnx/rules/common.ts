@@ -4,9 +4,10 @@
  */
 import { broadcastShape, forEachBroadcastRow } from "../../../kernels/elementwise_binary.ts";
 import { resolveAxis } from "../../../operations/common/axis.ts";
-import type { OperandType } from "../../../nnapi/types.ts";
+import { FUSED_NONE, type OperandType } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, OutputSpec } from "../context.ts";
+export { broadcastDims } from "../context.ts";
 import type { NodeView } from "../node_view.ts";
 import {
   allocateHost,
@@ -128,6 +129,42 @@ export function numbersFromBool(
     ? [1, 0].map((v) => filledLike(ctx, cond, v, options.spec))
     : [1, 0].map((v) => tensorConstant(ctx, options.spec, dims, hostValues(count).fill(v)));
   return ctx.emit("SELECT", [cond, ones, zeros], [{ ...options.spec, dims }])[0];
+}
+
+/** 2^16: int32 values split into `high * 2^16 + low`, both exact in float32. */
+const HALF = 65536;
+
+/**
+ * int32 values moved by an operation NNAPI defines only on floats (a reshape, a
+ * concatenation): each split exactly into `high * 2^16 + low` (DIV floors, so low is in
+ * [0, 2^16)), both halves exact in float32, cast, moved by `move`, cast back and joined by
+ * MUL and ADD. `spec` is the int32 result's.
+ */
+export function moveInt32Exactly(
+  ctx: ConversionContext,
+  xs: readonly BuiltOperand[],
+  spec: OutputSpec,
+  move: (parts: BuiltOperand[], float: OutputSpec) => BuiltOperand,
+): BuiltOperand {
+  const none = ctx.builder.int32(FUSED_NONE);
+  const int32 = { type: spec.type, elementType: spec.elementType };
+  const half = tensorConstant(ctx, int32, [1], [HALF]);
+  const float = specOf("float32");
+  const highs: BuiltOperand[] = [];
+  const lows: BuiltOperand[] = [];
+  for (const x of xs) {
+    const [high] = ctx.emit("DIV", [x, half, none], [int32]);
+    const [highPart] = ctx.emit("MUL", [high, half, none], [int32]);
+    const [low] = ctx.emit("SUB", [x, highPart, none], [int32]);
+    highs.push(ctx.emit("CAST", [high], [float])[0]);
+    lows.push(ctx.emit("CAST", [low], [float])[0]);
+  }
+  const [movedHigh, movedLow] = [highs, lows].map((parts) => {
+    const moved = move(parts, float);
+    return ctx.emit("CAST", [moved], [{ ...int32, dims: moved.dimensions }])[0];
+  });
+  const [scaled] = ctx.emit("MUL", [movedHigh, half, none], [int32]);
+  return ctx.emit("ADD", [scaled, movedLow, none], [spec])[0];
 }
 
 /** `x != 0` as TENSOR_BOOL8 (NaN is true, as ONNX's Cast to bool has it); `spec` is x's. */

@@ -13,7 +13,14 @@ import { NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import { broadcastShape } from "../../../kernels/elementwise_binary.ts";
 import { allocateHost, type HostTensor, hostValues, symbolOf } from "../tensors.ts";
-import { broadcastTo, knownProduct, sameTypeAs, specOf, tensorConstant } from "./common.ts";
+import {
+  broadcastDims,
+  broadcastTo,
+  knownProduct,
+  sameTypeAs,
+  specOf,
+  tensorConstant,
+} from "./common.ts";
 
 const DataType = onnx.TensorProto.DataType;
 const INT = onnx.AttributeProto.AttributeType.INT;
@@ -30,21 +37,6 @@ const TYPE_CODES: Record<string, number> = {
 /** Integer values of a shape-like tensor, 0 for extents known only at execution. */
 function extents(t: HostTensor): number[] {
   return Array.from(t.data as ArrayLike<number>, (v) => symbolOf(v) === undefined ? v : 0);
-}
-
-/**
- * Broadcast of two shapes where 0 marks an extent known only at execution: a known extent
- * above 1 wins; beside a 1 or another unknown one, the result is unknown.
- */
-function broadcastDims(a: readonly number[], b: readonly number[]): number[] {
-  const rank = Math.max(a.length, b.length);
-  return Array.from({ length: rank }, (_, i) => {
-    const x = a[i - rank + a.length] ?? 1;
-    const y = b[i - rank + b.length] ?? 1;
-    if (x === 0 || y === 0) return x > 1 ? x : y > 1 ? y : 0;
-    if (x !== y && x !== 1 && y !== 1) throw new Error(`[${a}] and [${b}] do not broadcast`);
-    return Math.max(x, y);
-  });
 }
 
 const expand: Rule = {

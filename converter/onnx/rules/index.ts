@@ -25,6 +25,7 @@ import { SOFTMAX_RULES } from "./softmax.ts";
 import { SPECTRAL_RULES } from "./spectral.ts";
 import { SPECTRAL_CONSTANT_RULES } from "./spectral_constants.ts";
 import { TRANSPOSE_RULES } from "./transpose.ts";
+import { TRILU_RULES } from "./trilu.ts";
 
 export const RULES: Readonly<Record<string, Rule>> = {
   ...ELEMENTWISE_RULES,
@@ -34,6 +35,7 @@ export const RULES: Readonly<Record<string, Rule>> = {
   ...SHAPE_RULES,
   ...SEQUENCE_RULES,
   ...EXPAND_RULES,
+  ...TRILU_RULES,
   ...RANGE_RULES,
   ...RESHAPE_RULES,
   ...TRANSPOSE_RULES,

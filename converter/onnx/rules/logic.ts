@@ -12,6 +12,7 @@ import type { Rule } from "../rule.ts";
 import { allocateHost, hostValues, nnapiConstant } from "../tensors.ts";
 import { broadcastShape } from "../../../kernels/elementwise_binary.ts";
 import {
+  broadcastDims,
   broadcastTo,
   filledLike,
   foldBinary,
@@ -86,15 +87,27 @@ const where: Rule = {
  */
 function whereAtExecution(ctx: ConversionContext, output: string, names: readonly string[]) {
   const values = sameTypeAs(ctx, names[1]);
-  const [c, a, b] = names.map((name) => ctx.operand(name));
+  const dims = names.map((name) => ctx.dims(name)).reduce((a, b) => broadcastDims(a, b));
   const none = ctx.builder.int32(FUSED_NONE);
-  const zeros = [c, a, b].map((x) => filledLike(ctx, x, 0, values))
-    .reduce((sum, z) => ctx.emit("ADD", [sum, z, none], [values])[0]);
-  const dims = zeros.dimensions;
-  const [falses] = ctx.emit("NOT_EQUAL", [zeros, zeros], [{ ...specOf("bool"), dims }]);
-  const [cond] = ctx.emit("LOGICAL_OR", [c, falses], [{ ...specOf("bool"), dims }]);
-  const [left, right] = [a, b].map((x) => ctx.emit("ADD", [x, zeros, none], [values])[0]);
-  ctx.emitAs(output, "SELECT", [cond, left, right], values);
+  // Zeros of each input's shape: constants where it is known, FILLed at execution otherwise.
+  const zeros = names.flatMap((name) => {
+    const shape = ctx.dims(name);
+    if (shape.length === 0 || shape.every((d) => d === 1)) return []; // broadcasts anyway
+    const count = knownProduct(shape);
+    return [
+      count === undefined
+        ? filledLike(ctx, ctx.operand(name), 0, values)
+        : tensorConstant(ctx, values, shape, hostValues(count)),
+    ];
+  }).reduce((sum, z) => ctx.emit("ADD", [sum, z, none], [{ ...values, dims }])[0]);
+  const bool = { ...specOf("bool"), dims };
+  const [falses] = ctx.emit("NOT_EQUAL", [zeros, zeros], [bool]);
+  const [c, a, b] = names.map((name) => ctx.operand(name));
+  const [cond] = ctx.emit("LOGICAL_OR", [c, falses], [bool]);
+  const [left, right] = [a, b].map((x) =>
+    ctx.emit("ADD", [x, zeros, none], [{ ...values, dims }])[0]
+  );
+  ctx.emitAs(output, "SELECT", [cond, left, right], { ...values, dims });
 }
 
 /**

@@ -27,6 +27,32 @@ function perTensor(ctx: ConversionContext, node: NodeView) {
   return { scale: scale.data[0], zeroPoint: zeroPoint ? zeroPoint.data[0] : 0, signed };
 }
 
+/**
+ * The quantization a constant 8-bit tensor moved at execution keeps (an embedding table
+ * gathered by token ids, then dequantized): the per-tensor scale and zero point of the
+ * DequantizeLinear nodes that alone read the moved value; undefined if anything else reads it
+ * or they differ.
+ */
+export function dequantizedBy(
+  ctx: ConversionContext,
+  name: string,
+): { scale: number; zeroPoint: number; signed: boolean } | undefined {
+  const readers = ctx.consumers(name);
+  if (readers.length === 0 || readers.length !== ctx.uses(name)) return undefined;
+  const found = readers.map((node) =>
+    node.opType === "DequantizeLinear" && node.inputs[0] === name &&
+      ctx.constant(node.inputs[1]) !== undefined &&
+      (!node.input(2) || ctx.constant(node.input(2)!) !== undefined)
+      ? perTensor(ctx, node)
+      : undefined
+  );
+  const [first] = found;
+  const same = found.every((q) =>
+    q && q.scale === first!.scale && q.zeroPoint === first!.zeroPoint && q.signed === first!.signed
+  );
+  return same ? first : undefined;
+}
+
 const quantizeLinear: Rule = {
   convert(node, ctx) {
     const x = node.inputs[0];

@@ -4,7 +4,6 @@
  * execution, so the other types and shapes take exact routes of their own (EXPAND_DIMS,
  * REDUCE_ANY, integers as two float32 halves, booleans as numbers).
  */
-import { FUSED_NONE } from "../../../nnapi/types.ts";
 import { MOVED_TYPES } from "../../../operations/common/shape_ops.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, OutputSpec } from "../context.ts";
@@ -17,11 +16,11 @@ import {
   int32Vector,
   intList,
   knownProduct,
+  moveInt32Exactly,
   normalizeAxis,
   numbersFromBool,
   sameTypeAs,
   specOf,
-  tensorConstant,
 } from "./common.ts";
 
 /** Where a reshape goes: the result's extents (0 = known only at execution) and type. */
@@ -42,12 +41,6 @@ interface UnitAxes {
 
 /** The largest extent a Reshape target may hold: NNAPI's shape tensors are int32. */
 const INT32_MAX = 0x7fffffff;
-
-/**
- * 2^16: an int32 is `high * 2^16 + low` with both halves exact in float32, which is how an
- * int32 tensor goes through RESHAPE (which takes no TENSOR_INT32).
- */
-const HALF = 65536;
 
 /**
  * `dims` as a RESHAPE target (0 = unknown extent becomes -1; at most one allowed); an extent
@@ -154,19 +147,12 @@ function reshapeInt32(
 ): BuiltOperand {
   const { spec } = to;
   if (change && change.dropped.length === 0) return moveUnitAxes(ctx, x, spec, change);
-  const none = ctx.builder.int32(FUSED_NONE);
-  const half = tensorConstant(ctx, spec, [1], [HALF]);
-  const [high] = ctx.emit("DIV", [x, half, none], [spec]);
-  const [highPart] = ctx.emit("MUL", [high, half, none], [spec]);
-  const [low] = ctx.emit("SUB", [x, highPart, none], [spec]);
-  const float = specOf("float32");
-  const [movedHigh, movedLow] = [high, low].map((part) => {
-    const [asFloat] = ctx.emit("CAST", [part], [float]);
-    const moved = reshapeOperand(ctx, asFloat, { ...to, spec: float });
-    return ctx.emit("CAST", [moved], [spec])[0];
-  });
-  const [scaled] = ctx.emit("MUL", [movedHigh, half, none], [spec]);
-  return ctx.emit("ADD", [scaled, movedLow, none], [spec])[0];
+  return moveInt32Exactly(
+    ctx,
+    [x],
+    spec,
+    ([part], float) => reshapeOperand(ctx, part, { ...to, spec: float }),
+  );
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { gather as gatherKernel, stridedSlice } from "../../../kernels/shape_transform.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
-import type { ConversionContext } from "../context.ts";
+import type { ConversionContext, OutputSpec } from "../context.ts";
 import { type NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import {
@@ -24,6 +24,7 @@ import {
   int32Vector,
   intList,
   knownProduct,
+  moveInt32Exactly,
   normalizeAxis,
   numbersFromBool,
   sameTypeAs,
@@ -31,6 +32,8 @@ import {
 } from "./common.ts";
 import { squeezeOperand } from "./reshape.ts";
 import { extentOperand } from "../runtime_extents.ts";
+import { dequantizedBy } from "./quantization.ts";
+import { boundsAtExecution, sliceAtExecution } from "./slice_at_execution.ts";
 
 const concat: Rule = {
   moves: "all",
@@ -56,12 +59,15 @@ const concat: Rule = {
     const names = node.inputs.filter((n) => n);
     const rank = ctx.dims(names[0]).length;
     const axis = normalizeAxis(node.int("axis"), rank);
-    ctx.emitAs(
-      node.outputs[0],
-      "CONCATENATION",
-      [...names.map((n) => ctx.operand(n)), ctx.builder.int32(axis)],
-      sameTypeAs(ctx, names[0]),
-    );
+    const spec = sameTypeAs(ctx, names[0]);
+    const parts = names.map((n) => ctx.operand(n));
+    const concatenated = (inputs: BuiltOperand[], as: OutputSpec) =>
+      ctx.emit("CONCATENATION", [...inputs, ctx.builder.int32(axis)], [as])[0];
+    // NNAPI's CONCATENATION takes no TENSOR_INT32 (shapes computed at execution are).
+    const result = spec.type === "TENSOR_INT32"
+      ? moveInt32Exactly(ctx, parts, spec, concatenated)
+      : concatenated(parts, spec);
+    ctx.setOperand(node.outputs[0], result, spec.elementType);
   },
 };
 
@@ -118,6 +124,32 @@ const size: Rule = {
   },
 };
 
+/**
+ * An 8-bit constant table gathered at execution (a quantized embedding) becomes a quantized
+ * operand with the scale and zero point the DequantizeLinear after the Gather applies, which
+ * GATHER keeps: the table stays 8-bit and DEQUANTIZE computes what the ONNX graph does.
+ */
+function quantizedTable(
+  ctx: ConversionContext,
+  node: NodeView,
+  x: string,
+): { operand: BuiltOperand; spec: OutputSpec } | undefined {
+  const table = ctx.constant(x);
+  if (!table || (table.type !== "uint8" && table.type !== "int8")) return undefined;
+  const quant = dequantizedBy(ctx, node.outputs[0]);
+  if (!quant || quant.signed !== (table.type === "int8")) {
+    throw new Error(
+      `the ${table.type} table '${x}' is gathered at execution, and only DequantizeLinear ` +
+        "nodes of one scale and zero point may read what is gathered",
+    );
+  }
+  const type = quant.signed ? "TENSOR_QUANT8_ASYMM_SIGNED" : "TENSOR_QUANT8_ASYMM";
+  const q = { scale: Math.fround(quant.scale), zeroPoint: quant.zeroPoint };
+  const data = table.data as Uint8Array | Int8Array;
+  const operand = ctx.builder.constant(type, table.dims, data, q);
+  return { operand, spec: { type, elementType: table.type, quant: q } };
+}
+
 const gather: Rule = {
   moves: [0],
   fold(node, [data, indices]) {
@@ -144,7 +176,9 @@ const gather: Rule = {
     const [x, idx] = node.inputs;
     const rank = ctx.dims(x).length;
     const axis = normalizeAxis(node.int("axis", 0), rank);
-    const spec = sameTypeAs(ctx, x);
+    const table = quantizedTable(ctx, node, x);
+    const spec = table?.spec ?? sameTypeAs(ctx, x);
+    const source = table?.operand ?? ctx.operand(x);
     const constantIndices = ctx.constant(idx);
     if (constantIndices && constantIndices.dims.length === 0) {
       // NNAPI indices are a tensor: gather [i], then drop the axis.
@@ -153,7 +187,7 @@ const gather: Rule = {
         [1],
         toInt32(constantIndices.data, "Gather's indices"),
       );
-      const [picked] = ctx.emit("GATHER", [ctx.operand(x), ctx.builder.int32(axis), one], [spec]);
+      const [picked] = ctx.emit("GATHER", [source, ctx.builder.int32(axis), one], [spec]);
       const squeezed = squeezeOperand(ctx, picked, { spec, axes: [axis] });
       ctx.setOperand(node.outputs[0], squeezed, spec.elementType);
       return;
@@ -165,7 +199,7 @@ const gather: Rule = {
         toInt32(constantIndices.data, "Gather's indices"),
       )
       : ctx.operand(idx);
-    ctx.emitAs(node.outputs[0], "GATHER", [ctx.operand(x), ctx.builder.int32(axis), indices], spec);
+    ctx.emitAs(node.outputs[0], "GATHER", [source, ctx.builder.int32(axis), indices], spec);
   },
 };
 
@@ -237,6 +271,7 @@ const slice: Rule = {
     return [out];
   },
   convert(node, ctx) {
+    if (boundsAtExecution(node, ctx)) return sliceAtExecution(node, ctx);
     const x = node.inputs[0];
     const dims = ctx.dims(x);
     const p = sliceParams(node, ctx, dims.length);
@@ -319,8 +354,25 @@ const constantOfShape: Rule = {
     out.data.fill(value.data[0]);
     return [out];
   },
-  convert() {
-    throw new Error("ConstantOfShape needs a constant shape");
+  // A shape computed at execution: FILL there (float16 and bool through float32).
+  convert(node, ctx) {
+    const value = node.has("value") ? node.tensor("value") : hostTensor("float32", [1], [0]);
+    const shape = ctx.value(node.inputs[0]);
+    const dims = shape.kind === "constant"
+      ? Array.from(shape.tensor.data as ArrayLike<number>, (v) => symbolOf(v) ? 0 : v)
+      : new Array(ctx.operand(node.inputs[0]).dimensions[0] ?? 0).fill(0);
+    const spec = { ...specOf(value.type), dims };
+    const integer = spec.type === "TENSOR_INT32";
+    const v = value.data[0];
+    const fillSpec = integer ? spec : { ...specOf("float32"), dims };
+    const scalar = integer ? ctx.builder.int32(v) : ctx.builder.float32(v);
+    const [filled] = ctx.emit("FILL", [ctx.operand(node.inputs[0]), scalar], [fillSpec]);
+    const result = spec.type === fillSpec.type
+      ? filled
+      : spec.type === "TENSOR_BOOL8"
+      ? boolFromNumbers(ctx, filled, fillSpec)
+      : ctx.emit("CAST", [filled], [spec])[0];
+    ctx.setOperand(node.outputs[0], result, value.type);
   },
 };
 
