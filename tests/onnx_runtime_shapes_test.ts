@@ -224,3 +224,40 @@ Deno.test("Trilu, ConstantOfShape and Slice with bounds known only at execution 
     }
   });
 });
+
+Deno.test("symbolic extents keep their names: a Where of values of one symbol selects as it is; of different symbols it broadcasts at execution", async () => {
+  await withTestServer({}, async (server) => {
+    const spec: GraphSpec = {
+      inputs: [{ name: "x", dims: ["N", 3] }, { name: "v", dims: ["M", 3] }],
+      outputs: [{ name: "same", dims: ["N", 3] }, { name: "mixed", dims: ["N", 3] }],
+      nodes: [
+        // x, x > 0 and sigmoid(x) + x are all [N, 3]: the names say so.
+        { op: "Greater", inputs: ["x", "zero"], outputs: ["positive"] },
+        { op: "Sigmoid", inputs: ["x"], outputs: ["s"] },
+        { op: "Add", inputs: ["s", "x"], outputs: ["t"] },
+        { op: "Where", inputs: ["positive", "x", "t"], outputs: ["same"] },
+        // v is [M, 3]: M may be 1 (broadcast) or N, known only at execution.
+        { op: "Where", inputs: ["positive", "x", "v"], outputs: ["mixed"] },
+      ],
+      initializers: [{ name: "zero", dims: [1], values: [0] }],
+      opset: 13,
+    };
+    for (const [n, m] of [[2, 2], [4, 1]]) {
+      const { conversion } = await compareBytes(
+        server,
+        onnxBytes(spec),
+        { x: [n, 3], v: [m, 3] },
+        `N = ${n}, M = ${m}`,
+      );
+      // One SELECT as it is, one after FILLed zeros broadcast its inputs.
+      const types = operationTypes(conversion);
+      deepStrictEqual(types.filter((t) => t === "SELECT").length, 2, types.join());
+      const fills = conversion.model.operations.filter((o) => o.type === "FILL").length;
+      ok(fills >= 1 && fills <= 3, `${fills} FILLs: ${types.join()}`);
+      const same = conversion.model.operations.find((o) =>
+        o.type === "SELECT" && o.outputs[0] === conversion.model.outputIndexes[0]
+      );
+      ok(same, "the first output is a SELECT of the inputs as they are");
+    }
+  });
+});

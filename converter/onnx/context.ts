@@ -17,6 +17,7 @@ import { type GraphProto, list } from "./decode.ts";
 import { NodeView } from "./node_view.ts";
 import { type ElementType, type HostTensor, nnapiConstant } from "./tensors.ts";
 import { runtimeValues } from "./runtime_extents.ts";
+import type { SymbolicShape } from "./symbolic_shapes.ts";
 
 /** Why a value computed from extents known only at execution cannot be used. */
 export const DEPENDS_ON_EXTENTS = "is computed from extents known only at execution (a Shape of " +
@@ -64,6 +65,8 @@ export class ConversionContext {
   #restTaken = false;
   /** ONNX sequences, known at conversion: the names of the values they hold, in order. */
   readonly #sequences = new Map<string, readonly string[]>();
+  /** Symbolic shapes of values with extents known only at execution (`symbolic_shapes.ts`). */
+  readonly #symbols = new Map<string, SymbolicShape>();
   #snapshots = 0;
   /** The node lists being converted, innermost last, each with its next position. */
   readonly #frames: { nodes: readonly NodeView[]; next: number }[] = [];
@@ -224,6 +227,7 @@ export class ConversionContext {
    * iteration's values alike): its value, sequence, and the operand built for its constant.
    */
   #forget(name: string): void {
+    this.#symbols.delete(name);
     this.#values.delete(name);
     this.#sequences.delete(name);
     this.#materialized.delete(name);
@@ -236,9 +240,7 @@ export class ConversionContext {
    */
   snapshot(name: string): string {
     const kept = `${name}#${this.#snapshots++}`;
-    const items = this.#sequences.get(name);
-    if (items) this.setSequence(kept, items);
-    else this.#values.set(kept, this.value(name));
+    this.bind(kept, name);
     return kept;
   }
 
@@ -346,6 +348,20 @@ export class ConversionContext {
     return value.scalar ? [] : value.operand.dimensions;
   }
 
+  /**
+   * The value's shape as symbols: a number where known, a name where known only at execution
+   * (ONNX's `dim_param` where it came through element-wise operations, else one of its own).
+   */
+  symbols(name: string): SymbolicShape {
+    return this.#symbols.get(name) ??
+      this.dims(name).map((d, axis) => d === 0 ? `${name}#${axis}` : d);
+  }
+
+  /** Records the value's symbolic shape (it must agree with its dims). */
+  setSymbols(name: string, symbols: SymbolicShape): void {
+    this.#symbols.set(name, symbols);
+  }
+
   /** Marks an operand of shape [1] as the ONNX scalar it carries. */
   markScalar(name: string): void {
     const value = this.value(name);
@@ -375,8 +391,10 @@ export class ConversionContext {
   /** Makes `alias` name the same value as `name` (Identity, Dropout, folded nodes). */
   alias(alias: string, name: string): void {
     const value = this.value(name);
+    const symbols = this.#symbols.get(name);
     this.#forget(alias);
     this.#values.set(alias, value);
+    if (symbols) this.#symbols.set(alias, symbols);
   }
 
   /**

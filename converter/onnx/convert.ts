@@ -9,6 +9,7 @@
 import type { ModelJson } from "../../driver/model/model_schema.ts";
 import type { OperandType } from "../../nnapi/types.ts";
 import { asNodeFault, ConversionLimitError, fileFault, unsupportedNode } from "../errors.ts";
+import { keepShapes } from "./symbolic_shapes.ts";
 import { ConversionContext } from "./context.ts";
 import { NodeView } from "./node_view.ts";
 import {
@@ -220,69 +221,10 @@ function convertNode(ctx: ConversionContext, node: NodeView): void {
     throw asNodeFault(node, error);
   }
   if (ctx.restTaken) return; // the graph continues inside the subgraphs of an IF
-  keepScalars(ctx, node);
+  keepShapes(ctx, node);
   for (const name of node.outputs) {
     // Every used output must be produced.
     if (name && ctx.uses(name) > 0 && !ctx.has(name)) ctx.value(name);
-  }
-}
-
-/**
- * Op types whose output has the broadcast shape of their inputs: of ONNX scalars, a scalar
- * (which the model carries as [1], so the rules after them see rank 0, as ONNX has it).
- */
-const ELEMENTWISE = new Set([
-  "Add",
-  "Sub",
-  "Mul",
-  "Div",
-  "Pow",
-  "Max",
-  "Min",
-  "Mod",
-  "Sum",
-  "Mean",
-  "Neg",
-  "Abs",
-  "Cast",
-  "CastLike",
-  "Equal",
-  "Greater",
-  "Less",
-  "GreaterOrEqual",
-  "LessOrEqual",
-  "And",
-  "Or",
-  "Not",
-  "Xor",
-  "Where",
-  "Sqrt",
-  "Exp",
-  "Log",
-  "Floor",
-  "Ceil",
-  "Round",
-  "Reciprocal",
-  "Sigmoid",
-  "Relu",
-  "Tanh",
-  "Sin",
-  "Cos",
-  "Erf",
-  "Clip",
-  "Sign",
-]);
-
-/** Marks the outputs of an element-wise node of ONNX scalars as scalars. */
-function keepScalars(ctx: ConversionContext, node: NodeView): void {
-  if (!ELEMENTWISE.has(node.opType)) return;
-  const inputs = node.inputs.slice(0, node.opType === "Clip" ? 1 : undefined);
-  if (!inputs.every((name) => !name || ctx.dims(name).length === 0)) return;
-  for (const name of node.outputs) {
-    const value = name ? ctx.value(name) : undefined;
-    if (value?.kind === "operand" && value.operand.dimensions.join() === "1") {
-      ctx.markScalar(name);
-    }
   }
 }
 
@@ -348,6 +290,11 @@ function addInput(
   const operand = ctx.builder.input(operandType, dimensions);
   ctx.setOperand(name, operand, elementType);
   if (shape.length === 0) ctx.markScalar(name);
+  // Its extents known only at execution by their ONNX names ("?" stays its own).
+  ctx.setSymbols(
+    name,
+    dimensions.map((d, i) => d !== 0 ? d : shape[i] === "?" ? `${name}#${i}` : `${shape[i]}`),
+  );
   if (elementType === "int64") {
     ctx.notes.push(
       `input '${name}' is int64 in the ONNX model and TENSOR_INT32 here: values must fit int32`,

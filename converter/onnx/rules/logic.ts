@@ -11,6 +11,7 @@ import type { ConversionContext, OutputSpec } from "../context.ts";
 import type { Rule } from "../rule.ts";
 import { allocateHost, hostValues, nnapiConstant } from "../tensors.ts";
 import { broadcastShape } from "../../../kernels/elementwise_binary.ts";
+import { sameShapes } from "../symbolic_shapes.ts";
 import {
   broadcastDims,
   broadcastTo,
@@ -62,7 +63,13 @@ const where: Rule = {
       ctx.constant(name) !== undefined ||
       (shapes[i].length > 0 && knownProduct(shapes[i]) !== undefined)
     );
-    if (!known) return whereAtExecution(ctx, node.outputs[0], names);
+    if (!known) {
+      // One shape at every execution (one symbol), or broadcast there.
+      if (!sameShapes(ctx, names)) return whereAtExecution(ctx, node.outputs[0], names);
+      const values = sameTypeAs(ctx, names[1]);
+      const inputs = names.map((name) => ctx.operand(name));
+      return void ctx.emitAs(node.outputs[0], "SELECT", inputs, values);
+    }
     const dims = shapes.reduce<number[] | null>((out, d) => out && broadcastShape(out, d), []);
     if (!dims) {
       throw new Error(`the shapes ${shapes.map((d) => `[${d}]`).join(", ")} do not broadcast`);

@@ -1,0 +1,20 @@
+import { startServer } from "./server.ts";
+const [file, dimsArg] = Deno.args;
+const dims = dimsArg.split("x").map(Number);
+const server = await startServer({ hostname: "127.0.0.1", port: 0, dataDir: await Deno.makeTempDir(), verbose: false });
+const call = async (method: string, path: string, body: unknown, type = "application/json") => {
+  const r = await fetch(server.url + path, { method, headers: { "content-type": type }, body: type === "application/json" ? JSON.stringify(body) : body as BodyInit });
+  const j = await r.json(); if (!r.ok) throw new Error(JSON.stringify(j)); return j;
+};
+const model = await call("POST", "/v1/models", Deno.readFileSync(file), "application/onnx");
+const view = await (await fetch(`${server.url}/v1/models/${model.id}?view=model`)).json();
+const comp = await call("POST", "/v1/compilations", { model: model.id });
+const n = dims.reduce((a, b) => a * b, 1);
+const body = { inputs: [{ dimensions: dims, data: Array.from({ length: n }, (_, i) => (i % 13) / 13) }], measureTiming: true };
+let res: any;
+for (let i = 0; i < 5; i++) res = await call("POST", `/v1/compilations/${comp.id}/executions`, body);
+const steps = res.timing.steps.map((s: any) => ({ ...s, types: s.operations.map((o: number) => view.operations[o].type) }));
+steps.sort((a: any, b: any) => b.onDeviceUs - a.onDeviceUs);
+console.log("total", res.timing.onDeviceUs, "us");
+for (const s of steps.slice(0, 12)) console.log(s.onDeviceUs.toFixed(0), s.device, s.types.slice(0, 4).join(","), s.operations.length, s.fallback ?? "");
+Deno.exit(0);
