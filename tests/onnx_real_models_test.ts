@@ -57,7 +57,7 @@ function packageFile(specifier: string): Uint8Array {
   return modelFile(fileURLToPath(import.meta.resolve(specifier)));
 }
 
-Deno.test("PaddleOCR's text-direction classifier (ch_ppocr_mobile_v2.0_cls, opset 9) at 1x3x48x192", async () => {
+Deno.test("PaddleOCR's text-direction classifier (ch_ppocr_mobile_v2.0_cls, opset 9) at 1x3x48x192, and as published at two widths", async () => {
   const bytes = modelFile(join(OCR_ASSETS, "ch_ppocr_mobile_v2.0_cls_infer.onnx"));
   await withTestServer({}, async (server) => {
     const shape = [1, 3, 48, 192];
@@ -65,6 +65,11 @@ Deno.test("PaddleOCR's text-direction classifier (ch_ppocr_mobile_v2.0_cls, opse
       fixed: true,
     });
     console.log(`ppocr cls: ${ms.toFixed(1)} ms in nnserve`);
+    // As published: batch and width given at execution.
+    for (const open of [[1, 3, 48, 192], [2, 3, 48, 160]]) {
+      const { conversion } = await compareBytes(server, bytes, { x: open }, `ppocr cls [${open}]`);
+      deepStrictEqual(conversion.inputs[0].dimensions, [0, 3, 0, 0]);
+    }
   });
 });
 

@@ -261,3 +261,20 @@ Deno.test("symbolic extents keep their names: a Where of values of one symbol se
     }
   });
 });
+
+Deno.test("opset-11 Softmax over several axes, some known only at execution: rows computed there", async () => {
+  await withTestServer({}, async (server) => {
+    const graph = chain(
+      ["N", 3, "W"],
+      ["N", 3, "W"],
+      [
+        { op: "Softmax", inputs: ["x"], outputs: ["y"], attributes: { axis: 1 } },
+      ],
+      [],
+      11,
+    );
+    for (const shape of [[1, 3, 2], [2, 3, 5]]) {
+      await compareBytes(server, onnxBytes(graph), { x: shape }, `at [${shape}]`);
+    }
+  });
+});

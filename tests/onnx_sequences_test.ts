@@ -79,12 +79,42 @@ Deno.test("a Loop that builds a sequence unrolls at conversion; the sequence is 
   });
 });
 
-Deno.test("a Loop that carries a sequence with a trip count known only at execution is refused naming the node", async () => {
+Deno.test("a Loop with a trip count known only at execution grows its sequence as a tensor: torch.stack and torch.cat of it", async () => {
+  await withTestServer({}, async (server) => {
+    const stackOnly = (newAxis: number, axis: number): GraphSpec => {
+      const spec = buildsSequence("m");
+      spec.nodes = spec.nodes.filter((n) => n.op !== "SequenceLength" && n.op !== "SequenceAt");
+      spec.nodes.find((n) => n.op === "ConcatFromSequence")!.attributes = {
+        axis,
+        new_axis: newAxis,
+      };
+      // WHILE accumulates rows from a row of zeros, whose extents must be known.
+      spec.inputs[0].dims = [2, 3];
+      spec.outputs = [{ name: "stacked", dims: newAxis ? [2, "M", 3] : ["M2", 3] }];
+      return spec;
+    };
+    // torch.stack(out, dim=1): [2, M, 3]; torch.cat(out): [M*2, 3].
+    for (const [newAxis, axis] of [[1, 1], [0, 0]]) {
+      for (const [m, n] of [[2, 2], [5, 2]]) {
+        const { conversion } = await compareBytes(
+          server,
+          onnxBytes(stackOnly(newAxis, axis)),
+          { x: [n, 3], m: [] },
+          `new_axis ${newAxis}, axis ${axis}, M = ${m}, N = ${n}`,
+          { values: { m: [m] } },
+        );
+        ok(operationTypes(conversion).includes("WHILE"));
+      }
+    }
+  });
+});
+
+Deno.test("a sequence a Loop grows at execution and reads otherwise than by ConcatFromSequence is refused naming the node", async () => {
   await withTestServer({}, async (server) => {
     await expectImportRefused(
       server,
       buildsSequence("m"),
-      /node 'builder' \(Loop\): the Loop carries or reads the sequence 'empty'.*trip count must be known/,
+      /node 'builder' \(Loop\): the Loop carries or reads the sequence 'empty'.*read after the loop only by ConcatFromSequence/,
     );
   });
 });

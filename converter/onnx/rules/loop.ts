@@ -11,12 +11,14 @@
  * no empty tensors), sliced off after the loop.
  *
  * A Loop that carries a sequence (torch's exports build one per iteration), or whose every
- * input is known at conversion, unrolls there instead.
+ * input is known at conversion, unrolls there instead; one whose trip count is known only at
+ * execution grows its sequence as a scan output (`loop_sequences.ts`).
  */
 import type { ConversionContext } from "../context.ts";
 import { NodeView } from "../node_view.ts";
 import { type GraphProto, list, onnx } from "../decode.ts";
 import { hostTensor, tensorFromProto } from "../tensors.ts";
+import { convertGrown, grownSequence } from "./loop_sequences.ts";
 import type { Rule } from "../rule.ts";
 import {
   bindOutputs,
@@ -109,7 +111,11 @@ function knownTruth(ctx: ConversionContext, name: string, what: string): boolean
  * that carries or reads a sequence (which lives only at conversion) must unroll; one whose
  * every input is a constant unrolls (and folds) when it is short.
  */
-function unrolledTrips(node: NodeView, ctx: ConversionContext, body: GraphProto) {
+function unrolledTrips(
+  node: NodeView,
+  ctx: ConversionContext,
+  body: GraphProto,
+): number | "grown" | undefined {
   const [mName, condName, ...initial] = node.inputs;
   const reads = outerReads(body);
   const sequence = [...initial, ...reads].find((name) => ctx.isSequence(name));
@@ -124,10 +130,12 @@ function unrolledTrips(node: NodeView, ctx: ConversionContext, body: GraphProto)
       : undefined;
   }
   if (trips === undefined || (trips !== Infinity && !short)) {
+    if (grownSequence(node, ctx, body)) return "grown";
     throw new Error(
       `the Loop carries or reads the sequence '${sequence}', which lives only at conversion, ` +
         `so the loop must unroll there: its trip count must be known then and at most ` +
-        `${MAX_UNROLLED}`,
+        `${MAX_UNROLLED} (or the sequence must start empty, grow by one tensor each ` +
+        `iteration and be read after the loop only by ConcatFromSequence)`,
     );
   }
   return trips;
@@ -189,6 +197,10 @@ export const loop: Rule = {
   convert(node, ctx) {
     const body = node.graph("body");
     const trips = unrolledTrips(node, ctx, body);
+    if (trips === "grown") {
+      const growth = grownSequence(node, ctx, body)!;
+      return convertGrown(node, ctx, body, growth, (rewritten) => loop.convert(rewritten, ctx));
+    }
     if (trips !== undefined) return unroll(node, ctx, body, trips);
     const names = loopNames(node, body);
     const [mName, condName, ...initial] = node.inputs;

@@ -1,11 +1,14 @@
 /**
  * Softmax and LogSoftmax onto NNAPI's SOFTMAX / LOG_SOFTMAX along one axis. Before opset 13
  * ONNX normalizes over all axes from `axis` on (the input coerced to 2-D): unless that is
- * the last axis alone, the input is reshaped to [outer, inner] and back.
+ * the last axis alone, the input is reshaped to [outer, inner] and back (computed at
+ * execution where extents are known only then).
  */
 import type { OperationType } from "../../../nnapi/types.ts";
 import type { Rule } from "../rule.ts";
 import { knownProduct, normalizeAxis, requireFloat, sameTypeAs } from "./common.ts";
+import { reshapeOperand } from "./reshape.ts";
+import type { RuntimeExtent } from "../runtime_extents.ts";
 
 function softmax(type: OperationType): Rule {
   return {
@@ -23,25 +26,30 @@ function softmax(type: OperationType): Rule {
         ctx.emitAs(node.outputs[0], type, [ctx.operand(x), beta, s.int32(axis)], spec);
         return;
       }
-      const outer = knownProduct(dims.slice(0, axis));
-      const inner = knownProduct(dims.slice(axis));
-      if (inner === undefined || (outer === undefined && dims.includes(0))) {
-        if (inner === undefined) {
-          throw new Error("the normalized extents must be known at conversion");
-        }
-      }
-      const rows = s.constant("TENSOR_INT32", [2], new Int32Array([outer ?? -1, inner]));
-      const [flat] = ctx.emit("RESHAPE", [ctx.operand(x), rows], [spec]);
+      // Rows of the normalized extents, and back; extents known only at execution are
+      // computed there (SHAPE of x, their products).
+      const operand = ctx.operand(x);
+      const product = (axes: number[]): RuntimeExtent => ({
+        factors: axes.filter((a) => dims[a] === 0).map((a) => ({
+          operand: operand.index,
+          axis: a,
+        })),
+        scale: axes.reduce((p, a) => p * (dims[a] || 1), 1),
+      });
+      const lead = dims.slice(0, axis).map((_, a) => a);
+      const trail = dims.slice(axis).map((_, a) => axis + a);
+      const flat = reshapeOperand(ctx, operand, {
+        spec,
+        dims: [knownProduct(dims.slice(0, axis)) ?? 0, knownProduct(dims.slice(axis)) ?? 0],
+        extents: [product(lead), product(trail)],
+      });
       const [normalized] = ctx.emit(type, [flat, beta, s.int32(1)], [spec]);
-      if (dims.filter((d) => d === 0).length > 1) {
-        throw new Error("several extents known only at execution");
-      }
-      const back = s.constant(
-        "TENSOR_INT32",
-        [dims.length],
-        new Int32Array(dims.map((d) => d || -1)),
-      );
-      ctx.emitAs(node.outputs[0], "RESHAPE", [normalized, back], spec);
+      const back = reshapeOperand(ctx, normalized, {
+        spec,
+        dims,
+        extents: dims.map((d, a) => d === 0 ? product([a]) : undefined),
+      });
+      ctx.setOperand(node.outputs[0], back, spec.elementType);
     },
   };
 }
