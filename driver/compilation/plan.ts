@@ -8,11 +8,7 @@
  */
 import type { ArenaLayout } from "./arena_layout.ts";
 import type { StepImplementation } from "../devices/device.ts";
-import {
-  FALLBACK_DEVICE,
-  hostStepImplementation,
-  subgraphRuntime,
-} from "../devices/device_list.ts";
+import { hostStepImplementation, subgraphRuntime } from "../devices/device_list.ts";
 import type { PartitionSummary } from "./partitioner/model_partition.ts";
 import { type ChannelQuant, type TensorData, typedView } from "../../nnapi/tensor.ts";
 import type { HalVersion, Lifetime, OperandType, OperationType } from "../../nnapi/types.ts";
@@ -121,16 +117,11 @@ export interface PreparedModel extends PreparedGraph {
   /**
    * The model's referenced subgraphs (IF branches, WHILE conditions and bodies), indexed as
    * in the model; absent when it has none. Their constants live in the same two buffers;
-   * their steps run on {@link REFERENCED_DEVICE}'s kernels, shapes inferred at execution.
+   * their steps run on host devices (each on the first that supports it), bound per set of
+   * input shapes at execution like the main graph's.
    */
   referenced?: PreparedGraph[];
 }
-
-/**
- * The device whose kernels run the steps of referenced subgraphs: the host device that
- * runs IF and WHILE themselves (the partitioner places only the main graph's steps).
- */
-export const REFERENCED_DEVICE = FALLBACK_DEVICE.info.name;
 
 /** A plan without its weights: enough to check requests, shapes and buffer roles. */
 export type PlanWithoutWeights = Omit<PreparedModel, "weights">;

@@ -17,7 +17,7 @@ import type { PreparedModel } from "./plan.ts";
  * every preference's plan minimises latency (plans written when SUSTAINED_SPEED balanced
  * load over devices, objective "throughput", must not be found).
  */
-export const PLAN_FORMAT = 5;
+export const PLAN_FORMAT = 6;
 
 /**
  * The driver version the compilation cache is bound to: a change of plan format or of a

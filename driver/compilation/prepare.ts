@@ -15,7 +15,6 @@ import {
   type PreparedOperand,
   type PreparedStep,
   type PrepareOptions,
-  REFERENCED_DEVICE,
   stepImplementation,
   type TensorRef,
 } from "./plan.ts";
@@ -160,6 +159,17 @@ function* preparationSteps(
   yield "after laying out the arena";
   const packed = yield* packWeights(model, steps);
   const packedIn = replacedByPacking(model, steps, packed);
+  // Referenced subgraphs (IF branches, WHILE bodies) run on the host: each step on the first
+  // host device that supports it, its weights packed there, as the main graph's.
+  const referencedPlans: { steps: PreparedStep[]; packed: (TensorData[] | undefined)[] }[] = [];
+  for (const graph of model.referenced) {
+    const asModel: Model = { ...model, ...graph };
+    const graphSteps = referencedSteps(graph, placeByPreference(asModel, HOST_DEVICES));
+    referencedPlans.push({ steps: graphSteps, packed: yield* packWeights(asModel, graphSteps) });
+  }
+  const referencedPackedIn = model.referenced.map((graph, k) =>
+    replacedByPacking({ ...model, ...graph }, referencedPlans[k].steps, referencedPlans[k].packed)
+  );
   const small: { type: OperandType; data: TensorData }[] = [];
   const large: { type: OperandType; data: TensorData }[] = [];
   const slotsOf = (operands: readonly Operand[], kept: (i: number) => boolean) =>
@@ -170,19 +180,27 @@ function* preparationSteps(
       return { small: list === small, slot: list.length - 1 };
     });
   const constantSlot = slotsOf(model.operands, (i) => !packedIn.has(i));
-  const referencedSlots = model.referenced.map((graph) => slotsOf(graph.operands, () => true));
-  const packedSlots = packed.map((list) =>
-    list?.map((data) => {
-      large.push({ type: typeOfArray(data), data });
-      return large.length - 1;
-    })
+  const referencedSlots = model.referenced.map((graph, k) =>
+    slotsOf(graph.operands, (i) => !referencedPackedIn[k].has(i))
   );
+  const slotsOfPacked = (lists: (TensorData[] | undefined)[]) =>
+    lists.map((list) =>
+      list?.map((data) => {
+        large.push({ type: typeOfArray(data), data });
+        return large.length - 1;
+      })
+    );
+  const packedSlots = slotsOfPacked(packed);
+  const referencedPackedSlots = referencedPlans.map((plan) => slotsOfPacked(plan.packed));
   const smallBuffer = yield* packBuffer("small", small);
   const weights = yield* packBuffer("weights", large);
-  steps.forEach((step, s) => {
-    const slots = packedSlots[s];
-    if (slots) step.packed = slots.map((slot) => weights.refs[slot]);
-  });
+  const attachPacked = (all: PreparedStep[], slotLists: (number[] | undefined)[]) =>
+    all.forEach((step, s) => {
+      const slots = slotLists[s];
+      if (slots) step.packed = slots.map((slot) => weights.refs[slot]);
+    });
+  attachPacked(steps, packedSlots);
+  referencedPlans.forEach((plan, k) => attachPacked(plan.steps, referencedPackedSlots[k]));
   const preparedOperands = (
     operands: readonly Operand[],
     slots: ({ small: boolean; slot: number } | undefined)[],
@@ -222,8 +240,8 @@ function* preparationSteps(
     ...(model.referenced.length > 0
       ? {
         referenced: model.referenced.map((graph, k) => ({
-          operands: preparedOperands(graph.operands, referencedSlots[k]),
-          steps: referencedSteps(graph),
+          operands: preparedOperands(graph.operands, referencedSlots[k], referencedPackedIn[k]),
+          steps: referencedPlans[k].steps,
           inputIndexes: graph.inputIndexes,
           outputIndexes: graph.outputIndexes,
         })),
@@ -232,12 +250,12 @@ function* preparationSteps(
   };
 }
 
-/** The steps of a referenced subgraph, in its run order, on {@link REFERENCED_DEVICE}. */
-function referencedSteps(graph: Subgraph): PreparedStep[] {
-  return graph.runOrder.map((k) => ({
+/** The steps of a referenced subgraph, in its run order, on the devices `placement` names. */
+function referencedSteps(graph: Subgraph, placement: readonly string[]): PreparedStep[] {
+  return graph.runOrder.map((k, s) => ({
     operation: k,
     type: graph.operations[k].type,
-    device: REFERENCED_DEVICE,
+    device: placement[s],
     inputs: graph.operations[k].inputs,
     outputs: graph.operations[k].outputs,
   }));

@@ -53,6 +53,9 @@ import {
   typedView,
 } from "../../nnapi/tensor.ts";
 
+/** How many signatures a referenced subgraph remembers having run once. */
+const MAX_SEEN_ONCE = 64;
+
 interface BoundStep extends BindableStep {
   packed: TensorData[];
   inputs: number[];
@@ -92,10 +95,12 @@ export class Executable {
   readonly #planned: ShapeBinding | undefined;
   /** Bindings for other input shapes, by signature. */
   readonly #bindings = new ShapeBindings();
+  /** A referenced subgraph's signatures run once, unbound (see `#bindingFor`). */
+  readonly #seenOnce = new Set<string>();
 
   /**
    * Binds the plan's main graph (`referenced` is for the executable itself: it binds each
-   * referenced subgraph, on first use, to an executable that runs it with inferred shapes).
+   * referenced subgraph, on first use, to an executable that runs it per set of shapes).
    */
   constructor(prepared: PreparedModel, referenced?: ReferencedGraph) {
     this.prepared = prepared;
@@ -144,18 +149,26 @@ export class Executable {
 
   /**
    * The binding for these input shapes: the planned one, or one kept per signature (built
-   * on first use); undefined runs step by step (shapes that depend on values, or a
-   * referenced subgraph).
+   * on first use; for a referenced subgraph, on second use); undefined runs step by step
+   * (shapes that depend on values, or a subgraph's first run of a set of shapes).
    */
   #bindingFor(inputs: readonly RunInput[]): ShapeBinding | undefined {
-    if (this.#referenced) return undefined;
     const { operands, inputIndexes } = this.#graph;
     const planned = this.#planned;
     const plannedShapes = (input: RunInput, k: number) =>
       input.shape.every((d, j) => d === operands[inputIndexes[k]].shape[j]);
     if (planned && inputs.every(plannedShapes)) return planned;
     const shapes = inputs.map((input) => input.shape);
-    const entry = this.#bindings.get(signatureOf(shapes), () => {
+    const signature = signatureOf(shapes);
+    if (this.#referenced && !this.#bindings.has(signature) && !this.#seenOnce.has(signature)) {
+      // A subgraph binds a set of shapes the second time it runs them: an IF branch or a
+      // WHILE body of steady shapes runs bound from its second run, one whose values grow
+      // each iteration (new shapes each time) stays step by step, as binding would not pay.
+      if (this.#seenOnce.size >= MAX_SEEN_ONCE) this.#seenOnce.clear();
+      this.#seenOnce.add(signature);
+      return undefined;
+    }
+    const entry = this.#bindings.get(signature, () => {
       const source = { graph: this.#graph, constants: this.#constants, steps: this.#steps };
       const inferred = inferRunShapes(source, shapes);
       return inferred ? this.#bind(inferred) : "step by step";
@@ -177,6 +190,7 @@ export class Executable {
   release(): void {
     this.#bindings.clear();
     this.#planned?.release();
+    if (!this.#referenced) { for (const executable of this.#executables) executable?.release(); }
   }
 
   /**
@@ -398,7 +412,8 @@ export class Executable {
 
   /**
    * Runs this referenced subgraph on the tensors a control-flow operation passes it (each
-   * must fit its input's declared shape), shapes inferred step by step; returns its outputs.
+   * must fit its input's declared shape), bound per set of shapes as the main graph is (from
+   * the second run of one); returns its outputs.
    */
   #runGraph(inputs: readonly Tensor[], limits: RunLimits): Tensor[] {
     const { operands, inputIndexes } = this.#graph;
@@ -415,11 +430,14 @@ export class Executable {
         );
       }
     });
-    const { tensors } = this.#begin(inputs.map(({ data, shape }) => ({ data, shape: [...shape] })));
-    for (let s = 0; s < this.#steps.length; s++) {
-      this.#runStep(s, tensors, { binding: undefined, limits });
-    }
-    return this.#graph.outputIndexes.map((i) => tensors[i]!);
+    const outputs = this.run(inputs.map(({ data, shape }) => ({ data, shape: [...shape] })), {
+      limits,
+    });
+    return outputs.map((output, j) => ({
+      ...operands[this.#graph.outputIndexes[j]],
+      shape: output.shape,
+      data: output.data,
+    }));
   }
 
   /** The outputs, copied out of the arena (the next run reuses it). */

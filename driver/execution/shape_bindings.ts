@@ -193,6 +193,11 @@ export class ShapeBindings {
     return bytes;
   }
 
+  /** Whether it keeps an entry for `signature`. */
+  has(signature: string): boolean {
+    return this.#entries.has(signature);
+  }
+
   /** The entry of `signature`, built by `build` when absent; it becomes the most recent. */
   get(
     signature: string,

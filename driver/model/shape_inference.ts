@@ -56,12 +56,17 @@ export interface InferredShapes {
 
 /** Outputs of at most this many elements are worked out during inference (shape arithmetic). */
 const MAX_VALUE_ELEMENTS = 64;
-/** The types of the values inference works out: shapes, indexes, their comparisons. */
+/**
+ * The types of the values inference works out: shapes, indexes, their comparisons, and the
+ * float32 halves an int32 shape travels through where NNAPI moves no int32 (CONCATENATION).
+ */
 const VALUE_TYPES: ReadonlySet<OperandType> = new Set<OperandType>([
   "INT32",
   "TENSOR_INT32",
   "BOOL",
   "TENSOR_BOOL8",
+  "FLOAT32",
+  "TENSOR_FLOAT32",
 ]);
 
 /**
