@@ -9,7 +9,7 @@ import type { ConversionContext, OutputSpec } from "../context.ts";
 import type { NodeView } from "../node_view.ts";
 import { type HostTensor, hostValues } from "../tensors.ts";
 import { floatConstant, requireFloat, sameTypeAs, specOf } from "./common.ts";
-import { runtimeShape } from "../runtime_extents.ts";
+import { extentOperand, runtimeShape } from "../runtime_extents.ts";
 
 /** Per ONNX direction, whether each direction runs from the last step to the first. */
 const DIRECTIONS: Record<string, boolean[]> = {
@@ -195,10 +195,26 @@ export class Recurrence {
 
   /** `sequence` ([seq, ...]) with its time axis reversed: a GATHER of constant indices. */
   reverseTime(sequence: BuiltOperand): BuiltOperand {
-    const seq = this.sequenceLength("direction 'reverse' (a GATHER reversing time)");
-    const indices = Int32Array.from({ length: seq }, (_, i) => seq - 1 - i);
-    const reversed = this.ctx.builder.constant("TENSOR_INT32", [seq], indices);
+    const seq = this.ctx.dims(this.x)[0];
+    const reversed = seq > 0
+      ? this.ctx.builder.constant(
+        "TENSOR_INT32",
+        [seq],
+        Int32Array.from({ length: seq }, (_, i) => seq - 1 - i),
+      )
+      : this.#reversedAtExecution();
     return this.ctx.emit("GATHER", [sequence, this.ctx.builder.int32(0), reversed], [this.spec])[0];
+  }
+
+  /** seq - 1, ..., 0 for a sequence length known only at execution: RANGE there. */
+  #reversedAtExecution(): BuiltOperand {
+    const int32 = { ...specOf("int32") };
+    const x = this.ctx.operand(this.x).index;
+    const last = extentOperand(this.ctx, { factors: [{ operand: x, axis: 0 }], scale: 1 });
+    const minusOne = this.ctx.builder.constant("TENSOR_INT32", [1], Int32Array.of(-1));
+    const none = this.ctx.builder.int32(0);
+    const [start] = this.ctx.emit("ADD", [last, minusOne, none], [int32]);
+    return this.ctx.emit("RANGE", [start, minusOne, minusOne], [{ ...int32, dims: [0] }])[0];
   }
 
   /** Whether output `index` is given and read. */
