@@ -1,0 +1,221 @@
+/**
+ * Each NNAPI operation the exporter writes, run by the reference kernel and, exported to
+ * ONNX, by onnxruntime-node on the same seeded inputs: the same shapes and values (float
+ * sums in another order: 1e-5 relative).
+ */
+import { deepStrictEqual, ok } from "node:assert/strict";
+import * as ort from "onnxruntime-node";
+import { exportsStep, exportSteps } from "./export.ts";
+import { operationDefinition } from "../../operations/table.ts";
+import type { SubgraphOperand } from "../../driver/devices/device.ts";
+import type { OperationType } from "../../nnapi/types.ts";
+import { allocate, elementCount, type Tensor } from "../../nnapi/tensor.ts";
+import { seededFloats } from "../../kernels/seeded_random.ts";
+
+const f32 = (shape: number[], value?: ArrayLike<number>): SubgraphOperand => ({
+  type: "TENSOR_FLOAT32",
+  shape,
+  scale: 0,
+  zeroPoint: 0,
+  ...(value ? { value: Float32Array.from(value) } : {}),
+});
+const i32 = (v: number): SubgraphOperand => ({
+  type: "INT32",
+  shape: [],
+  scale: 0,
+  zeroPoint: 0,
+  value: Int32Array.of(v),
+});
+const bool = (v: boolean): SubgraphOperand => ({
+  type: "BOOL",
+  shape: [],
+  scale: 0,
+  zeroPoint: 0,
+  value: Uint8Array.of(v ? 1 : 0),
+});
+const scalarF = (v: number): SubgraphOperand => ({
+  type: "FLOAT32",
+  shape: [],
+  scale: 0,
+  zeroPoint: 0,
+  value: Float32Array.of(v),
+});
+const ints = (values: number[]): SubgraphOperand => ({
+  type: "TENSOR_INT32",
+  shape: [values.length],
+  scale: 0,
+  zeroPoint: 0,
+  value: Int32Array.from(values),
+});
+const weights = (shape: number[], seed: number) =>
+  f32(shape, seededFloats(elementCount(shape), seed, 2));
+
+/**
+ * Runs `type` on `inputs` (operands; those without a value get seeded values) with the
+ * reference kernel and, exported, in onnxruntime; compares the output.
+ */
+async function agree(type: OperationType, inputs: SubgraphOperand[], what: string) {
+  const given = inputs.map((o, k) =>
+    o.value !== undefined ? o : { ...o, value: seededFloats(elementCount(o.shape), 10 + k, 2) }
+  );
+  const definition = operationDefinition(type)!;
+  const [shape] = definition.prepare(
+    given.map((o) => ({ ...o, value: o.value })),
+    [{ type: "TENSOR_FLOAT32", shape: [], scale: 0, zeroPoint: 0 }],
+  );
+  const output: Tensor = {
+    type: "TENSOR_FLOAT32",
+    shape,
+    scale: 0,
+    zeroPoint: 0,
+    data: allocate("TENSOR_FLOAT32", elementCount(shape)),
+  };
+  definition.execute(given.map((o) => ({ ...o, data: o.value ?? null })), [output]);
+
+  const operands = [
+    ...given.map((o, k) => inputs[k].value !== undefined ? o : { ...o, value: undefined }),
+    {
+      type: "TENSOR_FLOAT32" as const,
+      shape,
+      scale: 0,
+      zeroPoint: 0,
+    },
+  ];
+  const step = { type, inputs: inputs.map((_, k) => k), outputs: [inputs.length] };
+  ok(exportsStep(step, operands), `${what}: the exporter claims it`);
+  const runtime = inputs.flatMap((o, k) => o.value === undefined ? [k] : []);
+  const bytes = exportSteps([step], operands, { inputs: runtime, outputs: [inputs.length] });
+  const session = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 1 });
+  const feeds = Object.fromEntries(runtime.map((k) => [
+    `o${k}`,
+    new ort.Tensor("float32", given[k].value as Float32Array, given[k].shape),
+  ]));
+  const result = await session.run(feeds);
+  await session.release();
+  const got = result[`o${inputs.length}`];
+  deepStrictEqual([...got.dims], shape, `${what}: shape`);
+  const want = output.data as Float32Array;
+  const actual = got.data as Float32Array;
+  want.forEach((w, i) => {
+    const error = Math.abs(actual[i] - w);
+    ok(error <= 1e-5 * Math.max(1, Math.abs(w)), `${what}[${i}]: ${actual[i]} vs ${w}`);
+  });
+}
+
+Deno.test("element-wise operations with broadcasting and fused activations", async () => {
+  await agree("ADD", [f32([2, 3]), f32([3]), i32(3)], "ADD + RELU6");
+  await agree("MUL", [f32([1, 4]), f32([2, 1]), i32(2)], "MUL + RELU1");
+  await agree("SUB", [f32([2, 3]), f32([2, 3]), i32(1)], "SUB + RELU");
+  await agree("DIV", [f32([2, 3]), weights([1], 5), i32(0)], "DIV by a constant");
+  for (const type of ["RELU", "RELU1", "RELU6", "LOGISTIC", "TANH"] as const) {
+    await agree(type, [f32([2, 5])], type);
+  }
+});
+
+Deno.test("CONV_2D and DEPTHWISE_CONV_2D: implicit and explicit padding, strides, dilation, NCHW", async () => {
+  const filter = weights([4, 3, 3, 3], 1);
+  const bias = weights([4], 2);
+  // implicit SAME (1), stride 2, RELU6
+  await agree(
+    "CONV_2D",
+    [f32([1, 7, 6, 3]), filter, bias, i32(1), i32(2), i32(2), i32(3)],
+    "SAME/2",
+  );
+  // explicit pads l1 r0 t2 b1, strides 1, no activation, NHWC, dilation 2
+  await agree("CONV_2D", [
+    f32([2, 8, 9, 3]),
+    filter,
+    bias,
+    i32(1),
+    i32(0),
+    i32(2),
+    i32(1),
+    i32(1),
+    i32(1),
+    i32(0),
+    bool(false),
+    i32(2),
+    i32(2),
+  ], "explicit, dilated");
+  // NCHW: implicit VALID (2), stride 1, RELU
+  await agree("CONV_2D", [
+    f32([1, 3, 6, 5]),
+    filter,
+    bias,
+    i32(2),
+    i32(1),
+    i32(1),
+    i32(1),
+    bool(true),
+  ], "NCHW");
+  // depthwise, multiplier 2, implicit VALID, RELU
+  await agree("DEPTHWISE_CONV_2D", [
+    f32([1, 5, 5, 3]),
+    weights([1, 3, 3, 6], 3),
+    weights([6], 4),
+    i32(2),
+    i32(1),
+    i32(1),
+    i32(2),
+    i32(1),
+  ], "depthwise x2");
+  // depthwise, multiplier 1, SAME, stride 2, RELU6 (MobileNet's)
+  await agree("DEPTHWISE_CONV_2D", [
+    f32([1, 7, 7, 4]),
+    weights([1, 3, 3, 4], 5),
+    weights([4], 6),
+    i32(1),
+    i32(2),
+    i32(2),
+    i32(1),
+    i32(3),
+  ], "depthwise SAME/2");
+});
+
+Deno.test("pools, FULLY_CONNECTED, SOFTMAX, RESHAPE, CONCATENATION, TRANSPOSE, MEAN", async () => {
+  // average pool 3x3 / 2 SAME: the padding is not counted, as NNAPI averages
+  await agree("AVERAGE_POOL_2D", [
+    f32([1, 5, 6, 2]),
+    i32(1),
+    i32(2),
+    i32(2),
+    i32(3),
+    i32(3),
+    i32(0),
+  ], "avg SAME");
+  await agree("MAX_POOL_2D", [
+    f32([1, 5, 6, 2]),
+    i32(1),
+    i32(0),
+    i32(0),
+    i32(1),
+    i32(2),
+    i32(2),
+    i32(2),
+    i32(2),
+    i32(3),
+  ], "max explicit + RELU6");
+  await agree(
+    "FULLY_CONNECTED",
+    [f32([2, 3, 4]), weights([5, 12], 7), weights([5], 8), i32(1)],
+    "FC + RELU",
+  );
+  await agree("SOFTMAX", [f32([2, 5]), scalarF(0.5)], "softmax beta 0.5");
+  await agree("SOFTMAX", [f32([2, 3, 4]), scalarF(1), i32(1)], "softmax axis 1");
+  await agree("RESHAPE", [f32([2, 6]), ints([3, -1])], "reshape");
+  await agree("CONCATENATION", [f32([2, 3]), f32([2, 2]), i32(1)], "concat");
+  await agree("TRANSPOSE", [f32([2, 3, 4]), ints([2, 0, 1])], "transpose");
+  await agree("MEAN", [f32([2, 3, 4, 5]), ints([1, 2]), i32(1)], "mean");
+});
+
+Deno.test("the exporter claims only what it writes exactly: float32, constant parameters", () => {
+  const quant = { type: "TENSOR_QUANT8_ASYMM" as const, shape: [2], scale: 0.5, zeroPoint: 3 };
+  const step = { type: "ADD" as const, inputs: [0, 1, 2], outputs: [3] };
+  ok(!exportsStep(step, [quant, quant, i32(0), quant]), "quant8 ADD");
+  const runtimeActivation = { type: "INT32" as const, shape: [], scale: 0, zeroPoint: 0 };
+  ok(
+    !exportsStep(step, [f32([2]), f32([2]), runtimeActivation, f32([2])]),
+    "activation at execution",
+  );
+  ok(!exportsStep({ type: "L2_NORMALIZATION", inputs: [0], outputs: [1] }, [f32([2]), f32([2])]));
+});

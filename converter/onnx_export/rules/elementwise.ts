@@ -1,0 +1,56 @@
+/**
+ * Element-wise NNAPI operations as ONNX: ADD, SUB, MUL, DIV (NNAPI broadcasts as ONNX does;
+ * the fused activation after), RELU, RELU1, RELU6, LOGISTIC, TANH. float32 only: int32
+ * arithmetic and quantized forms are not claimed.
+ */
+import type { SubgraphStep } from "../../../driver/devices/device.ts";
+import type { OperationType } from "../../../nnapi/types.ts";
+import type { ExportContext, ExportRule } from "../export.ts";
+
+/**
+ * Whether every tensor the step reads or writes is float32, but for the inputs at
+ * `parameters` (constant int32 shapes, permutations, axes).
+ */
+export function float32Only(
+  step: SubgraphStep,
+  ctx: ExportContext,
+  parameters: readonly number[] = [],
+): boolean {
+  const tensors = [...step.inputs.filter((_, j) => !parameters.includes(j)), ...step.outputs];
+  return tensors.every((i) => {
+    const type = ctx.operands[i]?.type;
+    return !type || !type.startsWith("TENSOR_") || type === "TENSOR_FLOAT32";
+  });
+}
+
+function binary(op: string): ExportRule {
+  return {
+    supports: (step, ctx) => float32Only(step, ctx) && ctx.isConstant(step, 2),
+    write(step, ctx) {
+      const out = ctx.name(step.outputs[0]);
+      const activation = ctx.scalar(step, 2);
+      const result = activation === 0 ? out : ctx.temporary(op);
+      ctx.node(op, [ctx.input(step, 0), ctx.input(step, 1)], [result]);
+      if (activation !== 0) ctx.activate(result, activation, out);
+    },
+  };
+}
+
+function unary(write: (from: string, to: string, ctx: ExportContext) => void): ExportRule {
+  return {
+    supports: float32Only,
+    write: (step, ctx) => write(ctx.input(step, 0), ctx.name(step.outputs[0]), ctx),
+  };
+}
+
+export const ELEMENTWISE_EXPORTS: { readonly [T in OperationType]?: ExportRule } = {
+  ADD: binary("Add"),
+  SUB: binary("Sub"),
+  MUL: binary("Mul"),
+  DIV: binary("Div"),
+  RELU: unary((from, to, ctx) => ctx.activate(from, 1, to)),
+  RELU1: unary((from, to, ctx) => ctx.activate(from, 2, to)),
+  RELU6: unary((from, to, ctx) => ctx.activate(from, 3, to)),
+  LOGISTIC: unary((from, to, ctx) => ctx.node("Sigmoid", [from], [to])),
+  TANH: unary((from, to, ctx) => ctx.node("Tanh", [from], [to])),
+};

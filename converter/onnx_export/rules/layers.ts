@@ -1,0 +1,157 @@
+/**
+ * NNAPI's layers as ONNX: CONV_2D and DEPTHWISE_CONV_2D (a grouped Conv; NHWC tensors
+ * transposed to ONNX's NCHW around it, the filter re-laid out at export; implicit padding
+ * resolved with NNAPI's own rule against the execution's shapes), AVERAGE_POOL_2D (padding
+ * not counted, as NNAPI averages) and MAX_POOL_2D, FULLY_CONNECTED (Gemm over the input's
+ * rows), SOFTMAX (beta a Mul before it). Each fused activation follows its node.
+ */
+import type { SubgraphStep } from "../../../driver/devices/device.ts";
+import type { TensorInfo } from "../../../nnapi/tensor.ts";
+import type { OperationType } from "../../../nnapi/types.ts";
+import { convolutionParams, type ConvolutionType } from "../../../operations/common/convolution.ts";
+import { poolParams } from "../../../operations/common/pooling.ts";
+import type { ExportContext, ExportRule } from "../export.ts";
+import { float32Only } from "./elementwise.ts";
+
+const TO_NCHW = [0, 3, 1, 2];
+const TO_NHWC = [0, 2, 3, 1];
+
+function infos(step: SubgraphStep, ctx: ExportContext): TensorInfo[] {
+  return step.inputs.map((i) => {
+    const o = ctx.operands[i];
+    return { type: o.type, shape: o.shape, scale: o.scale, zeroPoint: o.zeroPoint };
+  });
+}
+
+/**
+ * `body(input, output)` on NCHW tensors for a step whose tensors are NHWC (transposed in and
+ * out) or NCHW already; the fused activation after it.
+ */
+function inNchw(
+  ctx: ExportContext,
+  step: SubgraphStep,
+  options: { nchw: boolean; activation: number; label: string },
+  body: (input: string, output: string) => void,
+): void {
+  const out = ctx.name(step.outputs[0]);
+  let input = ctx.input(step, 0);
+  if (!options.nchw) {
+    const moved = ctx.temporary(`${options.label}_in`);
+    ctx.node("Transpose", [input], [moved], { perm: TO_NCHW });
+    input = moved;
+  }
+  const result = ctx.temporary(options.label);
+  body(input, result);
+  let last = result;
+  if (!options.nchw) {
+    last = ctx.temporary(`${options.label}_out`);
+    ctx.node("Transpose", [result], [last], { perm: TO_NHWC });
+  }
+  ctx.activate(last, options.activation, out);
+}
+
+function convolution(type: ConvolutionType): ExportRule {
+  return {
+    supports: (step, ctx) =>
+      float32Only(step, ctx) && ctx.isConstant(step, 1) &&
+      step.inputs.slice(3).every((_, j) => ctx.isConstant(step, j + 3)),
+    write(step, ctx) {
+      const p = convolutionParams(infos(step, ctx), (j) => ctx.scalar(step, j), type);
+      const filter = ctx.operands[step.inputs[1]];
+      const [o, kh, kw, i] = filter.shape; // OHWI; depthwise: [1, H, W, C * multiplier]
+      const values = filter.value as Float32Array;
+      const depthwise = type === "DEPTHWISE_CONV_2D";
+      const outChannels = depthwise ? i : o;
+      const perOutput = depthwise ? 1 : i;
+      // ONNX's [O, I/group, H, W].
+      const weights = new Float32Array(outChannels * perOutput * kh * kw);
+      for (let out = 0; out < outChannels; out++) {
+        for (let c = 0; c < perOutput; c++) {
+          for (let y = 0; y < kh; y++) {
+            for (let x = 0; x < kw; x++) {
+              const from = depthwise ? (y * kw + x) * i + out : ((out * kh + y) * kw + x) * i + c;
+              weights[((out * perOutput + c) * kh + y) * kw + x] = values[from];
+            }
+          }
+        }
+      }
+      const w = ctx.constant("filter", [outChannels, perOutput, kh, kw], weights);
+      const inputChannels = ctx.operands[step.inputs[0]].shape[p.nchw ? 1 : 3];
+      inNchw(
+        ctx,
+        step,
+        { nchw: p.nchw, activation: p.activation, label: "conv" },
+        (x, y) =>
+          ctx.node("Conv", [x, w, ctx.input(step, 2)], [y], {
+            kernel_shape: [kh, kw],
+            pads: [p.padding.top, p.padding.left, p.padding.bottom, p.padding.right],
+            strides: [p.strideHeight, p.strideWidth],
+            dilations: [p.dilationHeight, p.dilationWidth],
+            group: depthwise ? inputChannels : 1,
+          }),
+      );
+    },
+  };
+}
+
+function pool(op: "AveragePool" | "MaxPool"): ExportRule {
+  return {
+    supports: (step, ctx) =>
+      float32Only(step, ctx) && step.inputs.slice(1).every((_, j) => ctx.isConstant(step, j + 1)),
+    write(step, ctx) {
+      const shape = ctx.operands[step.inputs[0]].shape;
+      const p = poolParams(step.inputs.length, (j) => ctx.scalar(step, j), shape);
+      inNchw(
+        ctx,
+        step,
+        { nchw: p.nchw, activation: p.activation, label: op },
+        (x, y) =>
+          ctx.node(op, [x], [y], {
+            kernel_shape: [p.filterHeight, p.filterWidth],
+            pads: [p.padding.top, p.padding.left, p.padding.bottom, p.padding.right],
+            strides: [p.strideHeight, p.strideWidth],
+            ...(op === "AveragePool" ? { count_include_pad: 0 } : {}),
+          }),
+      );
+    },
+  };
+}
+
+const fullyConnected: ExportRule = {
+  supports: (step, ctx) => float32Only(step, ctx) && ctx.isConstant(step, 3),
+  write(step, ctx) {
+    const weights = ctx.operands[step.inputs[1]].shape;
+    const rows = ctx.constant("rows", [2], [-1, weights[1]], "int64");
+    const flat = ctx.temporary("rows");
+    ctx.node("Reshape", [ctx.input(step, 0), rows], [flat]);
+    const result = ctx.temporary("fc");
+    ctx.node("Gemm", [flat, ctx.input(step, 1), ctx.input(step, 2)], [result], { transB: 1 });
+    ctx.activate(result, ctx.scalar(step, 3), ctx.name(step.outputs[0]));
+  },
+};
+
+const softmax: ExportRule = {
+  supports: (step, ctx) =>
+    float32Only(step, ctx) && ctx.isConstant(step, 1) &&
+    (step.inputs.length < 3 || ctx.isConstant(step, 2)),
+  write(step, ctx) {
+    const beta = ctx.scalar(step, 1);
+    const axis = step.inputs.length > 2 ? ctx.scalar(step, 2) : -1;
+    let input = ctx.input(step, 0);
+    if (beta !== 1) {
+      const scaled = ctx.temporary("beta");
+      ctx.node("Mul", [input, ctx.constant("beta", [], [beta])], [scaled]);
+      input = scaled;
+    }
+    ctx.node("Softmax", [input], [ctx.name(step.outputs[0])], { axis });
+  },
+};
+
+export const LAYER_EXPORTS: { readonly [T in OperationType]?: ExportRule } = {
+  CONV_2D: convolution("CONV_2D"),
+  DEPTHWISE_CONV_2D: convolution("DEPTHWISE_CONV_2D"),
+  AVERAGE_POOL_2D: pool("AveragePool"),
+  MAX_POOL_2D: pool("MaxPool"),
+  FULLY_CONNECTED: fullyConnected,
+  SOFTMAX: softmax,
+};
