@@ -199,7 +199,10 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       budgetBytes: config.cacheBytes ?? DEFAULT_CACHE_BUDGET,
       version: config.driverVersion ?? DRIVER_VERSION,
     }).catch(unusableState(config.dataDir));
-    const devices = await discoverDevices({ gpu: config.gpu ?? true });
+    const devices = await discoverDevices({
+      gpu: config.gpu ?? true,
+      onnxruntime: config.onnxruntime ?? false,
+    });
     const service = openingState(config.dataDir, () =>
       new Service({
         kv,

@@ -88,6 +88,11 @@ export interface ServerConfig {
    * true; opening and calibrating it takes about a second once per process).
    */
   gpu?: boolean;
+  /**
+   * Whether to offer the onnxruntime device (NNSERVE_ONNXRUNTIME, default false while it is
+   * being built: #31), which runs the steps it claims as onnxruntime-node sessions.
+   */
+  onnxruntime?: boolean;
   /** Device costs that replace the measured ones (tests that force a partition). */
   deviceCosts?: Record<string, DeviceCosts>;
   /**
@@ -186,6 +191,7 @@ export function configFromEnv(): ServerConfig {
     cacheBytes: number("NNSERVE_CACHE_BYTES", { integer: true, min: 0 }),
     inlineWork: number("NNSERVE_INLINE_WORK", { min: 0 }),
     gpu: flag("NNSERVE_GPU"),
+    onnxruntime: flag("NNSERVE_ONNXRUNTIME"),
     shutdownTimeoutSeconds: number("NNSERVE_SHUTDOWN_TIMEOUT", { min: 0 }),
     stateTimeoutSeconds: number("NNSERVE_STATE_TIMEOUT", { min: 0.1, max: 3600 }),
     logLevel: logLevel(env("NNSERVE_LOG_LEVEL")),

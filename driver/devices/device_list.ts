@@ -12,6 +12,11 @@ import { cpuSimd } from "./cpu_simd/device.ts";
 import { calibrateHostDevice, measuredPerformance } from "./calibration.ts";
 import type { Device, DeviceCosts, StepImplementation, SubgraphRuntime } from "./device.ts";
 import { discoverGpu, GPU_DEVICE_NAME, gpuRuntime } from "./gpu/device.ts";
+import {
+  discoverOnnxruntime,
+  ONNXRUNTIME_DEVICE_NAME,
+  onnxruntimeRuntime,
+} from "./onnxruntime/device.ts";
 
 /** The host devices, in preference order (ties in cost go to the earlier one). */
 export const HOST_DEVICES: readonly Device[] = [cpuSimd, cpuReference];
@@ -34,7 +39,8 @@ export function hostStepImplementation(
 
 /** The execution entry of a device with memory of its own, by name (for executors). */
 export function subgraphRuntime(name: string): SubgraphRuntime | undefined {
-  return name === GPU_DEVICE_NAME ? gpuRuntime : undefined;
+  if (name === GPU_DEVICE_NAME) return gpuRuntime;
+  return name === ONNXRUNTIME_DEVICE_NAME ? onnxruntimeRuntime : undefined;
 }
 
 let measured: Map<string, DeviceCosts> | undefined;
@@ -107,18 +113,24 @@ export class DeviceSet {
 }
 
 /**
- * The host devices and, unless `gpu` is false, the gpu device where an adapter is found;
- * each measured once per process.
+ * The host devices; unless `gpu` is false, the gpu device where an adapter is found; with
+ * `onnxruntime`, the onnxruntime device where onnxruntime-node loads. Each is measured once
+ * per process.
  */
-export async function discoverDevices(options: { gpu: boolean }): Promise<DeviceSet> {
+export async function discoverDevices(
+  options: { gpu: boolean; onnxruntime?: boolean },
+): Promise<DeviceSet> {
   const costs = new Map(hostDeviceCosts());
   const devices = [...HOST_DEVICES];
-  const gpu = options.gpu
-    ? await discoverGpu(costs.get(cpuReference.info.name)!.microsPerWork)
-    : undefined;
-  if (gpu) {
-    devices.push(gpu.device);
-    costs.set(gpu.device.info.name, gpu.costs);
+  const reference = costs.get(cpuReference.info.name)!.microsPerWork;
+  const found = [
+    options.onnxruntime ? await discoverOnnxruntime(reference) : undefined,
+    options.gpu ? await discoverGpu(reference) : undefined,
+  ];
+  for (const extra of found) {
+    if (!extra) continue;
+    devices.push(extra.device);
+    costs.set(extra.device.info.name, extra.costs);
   }
   return new DeviceSet(devices, costs);
 }

@@ -1,0 +1,106 @@
+/**
+ * `deno run -A bench/onnxruntime_device.ts [--python]`: MobileNetV2 (the benchmarks' seeded
+ * bytes) in nnserve in process (the driver's API, no HTTP) on the default plan with the
+ * onnxruntime device offered, on onnxruntime and cpu-reference alone, and on the host
+ * devices alone; then in onnxruntime-node directly at 1 thread and at every core, and, with
+ * --python (where Python's onnxruntime is installed: the GPU machine), in Python's
+ * onnxruntime likewise. Medians of 20 runs after 3 warm-ups, ms. A measurement for #31.
+ */
+import * as ort from "onnxruntime-node";
+import { startServer } from "../server.ts";
+import { MOBILENET_V2_INPUT, mobilenetV2Onnx } from "./mobilenet_v2_onnx.ts";
+import { seededFloats } from "../kernels/seeded_random.ts";
+
+const RUNS = 20;
+const WARMUP = 3;
+const cores = navigator.hardwareConcurrency;
+
+async function median(run: () => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < WARMUP; i++) await run();
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const started = performance.now();
+    await run();
+    times.push(performance.now() - started);
+  }
+  return times.sort((a, b) => a - b)[RUNS >> 1];
+}
+
+const bytes = mobilenetV2Onnx(1);
+const shape = [...MOBILENET_V2_INPUT.dims];
+const input = seededFloats(3 * 224 * 224, 7, 2);
+const rows: [string, number][] = [];
+
+const dataDir = await Deno.makeTempDir();
+const server = await startServer({
+  hostname: "127.0.0.1",
+  port: 0,
+  dataDir,
+  verbose: false,
+  gpu: false,
+  onnxruntime: true,
+});
+const { service } = server;
+const owner = "bench";
+const model = await service.importOnnx(owner, bytes);
+for (
+  const [what, devices] of [
+    ["nnserve default plan (onnxruntime offered)", undefined],
+    ["nnserve onnxruntime + cpu-reference", ["onnxruntime", "cpu-reference"]],
+    ["nnserve host devices", ["cpu-simd", "cpu-reference"]],
+  ] as const
+) {
+  const compilation = await service.driver.createCompilation(owner, {
+    model: model.id,
+    ...(devices ? { devices: [...devices] } : {}),
+  });
+  const execute = () =>
+    service.driver.execute(owner, compilation.id, {
+      // A copy each run: the executor takes the bytes it is given.
+      inputs: [{ value: { kind: "tensor", data: input.slice(), shape } }],
+    });
+  const ms = await median(execute);
+  const plan = (await service.driver.describeCompilation(owner, compilation.id)).plan;
+  const placed = plan?.steps.map((s) => `${s.device}x${s.operations.length}`).join(" ") ?? "";
+  rows.push([`${what} [${placed.slice(0, 120)}]`, ms]);
+}
+await server.close();
+await Deno.remove(dataDir, { recursive: true });
+
+for (const threads of [1, cores]) {
+  const session = await ort.InferenceSession.create(bytes, {
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+  });
+  const feeds = { [MOBILENET_V2_INPUT.name]: new ort.Tensor("float32", input, shape) };
+  rows.push([`onnxruntime-node, ${threads} thread(s)`, await median(() => session.run(feeds))]);
+  await session.release();
+}
+
+if (Deno.args.includes("--python")) {
+  const file = await Deno.makeTempFile({ suffix: ".onnx" });
+  await Deno.writeFile(file, bytes);
+  const script = `
+import onnxruntime as ort, numpy as np, time, sys
+x = np.random.default_rng(7).uniform(-1, 1, (1, 3, 224, 224)).astype(np.float32)
+for threads in (1, ${cores}):
+    o = ort.SessionOptions(); o.intra_op_num_threads = threads; o.inter_op_num_threads = 1
+    s = ort.InferenceSession(sys.argv[1], o, providers=["CPUExecutionProvider"])
+    for _ in range(${WARMUP}): s.run(None, {"${MOBILENET_V2_INPUT.name}": x})
+    t = []
+    for _ in range(${RUNS}):
+        a = time.perf_counter(); s.run(None, {"${MOBILENET_V2_INPUT.name}": x}); t.append((time.perf_counter() - a) * 1000)
+    print(f"python onnxruntime {ort.__version__}, {threads} thread(s)\\t{sorted(t)[${
+    RUNS >> 1
+  }]:.3f}")
+`;
+  const out = await new Deno.Command("python3", { args: ["-c", script, file] }).output();
+  for (const line of new TextDecoder().decode(out.stdout).trim().split("\n")) {
+    const [what, ms] = line.split("\t");
+    if (ms) rows.push([what, Number(ms)]);
+  }
+  if (!out.success) console.error(new TextDecoder().decode(out.stderr));
+}
+
+console.log(`MobileNetV2, ${cores} cores; medians of ${RUNS} runs (ms):`);
+for (const [what, ms] of rows) console.log(`${ms.toFixed(2).padStart(9)}  ${what}`);

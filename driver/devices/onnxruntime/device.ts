@@ -1,0 +1,239 @@
+/**
+ * `onnxruntime` (#31, opt-in for now): runs of consecutive steps handed to onnxruntime
+ * (`onnxruntime-node`, native code, MIT), as NNAPI hands partitions to vendor drivers. Its
+ * preparation writes the steps as an ONNX model (`converter/onnx_export/`, the one place the
+ * driver reaches into ONNX) and opens a session on it; each run feeds the unit's inputs and
+ * takes the outputs the rest of the plan reads. It claims exactly the operations the
+ * exporter writes (float32, constant parameters). Listed only where the package loads, with
+ * one log line where it does not.
+ */
+import { halAtLeast } from "../../../nnapi/types.ts";
+import type { TensorData } from "../../../nnapi/tensor.ts";
+import type { Model } from "../../model/model.ts";
+import type {
+  Device,
+  DeviceCosts,
+  DeviceInfo,
+  PerformanceInfo,
+  RunnableSubgraph,
+  SubgraphOperand,
+  SubgraphRuntime,
+  SubgraphStep,
+} from "../device.ts";
+import { exportsStep, exportSteps } from "../../../converter/onnx_export/export.ts";
+import { EXPORT_RULES } from "../../../converter/onnx_export/rules/index.ts";
+import type { OperationType } from "../../../nnapi/types.ts";
+
+/** Its name and version (onnxruntime's, and the exporter's): part of every cache key. */
+export const ONNXRUNTIME_DEVICE_NAME = "onnxruntime";
+export const ONNXRUNTIME_VERSION = "1.30.0+export.1";
+/** Its memory space: tensors are copied into and out of its sessions. */
+export const ONNXRUNTIME_MEMORY = "onnxruntime";
+
+type Ort = typeof import("onnxruntime-node");
+
+let loaded: Promise<Ort | undefined> | undefined;
+
+/** onnxruntime-node, loaded once per thread; undefined (and said once) where it cannot load. */
+function loadOrt(): Promise<Ort | undefined> {
+  return loaded ??= import("onnxruntime-node").then(
+    (ort) => ort,
+    (error) => {
+      console.warn(
+        `nnserve: onnxruntime-node does not load here (${error}); no onnxruntime device`,
+      );
+      return undefined;
+    },
+  );
+}
+
+/** The model's operands as the device sees them. */
+function operandsOf(model: Model): SubgraphOperand[] {
+  return model.operands.map((o) => ({
+    type: o.type,
+    shape: o.dimensions,
+    scale: o.scale,
+    zeroPoint: o.zeroPoint,
+    value: o.lifetime === "NO_VALUE" ? null : o.value,
+  }));
+}
+
+/** The operands a run of steps reads from outside it (not constants, not its own). */
+function unitInputs(steps: readonly SubgraphStep[], operands: readonly SubgraphOperand[]) {
+  const produced = new Set<number>();
+  const inputs: number[] = [];
+  for (const step of steps) {
+    for (const i of step.inputs) {
+      const o = operands[i];
+      if (!o || o.value !== undefined || !o.type.startsWith("TENSOR_")) continue;
+      if (!produced.has(i) && !inputs.includes(i)) inputs.push(i);
+    }
+    step.outputs.forEach((i) => produced.add(i));
+  }
+  return inputs;
+}
+
+/** A copy in memory of its own (an arena's view is shared memory, which sessions refuse). */
+function owned(data: TensorData): Float32Array {
+  return Float32Array.from(data as ArrayLike<number>);
+}
+
+/** The runtime that prepares and runs the device's units (in any thread). */
+export const onnxruntimeRuntime: SubgraphRuntime = {
+  async prepare(steps, options): Promise<RunnableSubgraph> {
+    const ort = await loadOrt();
+    if (!ort) throw new Error("onnxruntime-node does not load in this thread");
+    const { operands, needed } = options;
+    for (const step of steps) {
+      if (!exportsStep(step, operands)) {
+        throw new Error(`${step.type} is not exported in this form`);
+      }
+    }
+    const inputs = unitInputs(steps, operands);
+    const outputs = [...needed];
+    const bytes = exportSteps(steps, operands, { inputs, outputs });
+    const session = await ort.InferenceSession.create(bytes, {
+      intraOpNumThreads: 1,
+      interOpNumThreads: 1,
+    });
+    return {
+      inputs,
+      outputs,
+      async run(given) {
+        const feeds = Object.fromEntries(inputs.map((i) => [
+          `o${i}`,
+          new ort.Tensor("float32", owned(given.get(i)!), [...operands[i].shape]),
+        ]));
+        const result = await session.run(feeds);
+        return new Map(outputs.map((i) => [i, result[`o${i}`].data as Float32Array]));
+      },
+      destroy() {
+        void session.release();
+      },
+    };
+  },
+};
+
+/** The operation types it may claim (the exporter's rules). */
+export function onnxruntimeOperationTypes(): OperationType[] {
+  return Object.keys(EXPORT_RULES) as OperationType[];
+}
+
+let discovered: Promise<{ device: Device; costs: DeviceCosts } | undefined> | undefined;
+
+/**
+ * The onnxruntime device with its measured costs, or undefined where onnxruntime-node does
+ * not load; `referenceMicrosPerWork` (the reference CPU's) makes its capabilities relative.
+ */
+export function discoverOnnxruntime(
+  referenceMicrosPerWork: number,
+): Promise<{ device: Device; costs: DeviceCosts } | undefined> {
+  return discovered ??= (async () => {
+    if (!await loadOrt()) return undefined;
+    const costs = await calibrate();
+    const ratio = costs.microsPerWork / referenceMicrosPerWork;
+    const performance: PerformanceInfo = { execTime: ratio, powerUsage: ratio };
+    const halVersion = "V1_2";
+    const info: DeviceInfo = {
+      name: ONNXRUNTIME_DEVICE_NAME,
+      type: "CPU",
+      version: ONNXRUNTIME_VERSION,
+      featureLevel: 29,
+      halVersion,
+      capabilities: {
+        relaxedFloat32toFloat16PerformanceScalar: performance,
+        relaxedFloat32toFloat16PerformanceTensor: performance,
+        operandPerformance: { TENSOR_FLOAT32: performance },
+      },
+      supportedOperations: onnxruntimeOperationTypes(),
+      numberOfCacheFilesNeeded: { modelCache: 1, dataCache: 1 },
+    };
+    const device: Device = {
+      info,
+      memorySpace: ONNXRUNTIME_MEMORY,
+      supportedOperations(model) {
+        const operands = operandsOf(model);
+        return model.operations.map((op) =>
+          op.supported && halAtLeast(halVersion, op.halVersion) &&
+          exportsStep({ type: op.type, inputs: op.inputs, outputs: op.outputs }, operands)
+        );
+      },
+      implementation: () => undefined,
+      subgraphs: onnxruntimeRuntime,
+    };
+    return { device, costs };
+  })();
+}
+
+/**
+ * Its costs, measured: a chain of 32-channel 3x3 convolutions on 32x32 (µs per multiply-add:
+ * the chain of four over the chain of one, so a run's fixed cost cancels), and a tiny run's
+ * time as the fixed cost of crossing into a session.
+ */
+async function calibrate(): Promise<DeviceCosts> {
+  const size = 32;
+  const depth = 32;
+  const tensor = (shape: number[], value?: Float32Array): SubgraphOperand => ({
+    type: "TENSOR_FLOAT32",
+    shape,
+    scale: 0,
+    zeroPoint: 0,
+    ...(value ? { value } : {}),
+  });
+  const int = (v: number): SubgraphOperand => ({
+    type: "INT32",
+    shape: [],
+    scale: 0,
+    zeroPoint: 0,
+    value: Int32Array.of(v),
+  });
+  const image = [1, size, size, depth];
+  const filter = Float32Array.from(
+    { length: depth * 9 * depth },
+    (_, i) => ((i * 7919) % 2048) / 1e5,
+  );
+  const timeChain = async (length: number) => {
+    // operands: 0 input, 1 filter, 2 bias, 3 SAME, 4 stride 1, 5 no activation, then outputs.
+    const operands: SubgraphOperand[] = [
+      tensor(image),
+      tensor([depth, 3, 3, depth], filter),
+      tensor([depth], new Float32Array(depth)),
+      int(1),
+      int(1),
+      int(0),
+    ];
+    const steps: SubgraphStep[] = [];
+    let from = 0;
+    for (let k = 0; k < length; k++) {
+      operands.push(tensor(image));
+      steps.push({
+        type: "CONV_2D",
+        inputs: [from, 1, 2, 3, 4, 4, 5],
+        outputs: [operands.length - 1],
+      });
+      from = operands.length - 1;
+    }
+    const unit = await onnxruntimeRuntime.prepare(steps, {
+      operands,
+      needed: new Set([from]),
+    });
+    const input = new Map([[0, new Float32Array(size * size * depth).fill(0.5) as TensorData]]);
+    await unit.run(input);
+    const times: number[] = [];
+    for (let r = 0; r < 5; r++) {
+      const started = performance.now();
+      await unit.run(input);
+      times.push((performance.now() - started) * 1000);
+    }
+    unit.destroy();
+    return times.sort((a, b) => a - b)[2];
+  };
+  const one = await timeChain(1);
+  const four = await timeChain(4);
+  const macs = size * size * depth * 9 * depth;
+  const microsPerWork = Math.max((four - one) / (3 * macs), 1e-7);
+  return {
+    microsPerWork,
+    transfer: { fixedMicros: Math.max(one - microsPerWork * macs, 1), microsPerByte: 1e-4 },
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * The onnxruntime device (#31, opt-in: NNSERVE_ONNXRUNTIME): listed where onnxruntime-node
+ * loads, placed by the partitioner on the steps the exporter writes, its runs of steps
+ * executed as onnxruntime sessions in the executors, other steps (ABS here, which it does
+ * not claim) on the host between them; the results are the reference kernels'.
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { withTestServer } from "./server_fixture.ts";
+import { onnxBytes } from "../tools/onnx_graphs.ts";
+import { weights } from "./onnx/compare.ts";
+import { seededFloats } from "../kernels/seeded_random.ts";
+
+/** conv -> relu -> abs -> conv -> global average pool -> gemm: ABS splits two onnxruntime runs. */
+const MODEL = onnxBytes({
+  inputs: [{ name: "x", dims: [1, 3, 12, 12] }],
+  outputs: [{ name: "y", dims: [1, 5] }],
+  nodes: [
+    { op: "Conv", inputs: ["x", "w1", "b1"], outputs: ["c1"], attributes: { pads: [1, 1, 1, 1] } },
+    { op: "Relu", inputs: ["c1"], outputs: ["r1"] },
+    { op: "Sub", inputs: ["r1", "half"], outputs: ["s1"] },
+    { op: "Abs", inputs: ["s1"], outputs: ["a1"] },
+    {
+      op: "Conv",
+      inputs: ["a1", "w2", "b2"],
+      outputs: ["c2"],
+      attributes: { pads: [1, 1, 1, 1], strides: [2, 2] },
+    },
+    { op: "GlobalAveragePool", inputs: ["c2"], outputs: ["p"] },
+    { op: "Flatten", inputs: ["p"], outputs: ["f"] },
+    { op: "Gemm", inputs: ["f", "w3", "b3"], outputs: ["y"], attributes: { transB: 1 } },
+  ],
+  initializers: [
+    weights("w1", [8, 3, 3, 3], 1),
+    weights("b1", [8], 2),
+    { name: "half", dims: [1], values: [0.5] },
+    weights("w2", [6, 8, 3, 3], 3),
+    weights("b2", [6], 4),
+    weights("w3", [5, 6], 5),
+    weights("b3", [5], 6),
+  ],
+  opset: 13,
+});
+
+Deno.test("the onnxruntime device runs the steps it claims, the host the others between, as the reference does", async () => {
+  // Costs that make every step it claims worth moving (this model is small: measured, the
+  // fixed cost of a session run, about 0.2 ms here, would keep it on the host).
+  const deviceCosts = {
+    onnxruntime: { microsPerWork: 1e-7, transfer: { fixedMicros: 0.1, microsPerByte: 1e-7 } },
+  };
+  await withTestServer({ onnxruntime: true, deviceCosts }, async (server) => {
+    const devices = await server.request("GET", "/v1/devices");
+    const names = (devices.body.devices as { name: string }[]).map((d) => d.name);
+    ok(names.includes("onnxruntime"), names.join());
+
+    const imported = await fetch(`${server.url}/v1/models`, {
+      method: "POST",
+      headers: { "content-type": "application/onnx" },
+      body: new Uint8Array(MODEL),
+    });
+    const model = await imported.json();
+    strictEqual(imported.status, 201, JSON.stringify(model));
+    const input = Array.from(seededFloats(3 * 144, 9, 2));
+    const run = async (deviceNames: string[]) => {
+      const compiled = await server.request("POST", "/v1/compilations", {
+        model: model.id,
+        devices: deviceNames,
+      });
+      strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
+      const executed = await server.request(
+        "POST",
+        `/v1/compilations/${compiled.body.id}/executions`,
+        { inputs: [{ data: input }] },
+      );
+      strictEqual(executed.status, 200, JSON.stringify(executed.body));
+      const plan = compiled.body.plan as { steps: { device: string; operations: number[] }[] };
+      return { plan, output: (executed.body.outputs as { data: number[] }[])[0].data };
+    };
+    const reference = await run(["cpu-reference"]);
+    const mixed = await run(["onnxruntime", "cpu-reference"]);
+    const onOrt = mixed.plan.steps.filter((s) => s.device === "onnxruntime");
+    ok(onOrt.length >= 2, JSON.stringify(mixed.plan.steps.map((s) => s.device)));
+    ok(mixed.plan.steps.some((s) => s.device === "cpu-reference"), "ABS on the host");
+    deepStrictEqual(mixed.output.length, 5);
+    mixed.output.forEach((v, i) =>
+      ok(Math.abs(v - reference.output[i]) < 1e-4, `[${i}]: ${v} vs ${reference.output[i]}`)
+    );
+  });
+});
