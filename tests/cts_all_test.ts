@@ -71,3 +71,39 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "every CTS case of V1_0 to V1_2 that the onnxruntime device claims passes on it alone " +
+    "(its runs of steps exported to ONNX and run as onnxruntime sessions)",
+  async fn() {
+    const directory = ctsDirectory();
+    const dataDir = await Deno.makeTempDir({ prefix: "nnserve-cts-onnxruntime-test-" });
+    const server = await startServer({
+      hostname: "127.0.0.1",
+      port: 0,
+      dataDir,
+      verbose: false,
+      gpu: false,
+      onnxruntime: true,
+    });
+    try {
+      const report = await runConformance({
+        directory,
+        baseUrl: server.url,
+        versions: ["V1_0", "V1_1", "V1_2"],
+        devices: ["onnxruntime"],
+        noFallback: true,
+      });
+      deepStrictEqual(report.failures, [], "failed cases");
+      strictEqual(report.skips.every((s) => s.reason.startsWith("unsupported: ")), true);
+      // 690 when this was written: convolutions, pools, matrix products, element-wise ones.
+      strictEqual(report.passed >= 690, true, `passed ${report.passed}`);
+      for (const type of ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "SOFTMAX", "MEAN"]) {
+        strictEqual(report.perOperation[type]?.passed > 0, true, type);
+      }
+    } finally {
+      await server.close();
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  },
+});

@@ -69,16 +69,21 @@ Deno.test("the onnxruntime device runs the steps it claims, the host the others 
       const executed = await server.request(
         "POST",
         `/v1/compilations/${compiled.body.id}/executions`,
-        { inputs: [{ data: input }] },
+        { inputs: [{ data: input }], measureTiming: true },
       );
       strictEqual(executed.status, 200, JSON.stringify(executed.body));
+      // Each step ran where the plan put it: no run fell back to the reference kernels.
+      const timing = executed.body.timing as { steps: { device: string; fallback?: string }[] };
+      const timed = timing.steps;
+      deepStrictEqual(timed.filter((s) => s.fallback), [], JSON.stringify(timed));
       const plan = compiled.body.plan as { steps: { device: string; operations: number[] }[] };
-      return { plan, output: (executed.body.outputs as { data: number[] }[])[0].data };
+      return { plan, timed, output: (executed.body.outputs as { data: number[] }[])[0].data };
     };
     const reference = await run(["cpu-reference"]);
     const mixed = await run(["onnxruntime", "cpu-reference"]);
     const onOrt = mixed.plan.steps.filter((s) => s.device === "onnxruntime");
     ok(onOrt.length >= 2, JSON.stringify(mixed.plan.steps.map((s) => s.device)));
+    ok(mixed.timed.some((s) => s.device === "onnxruntime"), JSON.stringify(mixed.timed));
     ok(mixed.plan.steps.some((s) => s.device === "cpu-reference"), "ABS on the host");
     deepStrictEqual(mixed.output.length, 5);
     mixed.output.forEach((v, i) =>

@@ -55,6 +55,11 @@ export interface ConformanceOptions {
    */
   devices?: readonly string[];
   /**
+   * Fail a case whose steps ran on the reference kernels where the plan put them on another
+   * device (a device that cannot prepare them falls back, which would pass unnoticed).
+   */
+  noFallback?: boolean;
+  /**
    * Run the HAL 1.3 signed forms of the cases instead (`toSignedCase`, names suffixed
    * `_signed`); cases without a TENSOR_QUANT8_ASYMM operand are left out. Default false.
    */
@@ -367,7 +372,7 @@ function executeInline(
     const values = example.inputs[String(operandIndex)] ?? [];
     return values.length === 0 ? { omitted: true } : { data: values };
   });
-  return execute(transport, compilation, e, { inputs });
+  return execute(transport, compilation, e, { inputs, measureTiming: true });
 }
 
 /**
@@ -449,12 +454,12 @@ async function executeThroughMemories(
 async function runCase(
   transport: Transport,
   c: CtsCase,
-  options: { memory: boolean; devices?: readonly string[] },
+  options: { memory: boolean; devices?: readonly string[]; noFallback?: boolean },
 ): Promise<void> {
   const memories: Memories = [];
   let verdict: unknown;
   try {
-    await runCaseSteps(transport, c, options.memory ? memories : undefined, options.devices);
+    await runCaseSteps(transport, c, options.memory ? memories : undefined, options);
   } catch (error) {
     verdict = error;
   }
@@ -476,8 +481,9 @@ async function runCaseSteps(
   transport: Transport,
   c: CtsCase,
   memories: Memories | undefined,
-  devices: readonly string[] | undefined,
+  options: { devices?: readonly string[]; noFallback?: boolean },
 ): Promise<void> {
+  const { devices } = options;
   const json = memories ? await poolConstants(transport, c, memories) : c.model;
   const model = await step(
     "register model",
@@ -515,6 +521,11 @@ async function runCaseSteps(
           : await executeInline(transport, c, compilation.id, example, e);
         const fault = checkOutputs(c, example, response);
         if (fault) throw new Verdict("failed", `example ${e}: ${fault}`);
+        const steps = (response as { timing?: { steps?: { fallback?: string }[] } }).timing?.steps;
+        const fellBack = steps?.find((s) => s.fallback);
+        if (options.noFallback && fellBack) {
+          throw new Verdict("failed", `example ${e}: ran on cpu-reference: ${fellBack.fallback}`);
+        }
       }
     } catch (error) {
       verdict = error;
@@ -559,7 +570,11 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       let outcome: CaseResult["outcome"] = "passed";
       let reason: string | undefined;
       try {
-        await runCase(transport, c, { memory: options.memory ?? false, devices: options.devices });
+        await runCase(transport, c, {
+          memory: options.memory ?? false,
+          devices: options.devices,
+          noFallback: options.noFallback,
+        });
       } catch (error) {
         outcome = error instanceof Verdict ? error.outcome : "failed";
         reason = describe(error);
