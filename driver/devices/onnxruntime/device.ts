@@ -73,9 +73,13 @@ function unitInputs(steps: readonly SubgraphStep[], operands: readonly SubgraphO
   return inputs;
 }
 
-/** A copy in memory of its own (an arena's view is shared memory, which sessions refuse). */
+/**
+ * The data in memory of its own: an arena's view is shared memory, which a session does not
+ * take, so it is copied (a typed array's `slice` is one block copy).
+ */
 function owned(data: TensorData): Float32Array {
-  return Float32Array.from(data as ArrayLike<number>);
+  const floats = data as Float32Array;
+  return floats.buffer instanceof SharedArrayBuffer ? floats.slice() : floats;
 }
 
 /** The runtime that prepares and runs the device's units (in any thread). */
