@@ -7,6 +7,7 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { startServer } from "../server.ts";
 import { runConformance } from "./cts/runner.ts";
 import { ctsDirectory } from "./cts/vectors.ts";
+import { withTestServer } from "./server_fixture.ts";
 
 /** Cases of V1_1 and V1_2 in the vectors (README of nnapi-cts). */
 const CASES = 364 + 5580;
@@ -76,19 +77,9 @@ Deno.test({
   name: "every CTS case of V1_0 to V1_2 that the onnxruntime device claims passes on it alone " +
     "(its runs of steps exported to ONNX and run as onnxruntime sessions)",
   async fn() {
-    const directory = ctsDirectory();
-    const dataDir = await Deno.makeTempDir({ prefix: "nnserve-cts-onnxruntime-test-" });
-    const server = await startServer({
-      hostname: "127.0.0.1",
-      port: 0,
-      dataDir,
-      verbose: false,
-      gpu: false,
-      onnxruntime: true,
-    });
-    try {
+    await withTestServer({ onnxruntime: true }, async (server) => {
       const report = await runConformance({
-        directory,
+        directory: ctsDirectory(),
         baseUrl: server.url,
         versions: ["V1_0", "V1_1", "V1_2"],
         devices: ["onnxruntime"],
@@ -101,9 +92,6 @@ Deno.test({
       for (const type of ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "SOFTMAX", "MEAN"]) {
         strictEqual(report.perOperation[type]?.passed > 0, true, type);
       }
-    } finally {
-      await server.close();
-      await Deno.remove(dataDir, { recursive: true });
-    }
+    });
   },
 });

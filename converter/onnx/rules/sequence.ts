@@ -45,6 +45,28 @@ function int64Constant(ctx: ConversionContext, name: string, values: number[]): 
   return name;
 }
 
+/**
+ * An Unsqueeze or Squeeze node of one axis, in the form the opset takes (axes an input from
+ * opset 13, an attribute before).
+ */
+function axesNode(
+  ctx: ConversionContext,
+  opType: "Unsqueeze" | "Squeeze",
+  name: string,
+  [input, output]: [string, string],
+  axis: number,
+): NodeProto {
+  return ctx.opset >= 13
+    ? { name, opType, input: [input, int64Constant(ctx, `${name}#axes`, [axis])], output: [output] }
+    : {
+      name,
+      opType,
+      input: [input],
+      output: [output],
+      attribute: [{ name: "axes", type: INTS, ints: [axis] }],
+    };
+}
+
 const sequenceEmpty: Rule = {
   convert(node, ctx) {
     ctx.setSequence(node.outputs[0], []);
@@ -105,20 +127,7 @@ const concatFromSequence: Rule = {
     const unsqueezed = stacked ? items.map((_, k) => name(`unsqueezed${k}`)) : items;
     const protos: NodeProto[] = stacked
       ? items.map((item, k) =>
-        ctx.opset >= 13
-          ? {
-            name: name(`unsqueeze${k}`),
-            opType: "Unsqueeze",
-            input: [item, int64Constant(ctx, name("axes"), [axis])],
-            output: [unsqueezed[k]],
-          }
-          : {
-            name: name(`unsqueeze${k}`),
-            opType: "Unsqueeze",
-            input: [item],
-            output: [unsqueezed[k]],
-            attribute: [{ name: "axes", type: INTS, ints: [axis] }],
-          }
+        axesNode(ctx, "Unsqueeze", name(`unsqueeze${k}`), [item, unsqueezed[k]], axis)
       )
       : [];
     protos.push({
@@ -172,22 +181,7 @@ const splitToSequence: Rule = {
     const items = squeeze ? pieces.map((_, k) => name(`item${k}`)) : pieces;
     if (squeeze) {
       pieces.forEach((piece, k) =>
-        protos.push(
-          ctx.opset >= 13
-            ? {
-              name: name(`squeeze${k}`),
-              opType: "Squeeze",
-              input: [piece, int64Constant(ctx, name("axis"), [axis])],
-              output: [items[k]],
-            }
-            : {
-              name: name(`squeeze${k}`),
-              opType: "Squeeze",
-              input: [piece],
-              output: [items[k]],
-              attribute: [{ name: "axes", type: INTS, ints: [axis] }],
-            },
-        )
+        protos.push(axesNode(ctx, "Squeeze", name(`squeeze${k}`), [piece, items[k]], axis))
       );
     }
     convertAs(ctx, node, protos);

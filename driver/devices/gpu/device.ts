@@ -5,17 +5,8 @@
  * partitioner weighs against the host devices. Executors run its subgraphs through
  * `gpuRuntime`, which opens a context of their own thread on first use.
  */
-import { halAtLeast } from "../../../nnapi/types.ts";
-import type { Model } from "../../model/model.ts";
-import type {
-  Device,
-  DeviceCosts,
-  DeviceInfo,
-  PerformanceInfo,
-  RunnableSubgraph,
-  SubgraphOperand,
-  SubgraphRuntime,
-} from "../device.ts";
+import type { Device, DeviceCosts, RunnableSubgraph, SubgraphRuntime } from "../device.ts";
+import { subgraphDevice } from "../subgraph_device.ts";
 import { calibrateGpu } from "./calibration.ts";
 import { type GpuContext, openGpu } from "./context.ts";
 import { gpuOperationTypes } from "./kernels/mod.ts";
@@ -26,17 +17,6 @@ export const GPU_DEVICE_NAME = "gpu";
 export const GPU_VERSION = "0.1.0";
 /** The memory space of the gpu device: tensors cross to and from the host. */
 export const GPU_MEMORY = "gpu";
-
-/** The model's operands as the gpu device sees them. */
-function operandsOf(model: Model): SubgraphOperand[] {
-  return model.operands.map((o) => ({
-    type: o.type,
-    shape: o.dimensions,
-    scale: o.scale,
-    zeroPoint: o.zeroPoint,
-    value: o.lifetime === "NO_VALUE" ? null : o.value,
-  }));
-}
 
 /** A subgraph runtime over a context opened when first needed (once per thread). */
 function runtimeOver(context: () => Promise<GpuContext | null>): SubgraphRuntime {
@@ -75,35 +55,18 @@ export function discoverGpu(
         microsPerByte: calibration.transferMicrosPerByte,
       },
     };
-    const ratio = costs.microsPerWork / referenceMicrosPerWork;
-    const performance: PerformanceInfo = { execTime: ratio, powerUsage: ratio };
-    const halVersion = "V1_2";
-    const info: DeviceInfo = {
+    const device = subgraphDevice({
       name: GPU_DEVICE_NAME,
       type: "GPU",
       version: GPU_VERSION,
-      featureLevel: 29,
-      halVersion,
-      capabilities: {
-        relaxedFloat32toFloat16PerformanceScalar: performance,
-        relaxedFloat32toFloat16PerformanceTensor: performance,
-        operandPerformance: { TENSOR_FLOAT32: performance },
-      },
-      supportedOperations: gpuOperationTypes(),
-      numberOfCacheFilesNeeded: { modelCache: 1, dataCache: 1 },
-    };
-    const device: Device = {
-      info,
+      halVersion: "V1_2",
       memorySpace: GPU_MEMORY,
-      supportedOperations(model) {
-        const operands = operandsOf(model);
-        return model.operations.map((op) =>
-          op.supported && halAtLeast(halVersion, op.halVersion) && supportsOnGpu(op, operands)
-        );
-      },
-      implementation: () => undefined,
-      subgraphs: runtimeOver(() => Promise.resolve(gpu)),
-    };
+      costs,
+      referenceMicrosPerWork,
+      operationTypes: gpuOperationTypes(),
+      supports: supportsOnGpu,
+      runtime: runtimeOver(() => Promise.resolve(gpu)),
+    });
     return { device, costs };
   })();
 }

@@ -7,19 +7,16 @@
  * exporter writes (float32, constant parameters). Listed only where the package loads, with
  * one log line where it does not.
  */
-import { halAtLeast } from "../../../nnapi/types.ts";
 import type { TensorData } from "../../../nnapi/tensor.ts";
-import type { Model } from "../../model/model.ts";
 import type {
   Device,
   DeviceCosts,
-  DeviceInfo,
-  PerformanceInfo,
   RunnableSubgraph,
   SubgraphOperand,
   SubgraphRuntime,
   SubgraphStep,
 } from "../device.ts";
+import { subgraphDevice } from "../subgraph_device.ts";
 import { exportsStep, exportSteps } from "../../../converter/onnx_export/export.ts";
 import { EXPORT_RULES } from "../../../converter/onnx_export/rules/index.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
@@ -45,17 +42,6 @@ function loadOrt(): Promise<Ort | undefined> {
       return undefined;
     },
   );
-}
-
-/** The model's operands as the device sees them. */
-function operandsOf(model: Model): SubgraphOperand[] {
-  return model.operands.map((o) => ({
-    type: o.type,
-    shape: o.dimensions,
-    scale: o.scale,
-    zeroPoint: o.zeroPoint,
-    value: o.lifetime === "NO_VALUE" ? null : o.value,
-  }));
 }
 
 /** The operands a run of steps reads from outside it (not constants, not its own). */
@@ -135,36 +121,19 @@ export function discoverOnnxruntime(
   return discovered ??= (async () => {
     if (!await loadOrt()) return undefined;
     const costs = await calibrate();
-    const ratio = costs.microsPerWork / referenceMicrosPerWork;
-    const performance: PerformanceInfo = { execTime: ratio, powerUsage: ratio };
-    const halVersion = "V1_2";
-    const info: DeviceInfo = {
+    const device = subgraphDevice({
       name: ONNXRUNTIME_DEVICE_NAME,
       type: "CPU",
       version: ONNXRUNTIME_VERSION,
-      featureLevel: 29,
-      halVersion,
-      capabilities: {
-        relaxedFloat32toFloat16PerformanceScalar: performance,
-        relaxedFloat32toFloat16PerformanceTensor: performance,
-        operandPerformance: { TENSOR_FLOAT32: performance },
-      },
-      supportedOperations: onnxruntimeOperationTypes(),
-      numberOfCacheFilesNeeded: { modelCache: 1, dataCache: 1 },
-    };
-    const device: Device = {
-      info,
+      halVersion: "V1_2",
       memorySpace: ONNXRUNTIME_MEMORY,
-      supportedOperations(model) {
-        const operands = operandsOf(model);
-        return model.operations.map((op) =>
-          op.supported && halAtLeast(halVersion, op.halVersion) &&
-          exportsStep({ type: op.type, inputs: op.inputs, outputs: op.outputs }, operands)
-        );
-      },
-      implementation: () => undefined,
-      subgraphs: onnxruntimeRuntime,
-    };
+      costs,
+      referenceMicrosPerWork,
+      operationTypes: onnxruntimeOperationTypes(),
+      supports: (op, operands) =>
+        exportsStep({ type: op.type, inputs: op.inputs, outputs: op.outputs }, operands),
+      runtime: onnxruntimeRuntime,
+    });
     return { device, costs };
   })();
 }
