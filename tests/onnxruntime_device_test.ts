@@ -1,7 +1,7 @@
 /**
  * The onnxruntime device (#31, opt-in: NNSERVE_ONNXRUNTIME): listed where onnxruntime-node
  * loads, placed by the partitioner on the steps the exporter writes, its runs of steps
- * executed as onnxruntime sessions in the executors, other steps (ABS here, which it does
+ * executed as onnxruntime sessions in the executors, other steps (ELU here, which it does
  * not claim) on the host between them; the results are the reference kernels'.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
@@ -10,7 +10,7 @@ import { onnxBytes } from "../tools/onnx_graphs.ts";
 import { weights } from "./onnx/compare.ts";
 import { seededFloats } from "../kernels/seeded_random.ts";
 
-/** conv -> relu -> abs -> conv -> global average pool -> gemm: ABS splits two onnxruntime runs. */
+/** conv -> relu -> elu -> conv -> global average pool -> gemm: ELU splits two onnxruntime runs. */
 const MODEL = onnxBytes({
   inputs: [{ name: "x", dims: [1, 3, 12, 12] }],
   outputs: [{ name: "y", dims: [1, 5] }],
@@ -18,7 +18,7 @@ const MODEL = onnxBytes({
     { op: "Conv", inputs: ["x", "w1", "b1"], outputs: ["c1"], attributes: { pads: [1, 1, 1, 1] } },
     { op: "Relu", inputs: ["c1"], outputs: ["r1"] },
     { op: "Sub", inputs: ["r1", "half"], outputs: ["s1"] },
-    { op: "Abs", inputs: ["s1"], outputs: ["a1"] },
+    { op: "Elu", inputs: ["s1"], outputs: ["a1"], attributes: { alpha: { float: 0.7 } } },
     {
       op: "Conv",
       inputs: ["a1", "w2", "b2"],
@@ -84,7 +84,7 @@ Deno.test("the onnxruntime device runs the steps it claims, the host the others 
     const onOrt = mixed.plan.steps.filter((s) => s.device === "onnxruntime");
     ok(onOrt.length >= 2, JSON.stringify(mixed.plan.steps.map((s) => s.device)));
     ok(mixed.timed.some((s) => s.device === "onnxruntime"), JSON.stringify(mixed.timed));
-    ok(mixed.plan.steps.some((s) => s.device === "cpu-reference"), "ABS on the host");
+    ok(mixed.plan.steps.some((s) => s.device === "cpu-reference"), "ELU on the host");
     deepStrictEqual(mixed.output.length, 5);
     mixed.output.forEach((v, i) =>
       ok(Math.abs(v - reference.output[i]) < 1e-4, `[${i}]: ${v} vs ${reference.output[i]}`)

@@ -43,7 +43,50 @@ function unary(write: (from: string, to: string, ctx: ExportContext) => void): E
   };
 }
 
+/** A binary operation without a fused activation (ONNX broadcasts as NNAPI does). */
+function plainBinary(op: string): ExportRule {
+  return {
+    supports: float32Only,
+    write: (step, ctx) =>
+      ctx.node(op, [ctx.input(step, 0), ctx.input(step, 1)], [ctx.name(step.outputs[0])]),
+  };
+}
+
+/** PRELU where alpha broadcasts onto the input (ONNX's PRelu keeps the input's shape). */
+const prelu: ExportRule = {
+  supports(step, ctx) {
+    const x = ctx.operands[step.inputs[0]].shape;
+    const alpha = ctx.operands[step.inputs[1]].shape;
+    return float32Only(step, ctx) && alpha.length <= x.length &&
+      alpha.every((d, i) => {
+        const xd = x[i + x.length - alpha.length];
+        return d === 1 || (d !== 0 && d === xd);
+      });
+  },
+  write: (step, ctx) =>
+    ctx.node("PRelu", [ctx.input(step, 0), ctx.input(step, 1)], [ctx.name(step.outputs[0])]),
+};
+
+/** One ONNX operator of the same name's meaning. */
+const same = (op: string) => unary((from, to, ctx) => ctx.node(op, [from], [to]));
+
 export const ELEMENTWISE_EXPORTS: { readonly [T in OperationType]?: ExportRule } = {
+  MAXIMUM: plainBinary("Max"),
+  MINIMUM: plainBinary("Min"),
+  POW: plainBinary("Pow"),
+  PRELU: prelu,
+  ABS: same("Abs"),
+  EXP: same("Exp"),
+  LOG: same("Log"),
+  SQRT: same("Sqrt"),
+  NEG: same("Neg"),
+  SIN: same("Sin"),
+  HARD_SWISH: same("HardSwish"),
+  RSQRT: unary((from, to, ctx) => {
+    const root = ctx.temporary("sqrt");
+    ctx.node("Sqrt", [from], [root]);
+    ctx.node("Reciprocal", [root], [to]);
+  }),
   ADD: binary("Add"),
   SUB: binary("Sub"),
   MUL: binary("Mul"),

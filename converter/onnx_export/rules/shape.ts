@@ -1,9 +1,11 @@
 /**
  * NNAPI operations that move elements, as ONNX: RESHAPE (its shape a constant), CONCATENATION,
- * TRANSPOSE (its permutation a constant, or the reversed axes), MEAN (constant axes).
+ * TRANSPOSE (its permutation a constant, or the reversed axes), MEAN (constant axes), PAD and
+ * PAD_V2, SQUEEZE, EXPAND_DIMS, SLICE (constant window), GATHER.
  */
 import type { OperationType } from "../../../nnapi/types.ts";
-import type { ExportRule } from "../export.ts";
+import type { SubgraphStep } from "../../../driver/devices/device.ts";
+import type { ExportContext, ExportRule } from "../export.ts";
 import { float32Only } from "./elementwise.ts";
 
 const reshape: ExportRule = {
@@ -59,7 +61,90 @@ const mean: ExportRule = {
   },
 };
 
+/** The int32 values of a constant input of the step. */
+function values(ctx: ExportContext, step: SubgraphStep, j: number): number[] {
+  return Array.from(ctx.operands[step.inputs[j]].value as ArrayLike<number>);
+}
+
+/** PAD (zeros) and PAD_V2 (a given value): ONNX's pads are all begins, then all ends. */
+const pad: ExportRule = {
+  supports: (step, ctx) =>
+    float32Only(step, ctx, [1]) && ctx.isConstant(step, 1) &&
+    (step.inputs.length < 3 || ctx.isConstant(step, 2)),
+  write(step, ctx) {
+    const pairs = values(ctx, step, 1);
+    const pads = [...pairs.filter((_, i) => i % 2 === 0), ...pairs.filter((_, i) => i % 2 === 1)];
+    const inputs = [ctx.input(step, 0), ctx.constant("pads", [pads.length], pads, "int64")];
+    if (step.inputs.length > 2) inputs.push(ctx.constant("value", [], [ctx.scalar(step, 2)]));
+    ctx.node("Pad", inputs, [ctx.name(step.outputs[0])]);
+  },
+};
+
+/** SQUEEZE of the given axes, or of every extent of 1 (the shapes are known at export). */
+const squeeze: ExportRule = {
+  supports: (step, ctx) =>
+    float32Only(step, ctx, [1]) &&
+    (step.inputs.length < 2 || ctx.isConstant(step, 1) ||
+      ctx.operands[step.inputs[1]]?.value === null),
+  write(step, ctx) {
+    const shape = ctx.operands[step.inputs[0]].shape;
+    const given = step.inputs.length > 1 ? ctx.operands[step.inputs[1]]?.value : null;
+    const axes = given
+      ? Array.from(given as ArrayLike<number>, (a) => a < 0 ? a + shape.length : a)
+      : shape.flatMap((d, i) => d === 1 ? [i] : []);
+    const name = ctx.name(step.outputs[0]);
+    if (axes.length === 0) return ctx.node("Identity", [ctx.input(step, 0)], [name]);
+    const list = ctx.constant("axes", [axes.length], axes, "int64");
+    ctx.node("Squeeze", [ctx.input(step, 0), list], [name]);
+  },
+};
+
+const expandDims: ExportRule = {
+  supports: (step, ctx) => float32Only(step, ctx) && ctx.isConstant(step, 1),
+  write(step, ctx) {
+    const rank = ctx.operands[step.inputs[0]].shape.length + 1;
+    const axis = ctx.scalar(step, 1);
+    const axes = ctx.constant("axes", [1], [axis < 0 ? axis + rank : axis], "int64");
+    ctx.node("Unsqueeze", [ctx.input(step, 0), axes], [ctx.name(step.outputs[0])]);
+  },
+};
+
+/** SLICE: begin and size (-1: to the end) as ONNX's starts and ends over every axis. */
+const slice: ExportRule = {
+  supports: (step, ctx) =>
+    float32Only(step, ctx, [1, 2]) && ctx.isConstant(step, 1) && ctx.isConstant(step, 2),
+  write(step, ctx) {
+    const begin = values(ctx, step, 1);
+    const size = values(ctx, step, 2);
+    const shape = ctx.operands[step.inputs[0]].shape;
+    const ends = begin.map((b, i) => size[i] === -1 ? shape[i] : b + size[i]);
+    ctx.node("Slice", [
+      ctx.input(step, 0),
+      ctx.constant("starts", [begin.length], begin, "int64"),
+      ctx.constant("ends", [ends.length], ends, "int64"),
+    ], [ctx.name(step.outputs[0])]);
+  },
+};
+
+/** GATHER along an axis by int32 indices (constant or given at execution). */
+const gather: ExportRule = {
+  supports: (step, ctx) =>
+    float32Only(step, ctx, [2]) && ctx.isConstant(step, 1) &&
+    ctx.operands[step.inputs[2]]?.type === "TENSOR_INT32",
+  write(step, ctx) {
+    ctx.node("Gather", [ctx.input(step, 0), ctx.input(step, 2)], [ctx.name(step.outputs[0])], {
+      axis: ctx.scalar(step, 1),
+    });
+  },
+};
+
 export const SHAPE_EXPORTS: { readonly [T in OperationType]?: ExportRule } = {
+  PAD: pad,
+  PAD_V2: pad,
+  SQUEEZE: squeeze,
+  EXPAND_DIMS: expandDims,
+  SLICE: slice,
+  GATHER: gather,
   RESHAPE: reshape,
   CONCATENATION: concatenation,
   TRANSPOSE: transpose,

@@ -63,10 +63,16 @@ function unitInputs(steps: readonly SubgraphStep[], operands: readonly SubgraphO
  * The data in memory of its own: an arena's view is shared memory, which a session does not
  * take, so it is copied (a typed array's `slice` is one block copy).
  */
-function owned(data: TensorData): Float32Array {
-  const floats = data as Float32Array;
-  return floats.buffer instanceof SharedArrayBuffer ? floats.slice() : floats;
+function owned(data: TensorData): TensorData {
+  return data.buffer instanceof SharedArrayBuffer ? data.slice() : data;
 }
+
+/** onnxruntime's element type of an operand the exporter writes. */
+const ORT_TYPES = {
+  TENSOR_FLOAT32: "float32",
+  TENSOR_INT32: "int32",
+  TENSOR_BOOL8: "bool",
+} as const;
 
 /** The runtime that prepares and runs the device's units (in any thread). */
 export const onnxruntimeRuntime: SubgraphRuntime = {
@@ -90,12 +96,13 @@ export const onnxruntimeRuntime: SubgraphRuntime = {
       inputs,
       outputs,
       async run(given) {
-        const feeds = Object.fromEntries(inputs.map((i) => [
-          `o${i}`,
-          new ort.Tensor("float32", owned(given.get(i)!), [...operands[i].shape]),
-        ]));
+        const feeds = Object.fromEntries(inputs.map((i) => {
+          const type = ORT_TYPES[operands[i].type as keyof typeof ORT_TYPES];
+          const data = owned(given.get(i)!) as Float32Array;
+          return [`o${i}`, new ort.Tensor(type, data, [...operands[i].shape])];
+        }));
         const result = await session.run(feeds);
-        return new Map(outputs.map((i) => [i, result[`o${i}`].data as Float32Array]));
+        return new Map(outputs.map((i) => [i, result[`o${i}`].data as TensorData]));
       },
       destroy() {
         void session.release();
