@@ -24,7 +24,7 @@ const ELEMENT_TYPES: Partial<Record<OperandType, number>> = {
 };
 
 /** An attribute value as rules give it. */
-export type ExportAttribute = number | number[] | { float: number };
+export type ExportAttribute = number | number[] | { float: number } | { text: string };
 
 /** How an NNAPI operation is written as ONNX nodes. */
 export interface ExportRule {
@@ -86,6 +86,8 @@ export class ExportContext {
           ? { name, type: A.INT, i: v }
           : Array.isArray(v)
           ? { name, type: A.INTS, ints: v }
+          : "text" in v
+          ? { name, type: A.STRING, s: new TextEncoder().encode(v.text) }
           : { name, type: A.FLOAT, f: v.float }
       ),
     });

@@ -147,7 +147,45 @@ const softmax: ExportRule = {
   },
 };
 
+/**
+ * RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (TensorFlow's resize, as NNAPI defines them):
+ * ONNX's Resize to the output's size, its coordinate mode from the flags (align_corners,
+ * half_pixel_centers, else asymmetric) and, for nearest, the rounding TensorFlow uses.
+ */
+function resize(nearest: boolean): ExportRule {
+  return {
+    supports: (step, ctx) =>
+      float32Only(step, ctx) && step.inputs.slice(1).every((_, j) => ctx.isConstant(step, j + 1)),
+    write(step, ctx) {
+      const flag = (j: number) => step.inputs.length > j && ctx.scalar(step, j) !== 0;
+      const nchw = flag(3);
+      const align = flag(4);
+      const half = flag(5);
+      const out = ctx.operands[step.outputs[0]].shape;
+      const sizes = nchw ? [...out] : [out[0], out[3], out[1], out[2]];
+      const mode = align
+        ? "align_corners"
+        : half
+        ? (nearest ? "tf_half_pixel_for_nn" : "half_pixel")
+        : "asymmetric";
+      inNchw(
+        ctx,
+        step,
+        { nchw, activation: 0, label: "resize" },
+        (x, y) =>
+          ctx.node("Resize", [x, "", "", ctx.constant("sizes", [4], sizes, "int64")], [y], {
+            mode: { text: nearest ? "nearest" : "linear" },
+            coordinate_transformation_mode: { text: mode },
+            ...(nearest ? { nearest_mode: { text: align ? "round_prefer_ceil" : "floor" } } : {}),
+          }),
+      );
+    },
+  };
+}
+
 export const LAYER_EXPORTS: { readonly [T in OperationType]?: ExportRule } = {
+  RESIZE_BILINEAR: resize(false),
+  RESIZE_NEAREST_NEIGHBOR: resize(true),
   CONV_2D: convolution("CONV_2D"),
   DEPTHWISE_CONV_2D: convolution("DEPTHWISE_CONV_2D"),
   AVERAGE_POOL_2D: pool("AveragePool"),

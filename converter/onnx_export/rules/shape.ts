@@ -1,7 +1,7 @@
 /**
  * NNAPI operations that move elements, as ONNX: RESHAPE (its shape a constant), CONCATENATION,
  * TRANSPOSE (its permutation a constant, or the reversed axes), MEAN (constant axes), PAD and
- * PAD_V2, SQUEEZE, EXPAND_DIMS, SLICE (constant window), GATHER.
+ * PAD_V2, SQUEEZE, EXPAND_DIMS, SLICE (constant window), GATHER, SPLIT (equal parts).
  */
 import type { OperationType } from "../../../nnapi/types.ts";
 import type { SubgraphStep } from "../../../driver/devices/device.ts";
@@ -138,7 +138,27 @@ const gather: ExportRule = {
   },
 };
 
+/** SPLIT into equal parts along an axis. */
+const split: ExportRule = {
+  supports: (step, ctx) =>
+    float32Only(step, ctx) && ctx.isConstant(step, 1) && ctx.isConstant(step, 2),
+  write(step, ctx) {
+    const shape = ctx.operands[step.inputs[0]].shape;
+    const axis = ctx.scalar(step, 1);
+    const at = axis < 0 ? axis + shape.length : axis;
+    const parts = ctx.scalar(step, 2);
+    const sizes = new Array(parts).fill(shape[at] / parts);
+    ctx.node(
+      "Split",
+      [ctx.input(step, 0), ctx.constant("sizes", [parts], sizes, "int64")],
+      step.outputs.map((i) => ctx.name(i)),
+      { axis: at },
+    );
+  },
+};
+
 export const SHAPE_EXPORTS: { readonly [T in OperationType]?: ExportRule } = {
+  SPLIT: split,
   PAD: pad,
   PAD_V2: pad,
   SQUEEZE: squeeze,
