@@ -7,7 +7,7 @@ import { resolveAxis } from "../../../operations/common/axis.ts";
 import { FUSED_NONE, type OperandType } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, OutputSpec } from "../context.ts";
-export { broadcastDims } from "../context.ts";
+export { broadcastDims } from "../emitted_shapes.ts";
 import type { NodeView } from "../node_view.ts";
 import {
   allocateHost,

@@ -1,9 +1,10 @@
 /**
- * Expand, Tile and CastLike. Expand broadcasts onto a shape: on the host for constants, ADD of
- * zeros of the target's shape otherwise (constant zeros where the target is known at
+ * Expand, Tile, ConstantOfShape and CastLike. Expand broadcasts onto a shape: on the host for
+ * constants, ADD of zeros of the target's shape otherwise (constant zeros where the target is known at
  * conversion, FILLed at execution where it is computed there; booleans OR a false of that
  * shape). Tile is NNAPI's TILE, its multiples known at conversion or computed at execution.
- * CastLike is a Cast to the other input's element type.
+ * ConstantOfShape folds, or FILLs a shape computed at execution. CastLike is a Cast to the
+ * other input's element type.
  */
 import { FUSED_NONE } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
@@ -12,8 +13,9 @@ import { onnx } from "../decode.ts";
 import { NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import { broadcastShape } from "../../../kernels/elementwise_binary.ts";
-import { allocateHost, type HostTensor, hostValues, symbolOf } from "../tensors.ts";
+import { allocateHost, type HostTensor, hostTensor, hostValues, symbolOf } from "../tensors.ts";
 import {
+  boolFromNumbers,
   broadcastDims,
   broadcastTo,
   knownProduct,
@@ -122,6 +124,35 @@ const tile: Rule = {
   },
 };
 
+const constantOfShape: Rule = {
+  fold(node, [shape]) {
+    const value = node.has("value") ? node.tensor("value") : hostTensor("float32", [1], [0]);
+    const out = allocateHost(value.type, [...shape!.data]);
+    out.data.fill(value.data[0]);
+    return [out];
+  },
+  // A shape computed at execution: FILL there (float16 and bool through float32).
+  convert(node, ctx) {
+    const value = node.has("value") ? node.tensor("value") : hostTensor("float32", [1], [0]);
+    const shape = ctx.value(node.inputs[0]);
+    const dims = shape.kind === "constant"
+      ? Array.from(shape.tensor.data as ArrayLike<number>, (v) => symbolOf(v) ? 0 : v)
+      : new Array(ctx.operand(node.inputs[0]).dimensions[0] ?? 0).fill(0);
+    const spec = { ...specOf(value.type), dims };
+    const integer = spec.type === "TENSOR_INT32";
+    const v = value.data[0];
+    const fillSpec = integer ? spec : { ...specOf("float32"), dims };
+    const scalar = integer ? ctx.builder.int32(v) : ctx.builder.float32(v);
+    const [filled] = ctx.emit("FILL", [ctx.operand(node.inputs[0]), scalar], [fillSpec]);
+    const result = spec.type === fillSpec.type
+      ? filled
+      : spec.type === "TENSOR_BOOL8"
+      ? boolFromNumbers(ctx, filled, fillSpec)
+      : ctx.emit("CAST", [filled], [spec])[0];
+    ctx.setOperand(node.outputs[0], result, value.type);
+  },
+};
+
 /** CastLike: a Cast to the element type of its second input. */
 const castLike: Rule = {
   convert(node, ctx) {
@@ -145,4 +176,5 @@ export const EXPAND_RULES: Record<string, Rule> = {
   Expand: expand,
   Tile: tile,
   CastLike: castLike,
+  ConstantOfShape: constantOfShape,
 };

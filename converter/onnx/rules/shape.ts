@@ -1,6 +1,6 @@
 /**
  * Data-movement operators: Concat, Gather, Slice, Identity, Dropout, Cast, and the value
- * sources Constant, Shape, Size and ConstantOfShape (reshapes are in `reshape.ts`,
+ * sources Constant, Shape and Size (reshapes are in `reshape.ts`, ConstantOfShape in `expand.ts`,
  * Transpose in `transpose.ts`). Everything whose inputs are constants folds on the host,
  * which removes the Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains exporters emit.
  */
@@ -347,35 +347,6 @@ function constantValue(node: NodeView): HostTensor {
   throw new Error("sparse or string constants are not supported");
 }
 
-const constantOfShape: Rule = {
-  fold(node, [shape]) {
-    const value = node.has("value") ? node.tensor("value") : hostTensor("float32", [1], [0]);
-    const out = allocateHost(value.type, [...shape!.data]);
-    out.data.fill(value.data[0]);
-    return [out];
-  },
-  // A shape computed at execution: FILL there (float16 and bool through float32).
-  convert(node, ctx) {
-    const value = node.has("value") ? node.tensor("value") : hostTensor("float32", [1], [0]);
-    const shape = ctx.value(node.inputs[0]);
-    const dims = shape.kind === "constant"
-      ? Array.from(shape.tensor.data as ArrayLike<number>, (v) => symbolOf(v) ? 0 : v)
-      : new Array(ctx.operand(node.inputs[0]).dimensions[0] ?? 0).fill(0);
-    const spec = { ...specOf(value.type), dims };
-    const integer = spec.type === "TENSOR_INT32";
-    const v = value.data[0];
-    const fillSpec = integer ? spec : { ...specOf("float32"), dims };
-    const scalar = integer ? ctx.builder.int32(v) : ctx.builder.float32(v);
-    const [filled] = ctx.emit("FILL", [ctx.operand(node.inputs[0]), scalar], [fillSpec]);
-    const result = spec.type === fillSpec.type
-      ? filled
-      : spec.type === "TENSOR_BOOL8"
-      ? boolFromNumbers(ctx, filled, fillSpec)
-      : ctx.emit("CAST", [filled], [spec])[0];
-    ctx.setOperand(node.outputs[0], result, value.type);
-  },
-};
-
 /** The element type Cast's `to` names. */
 function castTarget(node: NodeView): ElementType {
   const type = elementType(node.int("to"));
@@ -445,7 +416,6 @@ export const SHAPE_RULES: Record<string, Rule> = {
   Gather: gather,
   Slice: slice,
   Constant: constant,
-  ConstantOfShape: constantOfShape,
   Cast: cast,
   Identity: identity,
   Dropout: identity,
