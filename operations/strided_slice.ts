@@ -32,7 +32,7 @@ function clampedIndex(index: number, dim: number, positiveStride: boolean): numb
   return index < -dim ? -1 : remainder(Math.min(index, dim - 1));
 }
 
-interface SliceWindow {
+export interface SliceWindow {
   begin: number[];
   step: number[];
   counts: number[];
@@ -41,7 +41,7 @@ interface SliceWindow {
 }
 
 /** The window of a call, as NNAPI's `stridedSlicePrepare` computes it. */
-function sliceWindow(inputs: readonly PrepareInput[]): SliceWindow {
+export function sliceWindow(inputs: readonly PrepareInput[]): SliceWindow {
   const shape = inputs[0].shape;
   checkShapeRank(shape, "input 0", 1, 4);
   const rank = shape.length;

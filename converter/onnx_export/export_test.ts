@@ -107,7 +107,7 @@ Deno.test("element-wise operations with broadcasting and fused activations", asy
   await agree("MUL", [f32([1, 4]), f32([2, 1]), i32(2)], "MUL + RELU1");
   await agree("SUB", [f32([2, 3]), f32([2, 3]), i32(1)], "SUB + RELU");
   await agree("DIV", [f32([2, 3]), weights([1], 5), i32(0)], "DIV by a constant");
-  for (const type of ["RELU", "RELU1", "RELU6", "LOGISTIC", "TANH"] as const) {
+  for (const type of ["RELU", "RELU1", "RELU6", "LOGISTIC", "TANH", "HARD_SWISH"] as const) {
     await agree(type, [f32([2, 5])], type);
   }
 });

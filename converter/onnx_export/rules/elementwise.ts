@@ -70,7 +70,48 @@ const prelu: ExportRule = {
 /** One ONNX operator of the same name's meaning. */
 const same = (op: string) => unary((from, to, ctx) => ctx.node(op, [from], [to]));
 
+/** Whether the step's inputs are float32 tensors (its outputs booleans, or as the inputs). */
+function floatInputs(step: SubgraphStep, ctx: ExportContext): boolean {
+  return step.inputs.every((i) => ctx.operands[i]?.type === "TENSOR_FLOAT32");
+}
+
+/** A comparison of float32 tensors into a TENSOR_BOOL8 (broadcasting as ONNX does). */
+function comparison(write: (a: string, b: string, to: string, ctx: ExportContext) => void) {
+  return {
+    supports: floatInputs,
+    write: (step: SubgraphStep, ctx: ExportContext) =>
+      write(ctx.input(step, 0), ctx.input(step, 1), ctx.name(step.outputs[0]), ctx),
+  } satisfies ExportRule;
+}
+
+const compare = (op: string) => comparison((a, b, to, ctx) => ctx.node(op, [a, b], [to]));
+
+/** SELECT: NNAPI's three tensors have one shape; ONNX's Where takes them as they are. */
+const select: ExportRule = {
+  supports: (step, ctx) =>
+    ctx.operands[step.inputs[0]]?.type === "TENSOR_BOOL8" &&
+    float32Only(step, ctx, [0]),
+  write: (step, ctx) =>
+    ctx.node(
+      "Where",
+      [ctx.input(step, 0), ctx.input(step, 1), ctx.input(step, 2)],
+      [ctx.name(step.outputs[0])],
+    ),
+};
+
 export const ELEMENTWISE_EXPORTS: { readonly [T in OperationType]?: ExportRule } = {
+  LESS: compare("Less"),
+  LESS_EQUAL: compare("LessOrEqual"),
+  GREATER: compare("Greater"),
+  GREATER_EQUAL: compare("GreaterOrEqual"),
+  EQUAL: compare("Equal"),
+  NOT_EQUAL: comparison((a, b, to, ctx) => {
+    const equal = ctx.temporary("equal");
+    ctx.node("Equal", [a, b], [equal]);
+    ctx.node("Not", [equal], [to]);
+  }),
+  SELECT: select,
+  FLOOR: same("Floor"),
   MAXIMUM: plainBinary("Max"),
   MINIMUM: plainBinary("Min"),
   POW: plainBinary("Pow"),

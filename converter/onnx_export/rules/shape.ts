@@ -5,6 +5,7 @@
  */
 import type { OperationType } from "../../../nnapi/types.ts";
 import type { SubgraphStep } from "../../../driver/devices/device.ts";
+import { sliceWindow } from "../../../operations/strided_slice.ts";
 import type { ExportContext, ExportRule } from "../export.ts";
 import { float32Only } from "./elementwise.ts";
 
@@ -41,25 +42,31 @@ const transpose: ExportRule = {
   },
 };
 
-const mean: ExportRule = {
-  supports: (step, ctx) =>
-    float32Only(step, ctx, [1]) && ctx.isConstant(step, 1) && ctx.isConstant(step, 2),
-  write(step, ctx) {
-    const rank = ctx.operands[step.inputs[0]].shape.length;
-    const axes = [
-      ...new Set(
-        Array.from(
-          ctx.operands[step.inputs[1]].value as ArrayLike<number>,
-          (a) => a < 0 ? a + rank : a,
-        ),
-      ),
-    ];
-    ctx.node("ReduceMean", [ctx.input(step, 0)], [ctx.name(step.outputs[0])], {
-      axes,
-      keepdims: ctx.scalar(step, 2) > 0 ? 1 : 0,
-    });
-  },
-};
+/**
+ * MEAN and REDUCE_SUM/PROD/MIN/MAX over constant axes. NNAPI gives [1] where every axis is
+ * reduced and none kept, ONNX a scalar: reshaped to NNAPI's [1].
+ */
+function reduce(op: string): ExportRule {
+  return {
+    supports: (step, ctx) =>
+      float32Only(step, ctx, [1]) && ctx.isConstant(step, 1) && ctx.isConstant(step, 2),
+    write(step, ctx) {
+      const rank = ctx.operands[step.inputs[0]].shape.length;
+      const axes = [...new Set(values(ctx, step, 1).map((a) => a < 0 ? a + rank : a))];
+      const keep = ctx.scalar(step, 2) > 0 ? 1 : 0;
+      const out = ctx.name(step.outputs[0]);
+      const scalar = !keep && axes.length === rank;
+      const reduced = scalar ? ctx.temporary(op) : out;
+      if (op === "ReduceSum") {
+        const list = ctx.constant("axes", [axes.length], axes, "int64");
+        ctx.node(op, [ctx.input(step, 0), list], [reduced], { keepdims: keep });
+      } else {
+        ctx.node(op, [ctx.input(step, 0)], [reduced], { axes, keepdims: keep });
+      }
+      if (scalar) ctx.node("Reshape", [reduced, ctx.constant("one", [1], [1], "int64")], [out]);
+    },
+  };
+}
 
 /** The int32 values of a constant input of the step. */
 function values(ctx: ExportContext, step: SubgraphStep, j: number): number[] {
@@ -157,7 +164,42 @@ const split: ExportRule = {
   },
 };
 
+/**
+ * STRIDED_SLICE: NNAPI's window (masks and clamping resolved by its own rule against the
+ * execution's shapes) as ONNX's Slice over every axis, then the shrunk axes squeezed.
+ */
+const stridedSliceRule: ExportRule = {
+  supports: (step, ctx) =>
+    float32Only(step, ctx, [1, 2, 3]) &&
+    step.inputs.slice(1).every((_, j) => ctx.isConstant(step, j + 1)),
+  write(step, ctx) {
+    const inputs = step.inputs.map((i) => ({ ...ctx.operands[i], value: ctx.operands[i].value }));
+    const window = sliceWindow(inputs);
+    const shape = ctx.operands[step.inputs[0]].shape;
+    // ONNX reads a negative end as counted from the end: "before index 0" is far below.
+    const ends = window.begin.map((b, d) => {
+      const end = b + window.counts[d] * window.step[d];
+      return end < 0 ? -(2 ** 31) : end;
+    });
+    const shrunk = shape.flatMap((_, d) => ctx.scalar(step, 6) & (1 << d) ? [d] : []);
+    const out = ctx.name(step.outputs[0]);
+    const sliced = shrunk.length > 0 ? ctx.temporary("strided") : out;
+    ctx.node("Slice", [
+      ctx.input(step, 0),
+      ctx.constant("starts", [shape.length], window.begin, "int64"),
+      ctx.constant("ends", [shape.length], ends, "int64"),
+      ctx.constant("axes", [shape.length], shape.map((_, d) => d), "int64"),
+      ctx.constant("steps", [shape.length], window.step, "int64"),
+    ], [sliced]);
+    if (shrunk.length > 0) {
+      const axes = ctx.constant("shrunk", [shrunk.length], shrunk, "int64");
+      ctx.node("Squeeze", [sliced, axes], [out]);
+    }
+  },
+};
+
 export const SHAPE_EXPORTS: { readonly [T in OperationType]?: ExportRule } = {
+  STRIDED_SLICE: stridedSliceRule,
   SPLIT: split,
   PAD: pad,
   PAD_V2: pad,
@@ -168,5 +210,9 @@ export const SHAPE_EXPORTS: { readonly [T in OperationType]?: ExportRule } = {
   RESHAPE: reshape,
   CONCATENATION: concatenation,
   TRANSPOSE: transpose,
-  MEAN: mean,
+  MEAN: reduce("ReduceMean"),
+  REDUCE_SUM: reduce("ReduceSum"),
+  REDUCE_PROD: reduce("ReduceProd"),
+  REDUCE_MIN: reduce("ReduceMin"),
+  REDUCE_MAX: reduce("ReduceMax"),
 };

@@ -132,7 +132,7 @@ export function discoverOnnxruntime(
       name: ONNXRUNTIME_DEVICE_NAME,
       type: "CPU",
       version: ONNXRUNTIME_VERSION,
-      halVersion: "V1_2",
+      halVersion: "V1_3",
       memorySpace: ONNXRUNTIME_MEMORY,
       costs,
       referenceMicrosPerWork,
