@@ -49,7 +49,7 @@ const EXPLICIT_INPUTS = 11;
 const OUTPUT_SHAPE = 3;
 
 /** The resolved parameters of one call. */
-interface TransposeConvParams {
+export interface TransposeConvParams {
   padding: Padding2d;
   strideWidth: number;
   strideHeight: number;
@@ -185,6 +185,15 @@ export function plannedTransposeConv(
     activation: p.activation,
     nchw: p.nchw,
   };
+}
+
+/** The parameters of a call whose scalars (and output shape operand) are constants. */
+export function transposeConvolutionParams(inputs: readonly PrepareInput[]): TransposeConvParams {
+  return transposeConvParams(
+    inputs,
+    (i) => scalarValue(inputs[i], `input ${i}`),
+    () => tensorValue(inputs[OUTPUT_SHAPE], `input ${OUTPUT_SHAPE} (output shape)`),
+  );
 }
 
 /** Reference kernel: NHWC scatter (float or Android 10 quantized arithmetic). */

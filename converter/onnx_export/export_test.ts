@@ -172,6 +172,35 @@ Deno.test("CONV_2D and DEPTHWISE_CONV_2D: implicit and explicit padding, strides
   ], "depthwise SAME/2");
 });
 
+Deno.test("TRANSPOSE_CONV_2D: explicit padding, and implicit SAME where the padding is not negative", async () => {
+  const filter = weights([2, 3, 3, 3], 11);
+  const bias = weights([2], 12);
+  await agree("TRANSPOSE_CONV_2D", [
+    f32([1, 4, 5, 3]),
+    filter,
+    bias,
+    i32(1),
+    i32(1),
+    i32(1),
+    i32(1),
+    i32(2),
+    i32(2),
+    i32(1),
+    bool(false),
+  ], "explicit, stride 2, RELU");
+  await agree("TRANSPOSE_CONV_2D", [
+    f32([1, 4, 5, 3]),
+    filter,
+    bias,
+    ints([1, 8, 10, 2]),
+    i32(1),
+    i32(2),
+    i32(2),
+    i32(0),
+    bool(false),
+  ], "implicit SAME, stride 2");
+});
+
 Deno.test("pools, FULLY_CONNECTED, SOFTMAX, RESHAPE, CONCATENATION, TRANSPOSE, MEAN", async () => {
   // average pool 3x3 / 2 SAME: the padding is not counted, as NNAPI averages
   await agree("AVERAGE_POOL_2D", [

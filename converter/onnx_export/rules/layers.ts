@@ -10,6 +10,7 @@ import type { TensorInfo } from "../../../nnapi/tensor.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
 import { convolutionParams, type ConvolutionType } from "../../../operations/common/convolution.ts";
 import { poolParams } from "../../../operations/common/pooling.ts";
+import { transposeConvolutionParams } from "../../../operations/transpose_conv_2d.ts";
 import type { ExportContext, ExportRule } from "../export.ts";
 import { float32Only } from "./elementwise.ts";
 
@@ -183,7 +184,59 @@ function resize(nearest: boolean): ExportRule {
   };
 }
 
+/** The parameters of a TRANSPOSE_CONV_2D step, by NNAPI's own rule. */
+function transposeParams(step: SubgraphStep, ctx: ExportContext) {
+  return transposeConvolutionParams(
+    step.inputs.map((i) => ({ ...ctx.operands[i], value: ctx.operands[i].value })),
+  );
+}
+
+/**
+ * TRANSPOSE_CONV_2D as ConvTranspose (the OHWI filter re-laid out as ONNX's [in, out, H, W]),
+ * where its padding is not negative (NNAPI's SAME may leave a negative tail, which ONNX's
+ * pads cannot express: not claimed).
+ */
+const transposeConvolution: ExportRule = {
+  supports(step, ctx) {
+    // The implicit form's output shape (input 3) is a TENSOR_INT32.
+    const shapeInput = step.inputs.length === 9 ? [3] : [];
+    if (!float32Only(step, ctx, shapeInput) || !ctx.isConstant(step, 1)) return false;
+    if (!step.inputs.slice(3).every((_, j) => ctx.isConstant(step, j + 3))) return false;
+    const { padding } = transposeParams(step, ctx);
+    return [padding.left, padding.right, padding.top, padding.bottom].every((p) => p >= 0);
+  },
+  write(step, ctx) {
+    const p = transposeParams(step, ctx);
+    const filter = ctx.operands[step.inputs[1]];
+    const [o, kh, kw, i] = filter.shape;
+    const values = filter.value as Float32Array;
+    const weights = new Float32Array(i * o * kh * kw);
+    for (let c = 0; c < i; c++) {
+      for (let out = 0; out < o; out++) {
+        for (let y = 0; y < kh; y++) {
+          for (let x = 0; x < kw; x++) {
+            weights[((c * o + out) * kh + y) * kw + x] = values[((out * kh + y) * kw + x) * i + c];
+          }
+        }
+      }
+    }
+    const w = ctx.constant("filter", [i, o, kh, kw], weights);
+    inNchw(
+      ctx,
+      step,
+      { nchw: p.nchw, activation: p.activation, label: "deconv" },
+      (x, y) =>
+        ctx.node("ConvTranspose", [x, w, ctx.input(step, 2)], [y], {
+          kernel_shape: [kh, kw],
+          pads: [p.padding.top, p.padding.left, p.padding.bottom, p.padding.right],
+          strides: [p.strideHeight, p.strideWidth],
+        }),
+    );
+  },
+};
+
 export const LAYER_EXPORTS: { readonly [T in OperationType]?: ExportRule } = {
+  TRANSPOSE_CONV_2D: transposeConvolution,
   RESIZE_BILINEAR: resize(false),
   RESIZE_NEAREST_NEIGHBOR: resize(true),
   CONV_2D: convolution("CONV_2D"),
