@@ -8,6 +8,7 @@
 import type { SubgraphStep } from "../../../driver/devices/device.ts";
 import type { TensorInfo } from "../../../nnapi/tensor.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
+import type { Padding2d } from "../../../operations/common/padding.ts";
 import { convolutionParams, type ConvolutionType } from "../../../operations/common/convolution.ts";
 import { poolParams } from "../../../operations/common/pooling.ts";
 import { transposeConvolutionParams } from "../../../operations/transpose_conv_2d.ts";
@@ -51,6 +52,19 @@ function inNchw(
   ctx.activate(last, options.activation, out);
 }
 
+/** ONNX's window attributes (kernel, pads, strides) of NNAPI's resolved padding and strides. */
+function windowAttributes(
+  p: { padding: Padding2d; strideHeight: number; strideWidth: number },
+  kernel: [number, number],
+) {
+  const { top, left, bottom, right } = p.padding;
+  return {
+    kernel_shape: kernel,
+    pads: [top, left, bottom, right],
+    strides: [p.strideHeight, p.strideWidth],
+  };
+}
+
 function convolution(type: ConvolutionType): ExportRule {
   return {
     supports: (step, ctx) =>
@@ -84,9 +98,7 @@ function convolution(type: ConvolutionType): ExportRule {
         { nchw: p.nchw, activation: p.activation, label: "conv" },
         (x, y) =>
           ctx.node("Conv", [x, w, ctx.input(step, 2)], [y], {
-            kernel_shape: [kh, kw],
-            pads: [p.padding.top, p.padding.left, p.padding.bottom, p.padding.right],
-            strides: [p.strideHeight, p.strideWidth],
+            ...windowAttributes(p, [kh, kw]),
             dilations: [p.dilationHeight, p.dilationWidth],
             group: depthwise ? inputChannels : 1,
           }),
@@ -108,9 +120,7 @@ function pool(op: "AveragePool" | "MaxPool"): ExportRule {
         { nchw: p.nchw, activation: p.activation, label: op },
         (x, y) =>
           ctx.node(op, [x], [y], {
-            kernel_shape: [p.filterHeight, p.filterWidth],
-            pads: [p.padding.top, p.padding.left, p.padding.bottom, p.padding.right],
-            strides: [p.strideHeight, p.strideWidth],
+            ...windowAttributes(p, [p.filterHeight, p.filterWidth]),
             ...(op === "AveragePool" ? { count_include_pad: 0 } : {}),
           }),
       );
@@ -226,11 +236,7 @@ const transposeConvolution: ExportRule = {
       step,
       { nchw: p.nchw, activation: p.activation, label: "deconv" },
       (x, y) =>
-        ctx.node("ConvTranspose", [x, w, ctx.input(step, 2)], [y], {
-          kernel_shape: [kh, kw],
-          pads: [p.padding.top, p.padding.left, p.padding.bottom, p.padding.right],
-          strides: [p.strideHeight, p.strideWidth],
-        }),
+        ctx.node("ConvTranspose", [x, w, ctx.input(step, 2)], [y], windowAttributes(p, [kh, kw])),
     );
   },
 };
