@@ -13,6 +13,7 @@ import { NodeView } from "./node_view.ts";
 import { type ElementType, type HostTensor, nnapiConstant } from "./tensors.ts";
 import { runtimeValues } from "./runtime_extents.ts";
 import { inferShapes } from "./emitted_shapes.ts";
+import { filled, specOf } from "./rules/common.ts";
 import type { SymbolicShape } from "./symbolic_shapes.ts";
 
 /** Why a value computed from extents known only at execution cannot be used. */
@@ -317,24 +318,7 @@ export class ConversionContext {
       [tensor.dims.length],
       Int32Array.from(tensor.dims),
     );
-    const { type } = nnapiConstant({ ...tensor, data: new Float32Array(0) } as HostTensor);
-    const dims = tensor.dims;
-    if (type === "TENSOR_INT32") {
-      return this.emit("FILL", [shape, this.builder.int32(0)], [{
-        type,
-        elementType: tensor.type,
-        dims,
-      }])[0];
-    }
-    const [filled] = this.emit("FILL", [shape, this.builder.float32(0)], [
-      { type: "TENSOR_FLOAT32", elementType: "float32", dims },
-    ]);
-    if (type === "TENSOR_FLOAT32") return filled;
-    if (type === "TENSOR_BOOL8") {
-      const zero = this.builder.constant("TENSOR_FLOAT32", [1], new Float32Array(1));
-      return this.emit("NOT_EQUAL", [filled, zero], [{ type, elementType: "bool", dims }])[0];
-    }
-    return this.emit("CAST", [filled], [{ type, elementType: tensor.type, dims }])[0];
+    return filled(this, shape, 0, { ...specOf(tensor.type), dims: tensor.dims });
   }
 
   /** The value's ONNX dimensions (0 = known only at execution; [] a scalar). */

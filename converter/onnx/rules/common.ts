@@ -89,28 +89,42 @@ export function tensorConstant(
 }
 
 /**
- * A tensor of `like`'s shape at execution holding `value`: FILL of its SHAPE (float32,
- * float16 through a CAST, or int32).
+ * A tensor of the shape `shape` holds (a TENSOR_INT32 operand, its values known at
+ * execution) filled with `value`: FILL for int32 and float32, float16 through a CAST, bool
+ * by comparing float32 with 0. `spec.dims` declares what is known of the result's extents.
  */
+export function filled(
+  ctx: ConversionContext,
+  shape: BuiltOperand,
+  value: number,
+  spec: OutputSpec & { dims: readonly number[] },
+): BuiltOperand {
+  if (spec.type === "TENSOR_INT32") {
+    return ctx.emit("FILL", [shape, ctx.builder.int32(value)], [spec])[0];
+  }
+  const float = { ...specOf("float32"), dims: spec.dims };
+  const [numbers] = ctx.emit("FILL", [shape, ctx.builder.float32(value)], [float]);
+  switch (spec.type) {
+    case "TENSOR_FLOAT32":
+      return numbers;
+    case "TENSOR_FLOAT16":
+      return ctx.emit("CAST", [numbers], [spec])[0];
+    case "TENSOR_BOOL8":
+      return boolFromNumbers(ctx, numbers, float);
+    default:
+      throw new Error(`a ${spec.type} tensor of a shape known only at execution is not built here`);
+  }
+}
+
+/** A tensor of `like`'s shape at execution holding `value` (FILL of its SHAPE). */
 export function filledLike(
   ctx: ConversionContext,
   like: BuiltOperand,
   value: number,
   spec: OutputSpec,
 ): BuiltOperand {
-  const dims = like.dimensions;
   const [shape] = ctx.emit("SHAPE", [like], [specOf("int32")]);
-  if (spec.type === "TENSOR_INT32") {
-    return ctx.emit("FILL", [shape, ctx.builder.int32(value)], [{ ...spec, dims }])[0];
-  }
-  if (spec.type !== "TENSOR_FLOAT32" && spec.type !== "TENSOR_FLOAT16") {
-    throw new Error(`a ${spec.type} tensor of a shape known only at execution is not built here`);
-  }
-  const float = { ...specOf("float32"), dims };
-  const [filled] = ctx.emit("FILL", [shape, ctx.builder.float32(value)], [float]);
-  return spec.type === "TENSOR_FLOAT32"
-    ? filled
-    : ctx.emit("CAST", [filled], [{ ...spec, dims }])[0];
+  return filled(ctx, shape, value, { ...spec, dims: like.dimensions });
 }
 
 /**

@@ -8,16 +8,15 @@
  */
 import { FUSED_NONE } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
-import type { ConversionContext } from "../context.ts";
 import { onnx } from "../decode.ts";
 import { NodeView } from "../node_view.ts";
 import type { Rule } from "../rule.ts";
 import { broadcastShape } from "../../../kernels/elementwise_binary.ts";
 import { allocateHost, type HostTensor, hostTensor, hostValues, symbolOf } from "../tensors.ts";
 import {
-  boolFromNumbers,
   broadcastDims,
   broadcastTo,
+  filled,
   knownProduct,
   sameTypeAs,
   specOf,
@@ -62,7 +61,10 @@ const expand: Rule = {
     const zerosType = spec.type === "TENSOR_BOOL8" ? specOf("float32") : spec;
     const zeros = known
       ? tensorConstant(ctx, zerosType, target, hostValues(knownProduct(target)!))
-      : filled(ctx, ctx.operand(shape), zerosType, target ?? new Array(rank).fill(0));
+      : filled(ctx, ctx.operand(shape), 0, {
+        ...zerosType,
+        dims: target ?? new Array(rank).fill(0),
+      });
     let result: BuiltOperand;
     if (spec.type === "TENSOR_BOOL8") {
       const bool = { ...specOf("bool"), dims: zeros.dimensions };
@@ -74,22 +76,6 @@ const expand: Rule = {
     ctx.setOperand(node.outputs[0], result, spec.elementType);
   },
 };
-
-/** Zeros of a shape computed at execution (a TENSOR_INT32 operand): FILL there. */
-function filled(
-  ctx: ConversionContext,
-  shape: BuiltOperand,
-  spec: ReturnType<typeof specOf>,
-  dims: readonly number[],
-): BuiltOperand {
-  if (spec.type === "TENSOR_INT32") {
-    return ctx.emit("FILL", [shape, ctx.builder.int32(0)], [{ ...spec, dims }])[0];
-  }
-  const [zeros] = ctx.emit("FILL", [shape, ctx.builder.float32(0)], [
-    { ...specOf("float32"), dims },
-  ]);
-  return spec.type === "TENSOR_FLOAT32" ? zeros : ctx.emit("CAST", [zeros], [{ ...spec, dims }])[0];
-}
 
 const tile: Rule = {
   fold(_node, [x, repeats]) {
@@ -131,7 +117,7 @@ const constantOfShape: Rule = {
     out.data.fill(value.data[0]);
     return [out];
   },
-  // A shape computed at execution: FILL there (float16 and bool through float32).
+  // A shape computed at execution: FILL there.
   convert(node, ctx) {
     const value = node.has("value") ? node.tensor("value") : hostTensor("float32", [1], [0]);
     const shape = ctx.value(node.inputs[0]);
@@ -139,16 +125,7 @@ const constantOfShape: Rule = {
       ? Array.from(shape.tensor.data as ArrayLike<number>, (v) => symbolOf(v) ? 0 : v)
       : new Array(ctx.operand(node.inputs[0]).dimensions[0] ?? 0).fill(0);
     const spec = { ...specOf(value.type), dims };
-    const integer = spec.type === "TENSOR_INT32";
-    const v = value.data[0];
-    const fillSpec = integer ? spec : { ...specOf("float32"), dims };
-    const scalar = integer ? ctx.builder.int32(v) : ctx.builder.float32(v);
-    const [filled] = ctx.emit("FILL", [ctx.operand(node.inputs[0]), scalar], [fillSpec]);
-    const result = spec.type === fillSpec.type
-      ? filled
-      : spec.type === "TENSOR_BOOL8"
-      ? boolFromNumbers(ctx, filled, fillSpec)
-      : ctx.emit("CAST", [filled], [spec])[0];
+    const result = filled(ctx, ctx.operand(node.inputs[0]), value.data[0], spec);
     ctx.setOperand(node.outputs[0], result, value.type);
   },
 };

@@ -8,7 +8,7 @@ import type { BuiltOperand } from "../../graph_builder.ts";
 import type { ConversionContext, OutputSpec } from "../context.ts";
 import type { NodeView } from "../node_view.ts";
 import { type HostTensor, hostValues } from "../tensors.ts";
-import { floatConstant, requireFloat, sameTypeAs, specOf } from "./common.ts";
+import { filled, floatConstant, requireFloat, sameTypeAs, specOf } from "./common.ts";
 import { extentOperand, runtimeShape } from "../runtime_extents.ts";
 
 /** Per ONNX direction, whether each direction runs from the last step to the first. */
@@ -183,12 +183,7 @@ export class Recurrence {
         { factors: [{ operand: x, axis: 1 }], scale: 1 },
         undefined,
       ])!;
-      const dims = [0, this.hidden];
-      const [zeros] = this.ctx.emit("FILL", [shape, this.ctx.builder.float32(0)], [
-        { ...specOf("float32"), dims },
-      ]);
-      if (this.spec.type === "TENSOR_FLOAT32") return zeros;
-      return this.ctx.emit("CAST", [zeros], [{ ...this.spec, dims }])[0];
+      return filled(this.ctx, shape, 0, { ...this.spec, dims: [0, this.hidden] });
     }
     return this.constant([batch, this.hidden], hostValues(batch * this.hidden));
   }
