@@ -200,8 +200,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       version: config.driverVersion ?? DRIVER_VERSION,
     }).catch(unusableState(config.dataDir));
     const devices = await discoverDevices({
-      gpu: config.gpu ?? true,
-      onnxruntime: config.onnxruntime ?? false,
+      gpu: config.gpu,
+      onnxruntime: config.onnxruntime,
+      names: config.devices,
     });
     const service = openingState(config.dataDir, () =>
       new Service({

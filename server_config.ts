@@ -4,6 +4,7 @@
  */
 import type { BurstOptions } from "./driver/burst/session.ts";
 import type { DeviceCosts } from "./driver/devices/device.ts";
+import { DEVICE_NAMES } from "./driver/devices/device_list.ts";
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./driver/execution/executors/pool.ts";
 import { DEFAULT_MODEL_LIMITS, type ModelLimits } from "./driver/model/models.ts";
 import { DEFAULT_MEMORY_LIMITS, type MemoryLimits } from "./memory/pools.ts";
@@ -89,10 +90,15 @@ export interface ServerConfig {
    */
   gpu?: boolean;
   /**
-   * Whether to offer the onnxruntime device (NNSERVE_ONNXRUNTIME, default false while it is
-   * being built: #31), which runs the steps it claims as onnxruntime-node sessions.
+   * Whether to offer the onnxruntime device where onnxruntime-node loads (default true),
+   * which runs the steps it claims as onnxruntime-node sessions.
    */
   onnxruntime?: boolean;
+  /**
+   * The devices the service offers, by name (NNSERVE_DEVICES, comma-separated; default every
+   * device that loads here); a device named but not found here is left out with a log line.
+   */
+  devices?: readonly string[];
   /** Device costs that replace the measured ones (tests that force a partition). */
   deviceCosts?: Record<string, DeviceCosts>;
   /**
@@ -191,7 +197,7 @@ export function configFromEnv(): ServerConfig {
     cacheBytes: number("NNSERVE_CACHE_BYTES", { integer: true, min: 0 }),
     inlineWork: number("NNSERVE_INLINE_WORK", { min: 0 }),
     gpu: flag("NNSERVE_GPU"),
-    onnxruntime: flag("NNSERVE_ONNXRUNTIME"),
+    devices: deviceNames(env("NNSERVE_DEVICES")),
     shutdownTimeoutSeconds: number("NNSERVE_SHUTDOWN_TIMEOUT", { min: 0 }),
     stateTimeoutSeconds: number("NNSERVE_STATE_TIMEOUT", { min: 0.1, max: 3600 }),
     logLevel: logLevel(env("NNSERVE_LOG_LEVEL")),
@@ -236,6 +242,22 @@ export function configFromEnv(): ServerConfig {
     },
     verbose: true,
   };
+}
+
+/**
+ * NNSERVE_DEVICES' names (comma-separated), or undefined when unset; a name no device of
+ * nnserve has, or none at all, is a StartupError.
+ */
+function deviceNames(text: string | undefined): string[] | undefined {
+  if (text === undefined) return undefined;
+  const names = text.split(",").map((name) => name.trim()).filter(Boolean);
+  const unknown = names.filter((name) => !DEVICE_NAMES.includes(name));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new StartupError(
+      `NNSERVE_DEVICES must name devices among ${DEVICE_NAMES.join(", ")}, not "${text}"`,
+    );
+  }
+  return names;
 }
 
 /** NNSERVE_LOG_LEVEL's value (default info); anything else is a StartupError. */

@@ -111,6 +111,17 @@ export class Driver {
           this.#pool.unload(id);
         }
       },
+      unitPreparer: async (id, plan) => {
+        // The service's own work, as profiling; the executor keeps what it prepared for the
+        // compilation's runs unless something failed (the plan then changes).
+        const run = await this.#pool.run(id, plan, [], {
+          client: "",
+          priority: plan.options.priority,
+          prepareOnly: true,
+        });
+        if (run.steps.length > 0) this.#pool.unload(id);
+        return run.steps;
+      },
       cache: config.cache,
       metrics: this.metrics,
     });

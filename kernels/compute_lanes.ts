@@ -102,6 +102,25 @@ function giveBack(count: number): void {
   Atomics.add(budget.counters, 0, count);
 }
 
+/**
+ * Borrows up to `wanted` threads beyond the calling one from the budget for a call into a
+ * native library with threads of its own (onnxruntime's intra-op threads): at most the
+ * budget's `maxLanes`, and only what is free. Give them back with {@link returnThreads}.
+ */
+export function borrowThreads(wanted: number): number {
+  return claim(Math.min(wanted, budget?.maxLanes ?? 0));
+}
+
+/** Gives back threads taken with {@link borrowThreads}. */
+export function returnThreads(count: number): void {
+  giveBack(count);
+}
+
+/** The most threads one call of this realm may use (its own and the lanes it may add). */
+export function callThreadLimit(): number {
+  return 1 + (budget?.maxLanes ?? 0);
+}
+
 /** One lane: its worker and its control block (`lane_protocol.ts`). */
 interface Lane {
   worker: Worker;

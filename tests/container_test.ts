@@ -238,10 +238,10 @@ Deno.test("the Dockerfile's steps build a working image from a clean copy: depen
     deepStrictEqual(built.copies[0].sort(), ["deno.json", "deno.lock", "tools/image_deps.ts"]);
     deepStrictEqual(built.copies[1], ["."], "the sources come after the dependency layer");
     const [afterDeps, afterSources] = built.packagesAfterRun;
-    for (const name of ["hono", "zod", "@hono/zod-openapi", "onnx-proto"]) {
+    for (const name of ["hono", "zod", "@hono/zod-openapi", "onnx-proto", "onnxruntime-node"]) {
       ok(afterDeps.includes(name), `the dependency layer has ${name}: ${afterDeps}`);
     }
-    for (const peer of ["onnxruntime-node", "onnxruntime-web", "playwright-core"]) {
+    for (const peer of ["onnxruntime-web", "playwright-core"]) {
       ok(!afterDeps.includes(peer), `no ${peer} in the image`);
     }
     ok(RUNTIME_IMPORTS.includes("onnx-proto"));
@@ -276,6 +276,12 @@ Deno.test("the Dockerfile's steps build a working image from a clean copy: depen
         if (code !== 0) await new Promise((resolve) => setTimeout(resolve, 250));
       }
       strictEqual(code, 0, "healthy once ready");
+      // The dependency layer's onnxruntime-node loads: the image offers the native device.
+      const listed = await (await fetch(`http://127.0.0.1:${port}/v1/devices`)).json();
+      ok(
+        listed.devices.some((d: { name: string }) => d.name === "onnxruntime"),
+        JSON.stringify(listed.devices.map((d: { name: string }) => d.name)),
+      );
       const ready = await (await fetch(`http://127.0.0.1:${port}/readyz`)).json();
       const adder = ready.repository.find((e: { name: string }) => e.name === "adder");
       strictEqual(adder?.state, "ready", JSON.stringify(ready));

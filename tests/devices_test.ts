@@ -43,20 +43,29 @@ async function run(server: TestServer, compilation: string): Promise<number[]> {
   return (result.body.outputs as { data: number[] }[])[0].data;
 }
 
-Deno.test("GET /v1/devices lists the SIMD and the reference CPU", async () => {
+/** The host devices alone (NNSERVE_DEVICES), for tests of how plans use them. */
+const HOST_ONLY = { devices: ["cpu-simd", "cpu-reference"] };
+
+Deno.test("GET /v1/devices lists the SIMD and the reference CPU and onnxruntime, or those NNSERVE_DEVICES names", async () => {
   await withTestServer({}, async (server) => {
     const { body } = await server.request("GET", "/v1/devices");
     const devices = body.devices as { name: string; type: string; version: string }[];
     deepStrictEqual(devices.map((d) => [d.name, d.type]), [
       ["cpu-simd", "CPU"],
       ["cpu-reference", "CPU"],
+      ["onnxruntime", "CPU"],
     ]);
-    ok(devices.every((d) => /^\d+\.\d+\.\d+$/.test(d.version)));
+    ok(devices.every((d) => /^\d+\.\d+\.\d+/.test(d.version)));
+  });
+  await withTestServer({ devices: ["cpu-reference", "onnxruntime"] }, async (server) => {
+    const { body } = await server.request("GET", "/v1/devices");
+    const devices = body.devices as { name: string }[];
+    deepStrictEqual(devices.map((d) => d.name), ["cpu-reference", "onnxruntime"]);
   });
 });
 
 Deno.test("supported-operations answers per device, and compilations keep to their devices", async () => {
-  await withTestServer({}, async (server) => {
+  await withTestServer(HOST_ONLY, async (server) => {
     const model = await server.request("POST", "/v1/models", fullyConnectedSoftmax());
     strictEqual(model.status, 201, JSON.stringify(model.body));
     const support = await server.request(
@@ -156,7 +165,7 @@ interface PlanJson {
 }
 
 Deno.test("the plan is visible: it alternates devices where each is cheaper, with the same results", async () => {
-  await withTestServer({}, async (server) => {
+  await withTestServer(HOST_ONLY, async (server) => {
     const model = await server.request("POST", "/v1/models", alternatingModel());
     strictEqual(model.status, 201, JSON.stringify(model.body));
     const created = await server.request("POST", "/v1/compilations", { model: model.body.id });
@@ -250,7 +259,7 @@ Deno.test("SUSTAINED_SPEED gets the latency plan: devices sharing the cores are 
     "cpu-simd": { microsPerWork: 1 },
     "cpu-reference": { microsPerWork: 2 },
   };
-  await withTestServer({ deviceCosts }, async (server) => {
+  await withTestServer({ ...HOST_ONLY, deviceCosts }, async (server) => {
     const model = await server.request("POST", "/v1/models", fullyConnectedChain());
     strictEqual(model.status, 201, JSON.stringify(model.body));
     const plans: Record<string, PlanJson> = {};

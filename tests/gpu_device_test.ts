@@ -90,7 +90,12 @@ Deno.test("GET /v1/devices lists the gpu beside the CPUs, with measured capabili
       `no gpu device in ${devices.map((d) => d.name)}: WebGPU found no adapter ` +
         "(Debian's libegl-mesa0 and libgl1-mesa-dri provide llvmpipe; .ci/run installs them)",
     );
-    deepStrictEqual(devices.map((d) => d.name), ["cpu-simd", "cpu-reference", "gpu"]);
+    deepStrictEqual(devices.map((d) => d.name), [
+      "cpu-simd",
+      "cpu-reference",
+      "onnxruntime",
+      "gpu",
+    ]);
     strictEqual(gpu.type, "GPU");
     ok(gpu.capabilities.operandPerformance.TENSOR_FLOAT32.execTime > 0);
     ok(gpu.supportedOperations.includes("CONV_2D"));

@@ -1,11 +1,13 @@
 /**
- * The onnxruntime device (#31, opt-in: NNSERVE_ONNXRUNTIME): listed where onnxruntime-node
- * loads, placed by the partitioner on the steps the exporter writes, its runs of steps
- * executed as onnxruntime sessions in the executors, other steps (ELU here, which it does
- * not claim) on the host between them; the results are the reference kernels'.
+ * The onnxruntime device (#31): listed where onnxruntime-node loads, placed by the
+ * partitioner on the steps the exporter writes, its runs of steps executed as onnxruntime
+ * sessions in the executors, other steps (ELU here, which it does not claim) on the host
+ * between them; the results are the reference kernels'. Its plans take memory pools,
+ * deadlines and bursts like any other.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { withTestServer } from "./server_fixture.ts";
+import { startTestServer, withTestServer } from "./server_fixture.ts";
+import { NnClient } from "../client/mod.ts";
 import { onnxBytes } from "../tools/onnx_graphs.ts";
 import { weights } from "./onnx/compare.ts";
 import { seededFloats } from "../kernels/seeded_random.ts";
@@ -47,7 +49,7 @@ Deno.test("the onnxruntime device runs the steps it claims, the host the others 
   const deviceCosts = {
     onnxruntime: { microsPerWork: 1e-7, transfer: { fixedMicros: 0.1, microsPerByte: 1e-7 } },
   };
-  await withTestServer({ onnxruntime: true, deviceCosts }, async (server) => {
+  await withTestServer({ deviceCosts }, async (server) => {
     const devices = await server.request("GET", "/v1/devices");
     const names = (devices.body.devices as { name: string }[]).map((d) => d.name);
     ok(names.includes("onnxruntime"), names.join());
@@ -90,4 +92,50 @@ Deno.test("the onnxruntime device runs the steps it claims, the host the others 
       ok(Math.abs(v - reference.output[i]) < 1e-4, `[${i}]: ${v} vs ${reference.output[i]}`)
     );
   });
+});
+
+Deno.test("plans on the onnxruntime device take memory pools, deadlines and bursts", async () => {
+  const server = await startTestServer();
+  try {
+    const client = new NnClient({ baseUrl: server.url });
+    const model = client.model();
+    const a = model.addOperand({ type: "TENSOR_FLOAT32", dimensions: [4] });
+    const b = model.addOperand({ type: "TENSOR_FLOAT32", dimensions: [4] });
+    const act = model.addOperand({ type: "INT32" });
+    const out = model.addOperand({ type: "TENSOR_FLOAT32", dimensions: [4] });
+    model.setOperandValue(act, 3); // RELU6
+    model.addOperation("ADD", [a, b, act], [out]);
+    model.identifyInputsAndOutputs([a, b], [out]);
+    const compilation = await client.compile(model, { devices: ["onnxruntime"] });
+    const described = await server.request("GET", `/v1/compilations/${compilation.id}`);
+    const plan = described.body.plan as { steps: { device: string }[] };
+    deepStrictEqual(plan.steps.map((s) => s.device), ["onnxruntime"]);
+    const want = [0, 6, 3.5, 6];
+
+    // The first input from a memory pool, the output into another, under a deadline.
+    const input = await client.createMemory(new Uint8Array(Float32Array.of(-1, 5, 1.5, 9).buffer));
+    const output = await client.createMemory({ size: 16 });
+    const result = await compilation.execution()
+      .setInputFromMemory(0, input, 0, 16)
+      .setInput(1, [0, 2, 2, 0])
+      .setOutputFromMemory(0, output, 0, 16)
+      .setDeadline(60_000)
+      .setMeasureTiming(true)
+      .compute();
+    const timed = result.timing?.steps as { device: string; fallback?: string }[];
+    deepStrictEqual(timed.map((s) => [s.device, s.fallback]), [["onnxruntime", undefined]]);
+    deepStrictEqual([...new Float32Array((await output.read()).slice().buffer)], want);
+
+    // A burst: several requests in flight on one socket.
+    await using burst = await compilation.burst();
+    const answers = await Promise.all(
+      [0, 1, 2].map((k) => burst.compute([[-1, 5, 1.5, 9], [k, 2, 2, 0]])),
+    );
+    answers.forEach((answer, k) =>
+      deepStrictEqual([...answer.outputs[0].data as Float32Array], [Math.max(k - 1, 0), 6, 3.5, 6])
+    );
+  } finally {
+    await server.close();
+    await Deno.remove(server.dataDir, { recursive: true });
+  }
 });

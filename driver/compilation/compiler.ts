@@ -14,7 +14,12 @@ import { DriverError } from "../../nnapi/errors.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
 import type { Model } from "../model/model.ts";
 import { attachWeights, decodePlan, encodePlan } from "./plan_codec.ts";
-import { type PlanWithoutWeights, type PreparedModel } from "./plan.ts";
+import {
+  type PlanWithoutWeights,
+  type PreparedModel,
+  runsOnHost,
+  type StepTiming,
+} from "./plan.ts";
 import { checkPreparationDeadline, prepareModelAsync } from "./prepare.ts";
 
 const CACHE_RESULTS = ["hit", "miss", "none", "rejected"] as const;
@@ -52,6 +57,12 @@ function prepared(plan: PreparedModel, cache: "miss" | "none"): Compiled {
  */
 const PARTITIONING = "static-cost";
 
+/**
+ * Prepares the device units of compilation `id`'s plan where its runs will go, and answers
+ * the units that could not be prepared (timing entries naming their operations and why).
+ */
+export type UnitPreparer = (id: string, plan: PreparedModel) => Promise<StepTiming[]>;
+
 /** Prepares plans on the driver's devices, through the compilation cache when asked. */
 export class Compiler {
   readonly devices: DeviceSet;
@@ -59,6 +70,7 @@ export class Compiler {
   readonly #metrics: Metrics;
 
   readonly #profiler: PlanProfiler | undefined;
+  readonly #unitPreparer: UnitPreparer | undefined;
 
   constructor(
     devices: DeviceSet,
@@ -67,10 +79,16 @@ export class Compiler {
       metrics: Metrics;
       /** Runs probe plans in an executor, for profile-guided partitioning. */
       profiler?: PlanProfiler;
+      /**
+       * Prepares a plan's device units in an executor (sessions, pipelines: off the event
+       * loop, kept there for the compilation `id`'s runs); answers those that failed.
+       */
+      unitPreparer?: UnitPreparer;
     },
   ) {
     this.devices = devices;
     this.#profiler = options.profiler;
+    this.#unitPreparer = options.unitPreparer;
     this.#cache = options.cache;
     this.#metrics = options.metrics;
     this.#metrics.declare(...CACHE_LOOKUPS, CACHE_RESULTS.map((result) => ({ result })));
@@ -115,61 +133,37 @@ export class Compiler {
         profiler,
       })
       : undefined;
-    const partitioned = await this.#checkSubgraphs(
-      model,
-      devices,
-      partitionModel(model, devices, { costs: this.devices.costs, measured }),
-    );
-    const { placement, summary } = partitioned;
-    const prepared = await prepareFor(placement);
-    prepared.partition = summary;
-    return prepared;
+    let partitioned = partitionModel(model, devices, { costs: this.devices.costs, measured });
+    for (;;) {
+      const prepared = await prepareFor(partitioned.placement);
+      prepared.partition = partitioned.summary;
+      const failed = runsOnHost(prepared)
+        ? []
+        : await this.#unitPreparer?.(record.id, prepared) ?? [];
+      if (failed.length === 0) return prepared;
+      partitioned = this.#fallBack(devices, partitioned, failed[0]);
+    }
   }
 
   /**
-   * Prepares each step placed on a device with memory of its own once, as its executors
-   * will (where every shape is known); a step that fails moves to the reference CPU (NNAPI's CPU fallback), and the plan
-   * says so.
+   * The partition with the step a device failed to prepare moved to the reference CPU
+   * (NNAPI's CPU fallback), which the plan then says.
    */
-  async #checkSubgraphs(
-    model: Model,
+  #fallBack(
     devices: readonly Device[],
     partitioned: ModelPartition,
-  ): Promise<ModelPartition> {
+    failed: StepTiming,
+  ): ModelPartition {
     const fallback = FALLBACK_DEVICE.info.name;
-    for (const [s, step] of partitioned.summary.steps.entries()) {
-      const runtime = this.devices.named(step.device)?.subgraphs;
-      // Steps with extents known only at execution are prepared per shape by executors
-      // (a shape that fails runs on the reference kernels for that execution).
-      if (!runtime || step.binds === "per shape") continue;
-      try {
-        const ops = step.operations.map((k) => model.operations[k]);
-        const produced = new Set(ops.flatMap((op) => op.outputs));
-        const subgraph = await runtime.prepare(ops, {
-          operands: model.operands.map((o) => ({
-            type: o.type,
-            shape: o.dimensions,
-            scale: o.scale,
-            zeroPoint: o.zeroPoint,
-            value: o.lifetime === "NO_VALUE" ? null : o.value,
-          })),
-          needed: new Set(step.outputs.filter((i) => produced.has(i))),
-        });
-        subgraph.destroy();
-      } catch (error) {
-        const reason = `${step.device} failed to prepare it (${(error as Error).message})`;
-        if (!devices.some((d) => d.info.name === fallback)) {
-          throw new DriverError("DEVICE_UNAVAILABLE", `${reason}; no other allowed device`);
-        }
-        console.warn(`nnserve: ${reason}; ${fallback} runs it instead`);
-        return await this.#checkSubgraphs(
-          model,
-          devices,
-          partitioned.fallBack(s, fallback, reason),
-        );
-      }
+    const reason = failed.fallback ?? `${failed.device} failed to prepare it`;
+    if (!devices.some((d) => d.info.name === fallback)) {
+      throw new DriverError("DEVICE_UNAVAILABLE", `${reason}; no other allowed device`);
     }
-    return partitioned;
+    console.warn(`nnserve: ${reason}; ${fallback} runs it instead`);
+    const s = partitioned.summary.steps.findIndex((step) =>
+      step.operations.includes(failed.operations[0])
+    );
+    return partitioned.fallBack(s, fallback, reason);
   }
 
   /**

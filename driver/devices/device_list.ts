@@ -21,6 +21,13 @@ import {
 /** The host devices, in preference order (ties in cost go to the earlier one). */
 export const HOST_DEVICES: readonly Device[] = [cpuSimd, cpuReference];
 
+/** Every device this build can offer, by name (the host devices, then those it discovers). */
+export const DEVICE_NAMES: readonly string[] = [
+  ...HOST_DEVICES.map((d) => d.info.name),
+  ONNXRUNTIME_DEVICE_NAME,
+  GPU_DEVICE_NAME,
+];
+
 /** The device that takes over a step another device fails to prepare (NNAPI's CPU fallback). */
 export const FALLBACK_DEVICE: Device = cpuReference;
 
@@ -113,24 +120,34 @@ export class DeviceSet {
 }
 
 /**
- * The host devices; unless `gpu` is false, the gpu device where an adapter is found; with
- * `onnxruntime`, the onnxruntime device where onnxruntime-node loads. Each is measured once
- * per process.
+ * The host devices; unless `gpu` is false, the gpu device where an adapter is found; unless
+ * `onnxruntime` is false, the onnxruntime device where onnxruntime-node loads. Each is
+ * measured once per process. With `names`, only the devices named (one log line for each
+ * named device not found here).
  */
 export async function discoverDevices(
-  options: { gpu: boolean; onnxruntime?: boolean },
+  options: { gpu?: boolean; onnxruntime?: boolean; names?: readonly string[] },
 ): Promise<DeviceSet> {
+  const { names } = options;
+  const wanted = (name: string) => !names || names.includes(name);
   const costs = new Map(hostDeviceCosts());
-  const devices = [...HOST_DEVICES];
+  const devices = HOST_DEVICES.filter((d) => wanted(d.info.name));
   const reference = costs.get(cpuReference.info.name)!.microsPerWork;
   const found = [
-    options.onnxruntime ? await discoverOnnxruntime(reference) : undefined,
-    options.gpu ? await discoverGpu(reference) : undefined,
+    options.onnxruntime !== false && wanted(ONNXRUNTIME_DEVICE_NAME)
+      ? await discoverOnnxruntime(reference)
+      : undefined,
+    options.gpu !== false && wanted(GPU_DEVICE_NAME) ? await discoverGpu(reference) : undefined,
   ];
   for (const extra of found) {
     if (!extra) continue;
     devices.push(extra.device);
     costs.set(extra.device.info.name, extra.costs);
+  }
+  for (const name of names ?? []) {
+    if (!devices.some((d) => d.info.name === name)) {
+      console.warn(`nnserve: the device ${name} is not available here; it is not offered`);
+    }
   }
   return new DeviceSet(devices, costs);
 }

@@ -16,6 +16,8 @@ export interface DeviceUnit {
   end: number;
   /** Prepared in this thread on first use; null when it could not be. */
   runnable?: Promise<RunnableSubgraph | null>;
+  /** Why it could not be prepared. */
+  failure?: string;
 }
 
 /** The plan's device units by their first step. */
@@ -68,6 +70,7 @@ export async function prepareUnit(
       needed: new Set([...produced].filter((i) => readOutside.has(i))),
     });
   } catch (error) {
+    unit.failure = `${unit.device} failed to prepare it (${(error as Error).message})`;
     console.warn(
       `nnserve: ${unit.device} could not prepare steps ${unit.start}-${unit.end - 1} ` +
         `(${(error as Error).message}); running them on the reference kernels`,

@@ -219,6 +219,30 @@ export class Executable {
   }
 
   /**
+   * Prepares every device unit of the plan's own shapes now (sessions, pipelines) rather than
+   * at the first run; answers the units that could not be prepared, as timing entries
+   * naming their operations and why (their steps then run on the reference kernels).
+   */
+  async prepareUnits(): Promise<StepTiming[]> {
+    const binding = this.#planned;
+    const failed: StepTiming[] = [];
+    for (const unit of binding?.units.values() ?? []) {
+      const runnable = await (unit.runnable ??= prepareUnit(unit, this.prepared, {
+        constants: this.#constants,
+        shapes: binding!.shapes,
+      }));
+      if (runnable) continue;
+      failed.push({
+        device: unit.device,
+        operations: this.#graph.steps.slice(unit.start, unit.end).map((step) => step.operation),
+        onDeviceUs: 0,
+        fallback: unit.failure ?? `${unit.device} failed to prepare it`,
+      });
+    }
+    return failed;
+  }
+
+  /**
    * Runs the plan on the given inputs (already checked against the model), on host kernels
    * (device units' steps too, on their reference kernels); with `timing`, adds each plan
    * step's time to it.

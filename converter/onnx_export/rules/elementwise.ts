@@ -1,7 +1,7 @@
 /**
  * Element-wise NNAPI operations as ONNX: ADD, SUB, MUL, DIV (NNAPI broadcasts as ONNX does;
- * the fused activation after), RELU, RELU1, RELU6, LOGISTIC, TANH. float32 only: int32
- * arithmetic and quantized forms are not claimed.
+ * the fused activation after), RELU, RELU1, RELU6, LOGISTIC, TANH. float32, and int32 ADD,
+ * SUB and MUL (shape arithmetic); quantized forms are not claimed.
  */
 import type { SubgraphStep } from "../../../driver/devices/device.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
@@ -23,9 +23,23 @@ export function float32Only(
   });
 }
 
+/** Whether every tensor the step reads or writes is int32. */
+export function int32Only(step: SubgraphStep, ctx: ExportContext): boolean {
+  return [...step.inputs, ...step.outputs].every((i) => {
+    const type = ctx.operands[i]?.type;
+    return !type || !type.startsWith("TENSOR_") || type === "TENSOR_INT32";
+  });
+}
+
+/**
+ * ADD, SUB, MUL with their fused activation; int32 too (shape arithmetic), where NNAPI takes
+ * no activation and keeps the low 32 bits as onnxruntime's int32 arithmetic does.
+ */
 function binary(op: string): ExportRule {
   return {
-    supports: (step, ctx) => float32Only(step, ctx) && ctx.isConstant(step, 2),
+    supports: (step, ctx) =>
+      ctx.isConstant(step, 2) &&
+      (float32Only(step, ctx) || (int32Only(step, ctx) && ctx.scalar(step, 2) === 0)),
     write(step, ctx) {
       const out = ctx.name(step.outputs[0]);
       const activation = ctx.scalar(step, 2);
@@ -131,7 +145,11 @@ export const ELEMENTWISE_EXPORTS: { readonly [T in OperationType]?: ExportRule }
   ADD: binary("Add"),
   SUB: binary("Sub"),
   MUL: binary("Mul"),
-  DIV: binary("Div"),
+  // NNAPI's int32 division floors, ONNX's truncates: float32 only.
+  DIV: {
+    ...binary("Div"),
+    supports: (step, ctx) => float32Only(step, ctx) && ctx.isConstant(step, 2),
+  },
   RELU: unary((from, to, ctx) => ctx.activate(from, 1, to)),
   RELU1: unary((from, to, ctx) => ctx.activate(from, 2, to)),
   RELU6: unary((from, to, ctx) => ctx.activate(from, 3, to)),

@@ -1,5 +1,6 @@
 /**
- * NNAPI operations that move elements, as ONNX: RESHAPE (its shape a constant), CONCATENATION,
+ * NNAPI operations that move elements, as ONNX: RESHAPE (to a shape constant or computed),
+ * SHAPE, RANGE, CAST (int32 to float32), BATCH_MATMUL, CONCATENATION (float32 or int32),
  * TRANSPOSE (its permutation a constant, or the reversed axes), MEAN (constant axes), PAD and
  * PAD_V2, SQUEEZE, EXPAND_DIMS, SLICE (constant window), GATHER, SPLIT (equal parts).
  */
@@ -7,19 +8,97 @@ import type { OperationType } from "../../../nnapi/types.ts";
 import type { SubgraphStep } from "../../../driver/devices/device.ts";
 import { sliceWindow } from "../../../operations/strided_slice.ts";
 import type { ExportContext, ExportRule } from "../export.ts";
-import { float32Only } from "./elementwise.ts";
+import { float32Only, int32Only } from "./elementwise.ts";
 
+/** ONNX's element types a Cast names. */
+const FLOAT = 1;
+const INT32 = 6;
+const INT64 = 7;
+
+/**
+ * RESHAPE to a constant shape, or to one computed at execution (cast to ONNX's int64; a 0
+ * kept as an extent of 0, as NNAPI reads it).
+ */
 const reshape: ExportRule = {
-  supports: (step, ctx) => float32Only(step, ctx, [1]) && ctx.isConstant(step, 1),
+  supports: (step, ctx) =>
+    float32Only(step, ctx, [1]) && ctx.operands[step.inputs[1]]?.type === "TENSOR_INT32",
   write(step, ctx) {
-    const target = Array.from(ctx.operands[step.inputs[1]].value as ArrayLike<number>);
-    const shape = ctx.constant("shape", [target.length], target, "int64");
-    ctx.node("Reshape", [ctx.input(step, 0), shape], [ctx.name(step.outputs[0])]);
+    const given = ctx.operands[step.inputs[1]].value;
+    let shape: string;
+    if (given) {
+      const target = Array.from(given as ArrayLike<number>);
+      shape = ctx.constant("shape", [target.length], target, "int64");
+    } else {
+      shape = ctx.temporary("shape");
+      ctx.node("Cast", [ctx.input(step, 1)], [shape], { to: INT64 });
+    }
+    ctx.node("Reshape", [ctx.input(step, 0), shape], [ctx.name(step.outputs[0])], {
+      allowzero: 1,
+    });
+  },
+};
+
+/** SHAPE: ONNX's int64 shape cast to NNAPI's int32. */
+const shapeOf: ExportRule = {
+  supports: (step, ctx) =>
+    ctx.operands[step.outputs[0]]?.type === "TENSOR_INT32" &&
+    ["TENSOR_FLOAT32", "TENSOR_INT32", "TENSOR_BOOL8"].includes(
+      ctx.operands[step.inputs[0]]?.type,
+    ),
+  write(step, ctx) {
+    const shape = ctx.temporary("shape");
+    ctx.node("Shape", [ctx.input(step, 0)], [shape]);
+    ctx.node("Cast", [shape], [ctx.name(step.outputs[0])], { to: INT32 });
+  },
+};
+
+/** RANGE (float32 or int32): ONNX's Range of its three one-element inputs as scalars. */
+const range: ExportRule = {
+  supports: (step, ctx) => float32Only(step, ctx) || int32Only(step, ctx),
+  write(step, ctx) {
+    const scalar = ctx.constant("scalar", [0], [], "int64");
+    const bounds = [0, 1, 2].map((j) => {
+      const one = ctx.temporary("bound");
+      ctx.node("Reshape", [ctx.input(step, j), scalar], [one]);
+      return one;
+    });
+    ctx.node("Range", bounds, [ctx.name(step.outputs[0])]);
+  },
+};
+
+/** CAST of int32 to float32 (both round to the nearest float). */
+const cast: ExportRule = {
+  supports: (step, ctx) =>
+    ctx.operands[step.inputs[0]]?.type === "TENSOR_INT32" &&
+    ctx.operands[step.outputs[0]]?.type === "TENSOR_FLOAT32",
+  write(step, ctx) {
+    ctx.node("Cast", [ctx.input(step, 0)], [ctx.name(step.outputs[0])], { to: FLOAT });
+  },
+};
+
+/** BATCH_MATMUL: MatMul, each adjoint input's last two extents swapped first. */
+const batchMatmul: ExportRule = {
+  supports: (step, ctx) =>
+    float32Only(step, ctx) && step.inputs.slice(2).every((_, j) => ctx.isConstant(step, j + 2)),
+  write(step, ctx) {
+    const operand = (j: number) => {
+      const name = ctx.input(step, j);
+      if (step.inputs.length <= j + 2 || ctx.scalar(step, j + 2) === 0) return name;
+      const rank = ctx.operands[step.inputs[j]].shape.length;
+      const perm = [...Array(rank).keys()];
+      [perm[rank - 2], perm[rank - 1]] = [rank - 1, rank - 2];
+      const swapped = ctx.temporary("adjoint");
+      ctx.node("Transpose", [name], [swapped], { perm });
+      return swapped;
+    };
+    ctx.node("MatMul", [operand(0), operand(1)], [ctx.name(step.outputs[0])]);
   },
 };
 
 const concatenation: ExportRule = {
-  supports: (step, ctx) => float32Only(step, ctx) && ctx.isConstant(step, step.inputs.length - 1),
+  supports: (step, ctx) =>
+    (float32Only(step, ctx) || int32Only(step, ctx)) &&
+    ctx.isConstant(step, step.inputs.length - 1),
   write(step, ctx) {
     const count = step.inputs.length - 1;
     const axis = ctx.scalar(step, count);
@@ -107,7 +186,8 @@ const squeeze: ExportRule = {
 };
 
 const expandDims: ExportRule = {
-  supports: (step, ctx) => float32Only(step, ctx) && ctx.isConstant(step, 1),
+  supports: (step, ctx) =>
+    (float32Only(step, ctx) || int32Only(step, ctx)) && ctx.isConstant(step, 1),
   write(step, ctx) {
     const rank = ctx.operands[step.inputs[0]].shape.length + 1;
     const axis = ctx.scalar(step, 1);
@@ -119,7 +199,8 @@ const expandDims: ExportRule = {
 /** SLICE: begin and size (-1: to the end) as ONNX's starts and ends over every axis. */
 const slice: ExportRule = {
   supports: (step, ctx) =>
-    float32Only(step, ctx, [1, 2]) && ctx.isConstant(step, 1) && ctx.isConstant(step, 2),
+    (float32Only(step, ctx, [1, 2]) || int32Only(step, ctx)) && ctx.isConstant(step, 1) &&
+    ctx.isConstant(step, 2),
   write(step, ctx) {
     const begin = values(ctx, step, 1);
     const size = values(ctx, step, 2);
@@ -133,10 +214,10 @@ const slice: ExportRule = {
   },
 };
 
-/** GATHER along an axis by int32 indices (constant or given at execution). */
+/** GATHER of float32 or int32 along an axis by int32 indices (constant or at execution). */
 const gather: ExportRule = {
   supports: (step, ctx) =>
-    float32Only(step, ctx, [2]) && ctx.isConstant(step, 1) &&
+    (float32Only(step, ctx, [2]) || int32Only(step, ctx)) && ctx.isConstant(step, 1) &&
     ctx.operands[step.inputs[2]]?.type === "TENSOR_INT32",
   write(step, ctx) {
     ctx.node("Gather", [ctx.input(step, 0), ctx.input(step, 2)], [ctx.name(step.outputs[0])], {
@@ -208,6 +289,10 @@ export const SHAPE_EXPORTS: { readonly [T in OperationType]?: ExportRule } = {
   SLICE: slice,
   GATHER: gather,
   RESHAPE: reshape,
+  SHAPE: shapeOf,
+  RANGE: range,
+  CAST: cast,
+  BATCH_MATMUL: batchMatmul,
   CONCATENATION: concatenation,
   TRANSPOSE: transpose,
   MEAN: reduce("ReduceMean"),

@@ -7,7 +7,9 @@
  * the host space). The first subgraph that reads it in another space pays one move from its
  * home there; later readers in that space read that copy. A model output written outside the
  * host space pays its move home, charged to the subgraph that wrote it. Each subgraph also
- * pays the problem's `subgraphOverhead`.
+ * pays the problem's `subgraphOverhead`. Copies in a transient space last one subgraph: when
+ * it ends, what it wrote that later operations read moves home to the host (charged to it),
+ * and its copies of other operands are gone.
  */
 import { type IndexedProblem, type Partition, type Subgraph, type Transfer } from "./problem.ts";
 
@@ -23,10 +25,38 @@ export function evaluate(ix: IndexedProblem, devices: number[], optimal: boolean
   const subgraphOf = new Map<number, number>(); // operand → subgraph that wrote it
   const subgraphs: Subgraph[] = [];
   let current: Subgraph | undefined;
+  /** Ends a subgraph that ran on device `d` before operation position `next`. */
+  const end = (d: number, next: number) => {
+    const s = ix.spaceOf[d];
+    if (!ix.transient[s]) return;
+    const bit = 1 << s;
+    const hostBit = 1 << ix.host;
+    for (const [x, mask] of present) {
+      if ((mask & bit) === 0) continue;
+      if (home.get(x) !== s) {
+        present.set(x, mask & ~bit);
+      } else if ((ix.lastRead.get(x) ?? -1) >= next) {
+        if ((mask & hostBit) === 0) {
+          const t = {
+            operand: x,
+            from: ix.spaces[s],
+            to: ix.spaces[ix.host],
+            bytes: ix.problem.operandBytes[x],
+            cost: ix.transfer(x, s, ix.host),
+          };
+          current!.transfers.push(t);
+          current!.cost += t.cost;
+        }
+        home.set(x, ix.host);
+        present.set(x, hostBit);
+      }
+    }
+  };
   ix.operations.forEach((op, i) => {
     const d = devices[i];
     const s = ix.spaceOf[d];
     if (current === undefined || current.device !== names[d]) {
+      if (i > 0) end(devices[i - 1], i);
       current = {
         device: names[d],
         operations: [],

@@ -1,6 +1,6 @@
 /**
- * An exact pre-pass of the search, for problems with one memory space besides the host's:
- * that space is removed from a group of operations when using it there can never pay.
+ * An exact pre-pass of the search, for each memory space besides the host's: that space is
+ * removed from a group of operations when using it there can never pay.
  * Operations that some device of the space supports form groups, joined where one reads what
  * another writes or both read one operand (so no copy made for one group serves another). A
  * plan that runs some of a group in the space moves at least one tensor there (each of those
@@ -16,12 +16,41 @@
  */
 import type { PartitionOperation, PartitionProblem } from "./problem.ts";
 
-/** The problem with each space's devices removed from the groups where they cannot pay. */
+/**
+ * The problem with each space's devices removed from the groups where they cannot pay. With
+ * several spaces besides the host's, each is weighed against the host devices alone, which
+ * stays exact while a tensor moving between two of them goes through the host (costing both
+ * legs): a group moved to the host then makes every move it still needs from the host, which
+ * costs no more than from its space.
+ */
 export function withoutHopelessSpaces(problem: PartitionProblem): PartitionProblem {
   const spaceOf = new Map(problem.devices.map((d) => [d.name, d.memorySpace]));
   const others = [...new Set(spaceOf.values())].filter((s) => s !== problem.hostSpace);
-  if (others.length !== 1) return problem;
-  return { ...problem, operations: pruneSpace(problem, others[0], spaceOf) };
+  if (others.length > 1 && !throughHost(problem, others)) return problem;
+  let operations = problem.operations;
+  for (const space of others) {
+    operations = pruneSpace({ ...problem, operations }, space, spaceOf);
+  }
+  return { ...problem, operations };
+}
+
+/**
+ * Whether a move between two of `spaces` costs at least a move from the host to the second
+ * and one from the first to the host (as when it goes through the host); costs linear in
+ * bytes, so checked at none and at the largest operand.
+ */
+function throughHost(problem: PartitionProblem, spaces: readonly string[]): boolean {
+  const host = problem.hostSpace;
+  const cost = problem.transferCost;
+  const sizes = [0, Math.max(0, ...problem.operandBytes)];
+  return spaces.every((a) =>
+    spaces.every((b) =>
+      a === b ||
+      sizes.every((bytes) =>
+        cost(a, b, bytes) >= Math.max(cost(host, b, bytes), cost(a, host, bytes))
+      )
+    )
+  );
 }
 
 function pruneSpace(

@@ -89,7 +89,13 @@ export function partitionModel(
   });
   const shaped = <T extends TensorInfo>(info: T, i: number): T => ({ ...info, shape: shapes[i] });
   const problem: PartitionProblem = {
-    devices: devices.map((d) => ({ name: d.info.name, memorySpace: d.memorySpace })),
+    // A device of its own memory runs each of its subgraphs as a unit (`device_units.ts`):
+    // inputs taken anew, what later steps read handed back.
+    devices: devices.map((d) => ({
+      name: d.info.name,
+      memorySpace: d.memorySpace,
+      transient: d.subgraphs !== undefined,
+    })),
     operations: model.runOrder.map((k) => {
       const op = model.operations[k];
       const step = stepOperands(model, op);
@@ -112,9 +118,14 @@ export function partitionModel(
     modelInputs: model.inputIndexes,
     modelOutputs: model.outputIndexes,
     hostSpace: HOST_MEMORY,
+    // Between two devices' spaces a tensor goes through the host (an executor downloads it
+    // into its arena, then uploads it): both legs.
     transferCost(from, to, bytes) {
-      const transfer = transferOf.get(from === HOST_MEMORY ? to : from);
-      return transfer ? transfer.fixedMicros + bytes * transfer.microsPerByte : 0;
+      const leg = (space: string) => {
+        const transfer = space === HOST_MEMORY ? undefined : transferOf.get(space);
+        return transfer ? transfer.fixedMicros + bytes * transfer.microsPerByte : 0;
+      };
+      return leg(from) + leg(to);
     },
   };
   const costSource = options.measured ? "profile" : "static";

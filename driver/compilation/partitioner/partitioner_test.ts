@@ -239,18 +239,25 @@ Deno.test("reassign() moves one subgraph, keeps the others and merges neighbours
   );
 });
 
-/** A seeded random problem: 2–3 devices, 1–10 operations, a random DAG, costs and sizes. */
-function randomProblem(seed: number): PartitionProblem {
+/**
+ * A seeded random problem: 2–3 devices, 1–10 operations, a random DAG, costs and sizes; with
+ * `throughHost`, a move between two device spaces costs a move to the host plus one from it
+ * and some spaces are transient (as the driver's executors make them), else each link costs
+ * what it draws.
+ */
+function randomProblem(seed: number, throughHost = false): PartitionProblem {
   // Consecutive seeds give nearly equal first draws from an LCG: spread them, skip one.
   const stream = seededFloats(512, Math.imul(seed, 0x9e3779b1), 1);
   let drawn = 1;
   const next = () => stream[drawn++] + 0.5; // [0, 1)
   const int = (n: number) => Math.floor(next() * n);
   const spaces = ["host", "npu", "gpu"];
-  const devices = Array.from({ length: 2 + int(2) }, (_, i) => ({
-    name: `d${i}`,
-    memorySpace: i === 0 ? "host" : spaces[int(3)],
-  }));
+  // Through the host, a space's copies may also last one subgraph (as the driver's do).
+  const transient = new Set(throughHost ? spaces.filter((s) => s !== "host" && next() < 0.5) : []);
+  const devices = Array.from({ length: 2 + int(2) }, (_, i) => {
+    const memorySpace = i === 0 ? "host" : spaces[int(3)];
+    return { name: `d${i}`, memorySpace, transient: transient.has(memorySpace) };
+  });
   const inputs = 1 + int(2);
   const constants = [inputs, inputs + 1];
   const readable = [...Array(inputs).keys(), ...constants];
@@ -283,9 +290,15 @@ function randomProblem(seed: number): PartitionProblem {
     modelOutputs,
     hostSpace: "host",
     transferCost(from, to, bytes) {
-      const link = `${from}>${to}`;
-      if (!rates.has(link)) rates.set(link, 0.001 + next() * 0.01);
-      return 1 + bytes * rates.get(link)!;
+      const linkCost = (a: string, b: string) => {
+        const link = `${a}>${b}`;
+        if (!rates.has(link)) rates.set(link, 0.001 + next() * 0.01);
+        return 1 + bytes * rates.get(link)!;
+      };
+      if (throughHost && from !== "host" && to !== "host") {
+        return linkCost(from, "host") + linkCost("host", to);
+      }
+      return linkCost(from, to);
     },
     subgraphOverhead: next() < 0.3 ? next() * 2 : 0,
   };
@@ -305,9 +318,9 @@ function bruteForce(problem: PartitionProblem) {
   }
 }
 
-Deno.test("partition() finds the brute-force optimum (300 seeded problems)", () => {
-  for (let seed = 1; seed <= 300; seed++) {
-    const problem = randomProblem(seed);
+Deno.test("partition() finds the brute-force optimum (300 seeded problems, each with links of their own and through the host)", () => {
+  for (let seed = 1; seed <= 600; seed++) {
+    const problem = randomProblem((seed + 1) >> 1, seed % 2 === 0);
     const plans = bruteForce(problem);
     const plan = partition(problem);
     const context = `seed ${seed}`;

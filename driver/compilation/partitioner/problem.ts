@@ -7,6 +7,12 @@
 export interface PartitionDevice {
   name: string;
   memorySpace: string;
+  /**
+   * Whether its copies last one subgraph (a device that runs each subgraph as a unit of
+   * its own: every subgraph takes what it reads anew, and hands back to the host what later
+   * operations read when it ends). Devices sharing a space agree on it.
+   */
+  transient?: boolean;
 }
 
 /** One operation of the model, as the partitioner sees it. */
@@ -121,6 +127,8 @@ export interface IndexedProblem {
   /** Memory-space position of each device. */
   spaceOf: number[];
   spaces: string[];
+  /** Per space position: whether its copies last one subgraph. */
+  transient: boolean[];
   host: number;
   operations: IndexedOperation[];
   /** Position of each operand's last reader (absent: never read). */
@@ -195,10 +203,14 @@ export function indexProblem(problem: PartitionProblem): IndexedProblem {
 
   const memo = new Map<number, number>();
   const m = spaces.length;
+  const transient = spaces.map((space) =>
+    problem.devices.some((d) => d.memorySpace === space && d.transient === true)
+  );
   return {
     problem,
     spaceOf,
     spaces,
+    transient,
     host: 0,
     operations,
     lastRead,

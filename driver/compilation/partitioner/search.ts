@@ -49,6 +49,30 @@ function liveFrontiers(ix: IndexedProblem): number[][] {
   return live;
 }
 
+/**
+ * The live operands' codes once a subgraph in the transient space `space` ends: those it
+ * homes move to the host (the charge), and its copies of the others are gone.
+ */
+function endSubgraph(
+  ix: IndexedProblem,
+  live: readonly number[],
+  codes: readonly number[],
+  space: number,
+  full: number,
+): { codes: number[]; charge: number } {
+  const bit = 1 << space;
+  const hostBit = 1 << ix.host;
+  let charge = 0;
+  const ended = codes.map((code, k) => {
+    const home = Math.floor(code / full);
+    const mask = code % full;
+    if (home !== space) return home * full + (mask & ~bit);
+    if ((mask & hostBit) === 0) charge += ix.transfer(live[k], space, ix.host);
+    return ix.host * full + hostBit;
+  });
+  return { codes: ended, charge };
+}
+
 function better(a: Label, b: Label): boolean {
   if (less(a.cost, b.cost)) return true;
   if (less(b.cost, a.cost)) return false;
@@ -83,11 +107,20 @@ export function search(ix: IndexedProblem, options: { maxStates: number }): Sear
     });
     const best = new Map<string, Label>();
     for (const label of labels) {
+      // Leaving a subgraph in a transient space: its outputs still to be read go home first.
+      const ended = label.device >= 0 && ix.transient[ix.spaceOf[label.device]]
+        ? endSubgraph(ix, before, label.codes, ix.spaceOf[label.device], full)
+        : undefined;
       for (const d of op.allowed) {
         const s = ix.spaceOf[d];
         const bit = 1 << s;
-        let charge = op.costs[d]! + (d === label.device ? 0 : ix.overhead);
-        const codes = label.codes.slice();
+        const switched = d !== label.device;
+        let charge = op.costs[d]! + (switched ? ix.overhead : 0);
+        let codes = label.codes.slice();
+        if (switched && ended) {
+          codes = ended.codes.slice();
+          charge += ended.charge;
+        }
         op.inputs.forEach((x, k) => {
           const code = codes[inputAt[k]];
           if (((code % full) & bit) === 0) {

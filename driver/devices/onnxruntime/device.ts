@@ -20,6 +20,7 @@ import { subgraphDevice } from "../subgraph_device.ts";
 import { exportsStep, exportSteps } from "../../../converter/onnx_export/export.ts";
 import { EXPORT_RULES } from "../../../converter/onnx_export/rules/index.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
+import { borrowThreads, callThreadLimit, returnThreads } from "../../../kernels/compute_lanes.ts";
 
 /** Its name and version (onnxruntime's, and the exporter's): part of every cache key. */
 export const ONNXRUNTIME_DEVICE_NAME = "onnxruntime";
@@ -74,6 +75,84 @@ const ORT_TYPES = {
   TENSOR_BOOL8: "bool",
 } as const;
 
+type Session = Awaited<ReturnType<Ort["InferenceSession"]["create"]>>;
+
+/** The thread counts a unit opens sessions for: 1, 2, 4, … below `most`, and `most`. */
+function threadCounts(most: number): number[] {
+  const counts: number[] = [];
+  for (let n = 1; n < most; n *= 2) counts.push(n);
+  counts.push(most);
+  return counts;
+}
+
+/**
+ * One unit's sessions, one per thread count (onnxruntime fixes a session's intra-op threads
+ * when it opens it), so that a run uses the threads it can borrow from the executors' one
+ * budget (`NNSERVE_THREADS`) and never more: one execution alone gets every thread,
+ * concurrent ones share them. The sessions for one thread and for the most are opened at
+ * preparation; one between is opened the first time a run's share calls for it, and that
+ * run takes the largest open session within its share meanwhile.
+ */
+class UnitSessions {
+  readonly #open = new Map<number, Session>();
+  readonly #opening = new Map<number, Promise<void>>();
+  readonly #counts: number[];
+
+  private constructor(
+    private readonly ort: Ort,
+    private readonly bytes: Uint8Array,
+    most: number,
+  ) {
+    this.#counts = threadCounts(most);
+  }
+
+  static async open(ort: Ort, bytes: Uint8Array, most: number): Promise<UnitSessions> {
+    const sessions = new UnitSessions(ort, bytes, most);
+    await Promise.all([sessions.#openFor(1), sessions.#openFor(most)]);
+    return sessions;
+  }
+
+  #openFor(threads: number): Promise<void> {
+    let opening = this.#opening.get(threads);
+    if (!opening) {
+      opening = this.ort.InferenceSession.create(this.bytes, {
+        intraOpNumThreads: threads,
+        interOpNumThreads: 1,
+        executionMode: "sequential",
+        // Warnings (initializers it folded away) are not the service's log lines.
+        logSeverityLevel: 3,
+      }).then((session) => {
+        this.#open.set(threads, session);
+      });
+      this.#opening.set(threads, opening);
+    }
+    return opening;
+  }
+
+  /** Runs `feeds` on the session for the threads this run can borrow. */
+  async run(feeds: Parameters<Session["run"]>[0]) {
+    const counts = this.#counts;
+    const borrowed = borrowThreads(counts[counts.length - 1] - 1);
+    const share = counts.findLast((n) => n <= 1 + borrowed)!;
+    if (!this.#open.has(share)) {
+      this.#openFor(share).catch(() => this.#opening.delete(share));
+    }
+    const threads = counts.findLast((n) => n <= share && this.#open.has(n))!;
+    returnThreads(borrowed - (threads - 1));
+    try {
+      return await this.#open.get(threads)!.run(feeds);
+    } finally {
+      returnThreads(threads - 1);
+    }
+  }
+
+  release(): void {
+    this.#opening.clear();
+    for (const session of this.#open.values()) void session.release();
+    this.#open.clear();
+  }
+}
+
 /** The runtime that prepares and runs the device's units (in any thread). */
 export const onnxruntimeRuntime: SubgraphRuntime = {
   async prepare(steps, options): Promise<RunnableSubgraph> {
@@ -88,10 +167,7 @@ export const onnxruntimeRuntime: SubgraphRuntime = {
     const inputs = unitInputs(steps, operands);
     const outputs = [...needed];
     const bytes = exportSteps(steps, operands, { inputs, outputs });
-    const session = await ort.InferenceSession.create(bytes, {
-      intraOpNumThreads: 1,
-      interOpNumThreads: 1,
-    });
+    const sessions = await UnitSessions.open(ort, bytes, callThreadLimit());
     return {
       inputs,
       outputs,
@@ -101,11 +177,11 @@ export const onnxruntimeRuntime: SubgraphRuntime = {
           const data = owned(given.get(i)!) as Float32Array;
           return [`o${i}`, new ort.Tensor(type, data, [...operands[i].shape])];
         }));
-        const result = await session.run(feeds);
+        const result = await sessions.run(feeds);
         return new Map(outputs.map((i) => [i, result[`o${i}`].data as TensorData]));
       },
       destroy() {
-        void session.release();
+        sessions.release();
       },
     };
   },
@@ -148,7 +224,7 @@ export function discoverOnnxruntime(
 /**
  * Its costs, measured: a chain of 32-channel 3x3 convolutions on 32x32 (µs per multiply-add:
  * the chain of four over the chain of one, so a run's fixed cost cancels), and a tiny run's
- * time as the fixed cost of crossing into a session.
+ * time as the fixed cost of crossing into a session and back.
  */
 async function calibrate(): Promise<DeviceCosts> {
   const size = 32;
@@ -214,6 +290,7 @@ async function calibrate(): Promise<DeviceCosts> {
   const microsPerWork = Math.max((four - one) / (3 * macs), 1e-7);
   return {
     microsPerWork,
-    transfer: { fixedMicros: Math.max(one - microsPerWork * macs, 1), microsPerByte: 1e-4 },
+    // A unit's run crosses into a session and back: half the fixed cost each way.
+    transfer: { fixedMicros: Math.max((one - microsPerWork * macs) / 2, 1), microsPerByte: 1e-4 },
   };
 }

@@ -67,6 +67,7 @@ interface Job {
   resolve(result: PoolResult): void;
   reject(error: Error): void;
   perOperation?: boolean;
+  prepareOnly?: boolean;
   /** NNAPI's loop timeout for the execution's WHILE loops (ms; default: NNAPI's). */
   loopTimeoutMs?: number;
 }
@@ -190,6 +191,8 @@ export class ExecutorPool {
       priority: Priority;
       deadline?: number;
       perOperation?: boolean;
+      /** Only prepare the plan's device units; the result's steps are those that failed. */
+      prepareOnly?: boolean;
       loopTimeoutMs?: number;
     },
   ): Promise<PoolResult> {
@@ -211,6 +214,7 @@ export class ExecutorPool {
         priority: options.priority,
         deadline: options.deadline,
         perOperation: options.perOperation,
+        prepareOnly: options.prepareOnly,
         loopTimeoutMs: options.loopTimeoutMs,
         queuedAt: performance.now(),
         resolve,
@@ -400,6 +404,7 @@ export class ExecutorPool {
           prepared: needsPlan ? job.prepared : undefined,
           inputs: job.inputs,
           perOperation: job.perOperation,
+          prepareOnly: job.prepareOnly,
           // Loops stop themselves at the deadline; replacing the worker is the backstop.
           limits: { loopTimeoutMs: loopTimeoutMs(job.loopTimeoutMs), deadline: job.deadline },
           threads: this.#threadBudget(index),

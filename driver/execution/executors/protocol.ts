@@ -19,6 +19,11 @@ export type WorkerRequest =
     inputs: RunInput[];
     /** Time every host operation apart (profiling), not each plan step. */
     perOperation?: boolean;
+    /**
+     * Only prepare the plan's device units (no inputs, no outputs): the result's steps are
+     * the units that could not be prepared.
+     */
+    prepareOnly?: boolean;
     /** Loop timeout and deadline, which WHILE loops check between iterations. */
     limits?: RunLimits;
     /** The process's kernel thread budget as this executor uses it (`compute_lanes.ts`). */

@@ -59,6 +59,18 @@ async function serve(
       executable = new Executable(request.prepared);
       executables.set(request.compilation, executable);
     }
+    if (request.prepareOnly) {
+      const failed = await executable.prepareUnits();
+      respond({
+        kind: "result",
+        id: request.id,
+        outputs: [],
+        onDeviceUs: 0,
+        steps: failed,
+        splitCalls: 0,
+      });
+      return;
+    }
     const splitsBefore = splitCallCount();
     const { outputs, onDeviceUs, steps } = await runMeasuredAsync(executable, request.inputs, {
       perOperation: request.perOperation,
