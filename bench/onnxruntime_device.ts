@@ -4,7 +4,8 @@
  * onnxruntime device offered, on onnxruntime and cpu-reference alone, and on the host
  * devices alone; then in onnxruntime-node directly at 1 thread and at every core, and, with
  * --python (where Python's onnxruntime is installed: the GPU machine), in Python's
- * onnxruntime likewise. Medians of 20 runs after 3 warm-ups, ms. A measurement for #31.
+ * onnxruntime likewise. Medians of 20 runs after 3 warm-ups, ms; then executions/s of the
+ * default plan with 1, 2 and 8 concurrent clients. A measurement for #31.
  */
 import * as ort from "onnxruntime-node";
 import { startServer } from "../server.ts";
@@ -38,14 +39,13 @@ const server = await startServer({
   dataDir,
   verbose: false,
   gpu: false,
-  onnxruntime: true,
 });
 const { service } = server;
 const owner = "bench";
 const model = await service.importOnnx(owner, bytes);
 for (
   const [what, devices] of [
-    ["nnserve default plan (onnxruntime offered)", undefined],
+    ["nnserve default plan", undefined],
     ["nnserve onnxruntime + cpu-reference", ["onnxruntime", "cpu-reference"]],
     ["nnserve host devices", ["cpu-simd", "cpu-reference"]],
   ] as const
@@ -63,6 +63,32 @@ for (
   const plan = (await service.driver.describeCompilation(owner, compilation.id)).plan;
   const placed = plan?.steps.map((s) => `${s.device}x${s.operations.length}`).join(" ") ?? "";
   rows.push([`${what} [${placed.slice(0, 120)}]`, ms]);
+}
+
+// Concurrent clients on the default plan: each execution borrows what the one thread budget
+// (NNSERVE_THREADS, every core here) has free, so throughput grows with clients while the
+// threads in use never exceed the cores.
+const concurrent = await service.driver.createCompilation(owner, { model: model.id });
+const rates: string[] = [];
+for (const clients of [1, 2, 8]) {
+  const perClient = Math.max(8, Math.round(160 / clients));
+  const latencies: number[] = [];
+  const started = performance.now();
+  await Promise.all(Array.from({ length: clients }, async () => {
+    for (let i = 0; i < perClient; i++) {
+      const begun = performance.now();
+      await service.driver.execute(owner, concurrent.id, {
+        inputs: [{ value: { kind: "tensor", data: input.slice(), shape } }],
+      });
+      latencies.push(performance.now() - begun);
+    }
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  rates.push(
+    `${clients} client(s): ${(clients * perClient / seconds).toFixed(0)} executions/s, ` +
+      `median ${latencies[latencies.length >> 1].toFixed(2)} ms`,
+  );
 }
 await server.close();
 await Deno.remove(dataDir, { recursive: true });
@@ -104,3 +130,5 @@ for threads in (1, ${cores}):
 
 console.log(`MobileNetV2, ${cores} cores; medians of ${RUNS} runs (ms):`);
 for (const [what, ms] of rows) console.log(`${ms.toFixed(2).padStart(9)}  ${what}`);
+console.log(`nnserve's default plan under concurrent clients (${cores} threads in the budget):`);
+for (const line of rates) console.log(`  ${line}`);

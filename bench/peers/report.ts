@@ -140,6 +140,48 @@ const FINDINGS = `## What was found and changed
   16 connections), the driver's execute path (about 17 us per request: several awaits and
   allocations), async zod validation (about 3 us), and Deno's HTTP stack.
 
+- **Native kernels through the onnxruntime device** (#31): nnserve's CPU plans now offer
+  \`onnxruntime\` beside its own kernels. The partitioner hands it the runs of steps the
+  exporter writes exactly (\`converter/onnx_export/\`), each run becomes an ONNX model and an
+  onnxruntime session in the executors, and the rest stays on \`cpu-simd\` and
+  \`cpu-reference\`. Rows "nnserve in process" are that default CPU plan; "nnserve in
+  process, own kernels" are \`cpu-simd\` and \`cpu-reference\` alone (what every row was
+  before). What it took beyond the exporter: the partitioner charged a device's copies as if
+  they outlived a unit and searched every pair of memory spaces, which capped the search as a
+  beam after 5-24 s on the recognizer and Moonshine; it now charges what executors do (each
+  unit takes its inputs anew and hands back what later steps read) and plans them exactly in
+  20-60 ms. The int32 shape arithmetic of models as published (SHAPE, GATHER, ADD, MUL,
+  CONCATENATION, RESHAPE to a computed shape, RANGE, BATCH_MATMUL) is exported too, so the
+  recognizer and Moonshine imported without \`?shape=\` run as one onnxruntime unit (before,
+  23 SHAPE islands split the recognizer into dozens of units: 15.6 ms against 10.5).
+  Sessions open in an executor while the compilation is prepared (opening one blocks its
+  thread: 40-190 ms), one per thread count a run can borrow from \`NNSERVE_THREADS\`.
+
+## Targets of #31 (the onnxruntime device)
+
+From the tables above and the session's other full run (the virtual machine moves single
+numbers by 10-30% between runs, a peer's row too):
+
+- In process within 1.1x of onnxruntime-node at equal threads: met for the three PaddleOCR
+  models (0.8-1.0x) and MobileNetV2 at one thread (1.0-1.1x); MobileNetV2 at two threads
+  1.05-1.12x, at the edge; missed for the Moonshine encoder (2.1-2.9x). Its dynamic
+  quantization is exported as the float operations nnserve computes it with (about 20 per
+  DynamicQuantizeLinear, products as float FULLY_CONNECTED of exact integers, Erf written
+  out, attention split per head): 1823 ONNX nodes where onnxruntime runs about 600 with fused
+  int8 kernels (an onnxruntime profile of the exported model: 3.6 ms of Gemm where the
+  original spends 1.6 ms in DynamicQuantizeMatMul, and about 2 us per small node). Exporting
+  it as DynamicQuantizeLinear and MatMulInteger needs nnserve extension operations for them
+  (a scale chosen at execution has no NNAPI operand type): the next step.
+- Over HTTP with raw bodies within 1.3x of the onnxruntime-node server: met for the
+  recognizer (1.0-1.2x) and the detector (1.1-1.3x); MobileNetV2 and the classifier met in
+  one run and missed in the other (1.15-1.6x, 1.0-1.5x); missed for Moonshine (1.9-2.4x).
+  Beyond the run itself, nnserve's path costs the executor hop (0.3 ms for MobileNetV2's
+  0.6 MB input) and its REST handling (1-1.5 ms above the bare-Hono floor of the same bytes,
+  the subject of #33); onnxruntime's session runs on the server's own thread.
+- Throughput at 16 connections at least the onnxruntime-node server's: met for the
+  PaddleOCR models (1.04-1.7x); MobileNetV2 at parity (0.98-0.99x: a miss within the noise);
+  missed for Moonshine (0.5-0.77x).
+
 ## Targets of the speed issue
 
 From the tables above, and from the runs of the session that wrote this text (the tables
