@@ -8,6 +8,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { startTestServer, withTestServer } from "./server_fixture.ts";
 import { NnClient } from "../client/mod.ts";
+import { OutputTail } from "./output_tail.ts";
 import { onnxBytes } from "../tools/onnx_graphs.ts";
 import { weights } from "./onnx/compare.ts";
 import { seededFloats } from "../kernels/seeded_random.ts";
@@ -94,7 +95,7 @@ Deno.test("the onnxruntime device runs the steps it claims, the host the others 
   });
 });
 
-Deno.test("plans on the onnxruntime device take memory pools, deadlines and bursts", async () => {
+Deno.test("plans on the onnxruntime device take memory pools, deadlines, driver-managed buffers and bursts", async () => {
   const server = await startTestServer();
   try {
     const client = new NnClient({ baseUrl: server.url });
@@ -126,6 +127,16 @@ Deno.test("plans on the onnxruntime device take memory pools, deadlines and burs
     deepStrictEqual(timed.map((s) => [s.device, s.fallback]), [["onnxruntime", undefined]]);
     deepStrictEqual([...new Float32Array((await output.read()).slice().buffer)], want);
 
+    // A driver-managed buffer: the output kept in the service, then fed back as input 0.
+    const buffer = await compilation.allocateBuffer({
+      roles: [{ io: "output", index: 0 }, { io: "input", index: 0 }],
+    });
+    await compilation.execution().setInput(0, [-1, 5, 1.5, 9]).setInput(1, [0, 2, 2, 0])
+      .setOutputFromBuffer(0, buffer).compute();
+    const again = await compilation.execution().setInputFromBuffer(0, buffer)
+      .setInput(1, [1, -7, 0, 0]).compute();
+    deepStrictEqual([...again.outputs[0].data as Float32Array], [1, 0, 3.5, 6]);
+
     // A burst: several requests in flight on one socket.
     await using burst = await compilation.burst();
     const answers = await Promise.all(
@@ -138,4 +149,71 @@ Deno.test("plans on the onnxruntime device take memory pools, deadlines and burs
     await server.close();
     await Deno.remove(server.dataDir, { recursive: true });
   }
+});
+
+Deno.test("where onnxruntime-node cannot load, the service starts without the device and says so once", async () => {
+  // A broken install: the package's import throws, as a platform without its binary does.
+  const config = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)));
+  const importMap = await Deno.makeTempFile({ suffix: ".json" });
+  const dataDir = await Deno.makeTempDir({ prefix: "nnserve-test-" });
+  await Deno.writeTextFile(
+    importMap,
+    JSON.stringify({
+      imports: {
+        ...config.imports,
+        "onnxruntime-node":
+          "data:text/javascript,throw new Error('no prebuilt binary for this platform');",
+      },
+    }),
+  );
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `--import-map=${importMap}`, "main.ts"],
+    cwd: new URL("../", import.meta.url),
+    env: {
+      NNSERVE_DATA_DIR: dataDir,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      NNSERVE_GPU: "0",
+      NNSERVE_WORKERS: "1",
+      NO_COLOR: "1",
+    },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output = new OutputTail(child.stdout);
+  let stderr = "";
+  try {
+    const line = await output.waitFor(/listening on http:\S+/, { timeoutMs: 30_000 });
+    const url = /listening on (http:\S+)/.exec(line.text)![1];
+    const devices = await (await fetch(`${url}/v1/devices`)).json();
+    deepStrictEqual(devices.devices.map((d: { name: string }) => d.name), [
+      "cpu-simd",
+      "cpu-reference",
+    ]);
+    // It still serves: a model compiles and runs on the host devices.
+    const client = new NnClient({ baseUrl: url });
+    const model = client.model();
+    const a = model.addOperand({ type: "TENSOR_FLOAT32", dimensions: [2] });
+    const act = model.addOperand({ type: "INT32" });
+    const out = model.addOperand({ type: "TENSOR_FLOAT32", dimensions: [2] });
+    model.setOperandValue(act, 0);
+    model.addOperation("ADD", [a, a, act], [out]);
+    model.identifyInputsAndOutputs([a], [out]);
+    const compilation = await client.compile(model);
+    const result = await compilation.execution().setInput(0, [1, 2]).compute();
+    deepStrictEqual([...result.outputs[0].data as Float32Array], [2, 4]);
+  } finally {
+    child.kill("SIGKILL");
+    await child.status;
+    await output.done;
+    stderr = new TextDecoder().decode(
+      new Uint8Array(await new Response(child.stderr).arrayBuffer()),
+    );
+    await Deno.remove(dataDir, { recursive: true });
+    await Deno.remove(importMap);
+  }
+  const said = stderr.split("\n").filter((l) => l.includes("onnxruntime-node does not load"));
+  strictEqual(said.length, 1, stderr);
+  ok(said[0].includes("no prebuilt binary for this platform"), said[0]);
 });
