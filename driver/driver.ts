@@ -120,7 +120,7 @@ export class Driver {
           prepareOnly: true,
         });
         if (run.steps.length > 0) this.#pool.unload(id);
-        return run.steps;
+        return { failed: run.steps, artifacts: run.artifacts ?? [] };
       },
       cache: config.cache,
       metrics: this.metrics,

@@ -9,6 +9,10 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { startTestServer, withTestServer } from "./server_fixture.ts";
 import { NnClient } from "../client/mod.ts";
 import { OutputTail } from "./output_tail.ts";
+import { cacheToken, compile, CONV_INPUT, register, run } from "./cache_fixture.ts";
+import { onnxruntimeRuntime } from "../driver/devices/onnxruntime/device.ts";
+import type { SubgraphOperand } from "../driver/devices/device.ts";
+import type { TensorData } from "../nnapi/tensor.ts";
 import { onnxBytes } from "../tools/onnx_graphs.ts";
 import { weights } from "./onnx/compare.ts";
 import { seededFloats } from "../kernels/seeded_random.ts";
@@ -216,4 +220,100 @@ Deno.test("where onnxruntime-node cannot load, the service starts without the de
   const said = stderr.split("\n").filter((l) => l.includes("onnxruntime-node does not load"));
   strictEqual(said.length, 1, stderr);
   ok(said[0].includes("no prebuilt binary for this platform"), said[0]);
+});
+
+Deno.test("a unit's artifact (onnxruntime's optimized model) rebuilds its sessions without exporting, and lives in the compilation cache", async () => {
+  // A 3x3 convolution and a RELU6 ADD: prepared once leaving an artifact, then from the
+  // artifact with the filter's values zeroed: an export would compute zeros, the artifact
+  // what the first preparation computes.
+  const f32 = (shape: number[], value?: Float32Array): SubgraphOperand => ({
+    type: "TENSOR_FLOAT32",
+    shape,
+    scale: 0,
+    zeroPoint: 0,
+    ...(value ? { value } : {}),
+  });
+  const int = (v: number): SubgraphOperand => ({
+    type: "INT32",
+    shape: [],
+    scale: 0,
+    zeroPoint: 0,
+    value: Int32Array.of(v),
+  });
+  const operands = [
+    f32([1, 6, 6, 2]),
+    f32([3, 3, 3, 2], seededFloats(54, 1, 2)),
+    f32([3], seededFloats(3, 2, 2)),
+    int(1),
+    int(1),
+    int(0),
+    f32([1, 6, 6, 3]),
+    int(3),
+    f32([1, 6, 6, 3]),
+  ];
+  const steps = [
+    { type: "CONV_2D" as const, inputs: [0, 1, 2, 3, 4, 4, 5], outputs: [6] },
+    { type: "ADD" as const, inputs: [6, 6, 7], outputs: [8] },
+  ];
+  const needed = new Set([8]);
+  const first = await onnxruntimeRuntime.prepare(steps, { operands, needed, keepArtifact: true });
+  ok(first.artifact && first.artifact.byteLength > 0, "an artifact is left");
+  const blind = operands.map((o, i) => i === 1 ? { ...o, value: new Float32Array(54) } : o);
+  const again = await onnxruntimeRuntime.prepare(steps, {
+    operands: blind,
+    needed,
+    artifact: first.artifact,
+  });
+  const input = new Map([[0, seededFloats(72, 3, 2) as TensorData]]);
+  const want = (await first.run(input)).get(8)!;
+  ok([...want as Float32Array].some((v) => v !== 0), "the first preparation computes no zeros");
+  deepStrictEqual((await again.run(input)).get(8), want);
+  first.destroy();
+  again.destroy();
+
+  // Through the service: the artifact is saved with the plan and a restart's hit runs on it.
+  // Costs that put the small convolution on onnxruntime (measured, its fixed cost would not).
+  const placed = {
+    devices: ["onnxruntime", "cpu-reference"],
+    deviceCosts: {
+      onnxruntime: { microsPerWork: 1e-7, transfer: { fixedMicros: 0.1, microsPerByte: 1e-7 } },
+    },
+  };
+  const server = await startTestServer(placed);
+  let dataDir = server.dataDir;
+  let expected: number[];
+  try {
+    const model = await register(server);
+    const miss = await compile(server, model, cacheToken(3));
+    strictEqual(miss.cache, "miss");
+    expected = await run(server, miss.id);
+    const files = [...Deno.readDirSync(`${dataDir}/cache`)].filter((e) =>
+      e.name.endsWith(".model")
+    );
+    strictEqual(files.length, 1);
+    const cached = Deno.readFileSync(`${dataDir}/cache/${files[0].name}`);
+    const header = new DataView(cached.buffer).getUint32(0, true);
+    ok(cached.byteLength > 4 + header, "the model cache carries the unit's artifact");
+  } finally {
+    await server.close();
+  }
+  const restarted = await startTestServer({ dataDir, ...placed });
+  dataDir = restarted.dataDir;
+  try {
+    const model = await register(restarted);
+    const hit = await compile(restarted, model, cacheToken(3));
+    strictEqual(hit.cache, "hit");
+    const executed = await restarted.request("POST", `/v1/compilations/${hit.id}/executions`, {
+      inputs: [{ data: CONV_INPUT }],
+      measureTiming: true,
+    });
+    strictEqual(executed.status, 200, JSON.stringify(executed.body));
+    const timed = (executed.body.timing as { steps: { device: string; fallback?: string }[] })
+      .steps;
+    deepStrictEqual(timed.map((s) => [s.device, s.fallback]), [["onnxruntime", undefined]]);
+    deepStrictEqual((executed.body.outputs as { data: number[] }[])[0].data, expected);
+  } finally {
+    await restarted.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
 });

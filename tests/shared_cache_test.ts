@@ -93,9 +93,9 @@ function cacheBlobs(blobDir: string): { model: string; data: string }[] {
       .filter((f) => !f.name.endsWith(".tmp"))
       .map((f) => `${root}/${dir.name}/${f.name}`);
     strictEqual(files.length, 2, `${dir.name} holds a model and a data cache`);
-    // The model cache is the plan as JSON.
+    // The model cache is the plan as JSON after its 4-byte length.
     const isModel = (path: string) =>
-      new TextDecoder().decode(Deno.readFileSync(path).subarray(0, 10)).startsWith('{"header"');
+      new TextDecoder().decode(Deno.readFileSync(path).subarray(4, 14)).startsWith('{"header"');
     const model = files.find(isModel)!;
     ok(model, `${dir.name} has a model cache`);
     return { model, data: files.find((f) => f !== model)! };

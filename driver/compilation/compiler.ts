@@ -13,12 +13,13 @@ import { type PlanProfiler, profileModel } from "./partitioner/profile.ts";
 import { DriverError } from "../../nnapi/errors.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
 import type { Model } from "../model/model.ts";
-import { attachWeights, decodePlan, encodePlan } from "./plan_codec.ts";
+import { attachWeights, decodePlan, encodePlan, sharedBytes } from "./plan_codec.ts";
 import {
   type PlanWithoutWeights,
   type PreparedModel,
   runsOnHost,
   type StepTiming,
+  type UnitArtifact,
 } from "./plan.ts";
 import { checkPreparationDeadline, prepareModelAsync } from "./prepare.ts";
 
@@ -59,9 +60,13 @@ const PARTITIONING = "static-cost";
 
 /**
  * Prepares the device units of compilation `id`'s plan where its runs will go, and answers
- * the units that could not be prepared (timing entries naming their operations and why).
+ * the units that could not be prepared (timing entries naming their operations and why)
+ * and what the others left for later preparations (kept with the plan, and in the cache).
  */
-export type UnitPreparer = (id: string, plan: PreparedModel) => Promise<StepTiming[]>;
+export type UnitPreparer = (
+  id: string,
+  plan: PreparedModel,
+) => Promise<{ failed: StepTiming[]; artifacts: UnitArtifact[] }>;
 
 /** Prepares plans on the driver's devices, through the compilation cache when asked. */
 export class Compiler {
@@ -137,11 +142,19 @@ export class Compiler {
     for (;;) {
       const prepared = await prepareFor(partitioned.placement);
       prepared.partition = partitioned.summary;
-      const failed = runsOnHost(prepared)
-        ? []
-        : await this.#unitPreparer?.(record.id, prepared) ?? [];
-      if (failed.length === 0) return prepared;
-      partitioned = this.#fallBack(devices, partitioned, failed[0]);
+      const units = runsOnHost(prepared)
+        ? undefined
+        : await this.#unitPreparer?.(record.id, prepared);
+      if (!units || units.failed.length === 0) {
+        if (units && units.artifacts.length > 0) {
+          prepared.unitArtifacts = units.artifacts.map((a) => ({
+            step: a.step,
+            bytes: sharedBytes(a.bytes),
+          }));
+        }
+        return prepared;
+      }
+      partitioned = this.#fallBack(devices, partitioned, units.failed[0]);
     }
   }
 

@@ -110,6 +110,11 @@ export interface PreparedModel extends PreparedGraph {
   /** Which device runs which operations, and what that was estimated to cost. */
   partition?: PartitionSummary;
   options: PrepareOptions;
+  /**
+   * What device units left at preparation for later ones (`RunnableSubgraph.artifact`), by
+   * the unit's first step; part of the model cache (hashed, as the plan is).
+   */
+  unitArtifacts?: UnitArtifact[];
   /** CONSTANT_COPY values; shared with workers, never written after preparation. */
   smallConstants: SharedArrayBuffer;
   /** CONSTANT_REFERENCE values and packed weights; shared, never written after preparation. */
@@ -121,6 +126,12 @@ export interface PreparedModel extends PreparedGraph {
    * input shapes at execution like the main graph's.
    */
   referenced?: PreparedGraph[];
+}
+
+/** A device unit's artifact, by the plan step the unit starts at. */
+export interface UnitArtifact {
+  step: number;
+  bytes: Uint8Array;
 }
 
 /** A plan without its weights: enough to check requests, shapes and buffer roles. */

@@ -11,13 +11,14 @@ import { HOST_DEVICES } from "../devices/device_list.ts";
 import type { PreparedModel } from "./plan.ts";
 
 /**
- * Format of the model cache; part of the driver version, so a change resets the cache. 5:
+ * Format of the model cache; part of the driver version, so a change resets the cache. 7:
+ * the JSON's length first, the device units' artifacts after it. 5:
  * weights are packed whatever extents are known only at execution, and each plan step says
  * when its kernels bind (`binds`). 4:
  * every preference's plan minimises latency (plans written when SUSTAINED_SPEED balanced
  * load over devices, objective "throughput", must not be found).
  */
-export const PLAN_FORMAT = 6;
+export const PLAN_FORMAT = 7;
 
 /**
  * The driver version the compilation cache is bound to: a change of plan format or of a
@@ -31,17 +32,33 @@ interface PlanHeader {
   format: number;
   weightBytes: number;
   smallConstants: string;
+  /** The device units' artifacts after the JSON, in this order: their steps and sizes. */
+  artifacts: { step: number; bytes: number }[];
 }
 
-/** Serializes a plan into model cache and data cache bytes. */
+/**
+ * Serializes a plan into model cache and data cache bytes. The model cache is the JSON's
+ * byte length (4 bytes, little-endian), the JSON, then the device units' artifacts (an
+ * onnxruntime unit's optimized model: what a device runs, so hashed with the plan).
+ */
 export function encodePlan(prepared: PreparedModel): { model: Uint8Array; data: Uint8Array } {
-  const { smallConstants, weights, ...plan } = prepared;
+  const { smallConstants, weights, unitArtifacts = [], ...plan } = prepared;
   const header: PlanHeader = {
     format: PLAN_FORMAT,
     weightBytes: weights.byteLength,
     smallConstants: new Uint8Array(smallConstants).slice().toBase64(),
+    artifacts: unitArtifacts.map((a) => ({ step: a.step, bytes: a.bytes.byteLength })),
   };
-  const model = new TextEncoder().encode(JSON.stringify({ header, plan }));
+  const json = new TextEncoder().encode(JSON.stringify({ header, plan }));
+  const total = 4 + json.byteLength + unitArtifacts.reduce((n, a) => n + a.bytes.byteLength, 0);
+  const model = new Uint8Array(total);
+  new DataView(model.buffer).setUint32(0, json.byteLength, true);
+  model.set(json, 4);
+  let at = 4 + json.byteLength;
+  for (const artifact of unitArtifacts) {
+    model.set(artifact.bytes, at);
+    at += artifact.bytes.byteLength;
+  }
   const data = new Uint8Array(weights.byteLength);
   data.set(new Uint8Array(weights));
   return { model, data };
@@ -56,14 +73,31 @@ export interface DecodedModelCache {
 
 /** Decodes a verified model cache; the weights come separately ({@link attachWeights}). */
 export function decodePlan(model: Uint8Array): DecodedModelCache {
-  const { header, plan } = JSON.parse(new TextDecoder().decode(model)) as {
+  if (model.byteLength < 4) throw new Error("the model cache is too short");
+  const jsonBytes = new DataView(model.buffer, model.byteOffset, 4).getUint32(0, true);
+  if (4 + jsonBytes > model.byteLength) throw new Error("the model cache is too short");
+  const { header, plan } = JSON.parse(
+    new TextDecoder().decode(model.subarray(4, 4 + jsonBytes)),
+  ) as {
     header: PlanHeader;
-    plan: Omit<PreparedModel, "smallConstants" | "weights">;
+    plan: Omit<PreparedModel, "smallConstants" | "weights" | "unitArtifacts">;
   };
   if (header?.format !== PLAN_FORMAT) throw new Error("unknown plan format");
   const small = Uint8Array.fromBase64(header.smallConstants);
+  let at = 4 + jsonBytes;
+  const unitArtifacts = header.artifacts.map(({ step, bytes }) => {
+    if (at + bytes > model.byteLength) throw new Error("the model cache is too short");
+    const artifact = { step, bytes: sharedBytes(model.subarray(at, at + bytes)) };
+    at += bytes;
+    return artifact;
+  });
+  if (at !== model.byteLength) throw new Error("the model cache has bytes past its artifacts");
   return {
-    plan: { ...plan, smallConstants: copyToShared(small) },
+    plan: {
+      ...plan,
+      smallConstants: copyToShared(small),
+      ...(unitArtifacts.length > 0 ? { unitArtifacts } : {}),
+    },
     weightBytes: header.weightBytes,
   };
 }
@@ -80,6 +114,14 @@ export function attachWeights(decoded: DecodedModelCache, data: Uint8Array): Pre
     ? data.buffer
     : copyToShared(data);
   return { ...decoded.plan, weights };
+}
+
+/**
+ * A unit artifact's bytes in shared memory: every executor reads the plan's one copy (they
+ * are never written).
+ */
+export function sharedBytes(bytes: Uint8Array): Uint8Array {
+  return new Uint8Array(copyToShared(bytes));
 }
 
 function copyToShared(bytes: Uint8Array): SharedArrayBuffer {

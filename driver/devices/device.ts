@@ -137,6 +137,11 @@ export interface RunnableSubgraph {
   readonly outputs: readonly number[];
   run(inputs: ReadonlyMap<number, TensorData>): Promise<Map<number, TensorData>>;
   destroy(): void;
+  /**
+   * What a later preparation of the same steps at the same shapes can start from instead of
+   * from scratch (onnxruntime: its optimized model), kept in the compilation cache.
+   */
+  readonly artifact?: Uint8Array;
 }
 
 /**
@@ -146,7 +151,14 @@ export interface RunnableSubgraph {
 export interface SubgraphRuntime {
   prepare(
     steps: readonly SubgraphStep[],
-    options: { operands: readonly SubgraphOperand[]; needed: ReadonlySet<number> },
+    options: {
+      operands: readonly SubgraphOperand[];
+      needed: ReadonlySet<number>;
+      /** An earlier preparation's `artifact` for these steps and shapes. */
+      artifact?: Uint8Array;
+      /** Whether to leave an `artifact` (a compilation being prepared for the cache). */
+      keepArtifact?: boolean;
+    },
   ): Promise<RunnableSubgraph>;
 }
 

@@ -50,9 +50,16 @@ export async function prepareUnit(
   operands: {
     constants: readonly (TensorData | undefined)[];
     shapes: readonly (readonly number[])[];
+    /** Whether `shapes` are the plan's own: its unit artifacts then apply. */
+    planned?: boolean;
+    /** Whether to leave an artifact for the compilation cache. */
+    keepArtifact?: boolean;
   },
 ): Promise<RunnableSubgraph | null> {
   const { constants, shapes } = operands;
+  const artifact = operands.planned
+    ? prepared.unitArtifacts?.find((a) => a.step === unit.start)?.bytes
+    : undefined;
   const { outputIndexes } = prepared;
   const steps = prepared.steps.slice(unit.start, unit.end);
   const produced = new Set(steps.flatMap((step) => step.outputs));
@@ -68,6 +75,8 @@ export async function prepareUnit(
         value: o.lifetime === "NO_VALUE" ? null : constants[i],
       })),
       needed: new Set([...produced].filter((i) => readOutside.has(i))),
+      ...(artifact ? { artifact } : {}),
+      ...(operands.keepArtifact ? { keepArtifact: true } : {}),
     });
   } catch (error) {
     unit.failure = `${unit.device} failed to prepare it (${(error as Error).message})`;

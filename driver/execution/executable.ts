@@ -44,6 +44,7 @@ import {
   type RunOutput,
   stepImplementation,
   type StepTiming,
+  type UnitArtifact,
 } from "../compilation/plan.ts";
 import {
   allocate,
@@ -221,16 +222,21 @@ export class Executable {
   /**
    * Prepares every device unit of the plan's own shapes now (sessions, pipelines) rather than
    * at the first run; answers the units that could not be prepared, as timing entries
-   * naming their operations and why (their steps then run on the reference kernels).
+   * naming their operations and why (their steps then run on the reference kernels), and
+   * the artifacts the others left for the compilation cache.
    */
-  async prepareUnits(): Promise<StepTiming[]> {
+  async prepareUnits(): Promise<{ failed: StepTiming[]; artifacts: UnitArtifact[] }> {
     const binding = this.#planned;
     const failed: StepTiming[] = [];
+    const artifacts: UnitArtifact[] = [];
     for (const unit of binding?.units.values() ?? []) {
       const runnable = await (unit.runnable ??= prepareUnit(unit, this.prepared, {
         constants: this.#constants,
         shapes: binding!.shapes,
+        planned: true,
+        keepArtifact: true,
       }));
+      if (runnable?.artifact) artifacts.push({ step: unit.start, bytes: runnable.artifact });
       if (runnable) continue;
       failed.push({
         device: unit.device,
@@ -239,7 +245,7 @@ export class Executable {
         fallback: unit.failure ?? `${unit.device} failed to prepare it`,
       });
     }
-    return failed;
+    return { failed, artifacts };
   }
 
   /**
@@ -285,6 +291,7 @@ export class Executable {
         ? (yield (unit.runnable ??= prepareUnit(unit, this.prepared, {
           constants: this.#constants,
           shapes: binding!.shapes,
+          planned: binding === this.#planned,
         }))) as RunnableSubgraph | null
         : null;
       clock.start(s);

@@ -24,7 +24,7 @@ import { borrowThreads, callThreadLimit, returnThreads } from "../../../kernels/
 
 /** Its name and version (onnxruntime's, and the exporter's): part of every cache key. */
 export const ONNXRUNTIME_DEVICE_NAME = "onnxruntime";
-export const ONNXRUNTIME_VERSION = "1.30.0+export.1";
+export const ONNXRUNTIME_VERSION = "1.30.0+export.2";
 /** Its memory space: tensors are copied into and out of its sessions. */
 export const ONNXRUNTIME_MEMORY = "onnxruntime";
 
@@ -153,24 +153,51 @@ class UnitSessions {
   }
 }
 
+/**
+ * `model` as onnxruntime rewrites it at its "extended" level (fusions that hold on any CPU;
+ * the layout changes of its "all" level are made per machine when a session opens): what a
+ * later process opens in about half the time, kept as the unit's artifact.
+ */
+async function optimizedModel(ort: Ort, model: Uint8Array): Promise<Uint8Array> {
+  const file = await Deno.makeTempFile({ prefix: "nnserve-onnxruntime-", suffix: ".onnx" });
+  try {
+    const session = await ort.InferenceSession.create(model, {
+      graphOptimizationLevel: "extended",
+      optimizedModelFilePath: file,
+      intraOpNumThreads: 1,
+      logSeverityLevel: 3,
+    });
+    await session.release();
+    return await Deno.readFile(file);
+  } finally {
+    await Deno.remove(file).catch(() => {});
+  }
+}
+
 /** The runtime that prepares and runs the device's units (in any thread). */
 export const onnxruntimeRuntime: SubgraphRuntime = {
   async prepare(steps, options): Promise<RunnableSubgraph> {
     const ort = await loadOrt();
     if (!ort) throw new Error("onnxruntime-node does not load in this thread");
     const { operands, needed } = options;
-    for (const step of steps) {
-      if (!exportsStep(step, operands)) {
-        throw new Error(`${step.type} is not exported in this form`);
-      }
-    }
     const inputs = unitInputs(steps, operands);
     const outputs = [...needed];
-    const bytes = exportSteps(steps, operands, { inputs, outputs });
-    const sessions = await UnitSessions.open(ort, bytes, callThreadLimit());
+    // onnxruntime reads a model from memory of its own (an artifact may be shared).
+    let model = options.artifact && owned(options.artifact) as Uint8Array;
+    if (!model) {
+      for (const step of steps) {
+        if (!exportsStep(step, operands)) {
+          throw new Error(`${step.type} is not exported in this form`);
+        }
+      }
+      model = exportSteps(steps, operands, { inputs, outputs });
+      if (options.keepArtifact) model = await optimizedModel(ort, model);
+    }
+    const sessions = await UnitSessions.open(ort, model, callThreadLimit());
     return {
       inputs,
       outputs,
+      ...(options.keepArtifact ? { artifact: model } : {}),
       async run(given) {
         const feeds = Object.fromEntries(inputs.map((i) => {
           const type = ORT_TYPES[operands[i].type as keyof typeof ORT_TYPES];

@@ -13,7 +13,7 @@
  */
 import { DriverError, type Limit } from "../../../nnapi/errors.ts";
 import type { RunInput, RunOutput } from "../../compilation/plan.ts";
-import type { StepTiming } from "../../compilation/plan.ts";
+import type { StepTiming, UnitArtifact } from "../../compilation/plan.ts";
 import { loopTimeoutMs } from "../control_flow/run.ts";
 import type { PreparedModel } from "../../compilation/plan.ts";
 import type {
@@ -34,6 +34,8 @@ export interface PoolResult {
   steps: StepTiming[];
   /** Time it waited in the queue for a worker. */
   queuedUs: number;
+  /** After `prepareOnly`: what the prepared units left for the compilation cache. */
+  artifacts?: UnitArtifact[];
 }
 
 /** Scheduling priority of NNAPI `Priority`: higher runs first when workers are busy. */
@@ -421,9 +423,15 @@ export class ExecutorPool {
     slot.job = undefined;
     Atomics.add(this.#budget, 0, 1);
     if (response.kind === "result") {
-      const { outputs, onDeviceUs, steps, splitCalls } = response;
+      const { outputs, onDeviceUs, steps, splitCalls, artifacts } = response;
       if (splitCalls > 0) this.#onSplitCalls?.(splitCalls);
-      job.resolve({ outputs, onDeviceUs, steps, queuedUs: job.queuedUs ?? 0 });
+      job.resolve({
+        outputs,
+        onDeviceUs,
+        steps,
+        queuedUs: job.queuedUs ?? 0,
+        ...(artifacts ? { artifacts } : {}),
+      });
     } else {
       job.reject(new DriverError(response.status, response.message, response.details));
     }

@@ -7,7 +7,7 @@ import type { ThreadBudget } from "../../../kernels/compute_lanes.ts";
 import type { RunLimits } from "../control_flow/run.ts";
 import type { RunInput, RunOutput } from "../../compilation/plan.ts";
 import type { PreparedModel } from "../../compilation/plan.ts";
-import type { StepTiming } from "../../compilation/plan.ts";
+import type { StepTiming, UnitArtifact } from "../../compilation/plan.ts";
 
 /** Messages to a worker. */
 export type WorkerRequest =
@@ -43,6 +43,8 @@ export type WorkerResponse =
     steps: StepTiming[];
     /** Kernel calls of the run that were split across compute lanes. */
     splitCalls: number;
+    /** After `prepareOnly`: what the prepared units left for the compilation cache. */
+    artifacts?: UnitArtifact[];
   }
   | {
     kind: "error";

@@ -60,15 +60,21 @@ async function serve(
       executables.set(request.compilation, executable);
     }
     if (request.prepareOnly) {
-      const failed = await executable.prepareUnits();
-      respond({
-        kind: "result",
-        id: request.id,
-        outputs: [],
-        onDeviceUs: 0,
-        steps: failed,
-        splitCalls: 0,
-      });
+      const { failed, artifacts } = await executable.prepareUnits();
+      // Copies: the runnables keep their own artifacts.
+      const copies = artifacts.map((a) => ({ step: a.step, bytes: a.bytes.slice() }));
+      respond(
+        {
+          kind: "result",
+          id: request.id,
+          outputs: [],
+          onDeviceUs: 0,
+          steps: failed,
+          splitCalls: 0,
+          artifacts: copies,
+        },
+        copies.map((a) => a.bytes.buffer as ArrayBuffer),
+      );
       return;
     }
     const splitsBefore = splitCallCount();
