@@ -11,7 +11,7 @@ import { NnClient } from "../client/mod.ts";
 import { OutputTail } from "./output_tail.ts";
 import { cacheToken, compile, CONV_INPUT, register, run } from "./cache_fixture.ts";
 import { onnxruntimeRuntime } from "../driver/devices/onnxruntime/device.ts";
-import type { SubgraphOperand } from "../driver/devices/device.ts";
+import { float32Operand, int32Operand } from "../driver/devices/device.ts";
 import type { TensorData } from "../nnapi/tensor.ts";
 import { onnxBytes } from "../tools/onnx_graphs.ts";
 import { weights } from "./onnx/compare.ts";
@@ -226,20 +226,7 @@ Deno.test("a unit's artifact (onnxruntime's optimized model) rebuilds its sessio
   // A 3x3 convolution and a RELU6 ADD: prepared once leaving an artifact, then from the
   // artifact with the filter's values zeroed: an export would compute zeros, the artifact
   // what the first preparation computes.
-  const f32 = (shape: number[], value?: Float32Array): SubgraphOperand => ({
-    type: "TENSOR_FLOAT32",
-    shape,
-    scale: 0,
-    zeroPoint: 0,
-    ...(value ? { value } : {}),
-  });
-  const int = (v: number): SubgraphOperand => ({
-    type: "INT32",
-    shape: [],
-    scale: 0,
-    zeroPoint: 0,
-    value: Int32Array.of(v),
-  });
+  const [f32, int] = [float32Operand, int32Operand];
   const operands = [
     f32([1, 6, 6, 2]),
     f32([3, 3, 3, 2], seededFloats(54, 1, 2)),

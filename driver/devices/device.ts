@@ -130,6 +130,16 @@ export interface SubgraphOperand {
   value?: TensorData | null;
 }
 
+/** A float32 tensor operand of `shape`, constant when `value` is given. */
+export function float32Operand(shape: readonly number[], value?: Float32Array): SubgraphOperand {
+  return { type: "TENSOR_FLOAT32", shape, scale: 0, zeroPoint: 0, ...(value ? { value } : {}) };
+}
+
+/** A constant INT32 scalar operand. */
+export function int32Operand(value: number): SubgraphOperand {
+  return { type: "INT32", shape: [], scale: 0, zeroPoint: 0, value: Int32Array.of(value) };
+}
+
 /** A prepared run of steps, executed as one unit in the device's own memory. */
 export interface RunnableSubgraph {
   /** Operands uploaded at each run and downloaded after it. */

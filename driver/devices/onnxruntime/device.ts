@@ -8,13 +8,15 @@
  * one log line where it does not.
  */
 import type { TensorData } from "../../../nnapi/tensor.ts";
-import type {
-  Device,
-  DeviceCosts,
-  RunnableSubgraph,
-  SubgraphOperand,
-  SubgraphRuntime,
-  SubgraphStep,
+import {
+  type Device,
+  type DeviceCosts,
+  float32Operand,
+  int32Operand,
+  type RunnableSubgraph,
+  type SubgraphOperand,
+  type SubgraphRuntime,
+  type SubgraphStep,
 } from "../device.ts";
 import { subgraphDevice } from "../subgraph_device.ts";
 import { exportsStep, exportSteps } from "../../../converter/onnx_export/export.ts";
@@ -256,20 +258,8 @@ export function discoverOnnxruntime(
 async function calibrate(): Promise<DeviceCosts> {
   const size = 32;
   const depth = 32;
-  const tensor = (shape: number[], value?: Float32Array): SubgraphOperand => ({
-    type: "TENSOR_FLOAT32",
-    shape,
-    scale: 0,
-    zeroPoint: 0,
-    ...(value ? { value } : {}),
-  });
-  const int = (v: number): SubgraphOperand => ({
-    type: "INT32",
-    shape: [],
-    scale: 0,
-    zeroPoint: 0,
-    value: Int32Array.of(v),
-  });
+  const tensor = float32Operand;
+  const int = int32Operand;
   const image = [1, size, size, depth];
   const filter = Float32Array.from(
     { length: depth * 9 * depth },
