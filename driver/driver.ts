@@ -4,6 +4,7 @@
  * and bursts, for clients (owners). It knows nothing of HTTP or ONNX (the serving layer,
  * `serving/`, adds those); every failure is a DriverError with an NNAPI status.
  */
+import { DriverError } from "../nnapi/errors.ts";
 import { DirectoryBlobStore } from "../store/blob_store.ts";
 import type { StateStore } from "../store/state_store.ts";
 import { BufferRegistry } from "../memory/buffers.ts";
@@ -114,13 +115,22 @@ export class Driver {
       unitPreparer: async (id, plan) => {
         // The service's own work, as profiling; the executor keeps what it prepared for the
         // compilation's runs unless something failed (the plan then changes).
-        const run = await this.#pool.run(id, plan, [], {
-          client: "",
-          priority: plan.options.priority,
-          prepareOnly: true,
-        });
-        if (run.steps.length > 0) this.#pool.unload(id);
-        return { failed: run.steps, artifacts: run.artifacts ?? [] };
+        try {
+          const run = await this.#pool.run(id, plan, [], {
+            client: "",
+            priority: plan.options.priority,
+            prepareOnly: true,
+          });
+          if (run.steps.length > 0) this.#pool.unload(id);
+          return { failed: run.steps, artifacts: run.artifacts ?? [] };
+        } catch (error) {
+          // Executors too busy to take it now: the units are prepared at their first runs
+          // (one that fails there runs on the reference kernels), not the compilation refused.
+          if (error instanceof DriverError && error.status === "RESOURCE_EXHAUSTED_TRANSIENT") {
+            return { failed: [], artifacts: [] };
+          }
+          throw error;
+        }
       },
       cache: config.cache,
       metrics: this.metrics,
