@@ -327,3 +327,61 @@ Deno.test("shape arithmetic in int32: SHAPE, GATHER, MUL, ADD, CONCATENATION, an
   const division = { type: "DIV" as const, inputs: [4, 5, 6], outputs: [7] };
   ok(!exportsStep(division, operands), "int32 DIV");
 });
+
+Deno.test("LOG_SOFTMAX, ARGMAX and ARGMIN (the first index on ties), and the logical operations", async () => {
+  await agree("LOG_SOFTMAX", [f32([2, 5]), scalarF(0.5), i32(-1)], "log softmax beta 0.5");
+  await agree("LOG_SOFTMAX", [f32([3, 4, 2]), scalarF(1), i32(1)], "log softmax axis 1");
+  const tensor = (type: "TENSOR_INT32" | "TENSOR_FLOAT32" | "TENSOR_BOOL8", shape: number[]) => ({
+    type,
+    shape,
+    scale: 0,
+    zeroPoint: 0,
+  });
+  const run = async (
+    steps: { type: OperationType; inputs: number[]; outputs: number[] }[],
+    operands: SubgraphOperand[],
+    feeds: Record<string, InstanceType<typeof ort.Tensor>>,
+    outputs: number[],
+  ) => {
+    for (const step of steps) ok(exportsStep(step, operands), `${step.type} is claimed`);
+    const inputs = Object.keys(feeds).map((name) => Number(name.slice(1)));
+    const bytes = exportSteps(steps, operands, { inputs, outputs });
+    const session = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 1 });
+    const result = await session.run(feeds);
+    await session.release();
+    return result;
+  };
+  // [[3, 1, 3], [-2, 5, 5]]: ties go to the first index in NNAPI and in ONNX.
+  const values = Float32Array.of(3, 1, 3, -2, 5, 5);
+  const arg = await run(
+    [
+      { type: "ARGMAX", inputs: [0, 1], outputs: [2] },
+      { type: "ARGMIN", inputs: [0, 3], outputs: [4] },
+    ],
+    [
+      tensor("TENSOR_FLOAT32", [2, 3]),
+      i32(1),
+      tensor("TENSOR_INT32", [2]),
+      i32(0),
+      tensor("TENSOR_INT32", [3]),
+    ],
+    { o0: new ort.Tensor("float32", values, [2, 3]) },
+    [2, 4],
+  );
+  deepStrictEqual([...arg.o2.data as Int32Array], [0, 1]);
+  deepStrictEqual([...arg.o4.data as Int32Array], [1, 0, 0]);
+  const bools = (...v: number[]) => new ort.Tensor("bool", Uint8Array.from(v), [v.length]);
+  const logic = await run(
+    [
+      { type: "LOGICAL_AND", inputs: [0, 1], outputs: [2] },
+      { type: "LOGICAL_OR", inputs: [0, 1], outputs: [3] },
+      { type: "LOGICAL_NOT", inputs: [0], outputs: [4] },
+    ],
+    [0, 1, 2, 3, 4].map(() => tensor("TENSOR_BOOL8", [4])),
+    { o0: bools(0, 0, 1, 1), o1: bools(0, 1, 0, 1) },
+    [2, 3, 4],
+  );
+  deepStrictEqual([...logic.o2.data as Uint8Array].map(Number), [0, 0, 0, 1]);
+  deepStrictEqual([...logic.o3.data as Uint8Array].map(Number), [0, 1, 1, 1]);
+  deepStrictEqual([...logic.o4.data as Uint8Array].map(Number), [1, 1, 0, 0]);
+});

@@ -1,7 +1,8 @@
 /**
  * Element-wise NNAPI operations as ONNX: ADD, SUB, MUL, DIV (NNAPI broadcasts as ONNX does;
- * the fused activation after), RELU, RELU1, RELU6, LOGISTIC, TANH. float32, and int32 ADD,
- * SUB and MUL (shape arithmetic); quantized forms are not claimed.
+ * the fused activation after), RELU, RELU1, RELU6, LOGISTIC, TANH, LOG_SOFTMAX, ARGMAX and
+ * ARGMIN, the comparisons, SELECT and the logical operations. float32, and int32 ADD, SUB and
+ * MUL (shape arithmetic); quantized forms are not claimed.
  */
 import type { SubgraphStep } from "../../../driver/devices/device.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
@@ -113,7 +114,64 @@ const select: ExportRule = {
     ),
 };
 
+/** Whether every tensor the step reads or writes is boolean. */
+function booleanOnly(step: SubgraphStep, ctx: ExportContext): boolean {
+  return [...step.inputs, ...step.outputs].every((i) => ctx.operands[i]?.type === "TENSOR_BOOL8");
+}
+
+/** LOGICAL_AND, LOGICAL_OR (broadcasting as ONNX does) and LOGICAL_NOT on booleans. */
+function logical(op: "And" | "Or" | "Not"): ExportRule {
+  return {
+    supports: booleanOnly,
+    write: (step, ctx) =>
+      ctx.node(op, step.inputs.map((_, j) => ctx.input(step, j)), [ctx.name(step.outputs[0])]),
+  };
+}
+
+/**
+ * ARGMAX and ARGMIN of float32 or int32 along a constant axis (the first index wins ties in
+ * both): ONNX's int64 indices cast to NNAPI's int32, the axis dropped.
+ */
+function argExtreme(op: "ArgMax" | "ArgMin"): ExportRule {
+  return {
+    supports: (step, ctx) =>
+      ["TENSOR_FLOAT32", "TENSOR_INT32"].includes(ctx.operands[step.inputs[0]]?.type) &&
+      ctx.isConstant(step, 1) && ctx.operands[step.outputs[0]]?.type === "TENSOR_INT32",
+    write(step, ctx) {
+      const indices = ctx.temporary(op);
+      ctx.node(op, [ctx.input(step, 0)], [indices], {
+        axis: ctx.scalar(step, 1),
+        keepdims: 0,
+        select_last_index: 0,
+      });
+      ctx.node("Cast", [indices], [ctx.name(step.outputs[0])], { to: 6 /* INT32 */ });
+    },
+  };
+}
+
+/** LOG_SOFTMAX: beta a Mul before ONNX's LogSoftmax along the constant axis. */
+const logSoftmax: ExportRule = {
+  supports: (step, ctx) =>
+    float32Only(step, ctx) && ctx.isConstant(step, 1) && ctx.isConstant(step, 2),
+  write(step, ctx) {
+    const beta = ctx.scalar(step, 1);
+    let input = ctx.input(step, 0);
+    if (beta !== 1) {
+      const scaled = ctx.temporary("beta");
+      ctx.node("Mul", [input, ctx.constant("beta", [], [beta])], [scaled]);
+      input = scaled;
+    }
+    ctx.node("LogSoftmax", [input], [ctx.name(step.outputs[0])], { axis: ctx.scalar(step, 2) });
+  },
+};
+
 export const ELEMENTWISE_EXPORTS: { readonly [T in OperationType]?: ExportRule } = {
+  LOGICAL_AND: logical("And"),
+  LOGICAL_OR: logical("Or"),
+  LOGICAL_NOT: logical("Not"),
+  ARGMAX: argExtreme("ArgMax"),
+  ARGMIN: argExtreme("ArgMin"),
+  LOG_SOFTMAX: logSoftmax,
   LESS: compare("Less"),
   LESS_EQUAL: compare("LessOrEqual"),
   GREATER: compare("Greater"),
