@@ -6,7 +6,7 @@
 import type { TensorData } from "../../nnapi/tensor.ts";
 import type { RunnableSubgraph, SubgraphRuntime } from "../devices/device.ts";
 import { subgraphRuntime } from "../devices/device_list.ts";
-import type { PreparedModel, PreparedStep } from "../compilation/plan.ts";
+import type { PreparedModel, PreparedStep, StepTiming, UnitArtifact } from "../compilation/plan.ts";
 
 /** Consecutive steps [start, end) on a device with memory of its own, run as one unit. */
 export interface DeviceUnit {
@@ -86,4 +86,43 @@ export async function prepareUnit(
     );
     return null;
   }
+}
+
+/** What preparing a plan's units ahead of its runs found: failures, and artifacts to keep. */
+export interface PreparedUnits {
+  /** Units that could not be prepared, as timing entries naming their operations and why. */
+  failed: StepTiming[];
+  artifacts: UnitArtifact[];
+}
+
+/**
+ * Prepares `units` of the plan's own shapes now (sessions, pipelines) rather than at their
+ * first runs, each leaving its artifact for the compilation cache.
+ */
+export async function prepareUnits(
+  units: Iterable<DeviceUnit>,
+  prepared: PreparedModel,
+  operands: {
+    constants: readonly (TensorData | undefined)[];
+    shapes: readonly (readonly number[])[];
+  },
+): Promise<PreparedUnits> {
+  const failed: StepTiming[] = [];
+  const artifacts: UnitArtifact[] = [];
+  for (const unit of units) {
+    const runnable = await (unit.runnable ??= prepareUnit(unit, prepared, {
+      ...operands,
+      planned: true,
+      keepArtifact: true,
+    }));
+    if (runnable?.artifact) artifacts.push({ step: unit.start, bytes: runnable.artifact });
+    if (runnable) continue;
+    failed.push({
+      device: unit.device,
+      operations: prepared.steps.slice(unit.start, unit.end).map((step) => step.operation),
+      onDeviceUs: 0,
+      fallback: unit.failure ?? `${unit.device} failed to prepare it`,
+    });
+  }
+  return { failed, artifacts };
 }

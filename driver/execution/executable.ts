@@ -26,7 +26,7 @@ import {
 } from "./control_flow/run.ts";
 import type { RunnableSubgraph } from "../devices/device.ts";
 import { FALLBACK_DEVICE } from "../devices/device_list.ts";
-import { deviceUnits, prepareUnit } from "./device_units.ts";
+import { deviceUnits, type PreparedUnits, prepareUnit, prepareUnits } from "./device_units.ts";
 import { stepOutputShapes } from "../model/shape_inference.ts";
 import {
   type BindableStep,
@@ -44,7 +44,6 @@ import {
   type RunOutput,
   stepImplementation,
   type StepTiming,
-  type UnitArtifact,
 } from "../compilation/plan.ts";
 import {
   allocate,
@@ -225,27 +224,13 @@ export class Executable {
    * naming their operations and why (their steps then run on the reference kernels), and
    * the artifacts the others left for the compilation cache.
    */
-  async prepareUnits(): Promise<{ failed: StepTiming[]; artifacts: UnitArtifact[] }> {
+  prepareUnits(): Promise<PreparedUnits> {
     const binding = this.#planned;
-    const failed: StepTiming[] = [];
-    const artifacts: UnitArtifact[] = [];
-    for (const unit of binding?.units.values() ?? []) {
-      const runnable = await (unit.runnable ??= prepareUnit(unit, this.prepared, {
-        constants: this.#constants,
-        shapes: binding!.shapes,
-        planned: true,
-        keepArtifact: true,
-      }));
-      if (runnable?.artifact) artifacts.push({ step: unit.start, bytes: runnable.artifact });
-      if (runnable) continue;
-      failed.push({
-        device: unit.device,
-        operations: this.#graph.steps.slice(unit.start, unit.end).map((step) => step.operation),
-        onDeviceUs: 0,
-        fallback: unit.failure ?? `${unit.device} failed to prepare it`,
-      });
-    }
-    return { failed, artifacts };
+    if (!binding) return Promise.resolve({ failed: [], artifacts: [] });
+    return prepareUnits(binding.units.values(), this.prepared, {
+      constants: this.#constants,
+      shapes: binding.shapes,
+    });
   }
 
   /**
