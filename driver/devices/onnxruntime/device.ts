@@ -24,9 +24,13 @@ import { EXPORT_RULES } from "../../../converter/onnx_export/rules/index.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
 import { borrowThreads, callThreadLimit, returnThreads } from "../../../kernels/compute_lanes.ts";
 
-/** Its name and version (onnxruntime's, and the exporter's): part of every cache key. */
+/** Its name; its version is the loaded onnxruntime-node's and the exporter's. */
 export const ONNXRUNTIME_DEVICE_NAME = "onnxruntime";
-export const ONNXRUNTIME_VERSION = "1.30.0+export.2";
+/**
+ * The exporter's revision: with onnxruntime's version, the device's version, part of every
+ * cache key (a plan and its units' artifacts are made for both).
+ */
+const EXPORT_REVISION = 2;
 /** Its memory space: tensors are copied into and out of its sessions. */
 export const ONNXRUNTIME_MEMORY = "onnxruntime";
 
@@ -231,12 +235,13 @@ export function discoverOnnxruntime(
   referenceMicrosPerWork: number,
 ): Promise<{ device: Device; costs: DeviceCosts } | undefined> {
   return discovered ??= (async () => {
-    if (!await loadOrt()) return undefined;
+    const ort = await loadOrt();
+    if (!ort) return undefined;
     const costs = await calibrate();
     const device = subgraphDevice({
       name: ONNXRUNTIME_DEVICE_NAME,
       type: "CPU",
-      version: ONNXRUNTIME_VERSION,
+      version: `${ort.env.versions.node}+export.${EXPORT_REVISION}`,
       halVersion: "V1_3",
       memorySpace: ONNXRUNTIME_MEMORY,
       costs,
