@@ -201,7 +201,6 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     }).catch(unusableState(config.dataDir));
     const devices = await discoverDevices({
       gpu: config.gpu,
-      onnxruntime: config.onnxruntime,
       names: config.devices,
     });
     const service = openingState(config.dataDir, () =>

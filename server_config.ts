@@ -90,11 +90,6 @@ export interface ServerConfig {
    */
   gpu?: boolean;
   /**
-   * Whether to offer the onnxruntime device where onnxruntime-node loads (default true),
-   * which runs the steps it claims as onnxruntime-node sessions.
-   */
-  onnxruntime?: boolean;
-  /**
    * The devices the service offers, by name (NNSERVE_DEVICES, comma-separated; default every
    * device that loads here); a device named but not found here is left out with a log line.
    */

@@ -120,13 +120,12 @@ export class DeviceSet {
 }
 
 /**
- * The host devices; unless `gpu` is false, the gpu device where an adapter is found; unless
- * `onnxruntime` is false, the onnxruntime device where onnxruntime-node loads. Each is
- * measured once per process. With `names`, only the devices named (one log line for each
- * named device not found here).
+ * The host devices, the onnxruntime device where onnxruntime-node loads and, unless `gpu` is
+ * false, the gpu device where an adapter is found. Each is measured once per process. With
+ * `names`, only the devices named (one log line for each named device not found here).
  */
 export async function discoverDevices(
-  options: { gpu?: boolean; onnxruntime?: boolean; names?: readonly string[] },
+  options: { gpu?: boolean; names?: readonly string[] },
 ): Promise<DeviceSet> {
   const { names } = options;
   const wanted = (name: string) => !names || names.includes(name);
@@ -134,9 +133,7 @@ export async function discoverDevices(
   const devices = HOST_DEVICES.filter((d) => wanted(d.info.name));
   const reference = costs.get(cpuReference.info.name)!.microsPerWork;
   const found = [
-    options.onnxruntime !== false && wanted(ONNXRUNTIME_DEVICE_NAME)
-      ? await discoverOnnxruntime(reference)
-      : undefined,
+    wanted(ONNXRUNTIME_DEVICE_NAME) ? await discoverOnnxruntime(reference) : undefined,
     options.gpu !== false && wanted(GPU_DEVICE_NAME) ? await discoverGpu(reference) : undefined,
   ];
   for (const extra of found) {

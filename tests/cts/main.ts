@@ -66,15 +66,7 @@ async function main(): Promise<number> {
   let baseUrl = values.url;
   if (baseUrl === undefined) {
     dataDir = await Deno.makeTempDir({ prefix: "nnserve-cts-" });
-    const named = values.devices?.split(",").map((d) => d.trim()) ?? [];
-    server = await startServer({
-      hostname: "127.0.0.1",
-      port: 0,
-      dataDir,
-      verbose: false,
-      // A device the suite names is started even where it is opt-in.
-      onnxruntime: named.includes("onnxruntime"),
-    });
+    server = await startServer({ hostname: "127.0.0.1", port: 0, dataDir, verbose: false });
     baseUrl = server.url;
   }
   try {
