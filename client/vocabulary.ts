@@ -149,9 +149,12 @@ export const OPERATION_TYPES = [
   "FILL",
   "RANK",
   // nnserve's extensions (NNAPI has no such operations): a tensor's extents at execution,
-  // and a range of numbers whose length is known only then.
+  // a range of numbers whose length is known only then, a dense layer whose input is
+  // quantized at execution, and the error function.
   "SHAPE",
   "RANGE",
+  "DYNAMIC_QUANTIZE_FULLY_CONNECTED",
+  "ERF",
   // NNAPI feature level 6 (after HAL 1.3), with HAL 1.3's operand types.
   "BATCH_MATMUL",
   // nnserve's extension for what an execution must not reach: it fails with a message.

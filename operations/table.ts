@@ -73,6 +73,8 @@ import { randomMultinomial } from "./random_multinomial.ts";
 import { rank } from "./rank.ts";
 import { shape } from "./shape.ts";
 import { range } from "./range.ts";
+import { dynamicQuantizeFullyConnected } from "./dynamic_quantize_fully_connected.ts";
+import { erf } from "./erf.ts";
 import { fail } from "./fail.ts";
 import { reduceAll } from "./reduce_all.ts";
 import { reduceAny } from "./reduce_any.ts";
@@ -183,6 +185,8 @@ const OPERATIONS = {
   RANK: rank,
   SHAPE: shape,
   RANGE: range,
+  DYNAMIC_QUANTIZE_FULLY_CONNECTED: dynamicQuantizeFullyConnected,
+  ERF: erf,
   FAIL: fail,
   BATCH_MATMUL: batchMatmul,
   REDUCE_ALL: reduceAll,

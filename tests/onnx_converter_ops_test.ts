@@ -301,10 +301,10 @@ Deno.test("a QDQ graph (uint8 activations, int8 per-channel weights) matches wit
   });
 });
 
-Deno.test("Erf and Gelu (exact and tanh forms), which NNAPI builds from elementwise operations", async () => {
+Deno.test("Erf (nnserve's ERF) and Gelu (exact and tanh forms)", async () => {
   await withTestServer({}, async (server) => {
     const dims = [2, 50];
-    await compare(
+    const { conversion } = await compare(
       server,
       chain(dims, dims, [{ op: "Erf", inputs: ["x"], outputs: ["y"] }]),
       "Erf",
@@ -312,6 +312,7 @@ Deno.test("Erf and Gelu (exact and tanh forms), which NNAPI builds from elementw
       undefined,
       8,
     );
+    deepStrictEqual(conversion.model.operations.map((o) => o.type), ["ERF"]);
     for (const approximate of ["none", "tanh"]) {
       await compare(
         server,
@@ -375,10 +376,16 @@ Deno.test("an If whose condition folds at conversion becomes its selected branch
   });
 });
 
-Deno.test("MatMul of two runtime tensors, plain and batched", async () => {
+Deno.test("MatMul of two runtime tensors, plain, batched (one BATCH_MATMUL) and above rank 4", async () => {
   await withTestServer({}, async (server) => {
-    for (const [a, b, y] of [[[3, 4], [4, 2], [3, 2]], [[2, 3, 4], [2, 4, 5], [2, 3, 5]]]) {
-      await compare(
+    const cases = [
+      [[3, 4], [4, 2], [3, 2]],
+      [[2, 3, 4], [2, 4, 5], [2, 3, 5]],
+      [[1, 2, 3, 4], [1, 2, 4, 5], [1, 2, 3, 5]],
+      [[2, 1, 2, 3, 4], [2, 1, 2, 4, 5], [2, 1, 2, 3, 5]],
+    ];
+    for (const [a, b, y] of cases) {
+      const { conversion } = await compare(
         server,
         {
           inputs: [{ name: "a", dims: a }, { name: "b", dims: b }],
@@ -387,18 +394,23 @@ Deno.test("MatMul of two runtime tensors, plain and batched", async () => {
         },
         `MatMul [${a}] x [${b}]`,
       );
+      const types = conversion.model.operations.map((o) => o.type);
+      deepStrictEqual(types.filter((t) => t === "BATCH_MATMUL").length, 1, `${types}`);
     }
   });
 });
 
 Deno.test("MatMul of two runtime tensors with extents given at execution (attention over a text line's width)", async () => {
   await withTestServer({}, async (server) => {
-    // [a dims, b dims, extents at execution]: n known (rows times b^T), only m known (the
-    // transposed product), and m and n unknown with k known (a sum of outer products).
+    // [a dims, b dims, extents at execution]: any of m, k and n (and leading extents) given
+    // at execution, and above rank 4 with one unknown of each input's last two.
     const cases: [(number | string)[], (number | string)[], Record<string, number>][] = [
       [[2, "m", "k"], [2, "k", 4], { m: 3, k: 6 }],
       [[2, 3, "k"], [2, "k", "n"], { k: 5, n: 7 }],
       [[1, 2, "m", 3], [1, 2, 3, "n"], { m: 5, n: 4 }],
+      [["m", "k"], ["k", "n"], { m: 2, k: 3, n: 2 }],
+      [["h", "m", "k"], ["h", "k", "n"], { h: 3, m: 2, k: 5, n: 4 }],
+      [[1, 2, 2, "m", 3], [1, 2, 2, 3, 4], { m: 5 }],
     ];
     for (const [a, b, extents] of cases) {
       const at = (dims: (number | string)[]) =>
@@ -419,14 +431,17 @@ Deno.test("MatMul of two runtime tensors with extents given at execution (attent
       compareBytes(
         server,
         onnxBytes({
-          inputs: [{ name: "a", dims: ["m", "k"] }, { name: "b", dims: ["k", "n"] }],
-          outputs: [{ name: "y", dims: ["m", "n"] }],
-          nodes: [{ op: "MatMul", inputs: ["a", "b"], outputs: ["y"], name: "all_unknown" }],
+          inputs: [{ name: "a", dims: [1, 1, 1, "m", "k"] }, {
+            name: "b",
+            dims: [1, 1, 1, "k", 2],
+          }],
+          outputs: [{ name: "y", dims: [1, 1, 1, "m", 2] }],
+          nodes: [{ op: "MatMul", inputs: ["a", "b"], outputs: ["y"], name: "rank_5" }],
         }),
-        { a: [2, 3], b: [3, 2] },
-        "MatMul of unknowns",
+        { a: [1, 1, 1, 2, 3], b: [1, 1, 1, 3, 2] },
+        "MatMul of rank 5 with m and k unknown",
       ),
-      /node 'all_unknown' \(MatMul\): .*the inner one must be known/,
+      /node 'rank_5' \(MatMul\): .*all but one of each input's last two extents/,
     );
   });
 });

@@ -184,6 +184,12 @@ export class ConversionContext {
     return this.#absorbed.has(node.index);
   }
 
+  /** Whether `name` is needed: read by a graph output or a node no rule absorbed. */
+  isNeeded(name: string): boolean {
+    const readers = this.consumers(name);
+    return this.uses(name) > readers.length || readers.some((r) => !this.isAbsorbed(r));
+  }
+
   /** The value named `name`; throws when nothing produced it. */
   value(name: string): Value {
     const value = this.#values.get(name);

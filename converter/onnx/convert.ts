@@ -223,8 +223,8 @@ function convertNode(ctx: ConversionContext, node: NodeView): void {
   if (ctx.restTaken) return; // the graph continues inside the subgraphs of an IF
   keepShapes(ctx, node);
   for (const name of node.outputs) {
-    // Every used output must be produced.
-    if (name && ctx.uses(name) > 0 && !ctx.has(name)) ctx.value(name);
+    // Every output something still reads must be produced.
+    if (name && ctx.isNeeded(name) && !ctx.has(name)) ctx.value(name);
   }
 }
 

@@ -56,6 +56,8 @@ export interface ExportRule {
 export class ExportContext {
   readonly nodes: NodeProto[] = [];
   readonly initializers: TensorProto[] = [];
+  /** The operator domains besides ONNX's own that nodes use (onnxruntime's "com.microsoft"). */
+  readonly domains = new Set<string>();
   #names = 0;
   readonly #written = new Set<number>();
 
@@ -98,16 +100,19 @@ export class ExportContext {
     return `t${this.#names++}_${label}`;
   }
 
-  /** Appends a node. */
+  /** Appends a node (of ONNX's default domain unless `domain` names another). */
   node(
     opType: string,
     inputs: readonly string[],
     outputs: readonly string[],
     attributes: Record<string, ExportAttribute> = {},
+    domain = "",
   ): void {
+    if (domain) this.domains.add(domain);
     this.nodes.push({
       name: `n${this.nodes.length}_${opType}`,
       opType,
+      ...(domain ? { domain } : {}),
       input: [...inputs],
       output: [...outputs],
       attribute: Object.entries(attributes).map(([name, v]) =>
@@ -127,18 +132,17 @@ export class ExportContext {
     label: string,
     dims: readonly number[],
     values: ArrayLike<number>,
-    type: "float32" | "int64" = "float32",
+    type: "float32" | "int64" | "uint8" = "float32",
   ): string {
     const name = this.temporary(label);
-    const data = type === "float32" ? Float32Array.from(values) : BigInt64Array.from(
-      Array.from(values, (v) => BigInt(v)),
-    );
-    this.initializers.push({
-      name,
-      dims: [...dims],
-      dataType: type === "float32" ? DataType.FLOAT : DataType.INT64,
-      rawData: littleEndianBytes(data),
-    });
+    const data = type === "float32"
+      ? Float32Array.from(values)
+      : type === "uint8"
+      ? Uint8Array.from(values)
+      : BigInt64Array.from(Array.from(values, (v) => BigInt(v)));
+    const dataType =
+      { float32: DataType.FLOAT, uint8: DataType.UINT8, int64: DataType.INT64 }[type];
+    this.initializers.push({ name, dims: [...dims], dataType, rawData: littleEndianBytes(data) });
     return name;
   }
 
@@ -164,7 +168,10 @@ export function exportsStep(step: SubgraphStep, operands: readonly SubgraphOpera
   const tensors = [...step.inputs, ...step.outputs]
     .map((i) => operands[i])
     .filter((o) => o && o.type.startsWith("TENSOR_"));
-  if (!tensors.every((o) => ELEMENT_TYPES[o.type] !== undefined)) return false;
+  // 8-bit weights are constants a rule re-lays out; no unit takes or gives an 8-bit tensor.
+  const written = (o: SubgraphOperand) =>
+    ELEMENT_TYPES[o.type] !== undefined || (o.type === "TENSOR_QUANT8_ASYMM" && !!o.value);
+  if (!tensors.every(written)) return false;
   try {
     return rule.supports?.(step, ctx) ?? true;
   } catch {
@@ -199,7 +206,10 @@ export function exportSteps(
   const model = onnx.ModelProto.create({
     irVersion: 8,
     producerName: "nnserve",
-    opsetImport: [{ domain: "", version: EXPORT_OPSET }],
+    opsetImport: [
+      { domain: "", version: EXPORT_OPSET },
+      ...[...ctx.domains].map((domain) => ({ domain, version: 1 })),
+    ],
     graph: {
       name: "nnserve",
       node: ctx.nodes,

@@ -54,7 +54,12 @@ const weights = (shape: number[], seed: number) =>
  * Runs `type` on `inputs` (operands; those without a value get seeded values) with the
  * reference kernel and, exported, in onnxruntime; compares the output.
  */
-async function agree(type: OperationType, inputs: SubgraphOperand[], what: string) {
+async function agree(
+  type: OperationType,
+  inputs: SubgraphOperand[],
+  what: string,
+  tolerance = 1e-5,
+) {
   const given = inputs.map((o, k) =>
     o.value !== undefined ? o : { ...o, value: seededFloats(elementCount(o.shape), 10 + k, 2) }
   );
@@ -98,7 +103,7 @@ async function agree(type: OperationType, inputs: SubgraphOperand[], what: strin
   const actual = got.data as Float32Array;
   want.forEach((w, i) => {
     const error = Math.abs(actual[i] - w);
-    ok(error <= 1e-5 * Math.max(1, Math.abs(w)), `${what}[${i}]: ${actual[i]} vs ${w}`);
+    ok(error <= tolerance * Math.max(1, Math.abs(w)), `${what}[${i}]: ${actual[i]} vs ${w}`);
   });
 }
 
@@ -384,4 +389,52 @@ Deno.test("LOG_SOFTMAX, ARGMAX and ARGMIN (the first index on ties), and the log
   deepStrictEqual([...logic.o2.data as Uint8Array].map(Number), [0, 0, 0, 1]);
   deepStrictEqual([...logic.o3.data as Uint8Array].map(Number), [0, 1, 1, 1]);
   deepStrictEqual([...logic.o4.data as Uint8Array].map(Number), [1, 1, 0, 0]);
+});
+
+Deno.test("DYNAMIC_QUANTIZE_FULLY_CONNECTED: onnxruntime's DynamicQuantizeMatMul gives the reference's values bit for bit; signed weights are not claimed", async () => {
+  const quant8 = (shape: number[], scale: number, zeroPoint: number, seed: number) => ({
+    type: "TENSOR_QUANT8_ASYMM" as const,
+    shape,
+    scale,
+    zeroPoint,
+    value: Uint8Array.from(seededFloats(elementCount(shape), seed, 1), (v) => (v + 1) * 127.5),
+  });
+  const input = f32([2, 3, 300]);
+  // An inner extent past 256, one zero point at 0 and one inside the range, bias and none.
+  await agree(
+    "DYNAMIC_QUANTIZE_FULLY_CONNECTED",
+    [
+      input,
+      quant8([5, 300], 0.02, 131, 3),
+      weights([5], 4),
+      i32(0),
+    ],
+    "biased",
+    0,
+  );
+  await agree(
+    "DYNAMIC_QUANTIZE_FULLY_CONNECTED",
+    [
+      f32([4, 8]),
+      quant8([6, 8], 0.5, 0, 5),
+      f32([6], new Float32Array(6)),
+      i32(1),
+    ],
+    "no bias, RELU",
+    0,
+  );
+  const signed = { ...quant8([6, 8], 0.5, 0, 5), type: "TENSOR_QUANT8_ASYMM_SIGNED" as const };
+  const operands = [
+    f32([4, 8]),
+    { ...signed, value: new Int8Array(48) },
+    f32([6], new Float32Array(6)),
+    i32(0),
+    f32([4, 6]),
+  ];
+  const step = {
+    type: "DYNAMIC_QUANTIZE_FULLY_CONNECTED" as const,
+    inputs: [0, 1, 2, 3],
+    outputs: [4],
+  };
+  ok(!exportsStep(step, operands), "signed weights");
 });

@@ -9,6 +9,12 @@
  * (x / scale rounded half to even, clamped), and the products are float convolutions and
  * matrix products of integers, exact while the sums stay below 2^24 (beyond that, within a
  * float32 rounding). A Cast of a carried int32 to float is then the value itself.
+ *
+ * The common form of whole dense layers (what `quantize_dynamic` writes for every MatMul:
+ * the input's DynamicQuantizeLinear read only by MatMulIntegers with constant weights and
+ * one zero point each, each followed by a Cast to float and a Mul by the product of the two
+ * scales) becomes one DYNAMIC_QUANTIZE_FULLY_CONNECTED per layer instead, nnserve's
+ * extension that computes exactly that: a native device runs it as its integer kernel.
  */
 import { FUSED_NONE, type OperationType } from "../../../nnapi/types.ts";
 import type { BuiltOperand } from "../../graph_builder.ts";
@@ -18,6 +24,7 @@ import type { Rule } from "../rule.ts";
 import type { HostTensor } from "../tensors.ts";
 import { convAttributes, convolutionPlan, emitConvolution } from "./conv.ts";
 import { matMulRows, transposedWeights } from "./matmul.ts";
+import { transpose } from "../../../kernels/shape_transform.ts";
 import { runtimeMatMul } from "./matmul_runtime.ts";
 import { floatConstant, specOf } from "./common.ts";
 
@@ -59,12 +66,140 @@ function isCarried(ctx: ConversionContext, name: string): boolean {
     ["uint8", "int8", "int32"].includes(value.elementType);
 }
 
+/**
+ * One dense layer a DynamicQuantizeLinear feeds: its MatMulInteger by constant 8-bit
+ * weights, the Cast of the sums to float and the Mul by the product of the two scales
+ * (`scaling`, a Mul of the input's scale by the weights' constant one).
+ */
+interface DenseLayer {
+  matMul: NodeView;
+  cast: NodeView;
+  rescale: NodeView;
+  scaling: NodeView;
+  weights: HostTensor;
+  weightsZeroPoint: number;
+  weightsScale: number;
+}
+
+/** ONNX's element type code of float32 (a Cast's `to`). */
+const ONNX_FLOAT = 1;
+
+/** The other input of a two-input node besides `name` (undefined when both are `name`). */
+function otherInput(node: NodeView, name: string): string | undefined {
+  const [a, b] = node.inputs;
+  if (a === name && b !== name) return b;
+  if (b === name && a !== name) return a;
+  return undefined;
+}
+
+/** Whether `readers` are all the uses of `name` (no graph output, no other node). */
+function readsAll(ctx: ConversionContext, name: string, readers: readonly NodeView[]): boolean {
+  return readers.length > 0 && ctx.consumers(name).length === ctx.uses(name) &&
+    ctx.consumers(name).every((r) => readers.includes(r));
+}
+
+/**
+ * The dense layers a DynamicQuantizeLinear feeds, when its three outputs go to them alone
+ * (see the file's comment); undefined otherwise.
+ */
+function denseLayers(ctx: ConversionContext, node: NodeView): DenseLayer[] | undefined {
+  const [y, yScale, yZeroPoint] = node.outputs;
+  const matMuls = ctx.consumers(y);
+  if (
+    !readsAll(ctx, y, matMuls) || !readsAll(ctx, yZeroPoint, matMuls) ||
+    !matMuls.every((m) =>
+      m.opType === "MatMulInteger" && m.inputs[0] === y && m.inputs[1] !== y &&
+      m.input(2) === yZeroPoint
+    )
+  ) {
+    return undefined;
+  }
+  const scalings = ctx.consumers(yScale);
+  if (!readsAll(ctx, yScale, scalings)) return undefined;
+  const weightsScales = new Map<string, { scaling: NodeView; scale: number }>();
+  for (const scaling of scalings) {
+    const other = otherInput(scaling, yScale);
+    const scale = other === undefined ? undefined : ctx.constant(other);
+    if (scaling.opType !== "Mul" || scale?.type !== "float32" || scale.data.length !== 1) {
+      return undefined;
+    }
+    weightsScales.set(scaling.outputs[0], { scaling, scale: Number(scale.data[0]) });
+  }
+  const layers: DenseLayer[] = [];
+  for (const matMul of matMuls) {
+    const weights = ctx.constant(matMul.inputs[1]);
+    const zeroPointName = matMul.input(3);
+    const zeroPoint = zeroPointName ? ctx.constant(zeroPointName) : undefined;
+    const cast = ctx.soleConsumer(matMul.outputs[0]);
+    const rescale = cast && ctx.soleConsumer(cast.outputs[0]);
+    const scaleName = rescale && otherInput(rescale, cast.outputs[0]);
+    const scaled = scaleName === undefined ? undefined : weightsScales.get(scaleName);
+    if (
+      !weights || weights.dims.length !== 2 || !["uint8", "int8"].includes(weights.type) ||
+      (zeroPointName && zeroPoint?.data.length !== 1) || cast?.opType !== "Cast" ||
+      cast.int("to") !== ONNX_FLOAT || rescale?.opType !== "Mul" || !scaled
+    ) {
+      return undefined;
+    }
+    layers.push({
+      matMul,
+      cast,
+      rescale,
+      scaling: scaled.scaling,
+      weights,
+      weightsZeroPoint: zeroPoint ? Number(zeroPoint.data[0]) : 0,
+      weightsScale: scaled.scale,
+    });
+  }
+  // Each scaling is read by these layers' rescales alone.
+  for (const [name, { scaling }] of weightsScales) {
+    const readers = layers.filter((l) => l.scaling === scaling).map((l) => l.rescale);
+    if (!readsAll(ctx, name, readers)) return undefined;
+  }
+  return layers;
+}
+
+/** Each dense layer as one DYNAMIC_QUANTIZE_FULLY_CONNECTED on the float input `x`. */
+function emitDenseLayers(ctx: ConversionContext, x: string, layers: readonly DenseLayer[]) {
+  for (const layer of layers) {
+    const { weights } = layer;
+    const [k, n] = weights.dims;
+    const signed = weights.type === "int8";
+    const values = signed ? new Int8Array(n * k) : new Uint8Array(n * k);
+    transpose(weights.data, weights.dims, [1, 0], values);
+    const matrix = ctx.builder.constant(
+      signed ? "TENSOR_QUANT8_ASYMM_SIGNED" : "TENSOR_QUANT8_ASYMM",
+      [n, k],
+      values,
+      { scale: layer.weightsScale, zeroPoint: layer.weightsZeroPoint },
+    );
+    matMulRows(ctx, {
+      name: layer.rescale.outputs[0],
+      a: x,
+      k,
+      n,
+      product: (rows, name) =>
+        ctx.emitAs(name, "DYNAMIC_QUANTIZE_FULLY_CONNECTED", [
+          rows,
+          matrix,
+          floatConstant(ctx, FLOAT, [n], new Float64Array(n)),
+          ctx.builder.int32(FUSED_NONE),
+        ], FLOAT),
+    });
+    for (const done of [layer.matMul, layer.cast, layer.scaling, layer.rescale]) {
+      if (!ctx.isAbsorbed(done)) ctx.absorb(done);
+    }
+  }
+}
+
 const dynamicQuantizeLinear: Rule = {
   convert(node, ctx) {
     const x = node.inputs[0];
     if (ctx.elementType(x) !== "float32") {
       throw new Error(`input '${x}' is ${ctx.elementType(x)}; DynamicQuantizeLinear takes float32`);
     }
+    const layers = denseLayers(ctx, node);
+    if (layers) return emitDenseLayers(ctx, x, layers);
     const [y, yScale, yZeroPoint] = node.outputs;
     const input = ctx.operand(x);
     const s = ctx.builder;
@@ -77,7 +212,7 @@ const dynamicQuantizeLinear: Rule = {
     );
     const zero = scalar(ctx, 0);
     // onnxruntime: the range [min(x, 0), max(x, 0)] over 255 steps (a scale of 1 when x is
-    // all zeros), the zero point std::round(0 - min / scale).
+    // all zeros), the zero point 0 - min / scale clamped and rounded half to even.
     const low = float(ctx, "MINIMUM", [
       float(ctx, "REDUCE_MIN", [input, allAxes, s.bool(false)]),
       zero,
@@ -98,15 +233,14 @@ const dynamicQuantizeLinear: Rule = {
       float(ctx, "MAXIMUM", [unrounded, zero]),
       scalar(ctx, 255),
     ]);
-    // The zero point is not negative, so rounding half away from zero is floor(v + 0.5).
-    const zeroPoint = float(ctx, "FLOOR", [arithmetic(ctx, "ADD", clamped, scalar(ctx, 0.5))]);
+    const magic = scalar(ctx, ROUNDING_MAGIC);
+    const zeroPoint = arithmetic(ctx, "SUB", arithmetic(ctx, "ADD", clamped, magic), magic);
     // y = clamp(x / scale, -zp, 255 - zp) rounded half to even, plus zp (MLAS's order).
     const scaled = arithmetic(ctx, "DIV", input, scale);
     const bounded = float(ctx, "MINIMUM", [
       float(ctx, "MAXIMUM", [scaled, arithmetic(ctx, "SUB", zero, zeroPoint)]),
       arithmetic(ctx, "SUB", scalar(ctx, 255), zeroPoint),
     ]);
-    const magic = scalar(ctx, ROUNDING_MAGIC);
     const centered = arithmetic(ctx, "SUB", arithmetic(ctx, "ADD", bounded, magic), magic);
     ctx.setOperand(yScale, scale, "float32");
     ctx.setOperand(yZeroPoint, zeroPoint, "uint8");

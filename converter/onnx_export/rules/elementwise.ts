@@ -190,6 +190,7 @@ export const ELEMENTWISE_EXPORTS: { readonly [T in OperationType]?: ExportRule }
   PRELU: prelu,
   ABS: same("Abs"),
   EXP: same("Exp"),
+  ERF: same("Erf"),
   LOG: same("Log"),
   SQRT: same("Sqrt"),
   NEG: same("Neg"),

@@ -3,7 +3,8 @@
  * transposed to ONNX's NCHW around it, the filter re-laid out at export; implicit padding
  * resolved with NNAPI's own rule against the execution's shapes), AVERAGE_POOL_2D (padding
  * not counted, as NNAPI averages) and MAX_POOL_2D, FULLY_CONNECTED (Gemm over the input's
- * rows), SOFTMAX (beta a Mul before it). Each fused activation follows its node.
+ * rows), DYNAMIC_QUANTIZE_FULLY_CONNECTED (onnxruntime's DynamicQuantizeMatMul), SOFTMAX
+ * (beta a Mul before it). Each fused activation follows its node.
  */
 import type { SubgraphStep } from "../../../driver/devices/device.ts";
 import type { TensorInfo } from "../../../nnapi/tensor.ts";
@@ -141,6 +142,53 @@ const fullyConnected: ExportRule = {
   },
 };
 
+/**
+ * DYNAMIC_QUANTIZE_FULLY_CONNECTED: onnxruntime's DynamicQuantizeMatMul (com.microsoft; what
+ * its optimizer makes of DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul) over the
+ * input's rows, the weights re-laid out as uint8 [inputSize, units]; the bias (unless all
+ * zeros) added after it, then the fused activation. Unsigned weights only: onnxruntime's
+ * kernels for signed ones may saturate 16-bit pair sums on CPUs without VNNI.
+ */
+const dynamicQuantizeFullyConnected: ExportRule = {
+  supports: (step, ctx) =>
+    ctx.operands[step.inputs[0]].type === "TENSOR_FLOAT32" &&
+    ctx.operands[step.inputs[1]].type === "TENSOR_QUANT8_ASYMM" && ctx.isConstant(step, 1) &&
+    ctx.isConstant(step, 3),
+  write(step, ctx) {
+    const weights = ctx.operands[step.inputs[1]];
+    const [units, depth] = weights.shape;
+    const values = weights.value as ArrayLike<number>;
+    const columns = new Uint8Array(units * depth);
+    for (let u = 0; u < units; u++) {
+      for (let p = 0; p < depth; p++) columns[p * units + u] = values[u * depth + p];
+    }
+    const rows = ctx.temporary("rows");
+    ctx.node("Reshape", [ctx.input(step, 0), ctx.constant("rows", [2], [-1, depth], "int64")], [
+      rows,
+    ]);
+    const product = ctx.temporary("dqfc");
+    ctx.node(
+      "DynamicQuantizeMatMul",
+      [
+        rows,
+        ctx.constant("weights", [depth, units], columns, "uint8"),
+        ctx.constant("weights_scale", [], [weights.scale]),
+        ctx.constant("weights_zero", [], [weights.zeroPoint], "uint8"),
+      ],
+      [product],
+      {},
+      "com.microsoft",
+    );
+    const bias = ctx.operands[step.inputs[2]].value as ArrayLike<number> | undefined;
+    let result = product;
+    if (!bias || Array.from(bias).some((v) => v !== 0)) {
+      result = ctx.temporary("biased");
+      ctx.node("Add", [product, ctx.input(step, 2)], [result]);
+    }
+    ctx.activate(result, ctx.scalar(step, 3), ctx.name(step.outputs[0]));
+  },
+};
+
 const softmax: ExportRule = {
   supports: (step, ctx) =>
     float32Only(step, ctx) && ctx.isConstant(step, 1) &&
@@ -250,5 +298,6 @@ export const LAYER_EXPORTS: { readonly [T in OperationType]?: ExportRule } = {
   AVERAGE_POOL_2D: pool("AveragePool"),
   MAX_POOL_2D: pool("MaxPool"),
   FULLY_CONNECTED: fullyConnected,
+  DYNAMIC_QUANTIZE_FULLY_CONNECTED: dynamicQuantizeFullyConnected,
   SOFTMAX: softmax,
 };

@@ -2,7 +2,8 @@
  * `cpu-simd`: the generated WebAssembly SIMD kernels (relaxed-SIMD FMA where the engine has
  * it, plain JS otherwise; `kernels/manifest.ts`) for the operations and forms they cover —
  * today float32 CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV_2D with constant weights,
- * FULLY_CONNECTED (weights constant or computed at execution), BATCH_MATMUL, their quant8
+ * FULLY_CONNECTED (weights constant or computed at execution), BATCH_MATMUL,
+ * DYNAMIC_QUANTIZE_FULLY_CONNECTED (nnserve's extension; integers on the float GEMM), quant8
  * forms (uint8 or int8, per-tensor or per-channel filters; bit for bit the reference,
  * `quantized.ts`), and element-wise ADD, SUB, MUL, DIV, MINIMUM, MAXIMUM and HARD_SWISH.
  * Extents known only at execution are no obstacle: weights are packed at preparation, and
@@ -26,6 +27,7 @@ import {
 } from "./elementwise.ts";
 import { transposeConv2dSimd } from "./transpose_conv.ts";
 import { batchMatmulSimd } from "./batch_matmul.ts";
+import { dynamicQuantizeFullyConnectedSimd } from "./dynamic_quantize_fc.ts";
 import { elementwiseChains } from "./chains.ts";
 import {
   byInputType,
@@ -50,6 +52,7 @@ const STEPS = {
   HARD_SWISH: hardSwishStep,
   TRANSPOSE_CONV_2D: transposeConv2dSimd,
   BATCH_MATMUL: batchMatmulSimd,
+  DYNAMIC_QUANTIZE_FULLY_CONNECTED: dynamicQuantizeFullyConnectedSimd,
 } satisfies StepTable;
 
 /** The SIMD CPU device. */
