@@ -129,15 +129,26 @@ function pool(op: "AveragePool" | "MaxPool"): ExportRule {
   };
 }
 
+/**
+ * A dense layer's input as rows of `depth` ([batches, depth], as NNAPI flattens it): the
+ * input itself when it has that shape already.
+ */
+function rowsOf(step: SubgraphStep, ctx: ExportContext, depth: number): string {
+  const input = ctx.input(step, 0);
+  const shape = ctx.operands[step.inputs[0]].shape;
+  if (shape.length === 2 && shape[1] === depth) return input;
+  const rows = ctx.temporary("rows");
+  ctx.node("Reshape", [input, ctx.constant("rows", [2], [-1, depth], "int64")], [rows]);
+  return rows;
+}
+
 const fullyConnected: ExportRule = {
   supports: (step, ctx) => float32Only(step, ctx) && ctx.isConstant(step, 3),
   write(step, ctx) {
     const weights = ctx.operands[step.inputs[1]].shape;
-    const rows = ctx.constant("rows", [2], [-1, weights[1]], "int64");
-    const flat = ctx.temporary("rows");
-    ctx.node("Reshape", [ctx.input(step, 0), rows], [flat]);
     const result = ctx.temporary("fc");
-    ctx.node("Gemm", [flat, ctx.input(step, 1), ctx.input(step, 2)], [result], { transB: 1 });
+    const rows = rowsOf(step, ctx, weights[1]);
+    ctx.node("Gemm", [rows, ctx.input(step, 1), ctx.input(step, 2)], [result], { transB: 1 });
     ctx.activate(result, ctx.scalar(step, 3), ctx.name(step.outputs[0]));
   },
 };
@@ -162,10 +173,7 @@ const dynamicQuantizeFullyConnected: ExportRule = {
     for (let u = 0; u < units; u++) {
       for (let p = 0; p < depth; p++) columns[p * units + u] = values[u * depth + p];
     }
-    const rows = ctx.temporary("rows");
-    ctx.node("Reshape", [ctx.input(step, 0), ctx.constant("rows", [2], [-1, depth], "int64")], [
-      rows,
-    ]);
+    const rows = rowsOf(step, ctx, depth);
     const product = ctx.temporary("dqfc");
     ctx.node(
       "DynamicQuantizeMatMul",
