@@ -1,6 +1,6 @@
 /**
- * `deno task bench:peers [--quick] [--write]`: in one run on this machine, the same models
- * (MobileNetV2 and PaddleOCR's three CNNs) in nnserve (in process, and over HTTP as JSON with
+ * `deno task bench:peers [--quick] [--write] [--models TEXT]`: in one run on this machine,
+ * the same models (MobileNetV2, PaddleOCR's three CNNs, Moonshine's encoder) in nnserve (in process, and over HTTP as JSON with
  * base64 tensors or raw bytes, imported with its extents fixed by `?shape=` or left as the
  * file has them and sent with each execution), onnxruntime-node (in process, and behind the
  * `node:http` server a user would write around it), onnxruntime-web and (where it can be
@@ -9,7 +9,9 @@
  * servers (nnserve with its default executors, the onnxruntime-node server with its default
  * session) under 16 concurrent connections; GEMM GFLOP/s against this CPU's measured
  * WebAssembly SIMD128 peak; REST throughput of a tiny model against a Hono JSON echo. With
- * `--write` it writes the tables and a chart to docs/performance.md and performance.svg.
+ * `--write` it writes the tables and a chart to docs/performance.md and performance.svg;
+ * `--models` runs only the models whose names contain TEXT, and only their rows (a partial
+ * run: not with `--write`).
  */
 import { parseArgs } from "node:util";
 import { dirname, join } from "node:path";
@@ -42,8 +44,15 @@ import { type Latency, measure } from "./timing.ts";
 import { barChartSvg, performanceMarkdown, type Results } from "./report.ts";
 
 const { values: flags } = parseArgs({
-  options: { quick: { type: "boolean" }, write: { type: "boolean" } },
+  options: {
+    quick: { type: "boolean" },
+    write: { type: "boolean" },
+    models: { type: "string" },
+  },
 });
+if (flags.write && flags.models !== undefined) {
+  throw new Error("--write writes every model's rows: run it without --models");
+}
 const budget = flags.quick
   ? { warmup: 2, runs: 10, budgetMs: 2000 }
   : { warmup: 5, runs: 50, budgetMs: 10000 };
@@ -70,6 +79,29 @@ const THROUGHPUT_ENGINES: Engine[] = [
   NNSERVE_HTTP_BINARY_OPEN,
   NNSERVE_HTTP_BINARY,
 ];
+
+/** How long one run may take before its engine's row is given up. */
+const RUN_TIMEOUT_MS = 60_000;
+
+/** A run that did not answer in time. */
+class RunTimedOut extends Error {}
+
+/** `run` whose runs fail with {@link RunTimedOut} when they take longer than `ms`. */
+function answersWithin(run: PeerRun, ms: number): PeerRun {
+  return {
+    ...run,
+    run() {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new RunTimedOut(`a run did not answer within ${ms / 1000} s`)),
+          ms,
+        );
+      });
+      return Promise.race([run.run(), late]).finally(() => clearTimeout(timer));
+    },
+  };
+}
 
 /** A float32 image input of `shape`, seeded. */
 function imageInput(name: string, shape: number[], seed: number): PeerInput {
@@ -99,7 +131,7 @@ interface PeerModel {
  * MobileNetV2 (seeded weights), the converter issue's published CNNs (PaddleOCR), and a
  * published speech encoder (attention, dynamic quantization).
  */
-const models: PeerModel[] = [
+const allModels: PeerModel[] = [
   {
     name: "MobileNetV2 1.0 224x224",
     bytes: mobilenetV2Onnx(1),
@@ -127,6 +159,9 @@ const models: PeerModel[] = [
     input: imageInput("input_values", [1, 16000], 11),
   },
 ];
+const models = allModels.filter((m) =>
+  flags.models === undefined || m.name.toLowerCase().includes(flags.models.toLowerCase())
+);
 
 const results: Results = {
   latency: [],
@@ -156,6 +191,7 @@ for (const model of models) {
         }
         continue;
       }
+      run = answersWithin(run, RUN_TIMEOUT_MS);
       try {
         const output = await run.run();
         reference ??= output; // onnxruntime-node runs first
@@ -186,6 +222,12 @@ for (const model of models) {
             `${maxError.toExponential(1)}` +
             (httpOverhead === undefined ? "" : ` | HTTP ${httpOverhead.toFixed(2)} ms`),
         );
+      } catch (error) {
+        if (!(error instanceof RunTimedOut)) throw error;
+        // A peer that stops answering (onnxruntime-web's threads have been seen to): its
+        // row is left out and said so, and the benchmark goes on.
+        console.log(`${model.name} | ${engine.name} | ${threads} thread(s) | ${error.message}`);
+        results.notBuilt.push({ model: model.name, engine: engine.name, reason: error.message });
       } finally {
         await run.close();
       }
@@ -253,6 +295,9 @@ for (const model of models) {
     }
   }
 }
+
+// A partial run (--models) ends with its models' rows.
+if (flags.models !== undefined) Deno.exit(0);
 
 const peak = simd128PeakGflops();
 results.peak = peak;
