@@ -156,31 +156,41 @@ const FINDINGS = `## What was found and changed
   23 SHAPE islands split the recognizer into dozens of units: 15.6 ms against 10.5).
   Sessions open in an executor while the compilation is prepared (opening one blocks its
   thread: 40-190 ms), one per thread count a run can borrow from \`NNSERVE_THREADS\`.
+- **Moonshine's encoder at onnxruntime's speed**: its dynamic quantization was imported as
+  the float operations that compute it (about 20 per DynamicQuantizeLinear, the products as
+  float FULLY_CONNECTED of exact integers), Erf written out, attention split per head: 1823
+  ONNX nodes where onnxruntime runs about 600 with fused int8 kernels, 2.1-2.9x its time.
+  Now each dense layer \`quantize_dynamic\` writes is one DYNAMIC_QUANTIZE_FULLY_CONNECTED
+  and Erf one ERF (nnserve extension operations: a scale chosen at execution has no NNAPI
+  operand type), exported as onnxruntime's DynamicQuantizeMatMul (bit for bit the reference
+  kernel) and Erf (fused into Gelu by its optimizer), and a MatMul of two runtime tensors is
+  one BATCH_MATMUL: 773 NNAPI operations, and onnxruntime runs the exported model slightly
+  faster than the original (an onnxruntime profile: 4.8 ms against 5.2 ms). \`cpu-simd\`
+  runs the new dense layers on its float GEMM, exactly (the integer sums are checked to stay
+  below 2^24 in float32).
 
 ## Targets of #31 (the onnxruntime device)
 
-From the tables above and the session's other full run (the virtual machine moves single
-numbers by 10-30% between runs, a peer's row too):
+From the tables above and the session's other runs (partial runs of single models with
+\`--models\`; the virtual machine moves single numbers by 10-30% between runs, a peer's row
+too, and a busy host took the second core away from the tables' two-thread rows of the
+detector, where onnxruntime-web's and the GEMM's two threads gained nothing either):
 
-- In process within 1.1x of onnxruntime-node at equal threads: met for the three PaddleOCR
-  models (0.8-1.0x) and MobileNetV2 at one thread (1.0-1.1x); MobileNetV2 at two threads
-  1.05-1.12x, at the edge; missed for the Moonshine encoder (2.1-2.9x). Its dynamic
-  quantization is exported as the float operations nnserve computes it with (about 20 per
-  DynamicQuantizeLinear, products as float FULLY_CONNECTED of exact integers, Erf written
-  out, attention split per head): 1823 ONNX nodes where onnxruntime runs about 600 with fused
-  int8 kernels (an onnxruntime profile of the exported model: 3.6 ms of Gemm where the
-  original spends 1.6 ms in DynamicQuantizeMatMul, and about 2 us per small node). Exporting
-  it as DynamicQuantizeLinear and MatMulInteger needs nnserve extension operations for them
-  (a scale chosen at execution has no NNAPI operand type): the next step.
+- In process within 1.1x of onnxruntime-node at equal threads: met for MobileNetV2
+  (0.97-1.06x), the PaddleOCR models (0.74-0.91x; the detector at two threads 0.91x in a
+  quiet run) and the Moonshine encoder (0.99-1.02x at one thread, 0.89-1.16x at two).
 - Over HTTP with raw bodies within 1.3x of the onnxruntime-node server: met for the
-  recognizer (1.0-1.2x) and the detector (1.1-1.3x); MobileNetV2 and the classifier met in
-  one run and missed in the other (1.15-1.6x, 1.0-1.5x); missed for Moonshine (1.9-2.4x).
-  Beyond the run itself, nnserve's path costs the executor hop (0.3 ms for MobileNetV2's
-  0.6 MB input) and its REST handling (1-1.5 ms above the bare-Hono floor of the same bytes,
-  the subject of #33); onnxruntime's session runs on the server's own thread.
-- Throughput at 16 connections at least the onnxruntime-node server's: met for the
-  PaddleOCR models (1.04-1.7x); MobileNetV2 at parity (0.98-0.99x: a miss within the noise);
-  missed for Moonshine (0.5-0.77x).
+  recognizer (0.83-0.99x), the detector (0.98-1.15x), MobileNetV2 at one thread
+  (1.19-1.25x) and Moonshine at one thread (1.12-1.20x); MobileNetV2 at two threads
+  1.21-1.44x and Moonshine at two 0.66-1.34x, met in one run and missed in another; missed
+  for the text-direction classifier in some runs (1.24-1.66x at one thread, 1.13-1.41x at
+  two). Its run takes 0.5 ms, so the fixed cost of a request decides: measured against a
+  server process of its own, nnserve spends about 0.8 ms beyond the run (the executor hop
+  0.35 ms, the REST path 0.45 ms of which the connection guard 0.15 ms), the
+  onnxruntime-node server about 0.5 ms. That fixed cost is the subject of #33.
+- Throughput at 16 connections at least the onnxruntime-node server's: met for every model
+  (MobileNetV2 1.67x, the PaddleOCR models 1.2-2.0x, Moonshine 1.29-1.38x with \`?shape=\`;
+  imported as published, Moonshine 0.91-1.26x).
 
 ## Targets of the speed issue
 
