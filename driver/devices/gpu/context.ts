@@ -1,9 +1,18 @@
 /**
- * The WebGPU adapter and device the gpu device runs on (`navigator.gpu` in Deno), opened
- * once per process, and the compute pipelines compiled on it. A pipeline depends only on
- * its WGSL and its binding counts, so every subgraph shares one cache: preparing a second
+ * The WebGPU adapter and device the gpu device runs on, opened once per process, and the
+ * compute pipelines compiled on it. Two implementations: Dawn (npm `webgpu`, Chromium's
+ * native WebGPU as a Node-API module), whose readbacks answer in about 0.6 ms, and Deno's
+ * built-in `navigator.gpu`, which waits 10 ms between polls of a readback. Dawn is used
+ * where it loads and finds an adapter, the built-in one otherwise. A pipeline depends only
+ * on its WGSL and its binding counts, so every subgraph shares one cache: preparing a second
  * model with the same kernels compiles nothing.
  */
+
+/** Which WebGPU implementation a context runs on. */
+export type GpuImplementation = "dawn" | "deno";
+
+/** The implementations in the order the gpu device prefers them. */
+export const GPU_IMPLEMENTATIONS: readonly GpuImplementation[] = ["dawn", "deno"];
 
 /** What `GET /v1/devices` can say about the adapter (as the adapter reports it). */
 export interface GpuAdapterDescription {
@@ -19,6 +28,7 @@ export interface GpuAdapterDescription {
 
 /** An open WebGPU device with the pipeline cache of this process. */
 export interface GpuContext {
+  readonly implementation: GpuImplementation;
   readonly device: GPUDevice;
   readonly adapter: GpuAdapterDescription;
   /** Resolves when the device is lost (driver reset, destroy): nothing runs on it after. */
@@ -41,13 +51,29 @@ const RAISED_LIMITS = [
   "maxComputeWorkgroupsPerDimension",
 ] as const;
 
+/** Dawn's entry point, loaded once per thread; undefined where the package cannot load. */
+let dawn: Promise<GPU | undefined> | undefined;
+
+function loadDawn(): Promise<GPU | undefined> {
+  return dawn ??= import("webgpu").then(
+    // Dawn's WebGPU objects are the standard interfaces; its constants are Deno's globals.
+    (module) => module.create([]) as unknown as GPU,
+    () => undefined,
+  );
+}
+
+/** The entry point of an implementation in this thread, if it has one. */
+async function entryPoint(implementation: GpuImplementation): Promise<GPU | undefined> {
+  if (implementation === "dawn") return await loadDawn();
+  return (globalThis.navigator as Navigator | undefined)?.gpu;
+}
+
 /**
- * Opens the first adapter `navigator.gpu` offers (software ones included: llvmpipe is
- * what CI has), or null when there is none or no device can be made from it, so the
- * caller simply lists no gpu device.
+ * Opens the first adapter `implementation` offers (software ones included: llvmpipe is
+ * what CI has), or null when it cannot load, has no adapter or makes no device from it.
  */
-export async function openGpu(): Promise<GpuContext | null> {
-  const gpu = (globalThis.navigator as Navigator | undefined)?.gpu;
+export async function openGpuOn(implementation: GpuImplementation): Promise<GpuContext | null> {
+  const gpu = await entryPoint(implementation);
   if (!gpu) return null;
   let adapter: GPUAdapter | null;
   try {
@@ -76,10 +102,32 @@ export async function openGpu(): Promise<GpuContext | null> {
     isFallbackAdapter: Boolean((info as { isFallbackAdapter?: boolean }).isFallbackAdapter),
     shaderF16,
   };
-  return createContext(device, description);
+  return createContext(implementation, device, description);
 }
 
-function createContext(device: GPUDevice, adapter: GpuAdapterDescription): GpuContext {
+/**
+ * The gpu device's context: on `implementation` when given, else on Dawn where it opens
+ * and on Deno's built-in WebGPU otherwise (said in one log line); null when neither opens.
+ */
+export async function openGpu(implementation?: GpuImplementation): Promise<GpuContext | null> {
+  if (implementation) return await openGpuOn(implementation);
+  const onDawn = await openGpuOn("dawn");
+  if (onDawn) return onDawn;
+  const builtIn = await openGpuOn("deno");
+  if (builtIn) {
+    console.warn(
+      `nnserve: Dawn (npm webgpu) ${(await loadDawn()) ? "found no adapter" : "does not load"} ` +
+        "here; the gpu device runs on Deno's built-in WebGPU",
+    );
+  }
+  return builtIn;
+}
+
+function createContext(
+  implementation: GpuImplementation,
+  device: GPUDevice,
+  adapter: GpuAdapterDescription,
+): GpuContext {
   const pipelines = new Map<string, Promise<GPUComputePipeline>>();
   const layouts = new Map<string, GPUPipelineLayout>();
 
@@ -117,6 +165,7 @@ function createContext(device: GPUDevice, adapter: GpuAdapterDescription): GpuCo
   }
 
   return {
+    implementation,
     device,
     adapter,
     lost: device.lost,

@@ -1,6 +1,7 @@
 /**
- * `gpu`: WebGPU (`navigator.gpu`) with the WGSL kernels of `kernels/`, listed only when an
- * adapter is found. Its costs are measured at start (`calibration.ts`): compute per unit of
+ * `gpu`: WebGPU (Dawn where it opens, else Deno's `navigator.gpu`: `context.ts`) with the
+ * WGSL kernels of `kernels/`, listed only when an adapter is found; its version names the
+ * implementation ("0.1.0+dawn"), so plans and cache entries of the two never mix. Its costs are measured at start (`calibration.ts`): compute per unit of
  * work and the fixed and per-byte cost of moving tensors to and from its memory, which the
  * partitioner weighs against the host devices. Executors run its subgraphs through
  * `gpuRuntime`, which opens a context of their own thread on first use.
@@ -12,7 +13,10 @@ import { type GpuContext, openGpu } from "./context.ts";
 import { gpuOperationTypes } from "./kernels/mod.ts";
 import { prepareGpuSubgraph, supportsOnGpu } from "./subgraph.ts";
 
-/** The gpu device's name and version (part of every cache key that uses it). */
+/**
+ * The gpu device's name, and its version before the implementation's name (the version is
+ * part of every cache key that uses the device).
+ */
 export const GPU_DEVICE_NAME = "gpu";
 export const GPU_VERSION = "0.1.0";
 /** The memory space of the gpu device: tensors cross to and from the host. */
@@ -58,7 +62,7 @@ export function discoverGpu(
     const device = subgraphDevice({
       name: GPU_DEVICE_NAME,
       type: "GPU",
-      version: GPU_VERSION,
+      version: `${GPU_VERSION}+${gpu.implementation}`,
       halVersion: "V1_2",
       memorySpace: GPU_MEMORY,
       costs,

@@ -11,13 +11,13 @@ import { PADDING_SAME, PADDING_VALID } from "../../../nnapi/types.ts";
 import {
   assertClose,
   constant,
+  eachGpu,
   int32Tensor,
   ints,
   outputShape,
   reference,
   runtime,
   scalar,
-  testGpu,
   type TestInput,
   weights,
 } from "./test_helpers.ts";
@@ -84,27 +84,28 @@ function classifier(
   return { graph, image, conv, probabilities };
 }
 
-Deno.test("conv -> relu -> pool -> fully connected -> softmax on the gpu equals the reference", async () => {
-  const gpu = await testGpu();
-  const { graph, image, probabilities } = classifier();
-  const subgraph = await prepareGpuSubgraph(gpu, graph.steps, {
-    operands: graph.operands,
-    needed: new Set([probabilities]),
-  });
-  try {
-    deepStrictEqual(subgraph.inputs, [image]);
-    deepStrictEqual(subgraph.outputs, [probabilities]);
-    deepStrictEqual(subgraph.shape(probabilities), [1, 10]);
-    const result = await subgraph.run(new Map([[image, graph.values[image]]]));
-    deepStrictEqual([...result.keys()], [probabilities]);
-    assertClose(result.get(probabilities)!, graph.values[probabilities], "probabilities");
-  } finally {
-    subgraph.destroy();
-  }
-});
+eachGpu(
+  "conv -> relu -> pool -> fully connected -> softmax on the gpu equals the reference",
+  async (gpu) => {
+    const { graph, image, probabilities } = classifier();
+    const subgraph = await prepareGpuSubgraph(gpu, graph.steps, {
+      operands: graph.operands,
+      needed: new Set([probabilities]),
+    });
+    try {
+      deepStrictEqual(subgraph.inputs, [image]);
+      deepStrictEqual(subgraph.outputs, [probabilities]);
+      deepStrictEqual(subgraph.shape(probabilities), [1, 10]);
+      const result = await subgraph.run(new Map([[image, graph.values[image]]]));
+      deepStrictEqual([...result.keys()], [probabilities]);
+      assertClose(result.get(probabilities)!, graph.values[probabilities], "probabilities");
+    } finally {
+      subgraph.destroy();
+    }
+  },
+);
 
-Deno.test("run() downloads needed intermediates; concurrent runs keep their results", async () => {
-  const gpu = await testGpu();
+eachGpu("run() downloads needed intermediates; concurrent runs keep their results", async (gpu) => {
   const { graph, image, conv, probabilities } = classifier();
   const subgraph = await prepareGpuSubgraph(gpu, graph.steps, {
     operands: graph.operands,
@@ -134,55 +135,59 @@ function shared(data: Float32Array): Float32Array {
   return copy;
 }
 
-Deno.test("depthwise -> residual ADD -> CONCATENATION -> RESHAPE -> TANH keeps shared intermediates", async () => {
-  const gpu = await testGpu();
-  const graph = new Graph();
-  const x = graph.add(runtime([1, 9, 7, 4], 7));
-  const dw = graph.op("DEPTHWISE_CONV_2D", [
-    x,
-    weights([1, 3, 3, 4], 9, 8),
-    constant([4], 9, 0.2),
-    ...ints(PADDING_SAME, 1, 1, 1, 3),
-  ]);
-  const sum = graph.op("ADD", [dw, x, ...ints(0)]);
-  const joined = graph.op("CONCATENATION", [sum, dw, x, ...ints(3)]);
-  const flat = graph.op("RESHAPE", [joined, int32Tensor([9, -1])]);
-  const out = graph.op("TANH", [flat]);
-  const subgraph = await prepareGpuSubgraph(gpu, graph.steps, {
-    operands: graph.operands,
-    needed: new Set([out]),
-  });
-  try {
-    deepStrictEqual(subgraph.inputs, [x]);
-    const result = await subgraph.run(new Map([[x, graph.values[x]]]));
-    assertClose(result.get(out)!, graph.values[out], "tanh");
-  } finally {
-    subgraph.destroy();
-  }
-});
+eachGpu(
+  "depthwise -> residual ADD -> CONCATENATION -> RESHAPE -> TANH keeps shared intermediates",
+  async (gpu) => {
+    const graph = new Graph();
+    const x = graph.add(runtime([1, 9, 7, 4], 7));
+    const dw = graph.op("DEPTHWISE_CONV_2D", [
+      x,
+      weights([1, 3, 3, 4], 9, 8),
+      constant([4], 9, 0.2),
+      ...ints(PADDING_SAME, 1, 1, 1, 3),
+    ]);
+    const sum = graph.op("ADD", [dw, x, ...ints(0)]);
+    const joined = graph.op("CONCATENATION", [sum, dw, x, ...ints(3)]);
+    const flat = graph.op("RESHAPE", [joined, int32Tensor([9, -1])]);
+    const out = graph.op("TANH", [flat]);
+    const subgraph = await prepareGpuSubgraph(gpu, graph.steps, {
+      operands: graph.operands,
+      needed: new Set([out]),
+    });
+    try {
+      deepStrictEqual(subgraph.inputs, [x]);
+      const result = await subgraph.run(new Map([[x, graph.values[x]]]));
+      assertClose(result.get(out)!, graph.values[out], "tanh");
+    } finally {
+      subgraph.destroy();
+    }
+  },
+);
 
-Deno.test("a pooling step followed by an element-wise one on another tensor gives both right", async () => {
-  // Within one compute pass on llvmpipe the element-wise step's output came out all zeros.
-  const gpu = await testGpu();
-  const graph = new Graph();
-  const image = graph.add(runtime([1, 6, 6, 4], 1));
-  const other = graph.add(runtime([1, 6, 6, 8], 2));
-  const pool = graph.op("AVERAGE_POOL_2D", [image, ...ints(PADDING_VALID, 2, 2, 2, 2, 0)]);
-  const relu = graph.op("RELU", [other]);
-  const subgraph = await prepareGpuSubgraph(gpu, graph.steps, {
-    operands: graph.operands,
-    needed: new Set([pool, relu]),
-  });
-  try {
-    const result = await subgraph.run(
-      new Map([[image, graph.values[image]], [other, graph.values[other]]]),
-    );
-    assertClose(result.get(pool)!, graph.values[pool], "pool");
-    assertClose(result.get(relu)!, graph.values[relu], "relu");
-  } finally {
-    subgraph.destroy();
-  }
-});
+eachGpu(
+  "a pooling step followed by an element-wise one on another tensor gives both right",
+  async (gpu) => {
+    // Within one compute pass on llvmpipe the element-wise step's output came out all zeros.
+    const graph = new Graph();
+    const image = graph.add(runtime([1, 6, 6, 4], 1));
+    const other = graph.add(runtime([1, 6, 6, 8], 2));
+    const pool = graph.op("AVERAGE_POOL_2D", [image, ...ints(PADDING_VALID, 2, 2, 2, 2, 0)]);
+    const relu = graph.op("RELU", [other]);
+    const subgraph = await prepareGpuSubgraph(gpu, graph.steps, {
+      operands: graph.operands,
+      needed: new Set([pool, relu]),
+    });
+    try {
+      const result = await subgraph.run(
+        new Map([[image, graph.values[image]], [other, graph.values[other]]]),
+      );
+      assertClose(result.get(pool)!, graph.values[pool], "pool");
+      assertClose(result.get(relu)!, graph.values[relu], "relu");
+    } finally {
+      subgraph.destroy();
+    }
+  },
+);
 
 Deno.test("gpuSupportReason() refuses what the gpu device does not run, saying why", () => {
   const { graph, conv } = classifier();
@@ -229,8 +234,7 @@ Deno.test("supportsOnGpu() plans with extents known only at execution, but not w
   ok(!supportsOnGpu(convStep, withShapes([[0, [1, 0, 0, 3]], [conv, []]])), "rank-0 output");
 });
 
-Deno.test("prepareGpuSubgraph() refuses a step reading what a later step produces", async () => {
-  const gpu = await testGpu();
+eachGpu("prepareGpuSubgraph() refuses a step reading what a later step produces", async (gpu) => {
   const { graph } = classifier();
   const steps = [graph.steps[1], graph.steps[0], ...graph.steps.slice(2)];
   await rejects(

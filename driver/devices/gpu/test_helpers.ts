@@ -1,6 +1,6 @@
 /**
- * What the gpu device's tests share: the one adapter of the test process (a missing one is
- * a failure naming the Debian packages that provide llvmpipe, never a skip), seeded
+ * What the gpu device's tests share: the test process's adapter on each WebGPU implementation
+ * (a missing one is a failure naming the Debian packages that provide it, never a skip), seeded
  * operands, and a comparison of one step's GPU output with the reference kernel's.
  */
 import { seededFloats } from "../../../kernels/seeded_random.ts";
@@ -8,21 +8,45 @@ import { allocate, elementCount, type Tensor, type TensorData } from "../../../n
 import type { OperandType, OperationType } from "../../../nnapi/types.ts";
 import type { PrepareInput } from "../../../operations/operation.ts";
 import { operationDefinition } from "../../../operations/table.ts";
-import { type GpuContext, openGpu } from "./context.ts";
+import {
+  GPU_IMPLEMENTATIONS,
+  type GpuContext,
+  type GpuImplementation,
+  openGpu,
+} from "./context.ts";
 import { type GpuOperand, gpuSupportReason, prepareGpuSubgraph } from "./subgraph.ts";
 
-/** Why a test cannot run: said in full, since CI must have an adapter. */
-export const NO_ADAPTER = "navigator.gpu found no adapter: install Mesa's llvmpipe software " +
-  "rasterizer, Debian packages libegl-mesa0 and libgl1-mesa-dri (.ci/run does)";
+/** Why a test cannot run on an implementation: said in full, since CI must have both. */
+export const NO_ADAPTER: Record<GpuImplementation, string> = {
+  deno: "navigator.gpu found no adapter: install Mesa's llvmpipe software rasterizer, Debian " +
+    "packages libegl-mesa0 and libgl1-mesa-dri (.ci/run does)",
+  dawn: "Dawn (npm webgpu) found no adapter: install the Vulkan loader and Mesa 23 or later's " +
+    "lavapipe, Debian packages libvulkan1 and mesa-vulkan-drivers from bookworm-backports " +
+    "(.ci/run does)",
+};
 
-let opened: Promise<GpuContext | null> | undefined;
+const opened = new Map<GpuImplementation, Promise<GpuContext | null>>();
 
-/** The test process's GPU context (opened once); throws {@link NO_ADAPTER} without one. */
-export async function testGpu(): Promise<GpuContext> {
-  opened ??= openGpu();
-  const gpu = await opened;
-  if (!gpu) throw new Error(NO_ADAPTER);
+/**
+ * The test process's context on `implementation` (opened once); throws its
+ * {@link NO_ADAPTER} message without one.
+ */
+export async function testGpu(implementation: GpuImplementation = "deno"): Promise<GpuContext> {
+  let context = opened.get(implementation);
+  if (!context) {
+    context = openGpu(implementation);
+    opened.set(implementation, context);
+  }
+  const gpu = await context;
+  if (!gpu) throw new Error(NO_ADAPTER[implementation]);
   return gpu;
+}
+
+/** Registers the test `name` once per WebGPU implementation, `fn` given its context. */
+export function eachGpu(name: string, fn: (gpu: GpuContext) => Promise<void>): void {
+  for (const implementation of GPU_IMPLEMENTATIONS) {
+    Deno.test(`${name} (${implementation})`, async () => fn(await testGpu(implementation)));
+  }
 }
 
 /** An operand of a test step and the data the reference (and, if not constant, the GPU) gets. */
@@ -111,27 +135,30 @@ export function assertClose(got: TensorData, want: TensorData, what: string): vo
 }
 
 /**
- * Runs one operation as a one-step subgraph on the GPU and compares its output with the
- * reference kernel's; `what` names the case in a failure.
+ * Runs one operation as a one-step subgraph on the GPU, on each implementation, and compares
+ * its output with the reference kernel's; `what` names the case in a failure.
  */
 export async function checkAgainstReference(
   type: OperationType,
   inputs: readonly TestInput[],
   what: string,
 ): Promise<void> {
-  const gpu = await testGpu();
   const shape = outputShape(type, inputs);
   const operands = [...inputs.map((i) => i.operand), operand("TENSOR_FLOAT32", shape)];
   const out = inputs.length;
   const step = { type, inputs: inputs.map((_, i) => i), outputs: [out] };
   const reason = gpuSupportReason(step, operands);
   if (reason) throw new Error(`${what}: not supported on the gpu: ${reason}`);
-  const subgraph = await prepareGpuSubgraph(gpu, [step], { operands, needed: new Set([out]) });
-  try {
-    const data = new Map(subgraph.inputs.map((i) => [i, inputs[i].data]));
-    const result = await subgraph.run(data);
-    assertClose(result.get(out)!, reference(type, inputs), `${type} ${what}`);
-  } finally {
-    subgraph.destroy();
+  const want = reference(type, inputs);
+  for (const implementation of GPU_IMPLEMENTATIONS) {
+    const gpu = await testGpu(implementation);
+    const subgraph = await prepareGpuSubgraph(gpu, [step], { operands, needed: new Set([out]) });
+    try {
+      const data = new Map(subgraph.inputs.map((i) => [i, inputs[i].data]));
+      const result = await subgraph.run(data);
+      assertClose(result.get(out)!, want, `${type} ${what} (${implementation})`);
+    } finally {
+      subgraph.destroy();
+    }
   }
 }

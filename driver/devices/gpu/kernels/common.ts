@@ -104,6 +104,16 @@ export const CLAMP = `fn clamp_activation(v: f32, lo: f32, hi: f32) -> f32 {
   return select(select(v, hi, v > hi), lo, v < lo);
 }`;
 
+/**
+ * WGSL of -infinity (a max reduction's start). Not a constant expression: WGSL makes an
+ * infinite constant an error (Dawn's compiler refuses it), a value computed at run time is
+ * not one.
+ */
+export const NEGATIVE_INFINITY = `fn negative_infinity() -> f32 {
+  var bits = 0xff800000u;
+  return bitcast<f32>(bits);
+}`;
+
 /** The fused activation range of an NNAPI code, as two f32 uniform fields (min, max). */
 export function activationFields(code: number): [ParamField, ParamField] {
   const { min, max } = activationRangeFloat(code);

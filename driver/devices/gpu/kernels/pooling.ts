@@ -15,6 +15,7 @@ import {
   FLAT_INDEX,
   type GpuCommand,
   type KernelBuilder,
+  NEGATIVE_INFINITY,
   paramBuffer,
   workgroupsFor,
 } from "./common.ts";
@@ -26,7 +27,7 @@ export type PoolType = "AVERAGE_POOL_2D" | "MAX_POOL_2D" | "L2_POOL_2D";
 const REDUCTIONS: Record<PoolType, { init: string; step: string; result: string }> = {
   AVERAGE_POOL_2D: { init: "0.0", step: "acc + v", result: "acc / f32(count)" },
   MAX_POOL_2D: {
-    init: "-bitcast<f32>(0x7f800000u)",
+    init: "negative_infinity()",
     step: "select(acc, v, v > acc)",
     result: "acc",
   },
@@ -44,6 +45,7 @@ function poolCode(type: PoolType): string {
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 ${CLAMP}
+${NEGATIVE_INFINITY}
 ${FLAT_INDEX}
   if (i >= p.total) { return; }
   let c = i % p.depth;

@@ -12,6 +12,7 @@ import {
   constantScalar,
   FLAT_INDEX,
   type GpuCommand,
+  NEGATIVE_INFINITY,
   paramBuffer,
   workgroupsFor,
 } from "./common.ts";
@@ -20,11 +21,12 @@ const CODE = `struct Params { axis: u32, inner: u32, vectors: u32, beta: f32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
+${NEGATIVE_INFINITY}
 ${FLAT_INDEX}
   if (i >= p.vectors) { return; }
   let start = (i / p.inner) * p.axis * p.inner + i % p.inner;
   let end = start + p.axis * p.inner;
-  var top = -bitcast<f32>(0x7f800000u);
+  var top = negative_infinity();
   for (var k = start; k < end; k += p.inner) { top = select(top, x[k], x[k] > top); }
   var sum = 0.0;
   for (var k = start; k < end; k += p.inner) {
