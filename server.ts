@@ -24,6 +24,7 @@ import {
   type RepositoryEntry,
 } from "./serving/model_repository.ts";
 import { buildApp, DEFAULT_MAX_BODY_BYTES } from "./routes/app.ts";
+import { batchedStdout } from "./routes/access_log.ts";
 import { ANONYMOUS_CLIENT } from "./routes/auth.ts";
 import type { Readiness } from "./routes/health.ts";
 import { DataDirLockedError, lockDataDir } from "./store/data_dir_lock.ts";
@@ -246,6 +247,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       : { ready: false, waiting: `loading the model repository ${repositoryDir}` };
     const repositoryMaxFileBytes = config.modelRepositoryMaxFileBytes ?? config.maxBodyBytes ??
       DEFAULT_MAX_BODY_BYTES;
+    // The access log's lines, written a batch per turn of the event loop.
+    const stdout = batchedStdout();
     const app = buildApp(service, {
       apiKeys,
       maxBodyBytes: config.maxBodyBytes,
@@ -257,7 +260,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       modelRepository: repositoryDir,
       log: {
         level: config.logLevel ?? (config.verbose ? "info" : "off"),
-        sink: config.logSink ?? ((line) => console.log(line)),
+        sink: config.logSink ?? stdout.sink,
       },
     });
     // Requests in flight and when each began, for the shutdown's drain and its report.
@@ -341,6 +344,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
             "body unfinished, or a response unread)",
         );
         await stopped;
+        stdout.flush();
         step("stopped");
         return { requests, burstRequests, closedConnections };
       },

@@ -8,9 +8,23 @@
 /** Label names and values of one series. */
 export type Labels = Record<string, string>;
 
+/** Characters a label value cannot carry in the text format (replaced by "_"). */
+const UNSAFE = /["\\\n]/;
+const UNSAFE_ALL = /["\\\n]/g;
+
+/**
+ * A series' name with its labels (`name{k="v",...}`), built by concatenation: it is made on
+ * every count and observation, several per request.
+ */
 function key(name: string, labels: Labels): string {
-  const parts = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/["\\\n]/g, "_")}"`);
-  return parts.length > 0 ? `${name}{${parts.join(",")}}` : name;
+  let text = name;
+  let separator = "{";
+  for (const k in labels) {
+    const v = labels[k];
+    text += `${separator}${k}="${UNSAFE.test(v) ? v.replace(UNSAFE_ALL, "_") : v}"`;
+    separator = ",";
+  }
+  return separator === "{" ? name : `${text}}`;
 }
 
 /** Default histogram buckets for durations in seconds (1 ms to 30 s). */
@@ -112,8 +126,13 @@ export class Metrics {
       series = { labels, counts: histogram.buckets.map(() => 0), sum: 0, count: 0, lastMs: 0 };
       histogram.series.set(k, series);
     }
-    const at = histogram.buckets.findIndex((le) => value <= le);
-    if (at >= 0) series.counts[at]++;
+    const bounds = histogram.buckets;
+    for (let at = 0; at < bounds.length; at++) {
+      if (value <= bounds[at]) {
+        series.counts[at]++;
+        break;
+      }
+    }
     series.sum += value;
     series.count++;
     series.lastMs = Date.now();
