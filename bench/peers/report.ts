@@ -184,14 +184,15 @@ detector, where onnxruntime-web's and the GEMM's two threads gained nothing eith
   (0.97-1.06x), the PaddleOCR models (0.74-0.91x; the detector at two threads 0.91x in a
   quiet run) and the Moonshine encoder (0.99-1.02x at one thread, 0.89-1.16x at two).
 - Over HTTP with raw bodies within 1.3x of the onnxruntime-node server: met for the
-  recognizer (0.83-0.99x), the detector (0.98-1.15x), MobileNetV2 at one thread
-  (1.19-1.25x) and Moonshine at one thread (1.12-1.20x); MobileNetV2 at two threads
-  1.21-1.44x and Moonshine at two 0.66-1.34x, met in one run and missed in another; missed
-  for the text-direction classifier in some runs (1.24-1.66x at one thread, 1.13-1.41x at
-  two). Its run takes 0.5 ms, so the fixed cost of a request decides: measured against a
-  server process of its own, nnserve spends about 0.8 ms beyond the run (the executor hop
-  0.35 ms, the REST path 0.45 ms of which the connection guard 0.15 ms), the
-  onnxruntime-node server about 0.5 ms. That fixed cost is the subject of #33.
+  recognizer (0.83-0.99x), the detector (0.98-1.15x) and Moonshine at one thread
+  (1.12-1.20x); met in some runs and missed in others for MobileNetV2 (1.19-1.46x at one
+  thread, 1.10-1.44x at two), Moonshine at two threads (0.66-1.34x) and the text-direction
+  classifier (1.24-1.66x at one thread and 1.13-1.41x at two before the access log was
+  batched, 1.01-1.20x and 1.12-1.31x in the two runs after). Beyond the run, a request
+  costs nnserve about 0.8 ms for the classifier's 0.1 MB (measured against a server process
+  of its own: the executor hop 0.35 ms, the REST path 0.45 ms of which the connection guard
+  0.15 ms) and 2.5-3.3 ms for MobileNetV2's 0.6 MB, where the onnxruntime-node server
+  spends about 0.5 and 1.1-1.5 ms. That fixed cost is the subject of #33.
 - Throughput at 16 connections at least the onnxruntime-node server's: met for every model
   (MobileNetV2 1.67x, the PaddleOCR models 1.2-2.0x, Moonshine 1.29-1.38x with \`?shape=\`;
   imported as published, Moonshine 0.91-1.26x).
