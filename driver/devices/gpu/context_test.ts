@@ -6,7 +6,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { eachGpu, NO_ADAPTER } from "./test_helpers.ts";
 
-eachGpu("openGpu() finds an adapter", async (gpu) => {
+eachGpu("openGpu() finds an adapter", (gpu) => {
   ok(gpu.adapter.description.length > 0, NO_ADAPTER[gpu.implementation]);
   ok(typeof gpu.adapter.shaderF16 === "boolean");
 });

@@ -43,7 +43,7 @@ export async function testGpu(implementation: GpuImplementation = "deno"): Promi
 }
 
 /** Registers the test `name` once per WebGPU implementation, `fn` given its context. */
-export function eachGpu(name: string, fn: (gpu: GpuContext) => Promise<void>): void {
+export function eachGpu(name: string, fn: (gpu: GpuContext) => Promise<void> | void): void {
   for (const implementation of GPU_IMPLEMENTATIONS) {
     Deno.test(`${name} (${implementation})`, async () => fn(await testGpu(implementation)));
   }
