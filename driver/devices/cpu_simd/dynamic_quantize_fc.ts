@@ -26,9 +26,8 @@ import {
   dynamicQuantizeFullyConnected,
   inputTimesWeightsScale,
 } from "../../../operations/dynamic_quantize_fully_connected.ts";
-import { geometryOf } from "../../../operations/fully_connected.ts";
-import { checkFusedActivation } from "../../../operations/common/scalars.ts";
-import { type Kernel, OperationError } from "../../../operations/operation.ts";
+import type { Kernel } from "../../../operations/operation.ts";
+import { denseLayerGeometry } from "./fully_connected.ts";
 import type { StepImplementation, StepOperands } from "../device.ts";
 
 /** float32 holds every integer of smaller magnitude exactly. */
@@ -53,18 +52,11 @@ function largestRowSum(centered: Float32Array, depth: number): number {
 }
 
 function bind(step: StepOperands, packed: readonly TensorData[]): Kernel | undefined {
-  const [input, weights, bias, activation] = step.inputs;
+  const [input, weights] = step.inputs;
   const into = packed[0];
-  if (!(into instanceof Float32Array) || activation.value == null) return undefined;
-  const code = Number(activation.value[0]);
-  let g;
-  try {
-    g = geometryOf(input.shape, weights.shape, bias.shape);
-    checkFusedActivation(code, "input 3 (activation)");
-  } catch (error) {
-    if (error instanceof OperationError) return undefined; // the reference kernel reports it
-    throw error;
-  }
+  const dense = denseLayerGeometry(step);
+  if (!(into instanceof Float32Array) || !dense) return undefined;
+  const { g, code } = dense;
   const { batches: rows, inputSize: depth, units } = g;
   if (rows === 0 || into.length !== packedGemmLength(units, depth)) return undefined;
   const run = createF32FullyConnected({ rows, depth, channels: units }, into, {

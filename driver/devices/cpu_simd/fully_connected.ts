@@ -35,24 +35,40 @@ function constantWeights({ inputs }: StepOperands): boolean {
   return inputs[1].value instanceof Float32Array && inputs[2].value instanceof Float32Array;
 }
 
+/**
+ * The geometry and fused activation code of a dense layer's step (input, weights, bias,
+ * activation: FULLY_CONNECTED's operands and those of its dynamically quantized form);
+ * undefined when the activation is not a constant or the shapes are wrong (the reference
+ * kernel reports those).
+ */
+export function denseLayerGeometry(
+  step: StepOperands,
+): { g: FullyConnectedGeometry; code: number } | undefined {
+  const [input, weights, bias, activation] = step.inputs;
+  if (activation.value == null) return undefined;
+  const code = Number(activation.value[0]);
+  try {
+    const g = geometryOf(input.shape, weights.shape, bias.shape);
+    checkFusedActivation(code, "input 3 (activation)");
+    return { g, code };
+  } catch (error) {
+    if (error instanceof OperationError) return undefined;
+    throw error;
+  }
+}
+
 /** The GEMM kernel bound to the packed weights; undefined keeps the reference kernel. */
 function bind(step: StepOperands, packed: readonly TensorData[]): Kernel | undefined {
-  const [input, weights, bias, activation] = step.inputs;
+  const input = step.inputs[0];
   // Packed weights are constants (whose raw values the plan may have dropped); none packed
   // are weights computed at execution.
   const packedWeights = packed[0];
   const live = packedWeights === undefined;
-  if (input.type !== "TENSOR_FLOAT32" || activation.value == null) return undefined;
+  if (input.type !== "TENSOR_FLOAT32") return undefined;
   if (live ? constantWeights(step) : !(packedWeights instanceof Float32Array)) return undefined;
-  let g: FullyConnectedGeometry;
-  const code = Number(activation.value[0]);
-  try {
-    g = geometryOf(input.shape, weights.shape, bias.shape);
-    checkFusedActivation(code, "input 3 (activation)");
-  } catch (error) {
-    if (error instanceof OperationError) return undefined; // the reference kernel reports it
-    throw error;
-  }
+  const dense = denseLayerGeometry(step);
+  if (!dense) return undefined;
+  const { g, code } = dense;
   const length = packedGemmLength(g.units, g.inputSize);
   if (g.batches === 0 || (packedWeights && packedWeights.length !== length)) return undefined;
   const gemm = { rows: g.batches, depth: g.inputSize, channels: g.units };
