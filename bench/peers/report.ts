@@ -175,27 +175,28 @@ const FINDINGS = `## What was found and changed
 
 ## Targets of #31 (the onnxruntime device)
 
-From the tables above and the session's other runs (partial runs of single models with
-\`--models\`; the virtual machine moves single numbers by 10-30% between runs, a peer's row
-too, and a busy host took the second core away from the tables' two-thread rows of the
-detector, where onnxruntime-web's and the GEMM's two threads gained nothing either):
+From the tables above (a quiet run: two threads doubled the GEMM) and the session's other
+runs (a full run on a busy host, partial runs of single models with \`--models\`; the
+virtual machine moves single numbers by 10-30% between runs, a peer's row too):
 
 - In process within 1.1x of onnxruntime-node at equal threads: met for MobileNetV2
-  (0.97-1.06x), the PaddleOCR models (0.74-0.91x; the detector at two threads 0.91x in a
-  quiet run) and the Moonshine encoder (0.99-1.02x at one thread, 0.89-1.16x at two).
+  (0.97-1.06x) and the PaddleOCR models (0.74-0.91x); the Moonshine encoder 0.99-1.13x at
+  one thread and 0.89-1.16x at two, over the line in one run each.
 - Over HTTP with raw bodies within 1.3x of the onnxruntime-node server: met for the
-  recognizer (0.83-0.99x), the detector (0.98-1.15x) and Moonshine at one thread
-  (1.12-1.20x); met in some runs and missed in others for MobileNetV2 (1.19-1.46x at one
+  recognizer (0.83-1.01x), the detector (0.98-1.15x) and Moonshine at one thread
+  (1.12-1.20x); met in some runs and missed in others for MobileNetV2 (1.05-1.46x at one
   thread, 1.10-1.44x at two), Moonshine at two threads (0.66-1.34x) and the text-direction
   classifier (1.24-1.66x at one thread and 1.13-1.41x at two before the access log was
-  batched, 1.01-1.20x and 1.12-1.31x in the two runs after). Beyond the run, a request
+  batched, 1.01-1.29x and 1.12-1.31x in the three runs after). Beyond the run, a request
   costs nnserve about 0.8 ms for the classifier's 0.1 MB (measured against a server process
   of its own: the executor hop 0.35 ms, the REST path 0.45 ms of which the connection guard
   0.15 ms) and 2.5-3.3 ms for MobileNetV2's 0.6 MB, where the onnxruntime-node server
   spends about 0.5 and 1.1-1.5 ms. That fixed cost is the subject of #33.
-- Throughput at 16 connections at least the onnxruntime-node server's: met for every model
-  (MobileNetV2 1.67x, the PaddleOCR models 1.2-2.0x, Moonshine 1.29-1.38x with \`?shape=\`;
-  imported as published, Moonshine 0.91-1.26x).
+- Throughput at 16 connections at least the onnxruntime-node server's: met for the PaddleOCR
+  models in every run (1.04-2.0x); MobileNetV2 (0.92-1.67x) and Moonshine (0.99-1.38x with
+  \`?shape=\`, 0.91-1.26x as published) met on the busy host and missed in the quiet run
+  above, where the onnxruntime-node server, whose session takes every core, answered 334
+  MobileNetV2 requests/s (140 on the busy host) against nnserve's 307.
 
 ## Targets of the speed issue
 
@@ -229,7 +230,7 @@ number):
   measured, the floor of the same bytes 3-4 ms here): nnserve's own share is within the noise
   of that floor. With base64 JSON at most 5 ms: missed (9-15 ms: the encoding, the 0.8 MB
   JSON parse and string decode).
-- Tiny-model REST at least 0.5x the Hono echo: missed (about 0.2x), see above.
+- Tiny-model REST at least 0.5x the Hono echo: missed (0.13x in the run above), see above.
 - A single burst round trip adds under 100 us to the kernel time: missed. \`deno task bench
   --filter burst\` (this session): a 3x3 CONV_2D on 1x32x32x3, one frame at a time, 207 us above
   the kernel per round trip (pipelined: 107 us per frame, 8.6x REST's throughput); the
