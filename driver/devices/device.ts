@@ -168,6 +168,12 @@ export interface SubgraphRuntime {
       artifact?: Uint8Array;
       /** Whether to leave an `artifact` (a compilation being prepared for the cache). */
       keepArtifact?: boolean;
+      /**
+       * The model's relaxComputationFloat32toFloat16: float32 tensors may be computed with
+       * float16 range and precision (a device may store weights as float16); a device
+       * without such a form ignores it.
+       */
+      relaxed?: boolean;
     },
   ): Promise<RunnableSubgraph>;
 }

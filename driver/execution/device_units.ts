@@ -75,6 +75,7 @@ export async function prepareUnit(
         value: o.lifetime === "NO_VALUE" ? null : constants[i],
       })),
       needed: new Set([...produced].filter((i) => readOutside.has(i))),
+      relaxed: prepared.relaxComputationFloat32toFloat16,
       ...(artifact ? { artifact } : {}),
       ...(operands.keepArtifact ? { keepArtifact: true } : {}),
     });

@@ -1,25 +1,36 @@
 /**
- * CONV_2D on the gpu device against the CPU kernels, on this machine's adapter:
- * `deno run -A driver/devices/gpu/benchmark.ts`. The GPU kernel time is the difference
- * between a subgraph of 9 chained convolutions and one of 1, divided by 8, so the fixed
- * cost of a run (upload, Deno's 10 ms map polling, download) cancels; a single run's time
- * is printed too. The CPU times are the reference kernel and the manifest's best kernel
- * (what `cpu-simd` binds), medians of several runs.
+ * The gpu device's matrix kernels against the CPU's best, on this machine's adapters:
+ * `deno run -A driver/devices/gpu/benchmark.ts [dawn|deno]...` (both by default). The GPU
+ * kernel time is the difference between a subgraph of 9 steps reading one input and one of
+ * 1, divided by 8, so the fixed cost of a run (upload, Deno's 10 ms map polling, download)
+ * cancels; a single run's time is printed too. `relaxed` is the same with the model's
+ * relaxComputationFloat32toFloat16 set (float16 weights where the adapter has shader-f16).
+ * The CPU time is the manifest's best kernel (what `cpu-simd` binds), a median of runs.
  */
 import { seededFloats } from "../../../kernels/seeded_random.ts";
-import { conv2dFloat } from "../../../kernels/conv_2d.ts";
 import { packGemmWeights } from "../../../kernels/f32_packing.ts";
 import { activationRangeFloat } from "../../../kernels/fixed_point.ts";
-import { createF32Conv2d } from "../../../kernels/manifest.ts";
-import { openGpu } from "./context.ts";
+import { createF32Conv2d, createF32FullyConnected } from "../../../kernels/manifest.ts";
+import type { OperationType } from "../../../nnapi/types.ts";
+import {
+  GPU_IMPLEMENTATIONS,
+  type GpuContext,
+  type GpuImplementation,
+  openGpu,
+} from "./context.ts";
 import { type GpuOperand, type GpuStep, prepareGpuSubgraph } from "./subgraph.ts";
 
-/** [size, inDepth, outDepth, filter]: square NHWC images, SAME padding, stride 1. */
-const CASES: [number, number, number, number][] = [
-  [56, 32, 32, 3],
-  [28, 128, 128, 1],
-  [112, 32, 32, 3],
-];
+/** One benchmarked layer: its operation, operands (input first, output last) and CPU twin. */
+interface Layer {
+  name: string;
+  macs: number;
+  type: OperationType;
+  /** The step's inputs; operand 0 is the runtime input. */
+  inputs: GpuOperand[];
+  output: number[];
+  /** The CPU manifest kernel on the same data, when there is one to compare with. */
+  cpu?: () => void;
+}
 
 function median(values: number[]): number {
   return [...values].sort((a, b) => a - b)[values.length >> 1];
@@ -44,44 +55,39 @@ function int32(value: number): GpuOperand {
   return { type: "INT32", shape: [], scale: 0, zeroPoint: 0, value: Int32Array.of(value) };
 }
 
-const gpu = await openGpu();
-if (!gpu) throw new Error("no WebGPU adapter (Debian: libegl-mesa0 and libgl1-mesa-dri)");
-console.log(`adapter: ${gpu.adapter.description}`);
-for (const [size, inDepth, outDepth, f] of CASES) {
-  const macs = size * size * outDepth * f * f * inDepth;
-  const filter = seededFloats(outDepth * f * f * inDepth, 2, 0.1);
+/** A SAME-padded stride-1 CONV_2D (or DEPTHWISE_CONV_2D, multiplier 1) on a square image. */
+function convLayer(
+  batches: number,
+  size: number,
+  inDepth: number,
+  outDepth: number,
+  f: number,
+  depthwise = false,
+): Layer {
+  const macs = batches * size * size * outDepth * f * f * (depthwise ? 1 : inDepth);
+  const filterShape = depthwise ? [1, f, f, outDepth] : [outDepth, f, f, inDepth];
+  const filter = seededFloats(filterShape.reduce((a, b) => a * b), 2, 0.1);
   const bias = seededFloats(outDepth, 3, 0.1);
-  const image = seededFloats(size * size * inDepth, 1, 2);
-
-  /** ms of a run of `count` chained convolutions (a chain needs inDepth = outDepth). */
-  const gpuChain = async (count: number) => {
-    const operands = [
-      tensor([1, size, size, inDepth]),
-      tensor([outDepth, f, f, inDepth], filter),
+  const image = seededFloats(batches * size * size * inDepth, 1, 2);
+  const pad = (f - 1) >> 1;
+  const layer: Layer = {
+    name: `${depthwise ? "DEPTHWISE_CONV_2D" : "CONV_2D"} ${batches}x${size}x${size}x${inDepth}` +
+      ` * ${f}x${f}x${depthwise ? 1 : inDepth}x${outDepth}`,
+    macs,
+    type: depthwise ? "DEPTHWISE_CONV_2D" : "CONV_2D",
+    inputs: [
+      tensor([batches, size, size, inDepth], image),
+      tensor(filterShape, filter),
       tensor([outDepth], bias),
-      ...[1, 1, 1, 0].map(int32),
-    ];
-    const steps: GpuStep[] = [];
-    let previous = 0;
-    for (let s = 0; s < count; s++) {
-      operands.push(tensor([1, size, size, outDepth]));
-      const output = operands.length - 1;
-      steps.push({ type: "CONV_2D", inputs: [previous, 1, 2, 3, 4, 5, 6], outputs: [output] });
-      previous = output;
-    }
-    const subgraph = await prepareGpuSubgraph(gpu, steps, {
-      operands,
-      needed: new Set([previous]),
-    });
-    const ms = await timeMs(() => subgraph.run(new Map([[0, image]])));
-    subgraph.destroy();
-    return ms;
+      ...[pad, pad, pad, pad, 1, 1].map(int32),
+      ...(depthwise ? [int32(1)] : []),
+      int32(0),
+    ],
+    output: [batches, size, size, outDepth],
   };
-  const single = await gpuChain(1);
-  const kernel = inDepth === outDepth ? ((await gpuChain(9)) - single) / 8 : NaN;
-
+  if (depthwise) return layer;
   const g = {
-    batches: 1,
+    batches,
     inHeight: size,
     inWidth: size,
     inDepth,
@@ -94,21 +100,112 @@ for (const [size, inDepth, outDepth, f] of CASES) {
     strideWidth: 1,
     dilationHeight: 1,
     dilationWidth: 1,
-    padTop: (f - 1) >> 1,
-    padLeft: (f - 1) >> 1,
+    padTop: pad,
+    padLeft: pad,
   };
-  const activation = activationRangeFloat(0);
-  const out = new Float32Array(size * size * outDepth);
-  const reference = await timeMs(() => conv2dFloat(g, image, filter, bias, activation, out), 3);
+  const out = new Float32Array(batches * size * size * outDepth);
   const packed = packGemmWeights(filter, bias, { channels: outDepth, depth: f * f * inDepth });
-  const best = createF32Conv2d(g, packed, { activation });
-  const simd = await timeMs(() => best(image, out));
-  const rate = (ms: number) => `${(macs / ms / 1e6).toFixed(2)} GMAC/s`;
-  console.log(
-    `CONV_2D 1x${size}x${size}x${inDepth} * ${f}x${f}x${inDepth}x${outDepth} ` +
-      `(${(macs / 1e6).toFixed(1)} M MAC): gpu kernel ${kernel.toFixed(2)} ms (${rate(kernel)}), ` +
-      `gpu run ${single.toFixed(2)} ms; cpu reference ${reference.toFixed(2)} ms ` +
-      `(${rate(reference)}); cpu manifest kernel ${simd.toFixed(2)} ms (${rate(simd)})`,
-  );
+  const best = createF32Conv2d(g, packed, { activation: activationRangeFloat(0) });
+  layer.cpu = () => best(image, out);
+  return layer;
 }
-gpu.close();
+
+/** FULLY_CONNECTED [batches, depth] x [units, depth]^T with constant weights. */
+function denseLayer(batches: number, depth: number, units: number): Layer {
+  const weights = seededFloats(units * depth, 2, 0.05);
+  const bias = seededFloats(units, 3, 0.1);
+  const input = seededFloats(batches * depth, 1, 2);
+  const out = new Float32Array(batches * units);
+  const packed = packGemmWeights(weights, bias, { channels: units, depth });
+  const best = createF32FullyConnected({ rows: batches, depth, channels: units }, packed, {
+    activation: activationRangeFloat(0),
+  });
+  return {
+    name: `FULLY_CONNECTED ${batches}x${depth} -> ${units}`,
+    macs: batches * depth * units,
+    type: "FULLY_CONNECTED",
+    inputs: [
+      tensor([batches, depth], input),
+      tensor([units, depth], weights),
+      tensor([units], bias),
+      int32(0),
+    ],
+    output: [batches, units],
+    cpu: () => best(input, out),
+  };
+}
+
+const LAYERS: (() => Layer)[] = [
+  () => convLayer(1, 56, 32, 32, 3),
+  () => convLayer(1, 112, 32, 32, 3),
+  () => convLayer(1, 28, 128, 128, 1),
+  () => convLayer(1, 112, 32, 16, 1),
+  () => convLayer(1, 56, 144, 24, 1),
+  () => convLayer(4, 28, 32, 96, 3),
+  () => convLayer(1, 112, 32, 32, 3, true),
+  () => convLayer(1, 56, 144, 144, 3, true),
+  () => denseLayer(1, 1280, 1000),
+  () => denseLayer(16, 1280, 1000),
+];
+
+/** ms of a run of `count` copies of the layer's step, all reading its input. */
+async function gpuSteps(gpu: GpuContext, layer: Layer, count: number, relaxed: boolean) {
+  const [input, ...parameters] = layer.inputs;
+  const operands = [tensor(input.shape as number[]), ...parameters];
+  const parameterIndexes = parameters.map((_, k) => 1 + k);
+  const steps: GpuStep[] = [];
+  for (let s = 0; s < count; s++) {
+    operands.push(tensor(layer.output));
+    steps.push({
+      type: layer.type,
+      inputs: [0, ...parameterIndexes],
+      outputs: [operands.length - 1],
+    });
+  }
+  const subgraph = await prepareGpuSubgraph(gpu, steps, {
+    operands,
+    needed: new Set([operands.length - 1]),
+    relaxed,
+  });
+  const ms = await timeMs(() => subgraph.run(new Map([[0, input.value!]])));
+  subgraph.destroy();
+  return ms;
+}
+
+async function benchmark(implementation: GpuImplementation): Promise<void> {
+  const gpu = await openGpu(implementation);
+  if (!gpu) {
+    console.log(`${implementation}: no adapter`);
+    return;
+  }
+  console.log(
+    `${implementation}: ${gpu.adapter.description} (shader-f16: ${gpu.adapter.shaderF16})`,
+  );
+  const rate = (macs: number, ms: number) => `${(macs / ms / 1e6).toFixed(2)} GMAC/s`;
+  for (const make of LAYERS) {
+    const layer = make();
+    const single = await gpuSteps(gpu, layer, 1, false);
+    const kernel = ((await gpuSteps(gpu, layer, 9, false)) - single) / 8;
+    let line = `  ${layer.name} (${(layer.macs / 1e6).toFixed(1)} M MAC): gpu kernel ` +
+      `${kernel.toFixed(2)} ms (${rate(layer.macs, kernel)}), run ${single.toFixed(2)} ms`;
+    if (gpu.adapter.shaderF16 && layer.type !== "DEPTHWISE_CONV_2D") {
+      const relaxedSingle = await gpuSteps(gpu, layer, 1, true);
+      const relaxed = ((await gpuSteps(gpu, layer, 9, true)) - relaxedSingle) / 8;
+      line += `; relaxed ${relaxed.toFixed(2)} ms (${rate(layer.macs, relaxed)})`;
+    }
+    if (layer.cpu) {
+      const cpu = await timeMs(layer.cpu);
+      line += `; cpu manifest ${cpu.toFixed(2)} ms (${rate(layer.macs, cpu)})`;
+    }
+    console.log(line);
+  }
+  gpu.close();
+}
+
+const chosen = Deno.args.length > 0 ? Deno.args : GPU_IMPLEMENTATIONS;
+for (const implementation of chosen) {
+  if (!(GPU_IMPLEMENTATIONS as readonly string[]).includes(implementation)) {
+    throw new Error(`unknown implementation ${implementation}; choose from ${GPU_IMPLEMENTATIONS}`);
+  }
+  await benchmark(implementation as GpuImplementation);
+}

@@ -45,7 +45,7 @@ export async function prepareCommands(
   const owned: GPUBuffer[] = [];
   const commands: PreparedCommand[] = [];
 
-  function filled(data: ArrayBuffer | Float32Array, usage: number): GPUBuffer {
+  function filled(data: ArrayBuffer | ArrayBufferView, usage: number): GPUBuffer {
     const bytes = data.byteLength;
     const buffer = device.createBuffer({
       size: Math.max(16, Math.ceil(bytes / 4) * 4),

@@ -2,7 +2,8 @@
  * The gpu device's execution unit: a run of consecutive operations prepared once (shapes
  * static, parameters decoded, weights uploaded, pipelines compiled, bind groups made) and
  * run many times. Only the subgraph's inputs are uploaded and only the operands needed
- * outside it are downloaded; everything in between stays in GPU buffers.
+ * outside it are downloaded; everything in between stays in GPU buffers, and intermediates
+ * that fused steps hand on (`fusion.ts`) are not stored at all.
  */
 import { DriverError } from "../../../nnapi/errors.ts";
 import {
@@ -19,9 +20,11 @@ import {
   ValueNotYetKnown,
 } from "../../../operations/operation.ts";
 import { operationDefinition } from "../../../operations/table.ts";
-import type { GpuContext } from "./context.ts";
-import type { GpuCommand } from "./kernels/common.ts";
+import type { GpuAdapterDescription, GpuContext } from "./context.ts";
+import type { GpuCommand, KernelOptions } from "./kernels/common.ts";
+import { elementwiseChainDispatch } from "./kernels/elementwise.ts";
 import { gpuKernel } from "./kernels/mod.ts";
+import { chainLinks, type GpuUnit, planUnits, prepareInputs } from "./fusion.ts";
 import { encodeRun, prepareCommands, type PreparedResources } from "./resources.ts";
 
 /**
@@ -158,6 +161,22 @@ export interface GpuSubgraphOptions {
    * stay on the GPU; listed operands the steps do not produce are ignored.
    */
   needed: ReadonlySet<number>;
+  /**
+   * The model's relaxComputationFloat32toFloat16: float16 may stand in for float32, so
+   * matrix weights are stored as float16 where the adapter has shader-f16.
+   */
+  relaxed?: boolean;
+}
+
+/**
+ * Whether matrix kernels store their weights as float16: only for a relaxed model, and
+ * only on an adapter with shader-f16 (elsewhere the flag changes nothing).
+ */
+export function usesF16Weights(
+  relaxed: boolean | undefined,
+  adapter: Pick<GpuAdapterDescription, "shaderF16">,
+): boolean {
+  return relaxed === true && adapter.shaderF16;
 }
 
 /** A prepared subgraph; concurrent runs are ordered by the GPU queue, each with its results. */
@@ -180,7 +199,10 @@ export interface GpuSubgraph {
   destroy(): void;
 }
 
-/** One step's commands, with the operands its input/output positions bind. */
+/**
+ * The commands of one step (or of steps fused into one), with the operands its input and
+ * output positions bind.
+ */
 export interface PlannedStep {
   commands: readonly GpuCommand[];
   inputs: readonly number[];
@@ -200,40 +222,70 @@ export async function prepareGpuSubgraph(
   const { operands, needed } = options;
   const producedBy = new Map<number, number>();
   const inputs: number[] = [];
-  const planned: PlannedStep[] = [];
+  const fail = (s: number, message: string) =>
+    new DriverError("GENERAL_FAILURE", `gpu step ${s} (${steps[s].type}): ${message}`);
   steps.forEach((step, s) => {
-    const fail = (message: string) =>
-      new DriverError("GENERAL_FAILURE", `gpu step ${s} (${step.type}): ${message}`);
     const reason = gpuSupportReason(step, operands);
-    if (reason) throw fail(reason);
+    if (reason) throw fail(s, reason);
     for (const index of step.inputs) {
       const operand = operands[index];
       if (operand.type !== "TENSOR_FLOAT32" || operand.value !== undefined) continue;
       if (producedBy.has(index) || inputs.includes(index)) continue;
       if (steps.some((later, l) => l > s && later.outputs.includes(index))) {
-        throw fail(`operand ${index} is produced by a later step`);
+        throw fail(s, `operand ${index} is produced by a later step`);
       }
       inputs.push(index);
     }
     for (const index of step.outputs) {
       if (producedBy.has(index) || inputs.includes(index)) {
-        throw fail(`operand ${index} is written twice`);
+        throw fail(s, `operand ${index} is written twice`);
       }
       producedBy.set(index, s);
     }
-    const prepareInputs = step.inputs.map((i) => ({ ...operands[i], value: operands[i].value }));
-    let commands: GpuCommand[];
+  });
+  const kernelOptions: KernelOptions = {
+    f16Weights: usesF16Weights(options.relaxed, gpu.adapter),
+  };
+  const planned = planUnits(steps, operands, needed).map((unit) => {
+    const first = unit.kind === "chain" ? unit.steps[0] : unit.step;
     try {
-      commands = gpuKernel(step.type)!.build(prepareInputs, step.outputs.map((i) => operands[i]));
+      return planUnit(unit, steps, operands, kernelOptions);
     } catch (error) {
-      if (error instanceof OperationError) throw fail(error.message);
+      if (error instanceof OperationError) throw fail(first, error.message);
       throw error;
     }
-    planned.push({ commands, inputs: step.inputs, outputs: step.outputs });
   });
   const outputs = [...producedBy.keys()].filter((index) => needed.has(index));
   const prepared = await prepareCommands(gpu, planned, { operands, inputs, outputs });
   return createSubgraph(gpu, prepared, { operands, inputs, outputs });
+}
+
+/** The commands of one unit, with the operands its input and output positions bind. */
+function planUnit(
+  unit: GpuUnit,
+  steps: readonly GpuStep[],
+  operands: readonly GpuOperand[],
+  options: KernelOptions,
+): PlannedStep {
+  if (unit.kind === "chain") {
+    const chain = unit.steps.map((s) => steps[s]);
+    const { links, reads } = chainLinks(chain, operands);
+    const output = chain[chain.length - 1].outputs[0];
+    const shapes = reads.map((index) => operands[index].shape);
+    return {
+      commands: [elementwiseChainDispatch(links, shapes, operands[output].shape)],
+      inputs: reads,
+      outputs: [output],
+    };
+  }
+  const step = steps[unit.step];
+  const outputs = unit.kind === "folded" ? steps[unit.relu].outputs : step.outputs;
+  const commands = gpuKernel(step.type)!.build(
+    prepareInputs(step, operands),
+    outputs.map((i) => operands[i]),
+    unit.kind === "folded" ? { ...options, foldedRelu: unit.bounds } : options,
+  );
+  return { commands, inputs: step.inputs, outputs };
 }
 
 /**

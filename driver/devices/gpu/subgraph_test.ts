@@ -5,20 +5,16 @@
  * NCHW, a computed CONV_2D filter, steps out of order) is refused with a reason.
  */
 import { deepStrictEqual, ok, rejects } from "node:assert/strict";
-import type { TensorData } from "../../../nnapi/tensor.ts";
-import type { OperationType } from "../../../nnapi/types.ts";
 import { PADDING_SAME, PADDING_VALID } from "../../../nnapi/types.ts";
 import {
   assertClose,
   constant,
   eachGpu,
+  Graph,
   int32Tensor,
   ints,
-  outputShape,
-  reference,
   runtime,
   scalar,
-  type TestInput,
   weights,
 } from "./test_helpers.ts";
 import {
@@ -28,34 +24,6 @@ import {
   prepareGpuSubgraph,
   supportsOnGpu,
 } from "./subgraph.ts";
-
-/** A model under construction, evaluated with the reference kernels as it grows. */
-class Graph {
-  readonly operands: GpuOperand[] = [];
-  readonly steps: GpuStep[] = [];
-  /** Reference values of every operand. */
-  readonly values: TensorData[] = [];
-  private readonly inputsOf: TestInput[] = [];
-
-  add(input: TestInput): number {
-    this.operands.push(input.operand);
-    this.values.push(input.data);
-    this.inputsOf.push(input);
-    return this.operands.length - 1;
-  }
-
-  op(type: OperationType, inputs: (number | TestInput)[]): number {
-    const indexes = inputs.map((i) => typeof i === "number" ? i : this.add(i));
-    const tests = indexes.map((i) => this.inputsOf[i]);
-    const shape = outputShape(type, tests);
-    const out = this.add({
-      operand: { type: "TENSOR_FLOAT32", shape, scale: 0, zeroPoint: 0 },
-      data: reference(type, tests),
-    });
-    this.steps.push({ type, inputs: indexes, outputs: [out] });
-    return out;
-  }
-}
 
 /**
  * conv -> relu -> max pool -> fully connected -> softmax on a [1, 13, 11, 3] image of seed

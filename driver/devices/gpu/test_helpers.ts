@@ -1,7 +1,9 @@
 /**
  * What the gpu device's tests share: the test process's adapter on each WebGPU implementation
  * (a missing one is a failure naming the Debian packages that provide it, never a skip), seeded
- * operands, and a comparison of one step's GPU output with the reference kernel's.
+ * operands, models of several steps evaluated with the reference kernels as they are built,
+ * a comparison of one step's GPU output with the reference kernel's, and a bit-for-bit one
+ * for fused kernels against the steps they replace.
  */
 import { seededFloats } from "../../../kernels/seeded_random.ts";
 import { allocate, elementCount, type Tensor, type TensorData } from "../../../nnapi/tensor.ts";
@@ -14,7 +16,7 @@ import {
   type GpuImplementation,
   openGpu,
 } from "./context.ts";
-import { type GpuOperand, gpuSupportReason, prepareGpuSubgraph } from "./subgraph.ts";
+import { type GpuOperand, type GpuStep, gpuSupportReason, prepareGpuSubgraph } from "./subgraph.ts";
 
 /** Why a test cannot run on an implementation: said in full, since CI must have both. */
 export const NO_ADAPTER: Record<GpuImplementation, string> = {
@@ -117,31 +119,80 @@ export function reference(type: OperationType, inputs: readonly TestInput[]): Fl
   return out;
 }
 
+/** A model under construction, evaluated with the reference kernels as it grows. */
+export class Graph {
+  readonly operands: GpuOperand[] = [];
+  readonly steps: GpuStep[] = [];
+  /** Reference values of every operand. */
+  readonly values: TensorData[] = [];
+  private readonly inputsOf: TestInput[] = [];
+
+  add(input: TestInput): number {
+    this.operands.push(input.operand);
+    this.values.push(input.data);
+    this.inputsOf.push(input);
+    return this.operands.length - 1;
+  }
+
+  op(type: OperationType, inputs: (number | TestInput)[]): number {
+    const indexes = inputs.map((i) => typeof i === "number" ? i : this.add(i));
+    const tests = indexes.map((i) => this.inputsOf[i]);
+    const shape = outputShape(type, tests);
+    const out = this.add({
+      operand: { type: "TENSOR_FLOAT32", shape, scale: 0, zeroPoint: 0 },
+      data: reference(type, tests),
+    });
+    this.steps.push({ type, inputs: indexes, outputs: [out] });
+    return out;
+  }
+}
+
 /**
- * Fails unless every element is within 1e-5 absolute + 1e-5 relative of the reference (as
- * the CPU kernel tests: float32 sums in another order), NaN matching NaN.
+ * Fails unless every element is within `tolerance` absolute + `tolerance` relative of the
+ * reference (1e-5 as the CPU kernel tests: float32 sums in another order), NaN matching NaN.
  */
-export function assertClose(got: TensorData, want: TensorData, what: string): void {
+export function assertClose(
+  got: TensorData,
+  want: TensorData,
+  what: string,
+  tolerance = 1e-5,
+): void {
   if (got.length !== want.length) {
     throw new Error(`${what}: ${got.length} elements, reference has ${want.length}`);
   }
   for (let i = 0; i < want.length; i++) {
     const g = Number(got[i]), w = Number(want[i]);
     if (g === w || (Number.isNaN(w) && Number.isNaN(g))) continue;
-    if (!(Math.abs(g - w) <= 1e-5 + 1e-5 * Math.abs(w))) {
+    if (!(Math.abs(g - w) <= tolerance + tolerance * Math.abs(w))) {
       throw new Error(`${what}: element ${i} is ${g}, reference ${w}`);
     }
   }
 }
 
 /**
+ * Fails unless `got` has the same float32 bits as `want` element by element (any NaN
+ * matching any NaN: a GPU need not keep payloads), as fused kernels must give.
+ */
+export function assertSameBits(got: TensorData, want: TensorData, what: string): void {
+  const a = Float32Array.from(got as Float32Array), b = Float32Array.from(want as Float32Array);
+  if (a.length !== b.length) throw new Error(`${what}: ${a.length} elements, not ${b.length}`);
+  const bitsA = new Uint32Array(a.buffer), bitsB = new Uint32Array(b.buffer);
+  for (let i = 0; i < a.length; i++) {
+    if (bitsA[i] === bitsB[i] || (Number.isNaN(a[i]) && Number.isNaN(b[i]))) continue;
+    throw new Error(`${what}: element ${i} is ${a[i]}, unfused ${b[i]}`);
+  }
+}
+
+/**
  * Runs one operation as a one-step subgraph on the GPU, on each implementation, and compares
- * its output with the reference kernel's; `what` names the case in a failure.
+ * its output with the reference kernel's; `what` names the case in a failure. `relaxed`
+ * prepares it as a relaxed model's, to be compared within `tolerance`.
  */
 export async function checkAgainstReference(
   type: OperationType,
   inputs: readonly TestInput[],
   what: string,
+  options: { relaxed?: boolean; tolerance?: number } = {},
 ): Promise<void> {
   const shape = outputShape(type, inputs);
   const operands = [...inputs.map((i) => i.operand), operand("TENSOR_FLOAT32", shape)];
@@ -152,11 +203,16 @@ export async function checkAgainstReference(
   const want = reference(type, inputs);
   for (const implementation of GPU_IMPLEMENTATIONS) {
     const gpu = await testGpu(implementation);
-    const subgraph = await prepareGpuSubgraph(gpu, [step], { operands, needed: new Set([out]) });
+    const subgraph = await prepareGpuSubgraph(gpu, [step], {
+      operands,
+      needed: new Set([out]),
+      relaxed: options.relaxed,
+    });
     try {
       const data = new Map(subgraph.inputs.map((i) => [i, inputs[i].data]));
       const result = await subgraph.run(data);
-      assertClose(result.get(out)!, want, `${type} ${what} (${implementation})`);
+      const name = `${type} ${what} (${implementation})`;
+      assertClose(result.get(out)!, want, name, options.tolerance);
     } finally {
       subgraph.destroy();
     }

@@ -17,10 +17,10 @@ const MAX_GROUPS_PER_DIMENSION = 65535;
 
 /**
  * A buffer a dispatch reads: an input of the step by position (a tensor of the subgraph,
- * constant or not), or data derived from constants at preparation (re-laid-out weights),
- * uploaded once.
+ * constant or not), or data derived from constants at preparation (re-laid-out weights,
+ * float16 where the model allows it), uploaded once.
  */
-export type KernelRead = { input: number } | { data: Float32Array };
+export type KernelRead = { input: number } | { data: Float32Array | Float16Array };
 
 /** One compute dispatch of a step. */
 export interface GpuDispatch {
@@ -47,6 +47,23 @@ export interface GpuCopy {
 /** What one step becomes on the GPU, in order. */
 export type GpuCommand = GpuDispatch | GpuCopy;
 
+/** What the subgraph decided about a step beyond its operands. */
+export interface KernelOptions {
+  /**
+   * Store constant matrix weights as float16 (the model relaxes float32 to float16 and the
+   * adapter has shader-f16): half the bytes to read, sums still in float32.
+   */
+  f16Weights: boolean;
+  /**
+   * The bounds of a RELU, RELU1 or RELU6 step folded into this one (whose own fused
+   * activation is NONE): the output is clamped as that step clamps, NaN becoming `lo`.
+   */
+  foldedRelu?: readonly [number, number];
+}
+
+/** Options of a step nothing was decided about. */
+export const PLAIN: KernelOptions = { f16Weights: false };
+
 /**
  * Builds the commands of one step from its operands (fully shaped; scalar parameters and
  * weights carry their `value`). Throws `OperationError` for parameters the kernel cannot
@@ -55,6 +72,7 @@ export type GpuCommand = GpuDispatch | GpuCopy;
 export type KernelBuilder = (
   inputs: readonly PrepareInput[],
   outputs: readonly TensorInfo[],
+  options: KernelOptions,
 ) => GpuCommand[];
 
 /** A uniform field: a plain number is an i32, `{ f32 }` a float. */
@@ -103,6 +121,42 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
 export const CLAMP = `fn clamp_activation(v: f32, lo: f32, hi: f32) -> f32 {
   return select(select(v, hi, v > hi), lo, v < lo);
 }`;
+
+/**
+ * WGSL of NNAPI's RELU family (`min(max(lo, x), hi)` with std::max/min, so NaN becomes lo;
+ * -0 becomes +0 at lo = 0).
+ */
+export const RELU_CLAMP = `fn relu_clamp(x: f32, lo: f32, hi: f32) -> f32 {
+  let v = select(lo, x, lo < x);
+  return select(v, hi, hi < v);
+}`;
+
+/**
+ * WGSL of `activate(v)` and `activate4(v)`: a kernel's output clamp between the uniform
+ * fields `p.lo` and `p.hi`. The fused activation ({@link CLAMP}) unless a RELU step was
+ * folded in: then that step's own clamp ({@link RELU_CLAMP}), which differs for NaN, so the
+ * fold gives the bits of the two steps run one after the other.
+ */
+export function outputClamp(options: KernelOptions): string {
+  const [helper, call] = options.foldedRelu
+    ? [RELU_CLAMP, "relu_clamp"]
+    : [CLAMP, "clamp_activation"];
+  return `${helper}
+fn activate(v: f32) -> f32 { return ${call}(v, p.lo, p.hi); }
+fn activate4(v: vec4<f32>) -> vec4<f32> {
+  return vec4<f32>(activate(v.x), activate(v.y), activate(v.z), activate(v.w));
+}`;
+}
+
+/** The output clamp's uniform fields: a folded RELU's bounds, else the fused activation. */
+export function outputClampFields(
+  activation: number,
+  options: KernelOptions,
+): [ParamField, ParamField] {
+  if (!options.foldedRelu) return activationFields(activation);
+  const [lo, hi] = options.foldedRelu;
+  return [{ f32: lo }, { f32: hi }];
+}
 
 /**
  * WGSL of -infinity (a max reduction's start). Not a constant expression: WGSL makes an

@@ -1,9 +1,12 @@
 /**
  * The WGSL CONV_2D and DEPTHWISE_CONV_2D kernels against the reference kernels on seeded
- * data: output channels and columns at tile-1, tile, tile+1 and 2 x tile (the CONV_2D tile
- * is 4 x 4), odd shapes, batches, strides 1-3, SAME/VALID and explicit padding, dilation
- * (the HAL 1.2 form with the NHWC flag), depth multipliers and every fused activation.
+ * data: output channels and columns at tile-1, tile, tile+1 and 2 x tile of the register
+ * tile (4 x 4), every workgroup tile of the implicit GEMM, odd shapes, batches, strides
+ * 1-3, SAME/VALID and explicit padding, dilation (the HAL 1.2 form with the NHWC flag),
+ * float16 weights of a relaxed model, depth multipliers (the depthwise kernel's vec4 path
+ * and its one-element path) and every fused activation.
  */
+import { deepStrictEqual } from "node:assert/strict";
 import { PADDING_SAME, PADDING_VALID } from "../../../../nnapi/types.ts";
 import {
   checkAgainstReference,
@@ -14,6 +17,7 @@ import {
   type TestInput,
   weights,
 } from "../test_helpers.ts";
+import { depthwiseIsVectorized } from "./depthwise.ts";
 
 interface Case {
   input: [number, number, number, number];
@@ -133,6 +137,78 @@ CONV_CASES.push(
   },
 );
 
+/**
+ * Shapes that take each implicit-GEMM tile (`chooseGemmTile`): 16 channels (256 x 16), 24,
+ * 32 and 96 (128 x 32), 64 (64 x 64), 7 (no whole channel group); with batches of 3,
+ * strides of 2, dilation, explicit padding, 1x1 filters both dense and strided, and a
+ * reduction depth that is no multiple of the tile's.
+ */
+const TILE_CASES: Case[] = [
+  {
+    input: [3, 9, 11, 8],
+    filter: [3, 3],
+    outDepth: 16,
+    stride: [1, 1],
+    padding: PADDING_SAME,
+    activation: 1,
+  },
+  {
+    input: [1, 20, 18, 12],
+    filter: [3, 3],
+    outDepth: 24,
+    stride: [2, 2],
+    padding: PADDING_SAME,
+    activation: 3,
+  },
+  {
+    input: [3, 12, 12, 16],
+    filter: [1, 1],
+    outDepth: 32,
+    stride: [1, 1],
+    padding: PADDING_VALID,
+    activation: 0,
+  },
+  {
+    input: [1, 16, 16, 20],
+    filter: [3, 3],
+    outDepth: 64,
+    stride: [1, 1],
+    padding: [1, 1, 1, 1],
+    activation: 2,
+    dilation: [2, 2],
+  },
+  {
+    input: [3, 17, 17, 8],
+    filter: [1, 1],
+    outDepth: 96,
+    stride: [2, 2],
+    padding: PADDING_VALID,
+    activation: 0,
+  },
+  {
+    input: [1, 13, 11, 5],
+    filter: [3, 3],
+    outDepth: 7,
+    stride: [2, 2],
+    padding: [0, 2, 1, 1],
+    activation: 1,
+    dilation: [1, 2],
+  },
+];
+
+Deno.test("CONV_2D on the gpu equals the reference on every implicit-GEMM tile", async () => {
+  for (const [i, c] of TILE_CASES.entries()) {
+    await checkAgainstReference("CONV_2D", convInputs(c, false, 700 + 10 * i), describe(c));
+  }
+});
+
+Deno.test("CONV_2D of a relaxed model takes float16 weights within float16 tolerance", async () => {
+  for (const [i, c] of TILE_CASES.entries()) {
+    const inputs = convInputs(c, false, 800 + 10 * i);
+    await checkAgainstReference("CONV_2D", inputs, describe(c), { relaxed: true, tolerance: 1e-2 });
+  }
+});
+
 Deno.test("CONV_2D on the gpu equals the reference at tile edges, odd shapes and every form", async () => {
   for (const [i, c] of CONV_CASES.entries()) {
     await checkAgainstReference("CONV_2D", convInputs(c, false, 100 + 10 * i), describe(c));
@@ -189,6 +265,23 @@ const DEPTHWISE_CASES: Case[] = [
     padding: PADDING_SAME,
     activation: 3,
   },
+  {
+    input: [3, 9, 10, 8],
+    filter: [3, 3],
+    outDepth: 8,
+    stride: [1, 2],
+    padding: [2, 1, 0, 1],
+    activation: 1,
+    dilation: [2, 1],
+  },
+  {
+    input: [2, 7, 7, 12],
+    filter: [5, 5],
+    outDepth: 12,
+    stride: [2, 2],
+    padding: PADDING_VALID,
+    activation: 2,
+  },
 ];
 
 Deno.test("DEPTHWISE_CONV_2D on the gpu equals the reference with depth multipliers and every form", async () => {
@@ -202,8 +295,16 @@ Deno.test("DEPTHWISE_CONV_2D on the gpu equals the reference with depth multipli
 });
 
 Deno.test("DEPTHWISE_CONV_2D on the gpu takes a filter computed at execution", async () => {
-  const c = DEPTHWISE_CASES[1];
-  const inputs = convInputs(c, true, 900);
-  inputs[1] = runtime([1, 3, 3, 8], 901, 0.6);
-  await checkAgainstReference("DEPTHWISE_CONV_2D", inputs, "runtime filter");
+  for (const c of [DEPTHWISE_CASES[1], DEPTHWISE_CASES[6]]) {
+    const inputs = convInputs(c, true, 900);
+    inputs[1] = runtime([1, 3, 3, c.outDepth], 901, 0.6);
+    await checkAgainstReference("DEPTHWISE_CONV_2D", inputs, `runtime filter ${describe(c)}`);
+  }
+});
+
+Deno.test("DEPTHWISE_CONV_2D takes 4 channels per invocation only at multiplier 1 and whole groups", () => {
+  const vectorized = DEPTHWISE_CASES.map((c) =>
+    depthwiseIsVectorized(c.outDepth, c.outDepth / c.input[3])
+  );
+  deepStrictEqual(vectorized, [false, false, false, false, false, true, true, true]);
 });

@@ -1,10 +1,16 @@
 /**
  * Element-wise kernels: the one-input activations (RELU, RELU1, RELU6, LOGISTIC, TANH) and
- * the broadcasting binary operations (ADD, MUL) with their fused activation. One invocation
- * per output element; a binary operation on equal shapes skips the broadcast index math.
+ * the broadcasting binary operations (ADD, MUL) with their fused activation. One kernel
+ * computes a chain of them per output element: a single step is a chain of one, and the
+ * subgraph fuses consecutive steps whose intermediates nothing else reads into one
+ * dispatch. A chain keeps each step's WGSL expression and float32 result, so fused and
+ * unfused runs give the same bits; only the intermediate tensors' writes and reads go.
+ * Operands of the output's shape are read at the element's own index, broadcast ones
+ * through their strides.
  */
 import { FLOAT32_MAX } from "../../../../kernels/activation_functions.ts";
 import { elementCount, sameShape, type TensorInfo } from "../../../../nnapi/tensor.ts";
+import type { OperationType } from "../../../../nnapi/types.ts";
 import { checkFusedActivation } from "../../../../operations/common/scalars.ts";
 import type { PrepareInput } from "../../../../operations/operation.ts";
 import {
@@ -12,18 +18,20 @@ import {
   CLAMP,
   constantScalar,
   FLAT_INDEX,
-  type GpuCommand,
+  type GpuDispatch,
   type KernelBuilder,
   paramBuffer,
+  type ParamField,
+  RELU_CLAMP,
   workgroupsFor,
 } from "./common.ts";
 
-/** The one-input operations and their WGSL expression of `v` (bounds `p.lo`, `p.hi`). */
+/** The one-input operations and their WGSL expression of `v` (bounds `lo`, `hi`). */
 const UNARY_EXPRESSIONS = {
   // NNAPI's reluFloat: min(max(lo, x), hi) with std::max/min, so NaN becomes lo.
-  RELU: "relu_clamp(v)",
-  RELU1: "relu_clamp(v)",
-  RELU6: "relu_clamp(v)",
+  RELU: "relu_clamp(v, lo, hi)",
+  RELU1: "relu_clamp(v, lo, hi)",
+  RELU6: "relu_clamp(v, lo, hi)",
   LOGISTIC: "1.0 / (1.0 + exp(-v))",
   // tanh from exp(-2|x|): no overflow to NaN for large |x|, as a GPU's own tanh may have.
   TANH: "tanh_stable(v)",
@@ -32,7 +40,8 @@ const UNARY_EXPRESSIONS = {
 /** The unary operations the gpu device runs. */
 export type UnaryType = keyof typeof UNARY_EXPRESSIONS;
 
-const UNARY_BOUNDS: Record<UnaryType, [number, number]> = {
+/** The clamp bounds of the RELU family (unused by LOGISTIC and TANH). */
+export const UNARY_BOUNDS: Record<UnaryType, readonly [number, number]> = {
   RELU: [0, FLOAT32_MAX],
   RELU1: [-1, 1],
   RELU6: [0, 6],
@@ -40,76 +49,50 @@ const UNARY_BOUNDS: Record<UnaryType, [number, number]> = {
   TANH: [0, 0],
 };
 
-function unaryCode(type: UnaryType): string {
-  return `struct Params { total: u32, lo: f32, hi: f32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read_write> y: array<f32>;
-fn relu_clamp(x: f32) -> f32 {
-  let v = select(p.lo, x, p.lo < x);
-  return select(v, p.hi, p.hi < v);
-}
-fn tanh_stable(x: f32) -> f32 {
-  let e = exp(-2.0 * abs(x));
-  return sign(x) * (1.0 - e) / (1.0 + e);
-}
-${FLAT_INDEX}
-  if (i >= p.total) { return; }
-  let v = x[i];
-  y[i] = ${UNARY_EXPRESSIONS[type]};
-}
-`;
-}
-
-/** The builder of a one-input element-wise operation. */
-export function unaryKernel(type: UnaryType): KernelBuilder {
-  const code = unaryCode(type);
-  const [lo, hi] = UNARY_BOUNDS[type];
-  return (_inputs, outputs) => {
-    const total = elementCount(outputs[0].shape);
-    return [{
-      kind: "dispatch",
-      code,
-      params: paramBuffer([total, { f32: lo }, { f32: hi }]),
-      reads: [{ input: 0 }],
-      writes: [0],
-      workgroups: workgroupsFor(total),
-    }];
-  };
-}
-
 /** The binary operations the gpu device runs. */
 export type BinaryType = "ADD" | "MUL";
 
-function binaryCode(type: BinaryType, broadcast: boolean): string {
-  const op = type === "ADD" ? "+" : "*";
-  const index = broadcast
-    ? `  let c3 = i % p.d3;
-  let t2 = i / p.d3;
-  let c2 = t2 % p.d2;
-  let t1 = t2 / p.d2;
-  let c1 = t1 % p.d1;
-  let c0 = t1 / p.d1;
-  let ia = c0 * p.a0 + c1 * p.a1 + c2 * p.a2 + c3 * p.a3;
-  let ib = c0 * p.b0 + c1 * p.b1 + c2 * p.b2 + c3 * p.b3;`
-    : "  let ia = i;\n  let ib = i;";
-  return `struct Params {
-  total: u32, d1: u32, d2: u32, d3: u32,
-  a0: u32, a1: u32, a2: u32, a3: u32,
-  b0: u32, b1: u32, b2: u32, b3: u32,
-  lo: f32, hi: f32,
+/** The operations a chain can hold. */
+export type ElementwiseType = UnaryType | BinaryType;
+
+/** Whether an operation type is one of the element-wise kernels' (a chain can hold it). */
+export function isElementwise(type: OperationType): type is ElementwiseType {
+  return type in UNARY_EXPRESSIONS || type === "ADD" || type === "MUL";
 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<f32>;
-@group(0) @binding(2) var<storage, read> b: array<f32>;
-@group(0) @binding(3) var<storage, read_write> y: array<f32>;
-${CLAMP}
-${FLAT_INDEX}
-  if (i >= p.total) { return; }
-${index}
-  y[i] = clamp_activation(a[ia] ${op} b[ib], p.lo, p.hi);
+
+/** Whether a chain takes the RELU family's folded clamp (RELU, RELU1, RELU6). */
+export function isReluType(type: OperationType): type is "RELU" | "RELU1" | "RELU6" {
+  return type === "RELU" || type === "RELU1" || type === "RELU6";
 }
-`;
+
+/** One step of a chain as the kernel computes it. */
+export interface ElementwiseLink {
+  type: ElementwiseType;
+  /**
+   * Its tensor inputs in order (one, or two for ADD and MUL): a position among the chain's
+   * reads, or "previous" for the result of the link before.
+   */
+  operands: readonly (number | "previous")[];
+  /** The clamp of its result: the fused activation's range, or a RELU's bounds. */
+  bounds: readonly [ParamField, ParamField];
+}
+
+/**
+ * The link of a step with `inputs`, whose tensor inputs are `operands` (see
+ * {@link ElementwiseLink}); checks a binary step's fused activation code.
+ */
+export function elementwiseLink(
+  type: ElementwiseType,
+  inputs: readonly PrepareInput[],
+  operands: readonly (number | "previous")[],
+): ElementwiseLink {
+  if (type === "ADD" || type === "MUL") {
+    const code = constantScalar(inputs[2]);
+    checkFusedActivation(code, "input 2");
+    return { type, operands: operands.slice(0, 2), bounds: activationFields(code) };
+  }
+  const [lo, hi] = UNARY_BOUNDS[type];
+  return { type, operands: operands.slice(0, 1), bounds: [{ f32: lo }, { f32: hi }] };
 }
 
 /** A shape right-aligned to rank 4 (leading extents 1), as broadcasting aligns them. */
@@ -129,31 +112,120 @@ function broadcastStrides4(shape: readonly number[]): number[] {
   return strides;
 }
 
+/** WGSL of one link's result from its operands' expressions. */
+function linkExpression(link: ElementwiseLink, n: number, operands: string[]): string {
+  if (link.type === "ADD" || link.type === "MUL") {
+    const op = link.type === "ADD" ? "+" : "*";
+    return `clamp_activation(${operands[0]} ${op} ${operands[1]}, p.lo${n}, p.hi${n})`;
+  }
+  return `${link.type.toLowerCase()}_op(${operands[0]}, p.lo${n}, p.hi${n})`;
+}
+
+/**
+ * The dispatch computing `links` per element of an output of `outShape`, with the chain's
+ * reads (tensors of `readShapes`) bound in order from the step's inputs 0.., writing its
+ * output 0.
+ */
+export function elementwiseChainDispatch(
+  links: readonly ElementwiseLink[],
+  readShapes: readonly (readonly number[])[],
+  outShape: readonly number[],
+): GpuDispatch {
+  const total = elementCount(outShape);
+  const broadcast = readShapes.map((shape) => !sameShape(shape, outShape));
+  const dims = toRank4(outShape);
+  const fields: ParamField[] = [total, dims[1], dims[2], dims[3]];
+  const declarations = ["total: u32, d1: u32, d2: u32, d3: u32,"];
+  const index = readShapes.map((shape, k) => {
+    if (!broadcast[k]) return "i";
+    fields.push(...broadcastStrides4(shape));
+    declarations.push(`s${k}_0: u32, s${k}_1: u32, s${k}_2: u32, s${k}_3: u32,`);
+    return `c0 * p.s${k}_0 + c1 * p.s${k}_1 + c2 * p.s${k}_2 + c3 * p.s${k}_3`;
+  });
+  links.forEach((link, n) => {
+    fields.push(...link.bounds);
+    declarations.push(`lo${n}: f32, hi${n}: f32,`);
+  });
+  const body = links.map((link, n) => {
+    const operands = link.operands.map((o) =>
+      o === "previous" ? `r${n - 1}` : `x${o}[${index[o]}]`
+    );
+    return `  let r${n} = ${linkExpression(link, n, operands)};`;
+  });
+  const coordinates = broadcast.some(Boolean)
+    ? `  let c3 = i % p.d3;
+  let t2 = i / p.d3;
+  let c2 = t2 % p.d2;
+  let t1 = t2 / p.d2;
+  let c1 = t1 % p.d1;
+  let c0 = t1 / p.d1;
+`
+    : "";
+  const bindings = readShapes.map((_, k) =>
+    `@group(0) @binding(${1 + k}) var<storage, read> x${k}: array<f32>;`
+  );
+  const code = `struct Params {
+  ${declarations.join("\n  ")}
+}
+@group(0) @binding(0) var<uniform> p: Params;
+${bindings.join("\n")}
+@group(0) @binding(${1 + readShapes.length}) var<storage, read_write> y: array<f32>;
+${CLAMP}
+${RELU_CLAMP}
+${unaryFunctions(links)}
+${FLAT_INDEX}
+  if (i >= p.total) { return; }
+${coordinates}${body.join("\n")}
+  y[i] = r${links.length - 1};
+}
+`;
+  return {
+    kind: "dispatch",
+    code,
+    params: paramBuffer(fields),
+    reads: readShapes.map((_, k) => ({ input: k })),
+    writes: [0],
+    workgroups: workgroupsFor(total),
+  };
+}
+
+/** WGSL functions of the unary operations a chain uses: `relu_op`, `tanh_op`, ... */
+function unaryFunctions(links: readonly ElementwiseLink[]): string {
+  const types = new Set(links.map((link) => link.type));
+  const functions: string[] = [];
+  for (const type of Object.keys(UNARY_EXPRESSIONS) as UnaryType[]) {
+    if (!types.has(type)) continue;
+    functions.push(`fn ${type.toLowerCase()}_op(v: f32, lo: f32, hi: f32) -> f32 {
+  return ${UNARY_EXPRESSIONS[type]};
+}`);
+  }
+  if (types.has("TANH")) {
+    functions.push(`fn tanh_stable(x: f32) -> f32 {
+  let e = exp(-2.0 * abs(x));
+  return sign(x) * (1.0 - e) / (1.0 + e);
+}`);
+  }
+  return functions.join("\n");
+}
+
+/** The builder of a one-input element-wise operation (a chain of one). */
+export function unaryKernel(type: UnaryType): KernelBuilder {
+  return (inputs, outputs) => [
+    elementwiseChainDispatch(
+      [elementwiseLink(type, inputs, [0])],
+      [inputs[0].shape],
+      outputs[0].shape,
+    ),
+  ];
+}
+
 /** The builder of ADD or MUL (NNAPI broadcasting from the trailing dimensions). */
 export function binaryKernel(type: BinaryType): KernelBuilder {
-  return (inputs: readonly PrepareInput[], outputs: readonly TensorInfo[]): GpuCommand[] => {
-    const [a, b, activation] = inputs;
-    const code = constantScalar(activation);
-    checkFusedActivation(code, "input 2");
-    const outShape = outputs[0].shape;
-    const total = elementCount(outShape);
-    const broadcast = !sameShape(a.shape, outShape) || !sameShape(b.shape, outShape);
-    const dims = toRank4(outShape);
-    return [{
-      kind: "dispatch",
-      code: binaryCode(type, broadcast),
-      params: paramBuffer([
-        total,
-        dims[1],
-        dims[2],
-        dims[3],
-        ...broadcastStrides4(a.shape),
-        ...broadcastStrides4(b.shape),
-        ...activationFields(code),
-      ]),
-      reads: [{ input: 0 }, { input: 1 }],
-      writes: [0],
-      workgroups: workgroupsFor(total),
-    }];
-  };
+  return (inputs, outputs: readonly TensorInfo[]) => [
+    elementwiseChainDispatch(
+      [elementwiseLink(type, inputs, [0, 1])],
+      [inputs[0].shape, inputs[1].shape],
+      outputs[0].shape,
+    ),
+  ];
 }

@@ -1,14 +1,17 @@
 /**
  * The manifest of the gpu device's WGSL kernels: one entry per operation it runs, with the
- * kernel's name (datatype, operation, tiling, as the CPU manifest names them), its builder
- * and the tensor inputs it needs as constants at preparation (weights it re-lays out).
+ * kernel's name (datatype, operation, tiling, as the CPU manifest names them), its builder,
+ * the tensor inputs it needs as constants at preparation (weights it re-lays out) and, for
+ * kernels a following RELU can fold into, how to read the step's own fused activation.
  * `satisfies` lets the compiler check each entry is keyed by its own operation.
  */
 import type { OperationType } from "../../../../nnapi/types.ts";
+import type { PrepareInput } from "../../../../operations/operation.ts";
 import type { KernelBuilder } from "./common.ts";
-import { conv2dKernel, depthwiseConv2dKernel } from "./convolution.ts";
+import { conv2dKernel, convolutionActivation } from "./convolution.ts";
+import { depthwiseConv2dKernel } from "./depthwise.ts";
 import { binaryKernel, unaryKernel } from "./elementwise.ts";
-import { fullyConnectedKernel } from "./fully_connected.ts";
+import { fullyConnectedActivation, fullyConnectedKernel } from "./fully_connected.ts";
 import { poolKernel } from "./pooling.ts";
 import { concatenationKernel, reshapeKernel } from "./shape.ts";
 import { softmaxKernel } from "./softmax.ts";
@@ -19,19 +22,31 @@ export interface GpuKernelEntry {
   build: KernelBuilder;
   /** Float tensor inputs that must be constants (beyond scalars, which always must). */
   constantInputs: readonly number[];
+  /**
+   * The step's fused activation code, for kernels whose output clamp can take a following
+   * RELU step's instead (`KernelOptions.foldedRelu`) when it is NONE.
+   */
+  fusedActivation?: (inputs: readonly PrepareInput[]) => number;
 }
 
 const GPU_KERNELS = {
-  CONV_2D: { name: "f32_conv2d_4x4_wgsl", build: conv2dKernel, constantInputs: [1, 2] },
+  CONV_2D: {
+    name: "f32_conv2d_igemm_4x4_wgsl",
+    build: conv2dKernel,
+    constantInputs: [1, 2],
+    fusedActivation: convolutionActivation("CONV_2D"),
+  },
   DEPTHWISE_CONV_2D: {
-    name: "f32_dwconv2d_1x1_wgsl",
+    name: "f32_dwconv2d_vec4_wgsl",
     build: depthwiseConv2dKernel,
     constantInputs: [],
+    fusedActivation: convolutionActivation("DEPTHWISE_CONV_2D"),
   },
   FULLY_CONNECTED: {
-    name: "f32_fully_connected_1x1_wgsl",
+    name: "f32_gemm_4x4_wgsl",
     build: fullyConnectedKernel,
     constantInputs: [],
+    fusedActivation: fullyConnectedActivation,
   },
   ADD: { name: "f32_add_broadcast_wgsl", build: binaryKernel("ADD"), constantInputs: [] },
   MUL: { name: "f32_mul_broadcast_wgsl", build: binaryKernel("MUL"), constantInputs: [] },
