@@ -164,6 +164,7 @@ export class Driver {
       buffers: this.#buffers,
       memories: this.#memories,
       compilations: this.#compilations,
+      runner: this.#runner,
       bursts: this.#bursts,
       replica: this.replica,
     });

@@ -11,6 +11,7 @@ import type { OpenBursts } from "./burst/open_bursts.ts";
 import type { Compilations } from "./compilation/compilations.ts";
 import { DRIVER_VERSION } from "./compilation/plan_codec.ts";
 import type { ExecutorPool } from "./execution/executors/pool.ts";
+import type { ExecutionRunner } from "./execution/runner.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 
 const EXECUTIONS = ["nnserve_executions_total", "Executions by status"] as const;
@@ -31,6 +32,7 @@ export function registerDriverMetrics(
     buffers: BufferRegistry;
     memories: MemoryPools;
     compilations: Compilations;
+    runner: ExecutionRunner;
     bursts: OpenBursts;
     replica: string;
   },
@@ -38,7 +40,7 @@ export function registerDriverMetrics(
   metrics.declare(...EXECUTIONS, ["NONE", ...ERROR_STATUSES].map((status) => ({ status })));
   metrics.declare(...REFUSALS, LIMITS.map((limit) => ({ limit })));
   metrics.declare(...SPLIT_CALLS, [{}]);
-  const { threads, pool, buffers, memories, compilations, bursts } = parts;
+  const { threads, pool, buffers, memories, compilations, runner, bursts } = parts;
   const gauges: [string, string, () => number][] = [
     [
       "nnserve_kernel_threads_free",
@@ -54,6 +56,11 @@ export function registerDriverMetrics(
     ["nnserve_buffers_bytes", "Bytes held by driver-managed buffers", () => buffers.stats().bytes],
     ["nnserve_compilations_live", "Prepared compilations in memory", () => compilations.size],
     ["nnserve_executions_queued", "Executions waiting for a worker", () => pool.queued],
+    [
+      "nnserve_batch_queued",
+      "Executions waiting for their batch to form (dynamic batching)",
+      () => runner.batchQueued,
+    ],
     ["nnserve_bursts_active", "Open burst sessions", () => bursts.sessions.size],
     [
       "nnserve_burst_slots",

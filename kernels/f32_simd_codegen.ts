@@ -78,14 +78,6 @@ function madd(e: Emitter, pushX: () => void, w: number, acc: number): void {
   f.localSet(acc);
 }
 
-/** `a += b` for two accumulators. */
-function addAccumulator(e: Emitter, a: number, b: number): void {
-  e.f.localGet(a).localGet(b);
-  if (isInteger(e.arithmetic)) e.f.i32x4Add();
-  else e.f.f32x4Add();
-  e.f.localSet(a);
-}
-
 /**
  * Stores `clamp(acc)` (float32) or `acc` (the quant8 kernels' int32 sums) at the address
  * pushed by `pushAddress` plus `offset`.
@@ -120,8 +112,9 @@ function loadBias(f: FunctionBuilder, wp: number, acc: number[], tile: number): 
 /**
  * The k loop of a GEMM-layout tile: `k` steps, each splats one float per pixel (at
  * `pa[r]`, advancing 4 bytes) and multiplies it by the 8 weights at `wp` (advancing 32).
- * A single-pixel tile would wait on the latency of its two accumulators, so it runs two
- * steps at a time into two accumulator pairs and adds them up at the end.
+ * Every tile size adds the products of a pixel in the same order (k ascending into one
+ * accumulator pair), so a pixel's result does not depend on the tile it falls in: a row
+ * answers the same bits alone as in a batch (dynamic batching stacks executions' rows).
  */
 function emitDotLoop(
   e: Emitter,
@@ -131,40 +124,18 @@ function emitDotLoop(
   tile: number,
 ): void {
   const { f } = e;
-  const step = (pair: number) => {
+  f.loop(() => {
     f.localGet(l.wp).v128Load(0).localSet(l.w0);
     f.localGet(l.wp).v128Load(16).localSet(l.w1);
     for (let r = 0; r < tile; r++) {
       f.localGet(pa[r]).v128Load32Splat(0).localSet(l.x);
-      madd(e, () => f.localGet(l.x), l.w0, acc[2 * (r + pair)]);
-      madd(e, () => f.localGet(l.x), l.w1, acc[2 * (r + pair) + 1]);
+      madd(e, () => f.localGet(l.x), l.w0, acc[2 * r]);
+      madd(e, () => f.localGet(l.x), l.w1, acc[2 * r + 1]);
       addTo(f, pa[r], () => f.i32Const(4));
     }
     addTo(f, l.wp, () => f.i32Const(BLOCK_BYTES));
-  };
-  if (tile > 1) {
-    f.loop(() => {
-      step(0);
-      repeatWhileCounting(f, l.k);
-    });
-    return;
-  }
-  f.f32Const(0).f32x4Splat().localTee(acc[2]).localSet(acc[3]);
-  f.block(() => {
-    // An odd count starts with one step.
-    f.localGet(l.k).i32Const(1).i32And().i32Eqz().brIf(0);
-    step(0);
+    repeatWhileCounting(f, l.k);
   });
-  f.localGet(l.k).i32Const(1).i32ShrU().localSet(l.k);
-  f.block(() => {
-    f.localGet(l.k).i32Eqz().brIf(0);
-    f.loop(() => {
-      step(0);
-      step(1);
-      repeatWhileCounting(f, l.k);
-    });
-  });
-  for (const j of [0, 1]) addAccumulator(e, acc[j], acc[j + 2]);
 }
 
 /**
@@ -223,34 +194,79 @@ function gemmFunction(arithmetic: Arithmetic): FunctionBuilder {
   const { rows, depth, blocks, a, aStride, w, out, outStride, min, max } = p;
   const [vmin, vmax, w0, w1, x] = f.locals("v128", 5);
   const acc = f.locals("v128", 2 * TILE);
-  const [aRow, oRow, wp, op, nb, k] = f.locals("i32", 6);
+  const [aRow, oRow, wp, op, nb, k, wq] = f.locals("i32", 7);
   const pa = f.locals("i32", TILE);
   f.localGet(min).f32x4Splat().localSet(vmin);
   f.localGet(max).f32x4Splat().localSet(vmax);
   f.localGet(a).localSet(aRow);
   f.localGet(out).localSet(oRow);
+  const clamp = { vmin, vmax };
+  /**
+   * One pixel against two blocks at once (`wp` and `wq`, the next block): four independent
+   * accumulators keep the multiply-adds from waiting on each other's latency, and each
+   * output still adds its products in k order, as a tile of several pixels does.
+   */
+  const blockPair = () => {
+    f.localGet(wp).localGet(depth).i32Const(1).i32Add().i32Const(BLOCK_BYTES).i32Mul().i32Add()
+      .localSet(wq);
+    loadBias(f, wp, acc, 1);
+    loadBias(f, wq, [acc[2], acc[3]], 1);
+    f.localGet(aRow).localSet(pa[0]);
+    f.localGet(depth).localSet(k);
+    f.loop(() => {
+      f.localGet(pa[0]).v128Load32Splat(0).localSet(x);
+      for (const [pointer, first] of [[wp, 0], [wq, 2]]) {
+        f.localGet(pointer).v128Load(0).localSet(w0);
+        f.localGet(pointer).v128Load(16).localSet(w1);
+        madd(e, () => f.localGet(x), w0, acc[first]);
+        madd(e, () => f.localGet(x), w1, acc[first + 1]);
+        addTo(f, pointer, () => f.i32Const(BLOCK_BYTES));
+      }
+      addTo(f, pa[0], () => f.i32Const(4));
+      repeatWhileCounting(f, k);
+    });
+    for (const [offset, accumulator] of [[0, 0], [16, 1], [32, 2], [48, 3]]) {
+      storeAccumulator(e, () => f.localGet(op), offset, acc[accumulator], clamp);
+    }
+    addTo(f, op, () => f.i32Const(2 * BLOCK_BYTES));
+    f.localGet(wq).localSet(wp);
+    f.localGet(nb).i32Const(2).i32Sub().localSet(nb);
+  };
   const tileBody = (tile: number) => {
     f.localGet(w).localSet(wp);
     f.localGet(oRow).localSet(op);
     f.localGet(blocks).localSet(nb);
-    f.loop(() => {
-      loadBias(f, wp, acc, tile);
-      f.localGet(aRow).localSet(pa[0]);
-      for (let r = 1; r < tile; r++) {
-        f.localGet(pa[r - 1]).localGet(aStride).i32Add().localSet(pa[r]);
-      }
-      f.localGet(depth).localSet(k);
-      emitDotLoop(e, { wp, k, w0, w1, x }, pa, acc, tile);
-      for (let r = 0; r < tile; r++) {
-        const address = () => {
-          f.localGet(op);
-          if (r > 0) f.localGet(outStride).i32Const(r).i32Mul().i32Add();
-        };
-        storeAccumulator(e, address, 0, acc[2 * r], { vmin, vmax });
-        storeAccumulator(e, address, 16, acc[2 * r + 1], { vmin, vmax });
-      }
-      addTo(f, op, () => f.i32Const(BLOCK_BYTES));
-      repeatWhileCounting(f, nb);
+    if (tile === 1) {
+      f.block(() => {
+        f.loop(() => {
+          f.localGet(nb).i32Const(2).i32LtU().brIf(1);
+          blockPair();
+          f.br(0);
+        });
+      });
+    }
+    f.block(() => {
+      // Nothing left when a single pixel's blocks all went in pairs.
+      f.localGet(nb).i32Eqz().brIf(0);
+      f.loop(() => {
+        loadBias(f, wp, acc, tile);
+        f.localGet(aRow).localSet(pa[0]);
+        for (let r = 1; r < tile; r++) {
+          f.localGet(pa[r - 1]).localGet(aStride).i32Add().localSet(pa[r]);
+        }
+        f.localGet(depth).localSet(k);
+        emitDotLoop(e, { wp, k, w0, w1, x }, pa, acc, tile);
+        for (let r = 0; r < tile; r++) {
+          const address = () => {
+            f.localGet(op);
+            if (r > 0) f.localGet(outStride).i32Const(r).i32Mul().i32Add();
+          };
+          storeAccumulator(e, address, 0, acc[2 * r], clamp);
+          storeAccumulator(e, address, 16, acc[2 * r + 1], clamp);
+        }
+        addTo(f, op, () => f.i32Const(BLOCK_BYTES));
+        repeatWhileCounting(f, nb);
+      });
     });
   };
   emitTiled(f, rows, tileBody, (tile) => {

@@ -13,6 +13,7 @@ import type { ErrorStatus, OutputShape } from "../client/vocabulary.ts";
 export const LIMITS = [
   "queue",
   "client_queue",
+  "batch_queue",
   "bursts",
   "burst_window",
   "models",

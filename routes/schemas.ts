@@ -4,6 +4,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { JsonNumberSchema } from "../driver/model/model_schema.ts";
+import { BatchingSchema } from "../driver/execution/dynamic_batcher.ts";
 import { ERROR_STATUSES, LIMITS } from "../nnapi/errors.ts";
 import { type BodyExample, EXAMPLE_IDS } from "./examples.ts";
 
@@ -143,6 +144,9 @@ const base64Of32Bytes = z.string().refine((s) => {
   }
 }, "must be the base64 of exactly 32 bytes");
 
+/** Dynamic batching of a compilation (Triton's dynamic batcher). */
+export const Batching = z.object(BatchingSchema.shape).strict().openapi("Batching");
+
 export const CompilationRequest = z.object({
   model: id,
   preference: z.enum(["LOW_POWER", "FAST_SINGLE_ANSWER", "SUSTAINED_SPEED"]).optional(),
@@ -154,6 +158,10 @@ export const CompilationRequest = z.object({
     description: "static (default): costs estimated from each device's measured speed; " +
       "profile: the model is timed on each device at preparation (slower to prepare; the " +
       "profiled plan is cached with the compilation)",
+  }),
+  batching: Batching.optional().openapi({
+    description: "stack concurrent executions into one run along the inputs' first extent " +
+      "(the batch), which every input and output must leave open",
   }),
 }).strict().openapi("CompilationRequest");
 
@@ -199,6 +207,7 @@ export const CompilationBody = z.object({
   }),
   prepareMs: z.number(),
   plan: PlanBody.optional(),
+  batching: Batching.optional(),
 }).openapi("Compilation");
 
 export const CompilationDescriptionBody = z.object({
@@ -209,6 +218,7 @@ export const CompilationDescriptionBody = z.object({
   devices: z.array(z.string()),
   createdAt: z.string(),
   plan: PlanBody.optional(),
+  batching: Batching.optional(),
 }).openapi("CompilationDescription");
 
 export const CompilationListQuery = z.object({

@@ -15,6 +15,7 @@ import type { OperandType } from "../nnapi/types.ts";
 import { sha256Hex } from "../store/bytes.ts";
 import type { Service } from "./service.ts";
 import { ModelSchema } from "../driver/model/model_schema.ts";
+import { BatchingSchema } from "../driver/execution/dynamic_batcher.ts";
 import { parseJsonFile, readRepositoryFile, schemaFault, shownReason } from "./repository_files.ts";
 
 /** What `<name>/config.json` may say (every field optional). */
@@ -30,6 +31,8 @@ const RepositoryConfig = z.object({
       return false;
     }
   }, "must be the base64 of exactly 32 bytes").optional(),
+  /** Dynamic batching of the entry's compilation, as on `POST /v1/compilations`. */
+  batching: BatchingSchema.optional(),
   /** Executions on zero inputs after compiling (inputs of unknown extent skip it). */
   warmup: z.number().int().min(0).max(100).optional(),
   /** ONNX imports: input shapes and values fixed at conversion, by input name. */
@@ -202,6 +205,7 @@ async function loadFor(
       preference: config.preference,
       priority: config.priority,
       devices: config.devices,
+      batching: config.batching,
       cacheToken: config.cacheToken ? Uint8Array.fromBase64(config.cacheToken) : undefined,
     })).id;
   }

@@ -9,6 +9,24 @@ import { countValues, kvCounter, quotaReached } from "./kv_counters.ts";
  * is lost. An index by model lets a deleted model's document live while compilations need it.
  */
 
+/**
+ * Dynamic batching of a compilation's executions (`batching` on `POST /v1/compilations`):
+ * what `driver/execution/dynamic_batcher.ts` does with it.
+ */
+export interface BatchingConfig {
+  /** Rows (the inputs' first extent, summed over the executions) of one run at most. */
+  maxBatchSize: number;
+  /**
+   * The sizes runs take (each at most `maxBatchSize`): a batch is padded with zero rows up
+   * to the next of them or `maxBatchSize` (default: powers of two).
+   */
+  preferredBatchSizes?: number[];
+  /** How long the oldest queued execution waits for others while an executor is free. */
+  maxQueueDelayUs: number;
+  /** Executions queued for batching at most; past it RESOURCE_EXHAUSTED_TRANSIENT (429). */
+  maxQueueSize?: number;
+}
+
 /** A compilation as the client requested it. */
 export interface CompilationRecord {
   id: string;
@@ -37,6 +55,8 @@ export interface CompilationRecord {
   scalarInputs?: number[];
   /** Positions of outputs that are ONNX scalars, carried as [1]: answered with shape []. */
   scalarOutputs?: number[];
+  /** Dynamic batching of its executions, when asked for. */
+  batching?: BatchingConfig;
 }
 
 /** Compilation records of all clients. */

@@ -190,11 +190,12 @@ interface NnserveHttpOptions {
  * An nnserve server process with `model` imported and compiled on the CPU devices;
  * `env` sets its executors (the service's defaults when empty).
  */
-async function nnserveCompiled(
+export async function nnserveCompiled(
   model: Uint8Array,
   input: PeerInput,
   env: Record<string, string>,
   open: boolean,
+  compilationOptions: Record<string, unknown> = {},
 ) {
   const server = await spawnServer(env);
   try {
@@ -233,6 +234,7 @@ async function nnserveCompiled(
         model: imported.id,
         preference: "FAST_SINGLE_ANSWER",
         devices: CPU_DEVICES,
+        ...compilationOptions,
       }),
     );
     return { server, post, executions: `/v1/compilations/${compilation.id}/executions` };
@@ -243,7 +245,7 @@ async function nnserveCompiled(
 }
 
 /** The headers of nnserve's raw execution form (`Input-Dimensions` when `open`). */
-function rawHeaders(input: PeerInput, open: boolean): Record<string, string> {
+export function rawHeaders(input: PeerInput, open: boolean): Record<string, string> {
   return {
     "content-type": "application/octet-stream",
     accept: "application/octet-stream",

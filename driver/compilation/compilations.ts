@@ -6,9 +6,13 @@
  * copies, driver-managed buffers) the driver releases around `remove`.
  */
 import type { StateEntry } from "../../store/state_store.ts";
-import type { CompilationRecord, CompilationStore } from "../../store/compilation_store.ts";
+import type {
+  BatchingConfig,
+  CompilationRecord,
+  CompilationStore,
+} from "../../store/compilation_store.ts";
 import type { ModelRecord } from "../../store/model_store.ts";
-import { DriverError, notFound } from "../../nnapi/errors.ts";
+import { DriverError, invalid, notFound } from "../../nnapi/errors.ts";
 import type { Compiled, Compiler } from "./compiler.ts";
 import type { Models } from "../model/models.ts";
 import type { PartitionSummary } from "./partitioner/model_partition.ts";
@@ -25,6 +29,8 @@ export interface CompilationRequest {
   cacheToken?: Uint8Array;
   /** "profile" times the model on each device at preparation to choose the plan. */
   partitioning?: "static" | "profile";
+  /** Dynamic batching of its executions. */
+  batching?: BatchingConfig;
 }
 
 /** What a created compilation reports. */
@@ -40,6 +46,7 @@ export interface CompilationInfo {
   prepareMs: number;
   /** Which device runs which operations, with estimated costs. */
   plan?: PartitionSummary;
+  batching?: BatchingConfig;
 }
 
 /** What `GET /v1/compilations/{id}` reports. */
@@ -51,6 +58,7 @@ export interface CompilationDescription {
   devices: string[];
   createdAt: string;
   plan?: PartitionSummary;
+  batching?: BatchingConfig;
 }
 
 /** A compilation held in memory: its record, plan, and (once needed) weights. */
@@ -63,8 +71,16 @@ export interface LiveCompilation {
 
 /** What a listing says of a compilation (no plan). */
 function summary(record: CompilationRecord): CompilationDescription {
-  const { id, model, preference, priority, devices, createdAt } = record;
-  return { id, model, preference, priority, devices, createdAt };
+  const { id, model, preference, priority, devices, createdAt, batching } = record;
+  return {
+    id,
+    model,
+    preference,
+    priority,
+    devices,
+    createdAt,
+    ...(batching ? { batching } : {}),
+  };
 }
 
 /** Every live and stored compilation. */
@@ -95,6 +111,7 @@ export class Compilations {
   async create(owner: string, request: CompilationRequest): Promise<CompilationInfo> {
     const started = performance.now();
     const modelRecord = await this.#models.record(owner, request.model);
+    if (request.batching) checkBatchable(modelRecord, request.batching);
     const record: CompilationRecord = {
       id: crypto.randomUUID(),
       owner,
@@ -104,6 +121,7 @@ export class Compilations {
       devices: request.devices ?? this.#compiler.devices.list.map((d) => d.info.name),
       ...(request.partitioning === "profile" ? { partitioning: "profile" as const } : {}),
       ...portNames(modelRecord),
+      ...(request.batching ? { batching: request.batching } : {}),
       createdAt: new Date().toISOString(),
     };
     if (request.cacheToken) {
@@ -154,15 +172,15 @@ export class Compilations {
       ...(compiled.rejected ? { cacheRejected: compiled.rejected } : {}),
       prepareMs,
       ...(compiled.plan.partition ? { plan: compiled.plan.partition } : {}),
+      ...(record.batching ? { batching: record.batching } : {}),
     };
   }
 
   /** A compilation of this client with its plan (prepared again after a restart). */
   async describe(owner: string, id: string): Promise<CompilationDescription> {
     const { record, compiled } = await this.live(owner, id);
-    const { preference, priority, devices, createdAt, model } = record;
     const plan = compiled.plan.partition;
-    return { id, model, preference, priority, devices, createdAt, ...(plan ? { plan } : {}) };
+    return { ...summary(record), ...(plan ? { plan } : {}) };
   }
 
   /**
@@ -299,4 +317,37 @@ function portNames(
     ...(scalarInputs.length > 0 ? { scalarInputs } : {}),
     ...(scalarOutputs.length > 0 ? { scalarOutputs } : {}),
   };
+}
+
+/**
+ * Refuses batching for a model whose executions cannot be stacked: every input and output
+ * needs a first extent left open (the batch), and the model no ONNX scalars.
+ */
+function checkBatchable(model: ModelRecord, batching: BatchingConfig): void {
+  const refuse = (why: string) => invalid(`dynamic batching needs ${why}`, { path: ["batching"] });
+  for (const [kind, ports] of [["input", model.inputs], ["output", model.outputs]] as const) {
+    for (const [k, port] of ports.entries()) {
+      if (port.dimensions.length === 0 || port.dimensions[0] !== 0) {
+        const name = port.name ?? `${kind} ${k}`;
+        throw refuse(
+          `every input's and output's first extent to be the batch, left open (0, or ` +
+            `symbolic in ONNX); ${name} is [${port.dimensions}] (import the ONNX file ` +
+            "without fixing its batch extent)",
+        );
+      }
+    }
+  }
+  if (batching.maxQueueSize !== undefined && batching.maxQueueSize < batching.maxBatchSize) {
+    throw refuse(
+      `room in the queue for a whole batch: maxQueueSize ${batching.maxQueueSize} is less ` +
+        `than maxBatchSize ${batching.maxBatchSize}`,
+    );
+  }
+  const preferred = batching.preferredBatchSizes ?? [];
+  const over = preferred.find((n) => n > batching.maxBatchSize);
+  if (over !== undefined) {
+    throw refuse(
+      `preferred batch sizes of at most maxBatchSize (${batching.maxBatchSize}): ${over}`,
+    );
+  }
 }

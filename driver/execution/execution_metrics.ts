@@ -23,6 +23,18 @@ const OUTCOMES = [
   "Whole time of executions in the driver, by compilation and result (success, fail)",
 ] as const;
 
+const BATCH_SIZE = [
+  "nnserve_batch_size",
+  "Rows of each batched run (dynamic batching), by compilation",
+] as const;
+const BATCH_DELAY = [
+  "nnserve_batch_queue_delay_seconds",
+  "Time executions waited for their batch to form (dynamic batching), by compilation",
+] as const;
+
+/** Batch sizes: powers of two up to 1024 rows. */
+const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
+
 /** Execution times are often well under a millisecond: buckets from 50 us. */
 const EXECUTION_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, ...DURATION_BUCKETS];
 
@@ -48,6 +60,17 @@ export function observeExecution(
   for (const [device, us] of perDevice) {
     metrics.observe(...COMPUTE, { ...labels, device }, us / 1e6, EXECUTION_BUCKETS);
   }
+}
+
+/** Records a batched run: its rows, and how long each of its executions waited for it. */
+export function observeBatch(
+  metrics: Metrics,
+  labels: ExecutionLabels,
+  rows: number,
+  delaysUs: readonly number[],
+): void {
+  metrics.observe(...BATCH_SIZE, labels, rows, BATCH_SIZE_BUCKETS);
+  for (const us of delaysUs) metrics.observe(...BATCH_DELAY, labels, us / 1e6, EXECUTION_BUCKETS);
 }
 
 /** Records an execution's whole time in the driver and whether it succeeded. */

@@ -10,7 +10,12 @@ import { DriverError } from "../../nnapi/errors.ts";
 import { bindArguments, type BindingContext, deliverOutputs } from "./arguments.ts";
 import type { Compilations, LiveCompilation } from "../compilation/compilations.ts";
 import { loopTimeoutMs } from "./control_flow/run.ts";
-import { type ExecutionLabels, observeExecution, observeOutcome } from "./execution_metrics.ts";
+import {
+  type ExecutionLabels,
+  observeBatch,
+  observeExecution,
+  observeOutcome,
+} from "./execution_metrics.ts";
 import { Executable } from "./executable.ts";
 import {
   checkOutputArguments,
@@ -26,6 +31,7 @@ import { runMeasured } from "./measured_run.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
 import { type PreparedModel, runsOnHost } from "../compilation/plan.ts";
 import { estimateWork } from "../compilation/work_estimate.ts";
+import { DynamicBatcher } from "./dynamic_batcher.ts";
 
 /** Runs executions with the driver's parts. */
 export class ExecutionRunner {
@@ -38,6 +44,9 @@ export class ExecutionRunner {
   readonly #inlineWork: number;
   /** Plans bound on the driver's thread, by live compilation (dropped with it). */
   readonly #inline = new WeakMap<LiveCompilation, Executable>();
+  /** The batchers of compilations with dynamic batching, by live compilation. */
+  readonly #batchers = new WeakMap<LiveCompilation, DynamicBatcher>();
+  #batchQueued = 0;
 
   constructor(parts: {
     compilations: Compilations;
@@ -63,6 +72,37 @@ export class ExecutionRunner {
       this.#inline.set(live, executable);
     }
     return executable;
+  }
+
+  /** Executions waiting for their batch to form, of every compilation. */
+  get batchQueued(): number {
+    return this.#batchQueued;
+  }
+
+  /** The batcher of a live compilation with `batching`, made on first use. */
+  #batcher(
+    owner: string,
+    id: string,
+    live: LiveCompilation,
+    prepared: PreparedModel,
+    labels: ExecutionLabels,
+  ): DynamicBatcher {
+    let batcher = this.#batchers.get(live);
+    if (!batcher) {
+      batcher = new DynamicBatcher(live.record.batching!, {
+        slots: this.#pool.size,
+        run: (inputs, options) =>
+          this.#pool.run(id, prepared, inputs, {
+            client: owner,
+            priority: live.record.priority,
+            ...options,
+          }),
+        observe: (rows, delaysUs) => observeBatch(this.#metrics, labels, rows, delaysUs),
+        queueChanged: (delta) => this.#batchQueued += delta,
+      });
+      this.#batchers.set(live, batcher);
+    }
+    return batcher;
   }
 
   /** Runs one execution of compilation `id` (live) for `owner`, its outcome timed. */
@@ -126,7 +166,8 @@ export class ExecutionRunner {
       }
       // Only plans of known, small work run on this thread, where nothing could stop them.
       const work = estimateWork(prepared);
-      const inline = work !== undefined && work <= this.#inlineWork && runsOnHost(prepared);
+      const inline = !record.batching && work !== undefined && work <= this.#inlineWork &&
+        runsOnHost(prepared);
       const loopTimeout = loopTimeoutMs(request.loopTimeoutMs);
       const { outputs, onDeviceUs, steps, queuedUs } = inline
         ? {
@@ -135,6 +176,11 @@ export class ExecutionRunner {
           }),
           queuedUs: 0,
         }
+        : record.batching
+        ? await this.#batcher(owner, id, live, prepared, labels).run(inputs, {
+          deadline,
+          loopTimeoutMs: loopTimeout,
+        })
         : await this.#pool.run(id, prepared, inputs, {
           client: owner,
           priority: record.priority,

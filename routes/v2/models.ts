@@ -4,6 +4,7 @@
  * Routes translate the protocol to driver calls (`serving/served_models.ts` resolves names);
  * the driver validates what it runs.
  */
+import { DEFAULT_BATCH_QUEUE_SIZE } from "../../driver/execution/dynamic_batcher.ts";
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Service } from "../../serving/service.ts";
@@ -212,18 +213,35 @@ async function modelMetadata(service: Service, c: Context) {
 }
 
 async function modelConfig(service: Service, c: Context) {
-  const { name, model } = await servedFor(service, c);
+  const { name, model, compilation } = await servedFor(service, c);
+  const batching = compilation
+    ? (await service.driver.describeCompilation(c.get("client"), compilation)).batching
+    : undefined;
   const tensors = (ports: typeof model.inputs, kind: "input" | "output") =>
     ports.map((port, k) => ({
       name: portName(port, kind, k),
       data_type: `TYPE_${oipDatatype(port.type)}`,
-      dims: oipShape(port.dimensions),
+      // With batching, as Triton's: the batch extent is max_batch_size's, not the dims'.
+      dims: oipShape(port.dimensions).slice(batching ? 1 : 0),
     }));
   return {
     name,
     platform: model.onnx ? "onnx" : "nnapi",
     backend: "nnserve",
-    max_batch_size: 0,
+    max_batch_size: batching?.maxBatchSize ?? 0,
+    ...(batching
+      ? {
+        dynamic_batching: {
+          ...(batching.preferredBatchSizes
+            ? { preferred_batch_size: batching.preferredBatchSizes }
+            : {}),
+          max_queue_delay_microseconds: batching.maxQueueDelayUs,
+          default_queue_policy: {
+            max_queue_size: batching.maxQueueSize ?? DEFAULT_BATCH_QUEUE_SIZE,
+          },
+        },
+      }
+      : {}),
     input: tensors(model.inputs, "input"),
     output: tensors(model.outputs, "output"),
   };

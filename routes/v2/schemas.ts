@@ -62,7 +62,15 @@ export const ModelConfig = z.object({
   name: z.string(),
   platform: z.string(),
   backend: z.string(),
-  max_batch_size: z.number(),
+  max_batch_size: z.number().openapi({
+    description: "0 without dynamic batching; with it, its maxBatchSize, and the tensors' " +
+      "dims leave out the batch extent (as Triton's)",
+  }),
+  dynamic_batching: z.object({
+    preferred_batch_size: z.array(z.number().int()).optional(),
+    max_queue_delay_microseconds: z.number().int(),
+    default_queue_policy: z.object({ max_queue_size: z.number().int() }),
+  }).optional(),
   input: z.array(ConfigTensor),
   output: z.array(ConfigTensor),
 }).openapi("V2ModelConfig");

