@@ -47,9 +47,15 @@ async function blobFiles(dir: string): Promise<string[]> {
 async function allBlobs(dir: string, prefix: string): Promise<string[]> {
   const found: string[] = [];
   const walk = async (path: string) => {
-    for await (const entry of Deno.readDir(path)) {
-      if (entry.isDirectory) await walk(`${path}/${entry.name}`);
-      else found.push(`${path}/${entry.name}`.slice(dir.length + 1));
+    try {
+      for await (const entry of Deno.readDir(path)) {
+        if (entry.isDirectory) await walk(`${path}/${entry.name}`);
+        else found.push(`${path}/${entry.name}`.slice(dir.length + 1));
+      }
+    } catch (error) {
+      // A directory the server's sweep removed while this walk went through it: it holds
+      // nothing any more.
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
   };
   await walk(dir);

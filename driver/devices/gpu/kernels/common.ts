@@ -115,6 +115,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
   let i = gid.x + gid.y * groups.x * ${WORKGROUP_SIZE}u;`;
 
 /**
+ * WGSL unfolding the flat index `i` of an NHWC output element into its batch `b`, row
+ * `oy`, column `ox` and channel (the local `channel`, of the Params field `channels`).
+ */
+export function nhwcOutputIndex(channel: string, channels: string): string {
+  return `  let ${channel} = i % p.${channels};
+  var t = i / p.${channels};
+  let ox = t % p.out_w;
+  t = t / p.out_w;
+  let oy = t % p.out_h;
+  let b = t / p.out_h;`;
+}
+
+/**
  * WGSL of NNAPI's float clamp as the reference writes it (`v < min ? min : v > max ? max :
  * v`, so NaN passes through), for a fused activation range given as uniform fields.
  */

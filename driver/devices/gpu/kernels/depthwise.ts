@@ -13,6 +13,7 @@ import {
   FLAT_INDEX,
   type GpuCommand,
   type KernelOptions,
+  nhwcOutputIndex,
   outputClamp,
   outputClampFields,
   paramBuffer,
@@ -43,12 +44,7 @@ function vectorCode(options: KernelOptions): string {
 ${outputClamp(options)}
 ${FLAT_INDEX}
   if (i >= p.total) { return; }
-  let g = i % p.out_d;
-  var t = i / p.out_d;
-  let ox = t % p.out_w;
-  t = t / p.out_w;
-  let oy = t % p.out_h;
-  let b = t / p.out_h;
+${nhwcOutputIndex("g", "out_d")}
   let iy0 = i32(oy) * p.stride_h - p.pad_top;
   let ix0 = i32(ox) * p.stride_w - p.pad_left;
   var acc = vec4<f32>(0.0);
@@ -81,12 +77,7 @@ function scalarCode(options: KernelOptions): string {
 ${outputClamp(options)}
 ${FLAT_INDEX}
   if (i >= p.total) { return; }
-  let oc = i % p.out_d;
-  var t = i / p.out_d;
-  let ox = t % p.out_w;
-  t = t / p.out_w;
-  let oy = t % p.out_h;
-  let b = t / p.out_h;
+${nhwcOutputIndex("oc", "out_d")}
   let ic = oc / p.multiplier;
   let iy0 = i32(oy) * p.stride_h - p.pad_top;
   let ix0 = i32(ox) * p.stride_w - p.pad_left;

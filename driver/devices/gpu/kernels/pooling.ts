@@ -16,6 +16,7 @@ import {
   type GpuCommand,
   type KernelBuilder,
   NEGATIVE_INFINITY,
+  nhwcOutputIndex,
   paramBuffer,
   workgroupsFor,
 } from "./common.ts";
@@ -48,12 +49,7 @@ ${CLAMP}
 ${NEGATIVE_INFINITY}
 ${FLAT_INDEX}
   if (i >= p.total) { return; }
-  let c = i % p.depth;
-  var t = i / p.depth;
-  let ox = t % p.out_w;
-  t = t / p.out_w;
-  let oy = t % p.out_h;
-  let b = t / p.out_h;
+${nhwcOutputIndex("c", "depth")}
   let iy0 = i32(oy) * p.stride_h - p.pad_top;
   let ix0 = i32(ox) * p.stride_w - p.pad_left;
   let y0 = max(iy0, 0);
