@@ -29,6 +29,20 @@ export interface CompileOptions {
   deadlineMs?: number;
   /** A 32-byte token (or its base64) selecting this client's compilation cache entry. */
   cache?: { token: Uint8Array | string };
+  /**
+   * Dynamic batching: concurrent executions (REST and bursts alike) stacked along the
+   * inputs' first extent into runs of at most `maxBatchSize` rows, each answered with its
+   * own rows. The model's inputs and outputs must leave their first extent open.
+   */
+  batching?: {
+    maxBatchSize: number;
+    /** The sizes runs take; a batch is padded with zero rows up to the next one. */
+    preferredBatchSizes?: readonly number[];
+    /** How long the oldest queued execution waits for others while an executor is free. */
+    maxQueueDelayUs: number;
+    /** Executions queued at most (default 64); more are refused RESOURCE_EXHAUSTED_TRANSIENT. */
+    maxQueueSize?: number;
+  };
 }
 
 /** What the service reports of a created compilation. */
@@ -160,6 +174,7 @@ export async function compile(
     ...(options.priority ? { priority: options.priority } : {}),
     ...(options.devices ? { devices: [...options.devices] } : {}),
     ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
+    ...(options.batching ? { batching: options.batching } : {}),
     ...(token !== undefined
       ? { cache: { token: typeof token === "string" ? token : toBase64(token) } }
       : {}),

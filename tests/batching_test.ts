@@ -2,12 +2,13 @@
  * Dynamic batching (`batching` on a compilation): concurrent executions stacked along their
  * inputs' first extent into one run give each the bytes it gets unbatched; executions of
  * other extents wait for their own batch; deadlines and errors stay each execution's own; a
- * full batch queue answers 429; REST and `/v2` executions share batches; the repository's
+ * full batch queue answers 429; REST, `/v2` and burst executions share batches; the repository's
  * `config.json` asks for it and `/v2` reports it as Triton does. Every batch here forms by
  * reaching its size (the queue delay is 10 s), never by timing.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { seededFloats } from "../kernels/seeded_random.ts";
+import { NnClient } from "../client/mod.ts";
 import {
   float32Tensor,
   int32Scalar,
@@ -264,4 +265,34 @@ Deno.test("a repository entry asks for batching; /v2 reports it as Triton does a
   } finally {
     await Deno.remove(repository, { recursive: true });
   }
+});
+
+Deno.test("a burst's executions and REST ones share a batch, each answered with its rows", async () => {
+  await withTestServer({}, async (server) => {
+    const client = new NnClient({ baseUrl: server.url });
+    const registered = await server.request("POST", "/v1/models", denseModel());
+    const compilation = await client.compile(registered.body.id as string, {
+      batching: { maxBatchSize: 4, maxQueueDelayUs: NEVER_BY_DELAY },
+    });
+    const plain = await compile(server, denseModel());
+    await using burst = await compilation.burst();
+    const frames = [rowsOf(1, 31), rowsOf(1, 32)];
+    // Two frames in flight on the burst and two rows by REST: one run of 4.
+    const [first, second, rest] = await Promise.all([
+      burst.compute([frames[0]]),
+      burst.compute([frames[1]]),
+      execute(server, compilation.info.id, { inputs: [rowsOf(2, 33)], outputEncoding: "base64" }),
+    ]);
+    strictEqual(rest.status, 200, JSON.stringify(rest.body));
+    for (const [k, result] of [first, second].entries()) {
+      const alone = await execute(server, plain, { inputs: [frames[k]], outputEncoding: "base64" });
+      const [output] = alone.body.outputs as { base64: string }[];
+      const data = result.outputs[0].data as Float32Array;
+      deepStrictEqual(
+        new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+        Uint8Array.fromBase64(output.base64),
+      );
+    }
+    deepStrictEqual(await batchRuns(server), { runs: 1, rows: 4 });
+  });
 });

@@ -110,6 +110,8 @@ export class BurstSession {
   readonly #slots = new Map<number, HeldPool>();
   readonly #queue: Pending[] = [];
   #running = false;
+  /** Requests the running pump has started and not answered yet, oldest first. */
+  readonly #started: { result: Promise<BurstResult>; ordered: boolean }[] = [];
   /** Requests taken from the queue whose results are not sent yet. */
   #active = 0;
   #closed = false;
@@ -166,7 +168,10 @@ export class BurstSession {
     }
     this.#overshoot = Math.max(0, this.#overshoot - 1);
     this.#queue.push({ request, received: performance.now() });
-    this.#pump();
+    // While the pump awaits the oldest request, a new one starts beside it at once (its
+    // execution may share a batch, or an executor, with those running).
+    if (this.#running) this.#startQueued();
+    else this.#pump();
   }
 
   /**
@@ -317,24 +322,30 @@ export class BurstSession {
   }
 
   /**
-   * Runs queued requests and sends their results in arrival order. Requests with only
-   * inline data overlap on the executor pool (up to `parallelism`); a request that touches
-   * memory slots waits for everything before it and holds back everything after it, so
-   * slot reads and writes happen in request order.
+   * Starts queued requests while there is room: requests with only inline data overlap on
+   * the executor pool (up to `parallelism`); a request that touches memory slots waits for
+   * everything before it and holds back everything after it, so slot reads and writes
+   * happen in request order.
    */
+  #startQueued(): void {
+    const started = this.#started;
+    while (this.#queue.length > 0 && started.length < this.#options.parallelism) {
+      const ordered = usesSlots(this.#queue[0]);
+      if (started.some((s) => s.ordered) || (ordered && started.length > 0)) break;
+      const pending = this.#queue.shift()!;
+      started.push({ result: this.#run(pending.request, pending.received), ordered });
+      this.#active++;
+    }
+  }
+
+  /** Runs queued requests and sends their results in arrival order. */
   async #pump(): Promise<void> {
     if (this.#running) return;
     this.#running = true;
-    const started: { result: Promise<BurstResult>; ordered: boolean }[] = [];
+    const started = this.#started;
     try {
       while ((this.#queue.length > 0 || started.length > 0) && !this.#closed) {
-        while (this.#queue.length > 0 && started.length < this.#options.parallelism) {
-          const ordered = usesSlots(this.#queue[0]);
-          if (started.some((s) => s.ordered) || (ordered && started.length > 0)) break;
-          const pending = this.#queue.shift()!;
-          started.push({ result: this.#run(pending.request, pending.received), ordered });
-          this.#active++;
-        }
+        this.#startQueued();
         const result = await started.shift()!.result;
         await this.#drain();
         this.#active--;
@@ -344,6 +355,7 @@ export class BurstSession {
     } finally {
       this.#running = false;
       this.#active = 0;
+      started.length = 0;
     }
   }
 
