@@ -40,6 +40,25 @@ const HTTP_PEER = "onnxruntime-node HTTP server";
 const WASM_PEER = "onnxruntime-web (wasm)";
 const TFJS_PEER = "tfjs-backend-wasm";
 
+/**
+ * Where a REST request's time goes: a V8 profile of the server (`--inspect`, sampling every
+ * 100 µs) under wrk, 64 connections, the tiny model, taken by hand (2026-11-27).
+ */
+const REST_PROFILE = `Where a request's time goes (a V8 CPU profile of the server's main thread
+under the same load, 2026-11-27; shares of all samples). Without the connection guard
+(\`NNSERVE_HEADER_TIMEOUT=0 NNSERVE_IDLE_TIMEOUT=0\`: 19.3 k requests/s against 17.1 k with
+it) the thread ran JavaScript 56% of the time, about 29 µs a request (the rest is Deno's
+native HTTP work and waiting, which the profile does not tell apart): the execution 20% (the
+inline run of the plan 9%, of which the ADD kernel through the SIMD heap 3%; binding and
+checking the arguments 6%; the execution's metrics 3%), reading and validating the JSON
+body 6%, Hono's routing, middleware and zod validators about 6%, the API key check 3.5%,
+metrics histograms 3.4% (a series key built per observation, six observations a request),
+the access log and request id 4%, \`performance.now\` 2.7% (five calls a request), and
+Deno.serve's dispatch 4.4%. With the guard, its forwarding adds about a quarter (its loop
+17%, the socket writes 15% of the samples). The Hono echo does the JSON and the routing
+only: the rest is what a request costs here, and no single part of it is the 2.4x
+between today's rate and a third of the echo's.`;
+
 /** What profiling found and what changed (kept with the tables it explains). */
 const FINDINGS = `## What was found and changed
 
@@ -175,28 +194,27 @@ const FINDINGS = `## What was found and changed
 
 ## Targets of #31 (the onnxruntime device)
 
-From the tables above (a quiet run: two threads doubled the GEMM) and the session's other
+From the tables above (a quiet run, 2026-11-27, after dynamic batching landed) and earlier
 runs (a full run on a busy host, partial runs of single models with \`--models\`; the
 virtual machine moves single numbers by 10-30% between runs, a peer's row too):
 
-- In process within 1.1x of onnxruntime-node at equal threads: met for MobileNetV2
-  (0.97-1.06x) and the PaddleOCR models (0.74-0.91x); the Moonshine encoder 0.99-1.13x at
-  one thread and 0.89-1.16x at two, over the line in one run each.
-- Over HTTP with raw bodies within 1.3x of the onnxruntime-node server: met for the
-  recognizer (0.83-1.01x), the detector (0.98-1.15x) and Moonshine at one thread
-  (1.12-1.20x); met in some runs and missed in others for MobileNetV2 (1.05-1.46x at one
-  thread, 1.10-1.44x at two), Moonshine at two threads (0.66-1.34x) and the text-direction
-  classifier (1.24-1.66x at one thread and 1.13-1.41x at two before the access log was
-  batched, 1.01-1.29x and 1.12-1.31x in the three runs after). Beyond the run, a request
-  costs nnserve about 0.8 ms for the classifier's 0.1 MB (measured against a server process
-  of its own: the executor hop 0.35 ms, the REST path 0.45 ms of which the connection guard
-  0.15 ms) and 2.5-3.3 ms for MobileNetV2's 0.6 MB, where the onnxruntime-node server
-  spends about 0.5 and 1.1-1.5 ms. That fixed cost is the subject of #33.
+- In process within 1.1x of onnxruntime-node at equal threads: met in the run above for
+  every model (MobileNetV2 1.02x and 1.08x, the PaddleOCR models 0.73-0.89x, Moonshine
+  1.01x at one and two threads); earlier runs put Moonshine at 0.89-1.16x, over the line in
+  one run at each thread count.
+- Over HTTP with raw bodies within 1.3x of the onnxruntime-node server: met in the run above
+  for every model (MobileNetV2 1.14x and 1.28x, the classifier 1.29x and 1.24x, the detector
+  1.03x and 1.16x, the recognizer 0.97x and 1.06x, Moonshine 1.02x and 1.16x), two of them
+  near the line; earlier runs put MobileNetV2 at 1.05-1.46x and the classifier at
+  1.01-1.31x. Beyond the run, a request costs nnserve about 1.4 ms for MobileNetV2's 0.6 MB
+  (the HTTP column) where the onnxruntime-node server spends 1.1-1.5 ms; the connection
+  guard's loopback hop is a tenth of the tiny-model REST rate (19.3 k requests/s without it,
+  17.1 k with).
 - Throughput at 16 connections at least the onnxruntime-node server's: met for the PaddleOCR
-  models in every run (1.04-2.0x); MobileNetV2 (0.92-1.67x) and Moonshine (0.99-1.38x with
-  \`?shape=\`, 0.91-1.26x as published) met on the busy host and missed in the quiet run
-  above, where the onnxruntime-node server, whose session takes every core, answered 334
-  MobileNetV2 requests/s (140 on the busy host) against nnserve's 307.
+  models in every run (1.08-2.0x); MobileNetV2 0.94-0.96x in the run above (1.11-1.24x in
+  \`deno task bench:load\`'s run the same hour, 0.92-1.67x before) and Moonshine 0.97-1.01x
+  (0.91-1.38x before): within the run-to-run spread of the peer itself (329 MobileNetV2
+  requests/s here, 296 in bench:load's run).
 
 ## Targets of the speed issue
 
@@ -377,6 +395,8 @@ ${
       } requests/s of a Hono JSON echo: ${(rest.executions / rest.echoes).toFixed(2)}x.`
       : "Not measured: wrk is not installed (`apt install wrk`)."
   }
+
+${REST_PROFILE}
 
 ${FINDINGS}`;
 }
