@@ -1,6 +1,9 @@
 /**
- * Loads the NNAPI CTS conformance vectors from `../shared/nnapi-cts` (or NNSERVE_CTS_DIR)
- * exactly as they are, and compares results with the CTS tolerances.
+ * Loads the NNAPI CTS conformance vectors exactly as they are, and compares results with the
+ * CTS tolerances. The vectors live in the repository as `nnapi-cts.tar.xz` (75 MB of JSON,
+ * 2.6 MB packed; their provenance and Apache 2.0 licence in `NNAPI_CTS_NOTICE.md` and in the
+ * archive's README) and are unpacked beside it on first use; NNSERVE_CTS_DIR names another
+ * copy.
  */
 import { fileURLToPath } from "node:url";
 
@@ -26,22 +29,70 @@ export interface CtsCase {
   dynamicOutputShape: boolean;
 }
 
+/** The packed vectors; a new set gets a new name, so an old unpacked copy is never read. */
+const ARCHIVE = new URL("./nnapi-cts.tar.xz", import.meta.url);
+/** Where they are unpacked (git-ignored), one directory per archive name. */
+const UNPACKED = new URL("./.vectors/nnapi-cts.tar.xz/", import.meta.url);
+
 /**
- * The directory holding the vectors. Missing vectors are an error naming where they were
- * expected, never an empty run: a conformance check with nothing to check must not pass.
+ * The directory holding the vectors: NNSERVE_CTS_DIR when set, else the repository's own,
+ * unpacked on first use (`tar` with `xz`). Missing vectors are an error naming where they
+ * were expected, never an empty run: a conformance check with nothing to check must not
+ * pass.
  */
 export function ctsDirectory(): string {
-  const dir = Deno.env.get("NNSERVE_CTS_DIR") ??
-    fileURLToPath(new URL("../../../shared/nnapi-cts", import.meta.url));
-  try {
-    if (Deno.statSync(`${dir}/index.json`).isFile) return dir;
-  } catch {
-    // reported below
-  }
+  const given = Deno.env.get("NNSERVE_CTS_DIR");
+  const dir = given ?? fileURLToPath(new URL("./nnapi-cts", UNPACKED));
+  if (!given && !hasIndex(dir)) unpackVectors();
+  if (hasIndex(dir)) return dir;
   throw new Error(
     `the NNAPI CTS vectors are missing: expected ${dir}/index.json ` +
-      "(../shared/nnapi-cts beside the project, or set NNSERVE_CTS_DIR)",
+      (given ? "(NNSERVE_CTS_DIR)" : `(unpacked from ${fileURLToPath(ARCHIVE)})`),
   );
+}
+
+function hasIndex(dir: string): boolean {
+  try {
+    return Deno.statSync(`${dir}/index.json`).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Unpacks the archive into a fresh directory and renames it into place: test files running
+ * in parallel may unpack at once, and the one renaming first wins (the others' copies go).
+ */
+function unpackVectors(): void {
+  const target = fileURLToPath(UNPACKED);
+  const parent = fileURLToPath(new URL("../", UNPACKED));
+  Deno.mkdirSync(parent, { recursive: true });
+  const scratch = Deno.makeTempDirSync({ dir: parent, prefix: "unpacking-" });
+  try {
+    const tar = new Deno.Command("tar", {
+      args: ["-xJf", fileURLToPath(ARCHIVE), "-C", scratch],
+      stderr: "piped",
+    }).outputSync();
+    if (!tar.success) {
+      throw new Error(
+        `could not unpack ${fileURLToPath(ARCHIVE)} (tar with xz): ` +
+          new TextDecoder().decode(tar.stderr).trim(),
+      );
+    }
+    try {
+      Deno.renameSync(scratch, target);
+    } catch (error) {
+      // Another test file unpacked them first.
+      if (!hasIndex(`${target}/nnapi-cts`)) throw error;
+    }
+  } finally {
+    // Gone when it was renamed into place; another's copy otherwise.
+    try {
+      Deno.removeSync(scratch, { recursive: true });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
 }
 
 /** Reads every case of the given versions whose name matches the filter. */
