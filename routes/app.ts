@@ -12,6 +12,7 @@ import { bufferRoutes } from "./buffers.ts";
 import { type BurstRouteOptions, burstRoutes } from "./bursts.ts";
 import { compilationRoutes } from "./compilations.ts";
 import { demoRoutes } from "./demo.ts";
+import { rootRoutes } from "./root.ts";
 import { deviceRoutes } from "./devices.ts";
 import { errorResponse } from "./errors.ts";
 import { executionRoutes } from "./executions.ts";
@@ -145,6 +146,7 @@ export function buildApp(service: Service, options: AppOptions) {
   app.use("/v2/*", (c, next) => OPEN_V2.test(c.req.path) ? next() : auth(c, next));
   app.use("*", bodyLimits(maxBodyBytes, maxJsonBytes));
   const readiness = options.readiness ?? (() => ({ ready: true }));
+  app.route("/", rootRoutes());
   app.route("/", healthRoutes(driver, readiness, auth));
   app.route("/", deviceRoutes(driver));
   app.route("/", modelRoutes(service));

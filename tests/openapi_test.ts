@@ -385,3 +385,18 @@ Deno.test("the media types the routes read and answer are those the document lis
     }
   });
 });
+
+Deno.test("GET / answers an index of the entry points, without a key, and each answers", async () => {
+  await withTestServer({ apiKeys: new Map([["key-a", "alice"]]) }, async (server) => {
+    const response = await fetch(`${server.url}/`);
+    strictEqual(response.status, 200);
+    const index = await response.json() as { name: string; links: Record<string, string> };
+    strictEqual(index.name, "nnserve");
+    const headers = { authorization: "Bearer key-a" };
+    for (const [what, path] of Object.entries(index.links)) {
+      const linked = await fetch(`${server.url}${path}`, { headers });
+      await linked.body?.cancel();
+      strictEqual(linked.status, 200, `${what}: ${path}`);
+    }
+  });
+});
