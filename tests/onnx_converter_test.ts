@@ -4,7 +4,7 @@
  * compared with onnxruntime on the same seeded inputs (1e-4 absolute or 1e-3 relative).
  */
 import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
-import { convertOnnx } from "../converter/onnx/convert.ts";
+import { convertOnnx, groupNotes } from "../converter/onnx/convert.ts";
 import { DriverError } from "../nnapi/errors.ts";
 import { withTestServer } from "./server_fixture.ts";
 import { type GraphSpec, type NodeSpec, onnxBytes } from "../tools/onnx_graphs.ts";
@@ -44,7 +44,10 @@ Deno.test("Conv in its three NNAPI forms, with padding modes and BatchNormalizat
       ]),
       "conv stride 2 SAME_UPPER + batchnorm",
     );
-    ok(folded.notes.some((n) => /BatchNormalization .* is folded/.test(n)), folded.notes.join());
+    ok(
+      folded.notes.some((n) => /^BatchNormalization folded into the Conv before it: '/.test(n)),
+      folded.notes.join(),
+    );
     strictEqual(folded.model.operations.length, 1, "the batch norm is folded away");
     await compare(
       server,
@@ -508,4 +511,23 @@ Deno.test("Slice along extents known only at execution: negative indices, INT64 
       }
     }
   });
+});
+
+Deno.test("notes about many nodes of one kind come as one line naming the first few", () => {
+  const folds = Array.from(
+    { length: 35 },
+    (_, k) => `BatchNormalization folded into the Conv before it: 'bn${k}'`,
+  );
+  deepStrictEqual(
+    groupNotes([
+      "input 'x' is a scalar in the ONNX model and has shape [1] here",
+      ...folds,
+      "ArgMax returns int32 indices (int64 in ONNX): 'best'",
+    ]),
+    [
+      "input 'x' is a scalar in the ONNX model and has shape [1] here",
+      "BatchNormalization folded into the Conv before it (35 nodes: 'bn0', 'bn1', 'bn2' and 32 more)",
+      "ArgMax returns int32 indices (int64 in ONNX): 'best'",
+    ],
+  );
 });

@@ -184,7 +184,32 @@ function convertGraph(
   ctx.convertNodes(nodes);
   const outputs = list(graph.output).map((info) => markOutput(ctx, info));
   const { model, layout } = optimizeModel(ctx.builder.build());
-  return { model, inputs, outputs, layout, opset, notes: ctx.notes, fixedInputs };
+  return { model, inputs, outputs, layout, opset, notes: groupNotes(ctx.notes), fixedInputs };
+}
+
+/** Nodes a grouped note names before it says how many more there are. */
+const NAMED_IN_A_NOTE = 3;
+
+/**
+ * Notes of one kind about many nodes ("what: 'node'") as one line each: "what (35 nodes:
+ * 'a', 'b', 'c' and 32 more)", in the order the kinds first came; other notes as they are.
+ */
+export function groupNotes(notes: readonly string[]): string[] {
+  const groups = new Map<string, string[]>();
+  for (const note of notes) {
+    const at = note.lastIndexOf(": '");
+    const what = at > 0 && note.endsWith("'") ? note.slice(0, at) : note;
+    const nodes = groups.get(what) ?? [];
+    if (what !== note) nodes.push(note.slice(at + 2));
+    groups.set(what, nodes);
+  }
+  return [...groups].map(([what, nodes]) => {
+    if (nodes.length === 0) return what;
+    if (nodes.length === 1) return `${what}: ${nodes[0]}`;
+    const named = nodes.slice(0, NAMED_IN_A_NOTE).join(", ");
+    const more = nodes.length - NAMED_IN_A_NOTE;
+    return `${what} (${nodes.length} nodes: ${named}${more > 0 ? ` and ${more} more` : ""})`;
+  });
 }
 
 function convertNode(ctx: ConversionContext, node: NodeView): void {

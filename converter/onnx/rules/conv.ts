@@ -171,7 +171,7 @@ const conv: Rule = {
       ctx.absorb(next);
       output = next.outputs[0];
       ctx.aliasLater(node.outputs[0], output);
-      ctx.notes.push(`BatchNormalization '${next.name}' is folded into Conv '${node.name}'`);
+      ctx.notes.push(`BatchNormalization folded into the Conv before it: '${next.name}'`);
     }
 
     const spec = sameTypeAs(ctx, x);

@@ -113,7 +113,7 @@ function argReduce(type: "ARGMAX" | "ARGMIN"): Rule {
       const axisOperand = ctx.builder.int32(axis);
       const [kept] = ctx.emit("EXPAND_DIMS", [indices, axisOperand], [spec]);
       ctx.setOperand(node.outputs[0], kept, "int64");
-      ctx.notes.push(`${node.opType} '${node.name}' returns int32 indices (int64 in ONNX)`);
+      ctx.notes.push(`${node.opType} returns int32 indices (int64 in ONNX): '${node.name}'`);
     },
   };
 }
