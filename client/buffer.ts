@@ -1,6 +1,6 @@
 /**
  * `DeviceBuffer`: a driver-managed buffer of the service (NNAPI memory domains,
- * `ANeuralNetworksMemory_createFromDesc`; API.md "Memory domains"). It is allocated for
+ * `ANeuralNetworksMemory_createFromDesc`; docs/api.md "Memory domains"). It is allocated for
  * given inputs and outputs ("roles") of one compilation and stays on the service between
  * executions, so one execution's output can be the next one's input (recurrent state,
  * chained models) without the data leaving the service. Its bytes are reached only by
@@ -23,7 +23,7 @@ export interface BufferRole {
   frequency?: number;
 }
 
-/** What `Compilation.allocateBuffer` takes: API.md's `POST /v1/compilations/{id}/buffers`. */
+/** What `Compilation.allocateBuffer` takes: docs/api.md's `POST /v1/compilations/{id}/buffers`. */
 export interface BufferRequest {
   /** At least one; every role's operand must have the same type and quantization. */
   roles: readonly BufferRole[];

@@ -12,7 +12,7 @@ import { Model } from "./model.ts";
 import type { TensorValues } from "./tensor.ts";
 import type { ModelInfo, ModelSignature } from "./types.ts";
 
-/** Options of `NnClient.compile` (API.md `POST /v1/compilations`). */
+/** Options of `NnClient.compile` (docs/api.md `POST /v1/compilations`). */
 export interface CompileOptions {
   /**
    * NNAPI's execution preference (default FAST_SINGLE_ANSWER). The partitioner plans for one
@@ -134,7 +134,7 @@ export class Compilation {
   }
 
   /**
-   * Allocates a driver-managed buffer for inputs and outputs of this compilation (API.md
+   * Allocates a driver-managed buffer for inputs and outputs of this compilation (docs/api.md
    * "Memory domains"): it keeps data on the service between executions. Roles outside the
    * model's inputs and outputs throw RangeError before anything is sent.
    */

@@ -84,7 +84,7 @@ interface BytesInput {
 
 /**
  * An execution being set up; `compute` may be called more than once. Typed-array inputs
- * and all inline outputs travel as raw bytes (a framed body, API.md's binary tensors);
+ * and all inline outputs travel as raw bytes (a framed body, docs/api.md's binary tensors);
  * `toJSON` gives the same request as JSON with base64.
  */
 export class Execution {

@@ -1,6 +1,6 @@
 /**
  * The SDK's one way to the service: authenticated fetch calls whose failures all surface
- * as `NnapiError`, carrying the NNAPI status of the error body (API.md "Errors").
+ * as `NnapiError`, carrying the NNAPI status of the error body (docs/api.md "Errors").
  */
 import { ERROR_STATUSES, type ErrorStatus, type OutputShape } from "./types.ts";
 
@@ -49,7 +49,7 @@ export function isErrorStatus(value: unknown): value is ErrorStatus {
   return (ERROR_STATUSES as readonly unknown[]).includes(value);
 }
 
-/** What an error answer says, when it is an error body of the service (API.md "Errors"). */
+/** What an error answer says, when it is an error body of the service (docs/api.md "Errors"). */
 export interface ErrorBody {
   /** The parsed body, or its text when it is not JSON. */
   body: unknown;

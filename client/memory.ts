@@ -1,5 +1,5 @@
 /**
- * `Memory`: a shared memory pool of the service (`ANeuralNetworksMemory`, API.md
+ * `Memory`: a shared memory pool of the service (`ANeuralNetworksMemory`, docs/api.md
  * "Memories"): bytes uploaded once and referenced by `{memory, offset, length}` as model
  * constants (`Model.setOperandValueFromMemory`) and as execution inputs and outputs
  * (`Execution.setInputFromMemory` / `setOutputFromMemory`).
@@ -29,7 +29,7 @@ export interface MemoryRange {
 /** What `NnClient.createMemory` takes: the initial bytes, or a size to zero-fill. */
 export type MemorySource = Uint8Array | { size: number };
 
-/** Where a CONSTANT_REFERENCE operand's bytes are in a model's `pools` (API.md "Models"). */
+/** Where a CONSTANT_REFERENCE operand's bytes are in a model's `pools` (docs/api.md "Models"). */
 export interface LocationJson {
   /** The pool's position in the model's `pools` (memory ids). */
   poolIndex: number;

@@ -1,7 +1,7 @@
 /**
  * TypeScript client SDK of nnserve, shaped like the NNAPI NDK: build a `Model`, `compile`
  * it into a `Compilation`, run `Execution`s on it. Everything goes over the HTTP API of
- * API.md with fetch, so the SDK runs in Deno, browsers and Node alike.
+ * docs/api.md with fetch, so the SDK runs in Deno, browsers and Node alike.
  *
  * Failures reported by the service (and an unreachable service) throw `NnapiError`, whose
  * `status` is the NNAPI ErrorStatus; misuse of the SDK itself (an input never set, an

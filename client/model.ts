@@ -68,7 +68,7 @@ export interface GraphWithPoolsJson {
 }
 
 /**
- * The wire model with API.md's memory pools (`pools`, and `location` on operands) and the
+ * The wire model with docs/api.md's memory pools (`pools`, and `location` on operands) and the
  * subgraphs its IF and WHILE operations reference (`referenced`, only when there are any).
  */
 export type ModelWithPoolsJson = Omit<ModelJson, "operands"> & {

@@ -1,6 +1,6 @@
 /**
  * Tensor data as the SDK hands it out and takes it in: one typed array per operand type,
- * and the wire's little-endian byte order and base64 encoding of it (API.md). The element
+ * and the wire's little-endian byte order and base64 encoding of it (docs/api.md). The element
  * table and the helpers the service needs too live here (the SDK imports nothing outside
  * `client/`) and the service's `nnapi/tensor.ts` builds on them.
  */
@@ -176,7 +176,7 @@ export function fromLittleEndian(type: OperandType, bytes: Uint8Array): TensorAr
   return viewBytes(type, copy);
 }
 
-/** The little-endian bytes of the data as base64 (the wire encoding of API.md). */
+/** The little-endian bytes of the data as base64 (the wire encoding of docs/api.md). */
 export function encodeBase64(data: TensorArray): string {
   return toBase64(littleEndianBytes(data));
 }

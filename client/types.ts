@@ -1,5 +1,5 @@
 /**
- * The NNAPI vocabulary and wire shapes the SDK speaks (API.md). The vocabulary (operand,
+ * The NNAPI vocabulary and wire shapes the SDK speaks (docs/api.md). The vocabulary (operand,
  * lifetime and operation names, error statuses, fuse and padding codes) is the service's
  * own, copied into `vocabulary.ts` and `tensor.ts` so that the SDK imports nothing outside
  * `client/`; tests/sdk_imports_test.ts checks that the copies never disagree with the
@@ -211,7 +211,7 @@ export interface Timing {
   steps?: { device: string; operations: number[]; onDeviceUs: number }[];
 }
 
-/** One execution argument on the wire (API.md "ARG"). */
+/** One execution argument on the wire (docs/api.md "ARG"). */
 export type ArgumentJson =
   | { data: JsonNumber[]; dimensions?: number[] }
   | { base64: string; dimensions?: number[] }

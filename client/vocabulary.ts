@@ -1,6 +1,6 @@
 /**
  * The NNAPI vocabulary the SDK and the service share: operand types, lifetimes, operation
- * types and error statuses, spelled as API.md and the conformance vectors spell them.
+ * types and error statuses, spelled as docs/api.md and the conformance vectors spell them.
  *
  * The SDK carries its own copy (it imports nothing outside `client/`, so it bundles and runs
  * anywhere on its own); tests/sdk_imports_test.ts checks that it equals the service's

@@ -81,7 +81,7 @@ export function byteSize(type: OperandType, shape: readonly number[]): number {
 
 /**
  * Copies little-endian bytes into a fresh, aligned typed array of the type (the wire
- * format of API.md). The byte length must be a multiple of the element size.
+ * format of docs/api.md). The byte length must be a multiple of the element size.
  */
 export function fromBytes(type: OperandType, bytes: Uint8Array): TensorData {
   const copy = new Uint8Array(bytes.byteLength);

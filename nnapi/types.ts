@@ -1,6 +1,6 @@
 /**
  * NNAPI vocabulary: operand types, lifetimes, operation types and HAL versions, as the
- * names used by the model format (the CTS vectors and API.md).
+ * names used by the model format (the CTS vectors and docs/api.md).
  */
 
 export const HAL_VERSIONS = ["V1_0", "V1_1", "V1_2", "V1_3"] as const;

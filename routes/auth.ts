@@ -1,5 +1,5 @@
 /**
- * Clients and API keys (API.md "Clients and authentication"): each bearer key is one
+ * Clients and API keys (docs/api.md "Clients and authentication"): each bearer key is one
  * client; with no keys the service is open and everyone is the anonymous client.
  */
 import type { MiddlewareHandler } from "hono";

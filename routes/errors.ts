@@ -1,5 +1,5 @@
 /**
- * The one place where NNAPI error statuses become HTTP responses (API.md "Errors"). Every
+ * The one place where NNAPI error statuses become HTTP responses (docs/api.md "Errors"). Every
  * failure — driver errors, schema errors, malformed JSON, unknown routes, bugs — leaves
  * through `errorResponse` with the body `{status, message, ...}`.
  */
@@ -79,7 +79,7 @@ const UNAVAILABLE_STORES: ReadonlySet<string> = new Set(["storage", "state_store
 
 /**
  * The HTTP status of an error: its NNAPI status's, except that a transient refusal by a
- * store (a full disk, an unreachable database) is 503, as API.md allows: the service is
+ * store (a full disk, an unreachable database) is 503, as docs/api.md allows: the service is
  * not rate-limiting the client.
  */
 export function httpStatus(error: DriverError): ContentfulStatusCode {
@@ -128,7 +128,7 @@ export function toDriverError(error: unknown): DriverError {
 }
 
 /**
- * The JSON error response of API.md; under `/v2`, the Open Inference Protocol's
+ * The JSON error response of docs/api.md; under `/v2`, the Open Inference Protocol's
  * `{"error": "..."}` with the same HTTP status.
  */
 export function errorResponse(c: Context, error: unknown): Response {

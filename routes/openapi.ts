@@ -21,7 +21,7 @@ const TAGS: Record<string, string> = {
 };
 
 /** Routes that need no API key. */
-const OPEN = /^\/(healthz|livez|readyz|metrics|openapi\.json|demo|v2$|v2\/health\/)/;
+const OPEN = /^\/($|healthz|livez|readyz|metrics|openapi\.json|demo|v2$|v2\/health\/)/;
 
 type Operation = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 /**
- * Request and response schemas of the HTTP API (API.md), shared by validation and the
+ * Request and response schemas of the HTTP API (docs/api.md), shared by validation and the
  * generated OpenAPI document.
  */
 import { z } from "@hono/zod-openapi";
@@ -235,7 +235,7 @@ export const CompilationListBody = z.object({
 const VALUE_KEYS = ["data", "base64", "memory", "buffer", "omitted", "parameters"] as const;
 
 /**
- * One execution argument (API.md "ARG"). One object with exclusive keys rather than a union
+ * One execution argument (docs/api.md "ARG"). One object with exclusive keys rather than a union
  * of shapes, so that a fault is reported at the field that has it (`inputs.0.data.3`)
  * instead of as a mismatch with whichever alternative came last.
  */
@@ -361,7 +361,7 @@ export const ExecutionBody = z.object({
 /** Error responses every route may give, for the OpenAPI document. */
 export function errorResponses(...codes: number[]) {
   return Object.fromEntries(codes.map((code) => [code, {
-    description: "NNAPI error (API.md Errors)",
+    description: "NNAPI error (docs/api.md Errors)",
     content: { "application/json": { schema: ErrorBody } },
   }]));
 }

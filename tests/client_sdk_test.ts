@@ -240,7 +240,7 @@ Deno.test("float16 models take and return Float16Array data", async () => {
   });
 });
 
-Deno.test("Execution.toJSON() is the API.md request: omitted inputs, dimensions, options", () => {
+Deno.test("Execution.toJSON() is the docs/api.md request: omitted inputs, dimensions, options", () => {
   const execution = new Compilation(
     new Transport({ baseUrl: "http://127.0.0.1:1" }),
     { id: "c", model: "m", cache: "none", prepareMs: 0 },

@@ -1,5 +1,5 @@
 /**
- * End-to-end suite of invalid requests against a real server (API.md "Errors"): invalid
+ * End-to-end suite of invalid requests against a real server (docs/api.md "Errors"): invalid
  * models, compilation and execution requests, unknown ids and routes, and authentication.
  * Every case checks the HTTP status, the NNAPI `status`, a `message` naming the fault and,
  * where the request has an offending field, its `path`. No bad request may answer 500, and
@@ -9,7 +9,7 @@ import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { startServer } from "../server.ts";
 
 // ---------------------------------------------------------------------------------------
-// Model builders (the wire format of API.md / nnapi-cts README).
+// Model builders (the wire format of docs/api.md / nnapi-cts README).
 
 interface OperandJson {
   type: string;

@@ -1,5 +1,5 @@
 /**
- * The wire format of a model (the `model` object of the NNAPI CTS vectors plus API.md's
+ * The wire format of a model (the `model` object of the NNAPI CTS vectors plus docs/api.md's
  * base64 values and memory-pool locations), as a zod schema: the one structural check at
  * the boundary. Semantic rules (NNAPI validateModel) live in `model.ts`.
  */

@@ -1,10 +1,10 @@
 /**
  * The NNAPI CTS conformance suite over HTTP: every case's model is registered exactly as the
- * vectors give it, checked for support, compiled and executed through the API of API.md,
+ * vectors give it, checked for support, compiled and executed through the API of docs/api.md,
  * and its outputs compared with the CTS tolerances. Used by the `deno task cts` CLI
  * (`main.ts`) and by tests.
  *
- * In memory mode the same cases go through shared memories instead (API.md "Memories"):
+ * In memory mode the same cases go through shared memories instead (docs/api.md "Memories"):
  * every CONSTANT_REFERENCE constant is uploaded into one memory pool of the case and the
  * model refers to it by `pools` and `location`; each example's inputs are regions of one
  * input memory and its outputs are written into regions of one output memory, read back
