@@ -187,9 +187,9 @@ export class Driver {
     };
   }
 
-  /** A model's execution statistics (of its live compilations), from the metrics' series. */
-  modelStatistics(model: string): ModelStatistics {
-    return modelStatistics(this.metrics, model);
+  /** A named model version's execution statistics, from the metrics' series. */
+  modelStatistics(client: string, model: { name: string; version: string }): ModelStatistics {
+    return modelStatistics(this.metrics, { client, model: model.name, version: model.version });
   }
 
   /** Counts a refusal by one of the service's limits (callers: where errors leave). */
@@ -214,7 +214,8 @@ export class Driver {
     this.#bursts.closeForCompilation(id);
     this.#pool.unload(id);
     this.#buffers.deleteForCompilation(id);
-    this.metrics.forget("compilation", id);
+    // The series of a compilation of a model without a name (named models' stay).
+    this.metrics.forget("model", id);
   }
 
   /** Descriptions of every device. */

@@ -57,6 +57,9 @@ export interface CompilationRecord {
   scalarOutputs?: number[];
   /** Dynamic batching of its executions, when asked for. */
   batching?: BatchingConfig;
+  /** Its model's name and version (named models): what its metrics are labelled by. */
+  modelName?: string;
+  modelVersion?: string;
 }
 
 /** Compilation records of all clients. */

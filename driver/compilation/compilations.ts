@@ -122,6 +122,9 @@ export class Compilations {
       ...(request.partitioning === "profile" ? { partitioning: "profile" as const } : {}),
       ...portNames(modelRecord),
       ...(request.batching ? { batching: request.batching } : {}),
+      ...(modelRecord.name
+        ? { modelName: modelRecord.name, modelVersion: modelRecord.version ?? "1" }
+        : {}),
       createdAt: new Date().toISOString(),
     };
     if (request.cacheToken) {

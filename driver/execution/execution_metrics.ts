@@ -8,28 +8,28 @@ import type { StepTiming } from "../compilation/plan.ts";
 
 const QUEUE_WAIT = [
   "nnserve_execution_queue_seconds",
-  "Time executions waited for an executor, by compilation (0 for those run at once)",
+  "Time executions waited for an executor, by model (0 for those run at once)",
 ] as const;
 const COMPUTE = [
   "nnserve_execution_compute_seconds",
-  "Time executions spent computing, by compilation and device (each device's steps)",
+  "Time executions spent computing, by model and device (each device's steps)",
 ] as const;
 const IO = [
   "nnserve_execution_io_seconds",
-  "Time executions spent binding inputs and delivering outputs, by compilation and phase",
+  "Time executions spent binding inputs and delivering outputs, by model and phase",
 ] as const;
 const OUTCOMES = [
   "nnserve_execution_seconds",
-  "Whole time of executions in the driver, by compilation and result (success, fail)",
+  "Whole time of executions in the driver, by model and result (success, fail)",
 ] as const;
 
 const BATCH_SIZE = [
   "nnserve_batch_size",
-  "Rows of each batched run (dynamic batching), by compilation",
+  "Rows of each batched run (dynamic batching), by model",
 ] as const;
 const BATCH_DELAY = [
   "nnserve_batch_queue_delay_seconds",
-  "Time executions waited for their batch to form (dynamic batching), by compilation",
+  "Time executions waited for their batch to form (dynamic batching), by model",
 ] as const;
 
 /** Batch sizes: powers of two up to 1024 rows. */
@@ -38,8 +38,22 @@ const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 /** Execution times are often well under a millisecond: buckets from 50 us. */
 const EXECUTION_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, ...DURATION_BUCKETS];
 
-/** The labels of an execution's series: its compilation and the compilation's model. */
-export type ExecutionLabels = { compilation: string; model: string };
+/**
+ * The labels of an execution's series, bounded as the models are: its client, and its
+ * model's name and version, or for a model without a name the compilation's id (version
+ * empty), whose series go with it.
+ */
+export type ExecutionLabels = { client: string; model: string; version: string };
+
+/** The labels of executions of a compilation (`record`: its id, model name and version). */
+export function executionLabels(
+  client: string,
+  record: { id: string; modelName?: string; modelVersion?: string },
+): ExecutionLabels {
+  return record.modelName === undefined
+    ? { client, model: record.id, version: "" }
+    : { client, model: record.modelName, version: record.modelVersion ?? "1" };
+}
 
 /**
  * Records a finished execution's phases: input binding, queue wait, compute time per device
@@ -102,23 +116,25 @@ export interface ModelStatistics {
   computeOutput: DurationStatistic;
 }
 
-/** The statistics of a model's executions, from the same series `/metrics` shows. */
-export function modelStatistics(metrics: Metrics, model: string): ModelStatistics {
+/** The statistics of a model version's executions, from the same series `/metrics` shows. */
+export function modelStatistics(metrics: Metrics, labels: ExecutionLabels): ModelStatistics {
+  const { client, model, version } = labels;
   const stat = (totals: { count: number; sum: number }) => ({
     count: totals.count,
     ns: Math.round(totals.sum * 1e9),
   });
-  const success = metrics.totals(OUTCOMES[0], { model, result: "success" });
-  const fail = metrics.totals(OUTCOMES[0], { model, result: "fail" });
-  const queue = metrics.totals(QUEUE_WAIT[0], { model });
+  const of = { client, model, version };
+  const success = metrics.totals(OUTCOMES[0], { ...of, result: "success" });
+  const fail = metrics.totals(OUTCOMES[0], { ...of, result: "fail" });
+  const queue = metrics.totals(QUEUE_WAIT[0], of);
   return {
     lastInferenceMs: Math.max(success.lastMs, fail.lastMs),
     success: stat(success),
     fail: stat(fail),
     queue: stat(queue),
-    computeInput: stat(metrics.totals(IO[0], { model, phase: "input" })),
+    computeInput: stat(metrics.totals(IO[0], { ...of, phase: "input" })),
     // Each execution's devices add up to its compute time: count executions, sum devices.
-    computeInfer: { count: queue.count, ns: stat(metrics.totals(COMPUTE[0], { model })).ns },
-    computeOutput: stat(metrics.totals(IO[0], { model, phase: "output" })),
+    computeInfer: { count: queue.count, ns: stat(metrics.totals(COMPUTE[0], of)).ns },
+    computeOutput: stat(metrics.totals(IO[0], { ...of, phase: "output" })),
   };
 }

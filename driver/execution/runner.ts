@@ -12,6 +12,7 @@ import type { Compilations, LiveCompilation } from "../compilation/compilations.
 import { loopTimeoutMs } from "./control_flow/run.ts";
 import {
   type ExecutionLabels,
+  executionLabels,
   observeBatch,
   observeExecution,
   observeOutcome,
@@ -113,7 +114,7 @@ export class ExecutionRunner {
     clientRequest: ClientExecutionRequest,
   ): Promise<ExecutionResult> {
     const started = performance.now();
-    const labels = { compilation: id, model: live.record.model };
+    const labels = executionLabels(owner, live.record);
     try {
       const result = await this.#run(owner, id, live, clientRequest, started, labels);
       observeOutcome(this.#metrics, labels, started, true);

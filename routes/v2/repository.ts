@@ -143,8 +143,8 @@ const statsOfVersion = createRoute({
 });
 
 /** A served version's statistics, as the extension writes them. */
-function statistics(service: Service, served: ServedVersion) {
-  const s = service.driver.modelStatistics(served.model.id);
+function statistics(service: Service, client: string, served: ServedVersion) {
+  const s = service.driver.modelStatistics(client, served);
   return {
     name: served.name,
     version: served.version,
@@ -185,17 +185,20 @@ export function v2RepositoryRoutes(
   router.openAPIRegistry.register("V2RepositoryIndexRequest", RepositoryIndexRequest);
   // Registered before `/v2/models/{name}` routes could take "stats" for a name.
   router.openapi(statsAll, async (c) => {
-    const versions = await service.served.index(c.get("client"));
-    return c.json({ model_stats: versions.map((v) => statistics(service, v)) }, 200);
+    const client = c.get("client");
+    const versions = await service.served.index(client);
+    return c.json({ model_stats: versions.map((v) => statistics(service, client, v)) }, 200);
   });
   router.openapi(statsOfModel, async (c) => {
-    const versions = await service.served.versions(c.get("client"), c.req.valid("param").name);
-    return c.json({ model_stats: versions.map((v) => statistics(service, v)) }, 200);
+    const client = c.get("client");
+    const versions = await service.served.versions(client, c.req.valid("param").name);
+    return c.json({ model_stats: versions.map((v) => statistics(service, client, v)) }, 200);
   });
   router.openapi(statsOfVersion, async (c) => {
     const { name, version } = c.req.valid("param");
-    const served = await service.served.resolve(c.get("client"), name, version);
-    return c.json({ model_stats: [statistics(service, served)] }, 200);
+    const client = c.get("client");
+    const served = await service.served.resolve(client, name, version);
+    return c.json({ model_stats: [statistics(service, client, served)] }, 200);
   });
   router.openapi(index, async (c) => {
     const parsed = RepositoryIndexRequest.safeParse(await optionalJson(c));
