@@ -313,7 +313,10 @@ Deno.test("the Dockerfile's steps build a working image from a clean copy: depen
 Deno.test("compose starts the image with a data volume and a mounted model repository", async () => {
   const compose = await Deno.readTextFile(`${REPO}compose.yaml`);
   ok(/^\s+build: \.$/m.test(compose), "builds this Dockerfile");
-  ok(/- \.\/models:\/models(:ro)?$/m.test(compose), "mounts ./models on /models");
+  ok(
+    /- \.\/examples\/models:\/models(:ro)?$/m.test(compose),
+    "mounts ./examples/models on /models",
+  );
   ok(/- [\w-]+:\/data$/m.test(compose), "keeps /data in a volume");
   ok(/"8080:8080"/.test(compose), "publishes the port");
 });

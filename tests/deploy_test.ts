@@ -59,11 +59,13 @@ Deno.test("deploy/kubernetes/nnserve.yaml runs the replicas as the service expec
   );
   strictEqual(container.envFrom[0].secretRef.name, "nnserve");
   const secret = docs.find((d) => d.kind === "Secret");
-  const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
+  const configuration = await Deno.readTextFile(
+    new URL("../docs/configuration.md", import.meta.url),
+  );
   for (const name of Object.keys(secret.stringData)) {
     ok(
-      name.startsWith("AWS_") || readme.includes(`\`${name}\``),
-      `${name} is a variable of the README`,
+      name.startsWith("AWS_") || configuration.includes(`\`${name}\``),
+      `${name} is a variable of docs/configuration.md`,
     );
   }
   for (const name of ["NNSERVE_DATABASE_URL", "NNSERVE_S3_BUCKET"]) {
