@@ -213,7 +213,7 @@ if (flags.write) {
   await Deno.writeTextFile(
     new URL("../docs/load.md", import.meta.url),
     `# Throughput under load\n\nWritten by \`deno task bench:load --write\` on a machine with ` +
-      `${cores} cores (${new Date().toISOString().slice(0, 10)}). Each server runs with its ` +
+      `${cores} cores (${new Date().toISOString().slice(0, 10)}).\nEach server runs with its ` +
       `defaults; every row loads it for ${SECONDS} s after a warm-up.\n\n${loadMarkdown(rows)}\n`,
   );
 }

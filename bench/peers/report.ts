@@ -338,9 +338,9 @@ Written by \`deno task bench:peers --write\` on ${new Date().toISOString().slice
 ${latencyTable(results)}
 ${
     results.notBuilt.length
-      ? `\nNot run: ${
-        results.notBuilt.map((n) => `${n.engine} on ${n.model} (${n.reason})`).join("; ")
-      }.\n`
+      ? `\nNot run:\n\n${
+        results.notBuilt.map((n) => `- ${n.engine} on ${n.model} (${n.reason})`).join("\n")
+      }\n`
       : ""
   }
 nnserve over HTTP imports the ONNX file with its input's extents fixed (\`?shape=\`), or, in
@@ -357,15 +357,15 @@ bytes; "/ onnxruntime-node HTTP server" is an nnserve HTTP row's ratio to it.
 cost of the REST round trip, with the tensor as base64 JSON or as raw bytes (an
 \`application/octet-stream\` body answered with the output's bytes). "HTTP floor ms" is what
 HTTP alone costs for the same bytes here: the model's input POSTed to a bare Hono server in a
-process of its own, answered with as many bytes as the model's output, with the same client${
+process of its own, answered with as many bytes as the model's output, with the same client.${
     results.floors.length
-      ? ` (${
-        results.floors.map((f) => `${f.model}: ${f.inBytes} bytes up, ${f.outBytes} down`).join(
-          "; ",
+      ? `\n\n${
+        results.floors.map((f) => `- ${f.model}: ${f.inBytes} bytes up, ${f.outBytes} down`).join(
+          "\n",
         )
-      })`
+      }`
       : ""
-  }.
+  }
 
 ## Throughput at ${results.throughput[0]?.connections ?? 16} connections
 
