@@ -125,6 +125,11 @@ class UnitSessions {
         intraOpNumThreads: threads,
         interOpNumThreads: 1,
         executionMode: "sequential",
+        // Its intra-op threads spin within a run, not after it: a run that borrowed threads
+        // while the other executors were idle must not keep a core spinning once a run on
+        // another executor starts. Batched runs under load gained 40% (PP-OCR's classifier
+        // at 16 clients, 1.1-1.2 k to 1.55-1.6 k requests/s); one run alone 0-3% slower.
+        extra: { session: { force_spinning_stop: "1" } },
         // Warnings (initializers it folded away) are not the service's log lines.
         logSeverityLevel: 3,
       }).then((session) => {
