@@ -22,6 +22,7 @@ import {
   type RawEndpoint,
   rawHeaders,
 } from "./peers/engines.ts";
+import { throughput } from "./peers/throughput.ts";
 
 const flags = parseArgs({
   options: {
@@ -78,42 +79,6 @@ export interface LoadRow {
   p99Ms: number;
 }
 
-/** Requests/s and latency percentiles of `endpoint` under `clients` loops, after a warm-up. */
-async function load(
-  endpoint: RawEndpoint,
-  body: Uint8Array<ArrayBuffer>,
-  clients: number,
-): Promise<Omit<LoadRow, "model" | "server" | "clients">> {
-  const window = async (ms: number) => {
-    const latencies: number[] = [];
-    const start = performance.now();
-    const end = start + ms;
-    const loop = async () => {
-      while (performance.now() < end) {
-        const sent = performance.now();
-        const response = await fetch(endpoint.url, {
-          method: "POST",
-          headers: endpoint.headers,
-          body,
-        });
-        if (!response.ok) {
-          throw new Error(`${endpoint.url}: ${response.status} ${await response.text()}`);
-        }
-        await response.arrayBuffer();
-        latencies.push(performance.now() - sent);
-      }
-    };
-    await Promise.all(Array.from({ length: clients }, loop));
-    const seconds = (performance.now() - start) / 1000;
-    latencies.sort((a, b) => a - b);
-    const at = (q: number) =>
-      latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-    return { requestsPerSecond: latencies.length / seconds, medianMs: at(0.5), p99Ms: at(0.99) };
-  };
-  await window(Math.min(2000, SECONDS * 500));
-  return await window(SECONDS * 1000);
-}
-
 /**
  * nnserve with its defaults, the model imported as it is, batching as given. With batching,
  * every executor is first given a run of each size batches take (the plan is bound per
@@ -167,7 +132,12 @@ for (const model of MODELS) {
     const endpoint = await open(model);
     try {
       for (const clients of CLIENTS) {
-        const row = { model: model.name, server, clients, ...await load(endpoint, body, clients) };
+        const { requestsPerSecond, medianMs, p99Ms } = await throughput(endpoint, body, undefined, {
+          connections: clients,
+          warmupSeconds: Math.min(2, SECONDS / 2),
+          seconds: SECONDS,
+        });
+        const row = { model: model.name, server, clients, requestsPerSecond, medianMs, p99Ms };
         rows.push(row);
         console.log(
           `${model.name} | ${server} | ${clients} clients | ` +

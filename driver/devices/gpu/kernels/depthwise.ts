@@ -25,6 +25,28 @@ const GEOMETRY_FIELDS = `batches: u32, in_h: i32, in_w: i32, in_d: u32,
   f_h: i32, f_w: i32, out_h: u32, out_w: u32, out_d: u32,
   stride_h: i32, stride_w: i32, dil_h: i32, dil_w: i32, pad_top: i32, pad_left: i32,`;
 
+/**
+ * WGSL visiting the filter window of output pixel (`b`, `oy`, `ox`), skipping taps in the
+ * padding: `add` runs per tap with `pixel` (the input pixel's index) and `position` (the
+ * tap's index in the filter), adding into an `acc` declared before.
+ */
+function windowSum(add: string): string {
+  return `  let iy0 = i32(oy) * p.stride_h - p.pad_top;
+  let ix0 = i32(ox) * p.stride_w - p.pad_left;
+  for (var fy = 0; fy < p.f_h; fy++) {
+    let iy = iy0 + fy * p.dil_h;
+    if (iy < 0 || iy >= p.in_h) { continue; }
+    let row = (b * u32(p.in_h) + u32(iy)) * u32(p.in_w);
+    for (var fx = 0; fx < p.f_w; fx++) {
+      let ix = ix0 + fx * p.dil_w;
+      if (ix < 0 || ix >= p.in_w) { continue; }
+      let pixel = row + u32(ix);
+      let position = u32(fy * p.f_w + fx);
+      ${add}
+    }
+  }`;
+}
+
 /** Whether a call takes the 4-channel vec4 kernel. */
 export function depthwiseIsVectorized(outDepth: number, depthMultiplier: number): boolean {
   return depthMultiplier === 1 && outDepth % 4 === 0;
@@ -45,19 +67,8 @@ ${outputClamp(options)}
 ${FLAT_INDEX}
   if (i >= p.total) { return; }
 ${nhwcOutputIndex("g", "out_d")}
-  let iy0 = i32(oy) * p.stride_h - p.pad_top;
-  let ix0 = i32(ox) * p.stride_w - p.pad_left;
   var acc = vec4<f32>(0.0);
-  for (var fy = 0; fy < p.f_h; fy++) {
-    let iy = iy0 + fy * p.dil_h;
-    if (iy < 0 || iy >= p.in_h) { continue; }
-    let row = (b * u32(p.in_h) + u32(iy)) * u32(p.in_w);
-    for (var fx = 0; fx < p.f_w; fx++) {
-      let ix = ix0 + fx * p.dil_w;
-      if (ix < 0 || ix >= p.in_w) { continue; }
-      acc += x[(row + u32(ix)) * p.out_d + g] * w[u32(fy * p.f_w + fx) * p.out_d + g];
-    }
-  }
+${windowSum("acc += x[pixel * p.out_d + g] * w[position * p.out_d + g];")}
   y[i] = activate4(acc + bias[g]);
 }
 `;
@@ -79,19 +90,8 @@ ${FLAT_INDEX}
   if (i >= p.total) { return; }
 ${nhwcOutputIndex("oc", "out_d")}
   let ic = oc / p.multiplier;
-  let iy0 = i32(oy) * p.stride_h - p.pad_top;
-  let ix0 = i32(ox) * p.stride_w - p.pad_left;
   var acc = 0.0;
-  for (var fy = 0; fy < p.f_h; fy++) {
-    let iy = iy0 + fy * p.dil_h;
-    if (iy < 0 || iy >= p.in_h) { continue; }
-    let row = (b * u32(p.in_h) + u32(iy)) * u32(p.in_w);
-    for (var fx = 0; fx < p.f_w; fx++) {
-      let ix = ix0 + fx * p.dil_w;
-      if (ix < 0 || ix >= p.in_w) { continue; }
-      acc += x[(row + u32(ix)) * p.in_d + ic] * w[u32(fy * p.f_w + fx) * p.out_d + oc];
-    }
-  }
+${windowSum("acc += x[pixel * p.in_d + ic] * w[position * p.out_d + oc];")}
   y[i] = activate(acc + bias[oc]);
 }
 `;
