@@ -68,6 +68,7 @@ function unpackVectors(): void {
   const parent = fileURLToPath(new URL("../", UNPACKED));
   Deno.mkdirSync(parent, { recursive: true });
   const scratch = Deno.makeTempDirSync({ dir: parent, prefix: "unpacking-" });
+  let placed = false;
   try {
     const tar = new Deno.Command("tar", {
       args: ["-xJf", fileURLToPath(ARCHIVE), "-C", scratch],
@@ -81,17 +82,14 @@ function unpackVectors(): void {
     }
     try {
       Deno.renameSync(scratch, target);
+      placed = true;
     } catch (error) {
       // Another test file unpacked them first.
       if (!hasIndex(`${target}/nnapi-cts`)) throw error;
     }
   } finally {
-    // Gone when it was renamed into place; another's copy otherwise.
-    try {
-      Deno.removeSync(scratch, { recursive: true });
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
+    // A copy that did not become the vectors (another's won, or unpacking failed) goes.
+    if (!placed) Deno.removeSync(scratch, { recursive: true });
   }
 }
 
