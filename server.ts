@@ -14,6 +14,7 @@ import { PostgresStateStore } from "./store/postgres_state.ts";
 import { KvStateStore, type StateStore } from "./store/state_store.ts";
 import { CompilationCache, DEFAULT_CACHE_BUDGET } from "./cache/compilation_cache.ts";
 import { type ConnectionGuard, guardConnections } from "./connection_guard.ts";
+import { startGrpc } from "./routes/grpc/server.ts";
 import { discoverDevices } from "./driver/devices/device_list.ts";
 import { DRIVER_VERSION } from "./driver/compilation/plan_codec.ts";
 import type { Driver } from "./driver/driver.ts";
@@ -68,6 +69,8 @@ export interface ShutdownState {
 export interface RunningServer {
   url: string;
   port: number;
+  /** The gRPC endpoint's port, when it serves one (NNSERVE_GRPC_PORT). */
+  grpcPort?: number;
   driver: Driver;
   /** The driver with what the service adds (ONNX import, served models, announcements). */
   service: Service;
@@ -263,6 +266,18 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         sink: config.logSink ?? stdout.sink,
       },
     });
+    // The protocol's gRPC transport on its own port, when asked for (NNSERVE_GRPC_PORT).
+    const grpcServer = config.grpcPort === undefined ? undefined : await startGrpc(service, {
+      hostname: config.hostname,
+      port: config.grpcPort,
+      apiKeys,
+      readiness: () => readiness,
+    }).catch((error) => {
+      throw new StartupError(
+        `NNSERVE_GRPC_PORT ${config.grpcPort}: cannot serve gRPC (${error.message})`,
+      );
+    });
+    if (grpcServer) opened.push(() => grpcServer.close());
     // Requests in flight and when each began, for the shutdown's drain and its report.
     const running = new Map<Request, number>();
     const describe = () => {
@@ -284,6 +299,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     });
     const shownHost = config.hostname === "0.0.0.0" ? "127.0.0.1" : config.hostname;
     if (config.verbose) console.log(`nnserve: listening on http://${shownHost}:${http.port}`);
+    if (config.verbose && grpcServer) {
+      console.log(`nnserve: gRPC (the Open Inference Protocol) on ${shownHost}:${grpcServer.port}`);
+    }
     // The repository loads while the service already answers (liveness; readiness says 503).
     const ready = repositoryDir === undefined ? Promise.resolve(undefined) : loadModelRepository(
       service,
@@ -307,6 +325,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     return {
       url: `http://${shownHost}:${http.port}`,
       port: http.port,
+      ...(grpcServer ? { grpcPort: grpcServer.port } : {}),
       driver,
       service,
       ready,

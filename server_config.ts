@@ -112,6 +112,11 @@ export interface ServerConfig {
    * them (NNSERVE_SHUTDOWN_TIMEOUT, default 30).
    */
   shutdownTimeoutSeconds?: number;
+  /**
+   * The port of the Open Inference Protocol's gRPC endpoint (NNSERVE_GRPC_PORT; 8001 is
+   * Triton's); none when unset, a free one for 0.
+   */
+  grpcPort?: number;
   /** Logs start-up notes when true. */
   verbose?: boolean;
   /** The access log's level (NNSERVE_LOG_LEVEL; default info, or off without `verbose`). */
@@ -198,6 +203,7 @@ export function configFromEnv(): ServerConfig {
     logLevel: logLevel(env("NNSERVE_LOG_LEVEL")),
     corsOrigins: env("NNSERVE_CORS_ORIGINS")?.split(",").map((o) => o.trim()).filter(Boolean),
     modelRepository: env("NNSERVE_MODEL_REPOSITORY"),
+    grpcPort: number("NNSERVE_GRPC_PORT", { integer: true, min: 0, max: 65535 }),
     modelRepositoryMaxFileBytes: bytes("NNSERVE_REPOSITORY_MAX_FILE_BYTES"),
     burstIdleTimeoutSeconds: number("NNSERVE_BURST_IDLE_TIMEOUT", { min: 0 }),
     maxBurstsPerClient: number("NNSERVE_MAX_BURSTS_PER_CLIENT", { integer: true, min: 1 }),

@@ -87,16 +87,13 @@ function sameDigest(a: Uint8Array, b: Uint8Array): boolean {
  * taken says nothing about how much of a key was right nor which key it was.
  */
 export function authenticate(keys: ApiKeys): MiddlewareHandler<{ Variables: AuthVariables }> {
-  const entries = Promise.all(
-    [...keys].map(async ([key, client]) => ({ digest: await digest(key), client })),
-  );
+  const identify = keyHolder(keys);
   return async (c, next) => {
     if (keys.size === 0) {
       c.set("client", ANONYMOUS_CLIENT);
       return await next();
     }
-    const header = c.req.header("authorization") ?? "";
-    const bearer = /^Bearer\s+(.+)$/i.exec(header)?.[1].trim();
+    const bearer = bearerKey(c.req.header("authorization"));
     const upgrade = c.req.method === "GET" && BURST_UPGRADE_PATH.test(c.req.path) &&
       c.req.header("upgrade")?.toLowerCase() === "websocket";
     const key = bearer ?? (upgrade ? c.req.query("access_token") : undefined);
@@ -109,13 +106,33 @@ export function authenticate(keys: ApiKeys): MiddlewareHandler<{ Variables: Auth
           : "missing bearer API key",
       );
     }
+    c.set("client", await identify(key));
+    await next();
+  };
+}
+
+/** The key of an `Authorization: Bearer <key>` value, if it is one. */
+export function bearerKey(authorization: string | undefined): string | undefined {
+  return /^Bearer\s+(.+)$/i.exec(authorization ?? "")?.[1].trim();
+}
+
+/**
+ * The client holding a key (the anonymous one when no keys are configured), or
+ * UNAUTHORIZED: for every transport (HTTP's middleware, gRPC's metadata).
+ */
+export function keyHolder(keys: ApiKeys): (key: string | undefined) => Promise<string> {
+  const entries = Promise.all(
+    [...keys].map(async ([key, client]) => ({ digest: await digest(key), client })),
+  );
+  return async (key) => {
+    if (keys.size === 0) return ANONYMOUS_CLIENT;
+    if (!key) throw new DriverError("UNAUTHORIZED", "missing bearer API key");
     const presented = await digest(key);
     let client: string | undefined;
     for (const entry of await entries) {
       if (sameDigest(entry.digest, presented)) client = entry.client;
     }
     if (client === undefined) throw new DriverError("UNAUTHORIZED", "unknown API key");
-    c.set("client", client);
-    await next();
+    return client;
   };
 }

@@ -149,7 +149,7 @@ Deno.test("v2 repository: index, unload, load re-reading a changed entry, failed
       ]);
       const broken = index.find((e) => e.name === "broken")!;
       strictEqual(broken.state, "UNAVAILABLE");
-      ok(/model.json is not JSON/.test(broken.reason!), broken.reason);
+      ok(/model.json is not JSON/.test(broken.reason!), broken.reason ?? "no reason");
       deepStrictEqual((await v2.repositoryIndex(true)).map((e) => e.name), ["calc"]);
 
       const request = [

@@ -20,6 +20,9 @@ export const RUNTIME_IMPORTS = [
   "@aws-sdk/client-s3",
   // The onnxruntime device's native kernels (prebuilt binaries inside the package).
   "onnxruntime-node",
+  // The Open Inference Protocol over gRPC (NNSERVE_GRPC_PORT).
+  "@grpc/grpc-js",
+  "@grpc/proto-loader",
 ];
 
 /** The config with only the service's imports. */

@@ -182,10 +182,14 @@ function servedFor(service: Service, c: Context): Promise<ServedVersion> {
   return service.served.resolve(c.get("client"), c.req.param("name")!, c.req.param("version"));
 }
 
-/** The model metadata of a served version. */
+/** The model metadata of the version a request names. */
 async function modelMetadata(service: Service, c: Context) {
-  const served = await servedFor(service, c);
-  const versions = await service.served.versions(c.get("client"), served.name);
+  return modelMetadataOf(service, c.get("client"), await servedFor(service, c));
+}
+
+/** The model metadata of a served version (the protocol's, over HTTP and gRPC alike). */
+export async function modelMetadataOf(service: Service, client: string, served: ServedVersion) {
+  const versions = await service.served.versions(client, served.name);
   const { inputs, outputs, onnx } = served.model;
   const tensors = (ports: typeof inputs, kind: "input" | "output") =>
     ports.map((port, k) => ({

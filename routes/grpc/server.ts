@@ -1,0 +1,237 @@
+/**
+ * The Open Inference Protocol over gRPC (`inference.GRPCInferenceService`, the calls of
+ * `inference.proto`) on a port of its own (NNSERVE_GRPC_PORT): the transport of `/v2`'s
+ * calls over `@grpc/grpc-js` on Deno's `node:http2`. Every call goes through what `/v2`
+ * uses: the served models by name and version, the same request decoding and driver, the
+ * same API keys (the `authorization` metadata's bearer key), and the driver's errors as
+ * gRPC status codes.
+ */
+import * as http2 from "node:http2";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { fileURLToPath } from "node:url";
+import { DRIVER_VERSION } from "../../driver/compilation/plan_codec.ts";
+import { DriverError, type ErrorStatus, invalid } from "../../nnapi/errors.ts";
+import type { Service } from "../../serving/service.ts";
+import { servingCompilation } from "../../serving/served_models.ts";
+import { type ApiKeys, bearerKey, keyHolder } from "../auth.ts";
+import { BinarySections } from "../binary_tensors.ts";
+import type { Readiness } from "../health.ts";
+import { decodeInference, encodeInference, type InferRequest } from "../v2/infer.ts";
+import { modelMetadataOf } from "../v2/models.ts";
+
+/**
+ * Deno's `node:http2` (2.9) lacks this constant, with which grpc-js answers a request that
+ * is not gRPC; without it the answer is a 200 without a gRPC status.
+ */
+const constants = http2.constants as unknown as Record<string, number | string>;
+constants.HTTP_STATUS_UNSUPPORTED_MEDIA_TYPE ??= 415;
+
+const PROTO = fileURLToPath(new URL("./inference.proto", import.meta.url));
+
+/** The driver's statuses as gRPC codes (the rest: INTERNAL). */
+const CODES: Partial<Record<ErrorStatus, grpc.status>> = {
+  INVALID_ARGUMENT: grpc.status.INVALID_ARGUMENT,
+  OUTPUT_INSUFFICIENT_SIZE: grpc.status.INVALID_ARGUMENT,
+  NOT_FOUND: grpc.status.NOT_FOUND,
+  UNAUTHORIZED: grpc.status.UNAUTHENTICATED,
+  RESOURCE_EXHAUSTED_TRANSIENT: grpc.status.RESOURCE_EXHAUSTED,
+  RESOURCE_EXHAUSTED_PERSISTENT: grpc.status.RESOURCE_EXHAUSTED,
+  MISSED_DEADLINE_TRANSIENT: grpc.status.DEADLINE_EXCEEDED,
+  MISSED_DEADLINE_PERSISTENT: grpc.status.DEADLINE_EXCEEDED,
+  DEVICE_UNAVAILABLE: grpc.status.UNAVAILABLE,
+};
+
+/** A failure as gRPC answers it: the driver's status as a code, its message as details. */
+export function grpcError(error: unknown): Partial<grpc.StatusObject> {
+  if (error instanceof DriverError) {
+    const metadata = new grpc.Metadata();
+    metadata.set("nnserve-status", error.status);
+    if (error.details.retryAfterSeconds !== undefined) {
+      metadata.set("retry-after", String(error.details.retryAfterSeconds));
+    }
+    return {
+      code: CODES[error.status] ?? grpc.status.INTERNAL,
+      details: error.message,
+      metadata,
+    };
+  }
+  return { code: grpc.status.INTERNAL, details: (error as Error).message ?? String(error) };
+}
+
+/** What the gRPC endpoint serves over. */
+export interface GrpcOptions {
+  hostname: string;
+  /** 0 takes a free port. */
+  port: number;
+  apiKeys: ApiKeys;
+  readiness: () => Readiness;
+}
+
+/** A running gRPC endpoint. */
+export interface GrpcServer {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+type Call = grpc.ServerUnaryCall<Record<string, unknown>, unknown>;
+type Handler = (call: Call, client: string) => Promise<unknown>;
+
+/** One tensor of a ModelInferRequest, as protobuf.js decodes it. */
+interface GrpcInput {
+  name: string;
+  datatype: string;
+  shape: (number | string)[];
+  contents?: Record<string, unknown[]>;
+}
+
+/** The `contents` field that carries a datatype's values (the protocol's table). */
+const CONTENTS_FIELD: Record<string, string> = {
+  BOOL: "bool_contents",
+  INT8: "int_contents",
+  INT16: "int_contents",
+  INT32: "int_contents",
+  INT64: "int64_contents",
+  UINT8: "uint_contents",
+  UINT16: "uint_contents",
+  UINT32: "uint_contents",
+  UINT64: "uint64_contents",
+  FP32: "fp32_contents",
+  FP64: "fp64_contents",
+};
+
+/**
+ * A ModelInferRequest as `/v2`'s JSON request: typed `contents` become `data`, and
+ * `raw_input_contents` (one per input, in request order) become binary sections.
+ */
+function inferRequestOf(
+  message: Record<string, unknown>,
+): { request: InferRequest; binary?: BinarySections } {
+  const inputs = (message.inputs ?? []) as GrpcInput[];
+  const raw = (message.raw_input_contents ?? []) as Uint8Array[];
+  if (raw.length > 0 && raw.length !== inputs.length) {
+    throw invalid(
+      `raw_input_contents has ${raw.length} entries for ${inputs.length} inputs: give one per ` +
+        "input, or none and each input's contents",
+      { path: ["raw_input_contents"] },
+    );
+  }
+  const request: InferRequest = {
+    ...(message.id ? { id: String(message.id) } : {}),
+    inputs: inputs.map((input, k) => {
+      const head = { name: input.name, datatype: input.datatype, shape: input.shape.map(Number) };
+      if (raw.length > 0) return { ...head, parameters: { binary_data_size: raw[k].byteLength } };
+      const values = input.contents?.[CONTENTS_FIELD[input.datatype] ?? ""] ?? [];
+      return { ...head, data: values.map((v) => typeof v === "string" ? Number(v) : v) };
+    }),
+    outputs: ((message.outputs ?? []) as { name: string }[]).map((o) => ({ name: o.name })),
+  } as InferRequest;
+  if (request.outputs?.length === 0) delete request.outputs;
+  if (raw.length === 0) return { request };
+  const bytes = new Uint8Array(raw.reduce((n, r) => n + r.byteLength, 0));
+  let offset = 0;
+  for (const r of raw) {
+    bytes.set(r, offset);
+    offset += r.byteLength;
+  }
+  return { request, binary: new BinarySections(bytes) };
+}
+
+/** Starts the endpoint; resolves once it listens. */
+export async function startGrpc(service: Service, options: GrpcOptions): Promise<GrpcServer> {
+  const definition = protoLoader.loadSync(PROTO, {
+    keepCase: true,
+    longs: Number,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+    inference: { GRPCInferenceService: { service: grpc.ServiceDefinition } };
+  };
+  const identify = keyHolder(options.apiKeys);
+  const unary = (handler: Handler, open = false) =>
+  (
+    call: Call,
+    callback: grpc.sendUnaryData<unknown>,
+  ) => {
+    const key = bearerKey(call.metadata.get("authorization")[0]?.toString());
+    (open ? Promise.resolve("") : identify(key))
+      .then((client) => handler(call, client))
+      .then((response) => callback(null, response), (error) => callback(grpcError(error)));
+  };
+  const served = (client: string, request: Record<string, unknown>) =>
+    service.served.resolve(
+      client,
+      String(request.name ?? request.model_name ?? ""),
+      String(request.version ?? request.model_version ?? "") || undefined,
+    );
+
+  const server = new grpc.Server();
+  server.addService(loaded.inference.GRPCInferenceService.service, {
+    ServerLive: unary(() => Promise.resolve({ live: true }), true),
+    ServerReady: unary(() => Promise.resolve({ ready: options.readiness().ready }), true),
+    ServerMetadata: unary(
+      () => Promise.resolve({ name: "nnserve", version: DRIVER_VERSION, extensions: [] }),
+      true,
+    ),
+    ModelReady: unary(async (call, client) => {
+      const version = await served(client, call.request);
+      return { ready: version.compilation !== undefined };
+    }),
+    ModelMetadata: unary(async (call, client) => {
+      return await modelMetadataOf(service, client, await served(client, call.request));
+    }),
+    ModelInfer: unary(async (call, client) => {
+      const version = await served(client, call.request);
+      const compilation = servingCompilation(version);
+      const { request, binary } = inferRequestOf(call.request);
+      const decoded = await decodeInference(
+        request,
+        version.model,
+        binary,
+        (name) => service.driver.regions.get(client, name),
+      );
+      // The call's deadline is the execution's (DEADLINE_EXCEEDED when it passes).
+      const deadline = Number(call.getDeadline());
+      const deadlineMs = Number.isFinite(deadline) ? Math.max(1, deadline - Date.now()) : undefined;
+      const result = await service.driver.execute(client, compilation, {
+        inputs: decoded.inputs,
+        outputs: decoded.outputs,
+        ...(deadlineMs !== undefined ? { deadlineMs } : {}),
+      });
+      // Every output as raw bytes: the protocol's fast form, and exact.
+      const { outputs, binary: tensors } = encodeInference(
+        result,
+        version.model.outputs,
+        decoded.delivery.map((d) => d.kind === "json" ? { kind: "binary" as const } : d),
+      );
+      return {
+        model_name: version.name,
+        model_version: version.version,
+        id: request.id ?? "",
+        outputs: outputs.map(({ name, datatype, shape }) => ({ name, datatype, shape })),
+        raw_output_contents: tensors,
+      };
+    }),
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(
+      `${options.hostname}:${options.port}`,
+      grpc.ServerCredentials.createInsecure(),
+      (error, bound) => error ? reject(error) : resolve(bound),
+    )
+  );
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        // Calls still running after a moment are cut (as HTTP's shutdown grace ends them).
+        const cut = setTimeout(() => server.forceShutdown(), 2000);
+        server.tryShutdown(() => {
+          clearTimeout(cut);
+          resolve();
+        });
+      }),
+  };
+}

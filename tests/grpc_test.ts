@@ -1,0 +1,193 @@
+/**
+ * The Open Inference Protocol over gRPC (NNSERVE_GRPC_PORT), with the protocol's own client
+ * library (`@grpc/grpc-js` from `inference.proto`): liveness, readiness and metadata;
+ * ModelInfer with raw contents and with typed contents answering the bytes `/v2` over HTTP
+ * answers; the API key in `authorization` metadata; the driver's errors as gRPC codes.
+ */
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { addModel, type TestServer, withTestServer } from "./server_fixture.ts";
+
+const PROTO = fileURLToPath(new URL("../routes/grpc/inference.proto", import.meta.url));
+const KEYS = new Map([["key-a", "alice"]]);
+
+type Unary = (
+  request: unknown,
+  metadata: grpc.Metadata,
+  callback: (error: grpc.ServiceError | null, response: Record<string, unknown>) => void,
+) => void;
+
+/** A client of the endpoint; each call takes the key (or none) and returns its answer. */
+function clientOf(port: number) {
+  const definition = protoLoader.loadSync(PROTO, {
+    keepCase: true,
+    longs: Number,
+    defaults: true,
+    oneofs: true,
+  });
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+    inference: { GRPCInferenceService: grpc.ServiceClientConstructor };
+  };
+  const client = new loaded.inference.GRPCInferenceService(
+    `127.0.0.1:${port}`,
+    grpc.credentials.createInsecure(),
+  ) as unknown as grpc.Client & Record<string, Unary>;
+  const call = (method: string, request: unknown, key?: string) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      const metadata = new grpc.Metadata();
+      if (key) metadata.set("authorization", `Bearer ${key}`);
+      client[method].call(client, request, metadata, (error, response) => {
+        if (error) reject(error);
+        else resolve(response);
+      });
+    });
+  return { call, close: () => client.close() };
+}
+
+/** Registers the adder of two float32[2] as `adder` version 1 and compiles it. */
+async function serveAdder(server: TestServer) {
+  const headers = { authorization: "Bearer key-a" };
+  const model = await server.request(
+    "POST",
+    "/v1/models?name=adder&version=1",
+    addModel(2),
+    headers,
+  );
+  strictEqual(model.status, 201, JSON.stringify(model.body));
+  const compiled = await server.request("POST", "/v1/compilations", {
+    model: model.body.id,
+  }, headers);
+  strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
+}
+
+const floats = (...values: number[]) => new Uint8Array(new Float32Array(values).buffer);
+
+function grpcCode(code: grpc.status) {
+  return (error: unknown) => (error as grpc.ServiceError).code === code;
+}
+
+Deno.test("the gRPC endpoint answers the protocol's core calls as /v2 does over HTTP", async () => {
+  await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
+    ok(server.grpcPort! > 0);
+    await serveAdder(server);
+    const grpcClient = clientOf(server.grpcPort!);
+    try {
+      const { call } = grpcClient;
+      deepStrictEqual(await call("ServerLive", {}), { live: true });
+      deepStrictEqual(await call("ServerReady", {}), { ready: true });
+      strictEqual((await call("ServerMetadata", {})).name, "nnserve");
+      deepStrictEqual(await call("ModelReady", { name: "adder", version: "1" }, "key-a"), {
+        ready: true,
+      });
+      const metadata = await call("ModelMetadata", { name: "adder", version: "" }, "key-a");
+      const http = await server.request("GET", "/v2/models/adder", undefined, {
+        authorization: "Bearer key-a",
+      });
+      deepStrictEqual(
+        {
+          name: metadata.name,
+          versions: metadata.versions,
+          platform: metadata.platform,
+          inputs: metadata.inputs,
+          outputs: metadata.outputs,
+        },
+        http.body,
+      );
+
+      // Raw contents in and out: the bytes /v2's HTTP binary form answers.
+      const inputs = [
+        { name: "input0", datatype: "FP32", shape: [2] },
+        { name: "input1", datatype: "FP32", shape: [2] },
+      ];
+      const raw = await call("ModelInfer", {
+        model_name: "adder",
+        id: "r1",
+        inputs,
+        raw_input_contents: [floats(1.5, 2), floats(10, 20)],
+      }, "key-a");
+      strictEqual(raw.model_name, "adder");
+      strictEqual(raw.model_version, "1");
+      strictEqual(raw.id, "r1");
+      deepStrictEqual(raw.outputs, [{
+        name: "output0",
+        datatype: "FP32",
+        shape: [2],
+        parameters: {},
+        contents: null,
+      }]);
+      const [bytes] = raw.raw_output_contents as Uint8Array[];
+      deepStrictEqual(new Uint8Array(bytes), floats(11.5, 22));
+      const viaHttp = await server.request("POST", "/v2/models/adder/infer", {
+        inputs: [
+          { ...inputs[0], data: [1.5, 2] },
+          { ...inputs[1], data: [10, 20] },
+        ],
+      }, { authorization: "Bearer key-a" });
+      deepStrictEqual((viaHttp.body.outputs as { data: number[] }[])[0].data, [11.5, 22]);
+
+      // Typed contents in, raw out.
+      const typed = await call("ModelInfer", {
+        model_name: "adder",
+        inputs: inputs.map((input, k) => ({
+          ...input,
+          contents: { fp32_contents: k === 0 ? [1, 2] : [3, 4] },
+        })),
+      }, "key-a");
+      deepStrictEqual(
+        new Uint8Array((typed.raw_output_contents as Uint8Array[])[0]),
+        floats(4, 6),
+      );
+    } finally {
+      grpcClient.close();
+    }
+  });
+});
+
+Deno.test("gRPC calls need the API key and answer the driver's errors as gRPC codes", async () => {
+  await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
+    await serveAdder(server);
+    const { call, close } = clientOf(server.grpcPort!);
+    try {
+      await rejects(call("ModelReady", { name: "adder" }), grpcCode(grpc.status.UNAUTHENTICATED));
+      await rejects(
+        call("ModelReady", { name: "adder" }, "wrong"),
+        grpcCode(grpc.status.UNAUTHENTICATED),
+      );
+      await rejects(
+        call("ModelMetadata", { name: "nope" }, "key-a"),
+        grpcCode(grpc.status.NOT_FOUND),
+      );
+      const wrongType = call("ModelInfer", {
+        model_name: "adder",
+        inputs: [
+          { name: "input0", datatype: "INT32", shape: [2] },
+          { name: "input1", datatype: "FP32", shape: [2] },
+        ],
+        raw_input_contents: [floats(1, 2), floats(3, 4)],
+      }, "key-a");
+      await rejects(wrongType, (error: grpc.ServiceError) => {
+        strictEqual(error.code, grpc.status.INVALID_ARGUMENT);
+        ok(/input 'input0' is FP32, not INT32/.test(error.details), error.details);
+        return true;
+      });
+      // One raw content for two inputs.
+      await rejects(
+        call("ModelInfer", {
+          model_name: "adder",
+          inputs: [
+            { name: "input0", datatype: "FP32", shape: [2] },
+            { name: "input1", datatype: "FP32", shape: [2] },
+          ],
+          raw_input_contents: [floats(1, 2)],
+        }, "key-a"),
+        grpcCode(grpc.status.INVALID_ARGUMENT),
+      );
+      // The service still answers.
+      deepStrictEqual(await call("ServerLive", {}), { live: true });
+    } finally {
+      close();
+    }
+  });
+});
