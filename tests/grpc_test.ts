@@ -191,3 +191,134 @@ Deno.test("gRPC calls need the API key and answer the driver's errors as gRPC co
     }
   });
 });
+
+/** A duplex ModelStreamInfer call of a client, and the answers it has read. */
+function openStream(port: number, key: string) {
+  const definition = protoLoader.loadSync(PROTO, {
+    keepCase: true,
+    longs: Number,
+    defaults: true,
+    oneofs: true,
+  });
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+    inference: { GRPCInferenceService: grpc.ServiceClientConstructor };
+  };
+  const client = new loaded.inference.GRPCInferenceService(
+    `127.0.0.1:${port}`,
+    grpc.credentials.createInsecure(),
+  ) as unknown as grpc.Client & {
+    ModelStreamInfer(metadata: grpc.Metadata): grpc.ClientDuplexStream<unknown, Answer>;
+  };
+  const metadata = new grpc.Metadata();
+  metadata.set("authorization", `Bearer ${key}`);
+  const stream = client.ModelStreamInfer(metadata);
+  const answers: Answer[] = [];
+  const done = new Promise<Answer[]>((resolve, reject) => {
+    stream.on("data", (answer: Answer) => answers.push(answer));
+    stream.on("end", () => resolve(answers));
+    stream.on("error", reject);
+  });
+  return { stream, answers, done, close: () => client.close() };
+}
+
+interface Answer {
+  error_message: string;
+  infer_response: { id: string; raw_output_contents: Uint8Array[] };
+}
+
+function adderRequest(model: string, id: number) {
+  return {
+    model_name: model,
+    id: String(id),
+    inputs: [
+      { name: "input0", datatype: "FP32", shape: [2] },
+      { name: "input1", datatype: "FP32", shape: [2] },
+    ],
+    raw_input_contents: [floats(id, 1), floats(0.5, id)],
+  };
+}
+
+Deno.test("ModelStreamInfer answers requests pipelined on two streams at once, in order of ids", async () => {
+  await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
+    await serveAdder(server);
+    const REQUESTS = 2000;
+    const streams = [openStream(server.grpcPort!, "key-a"), openStream(server.grpcPort!, "key-a")];
+    try {
+      // Each stream sends in windows of 16, so that no request is refused.
+      await Promise.all(streams.map(async ({ stream, answers }) => {
+        for (let id = 0; id < REQUESTS; id++) {
+          stream.write(adderRequest("adder", id));
+          while (id - answers.length >= 16) await new Promise((resolve) => setTimeout(resolve, 1));
+        }
+        stream.end();
+      }));
+      for (const { done } of streams) {
+        const answers = await done;
+        strictEqual(answers.length, REQUESTS);
+        answers.forEach((answer, id) => {
+          strictEqual(answer.error_message, "", answer.error_message);
+          strictEqual(answer.infer_response.id, String(id));
+          deepStrictEqual(
+            new Uint8Array(answer.infer_response.raw_output_contents[0]),
+            floats(id + 0.5, id + 1),
+          );
+        });
+      }
+    } finally {
+      for (const { close } of streams) close();
+    }
+  });
+});
+
+Deno.test("a stream past its window of 32 in flight is refused at once; the rest answer", async () => {
+  await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
+    const headers = { authorization: "Bearer key-a" };
+    // The batch extent left open, and batches that wait 2 s to fill: 32 requests stay in flight.
+    const model = await server.request(
+      "POST",
+      "/v1/models?name=rows&version=1",
+      addModel(0),
+      headers,
+    );
+    strictEqual(model.status, 201, JSON.stringify(model.body));
+    const compiled = await server.request("POST", "/v1/compilations", {
+      model: model.body.id,
+      batching: { maxBatchSize: 64, maxQueueDelayUs: 2_000_000 },
+    }, headers);
+    strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
+    const { stream, answers, done, close } = openStream(server.grpcPort!, "key-a");
+    try {
+      const request = (id: number) => ({
+        model_name: "rows",
+        id: String(id),
+        inputs: [
+          { name: "input0", datatype: "FP32", shape: [1] },
+          { name: "input1", datatype: "FP32", shape: [1] },
+        ],
+        raw_input_contents: [floats(id), floats(1)],
+      });
+      for (let id = 0; id < 33; id++) stream.write(request(id));
+      // The refusal overtakes the 32 answers still waiting for their batch.
+      while (answers.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      strictEqual(answers[0].infer_response.id, "32");
+      ok(
+        /RESOURCE_EXHAUSTED_TRANSIENT: more than 32 requests in flight/.test(
+          answers[0].error_message,
+        ),
+      );
+      stream.end();
+      const all = await done;
+      strictEqual(all.length, 33);
+      all.slice(1).forEach((answer, id) => {
+        strictEqual(answer.error_message, "", answer.error_message);
+        strictEqual(answer.infer_response.id, String(id));
+        deepStrictEqual(
+          new Uint8Array(answer.infer_response.raw_output_contents[0]),
+          floats(id + 1),
+        );
+      });
+    } finally {
+      close();
+    }
+  });
+});

@@ -137,6 +137,81 @@ function inferRequestOf(
   return { request, binary: new BinarySections(bytes) };
 }
 
+/** Requests one ModelStreamInfer stream may have in flight (as a burst's window). */
+export const STREAM_WINDOW = 32;
+
+/**
+ * ModelStreamInfer, the stream the protocol pipelines requests on (the peer of a burst):
+ * each request starts as it arrives, up to {@link STREAM_WINDOW} in flight (one past it is
+ * answered at once with an error naming the window, and holds nothing); answers go out in
+ * the order their requests came, each carrying its request's id, an error as
+ * `error_message`. The stream's key is checked once, from its metadata. When the client
+ * goes (cancelled, or its connection lost) nothing more is written, and what runs finishes
+ * into nothing.
+ */
+function streamInfer(
+  call: grpc.ServerDuplexStream<Record<string, unknown>, unknown>,
+  infer: (client: string, request: Record<string, unknown>) => Promise<unknown>,
+  identify: (key: string | undefined) => Promise<string>,
+): void {
+  const client = identify(bearerKey(call.metadata.get("authorization")[0]?.toString()));
+  /** Answers in request order; each settles to the message to write. */
+  const pending: Promise<unknown>[] = [];
+  let inFlight = 0;
+  let ended = false;
+  let gone = false;
+  let writing = Promise.resolve();
+  const failure = (request: Record<string, unknown>, error: unknown) => ({
+    error_message: error instanceof DriverError
+      ? `${error.status}: ${error.message}`
+      : String((error as Error).message ?? error),
+    infer_response: {
+      model_name: String(request.model_name ?? ""),
+      model_version: String(request.model_version ?? ""),
+      id: String(request.id ?? ""),
+    },
+  });
+  const flush = () => {
+    writing = writing.then(async () => {
+      while (pending.length > 0 && !gone) {
+        const message = await pending.shift()!;
+        inFlight--;
+        if (!gone) call.write(message);
+      }
+      if (ended && pending.length === 0 && !gone) call.end();
+    });
+  };
+  call.on("data", (request: Record<string, unknown>) => {
+    if (gone) return;
+    if (inFlight >= STREAM_WINDOW) {
+      // A refusal holds no place: it overtakes the answers still running.
+      call.write(failure(
+        request,
+        new DriverError(
+          "RESOURCE_EXHAUSTED_TRANSIENT",
+          `more than ${STREAM_WINDOW} requests in flight on this stream`,
+        ),
+      ));
+      return;
+    }
+    inFlight++;
+    pending.push(
+      client.then((owner) => infer(owner, request))
+        .then((response) => ({ infer_response: response }), (error) => failure(request, error)),
+    );
+    flush();
+  });
+  call.on("end", () => {
+    ended = true;
+    flush();
+  });
+  const leave = () => {
+    gone = true;
+  };
+  call.on("cancelled", leave);
+  call.on("error", leave);
+}
+
 /** Starts the endpoint; resolves once it listens. */
 export async function startGrpc(service: Service, options: GrpcOptions): Promise<GrpcServer> {
   const definition = protoLoader.loadSync(PROTO, {
@@ -167,6 +242,39 @@ export async function startGrpc(service: Service, options: GrpcOptions): Promise
       String(request.version ?? request.model_version ?? "") || undefined,
     );
 
+  /** One ModelInferRequest of `client`, answered as a ModelInferResponse. */
+  const infer = async (client: string, message: Record<string, unknown>, deadline: number) => {
+    const version = await served(client, message);
+    const compilation = servingCompilation(version);
+    const { request, binary } = inferRequestOf(message);
+    const decoded = await decodeInference(
+      request,
+      version.model,
+      binary,
+      (name) => service.driver.regions.get(client, name),
+    );
+    // The call's deadline is the execution's (DEADLINE_EXCEEDED when it passes).
+    const deadlineMs = Number.isFinite(deadline) ? Math.max(1, deadline - Date.now()) : undefined;
+    const result = await service.driver.execute(client, compilation, {
+      inputs: decoded.inputs,
+      outputs: decoded.outputs,
+      ...(deadlineMs !== undefined ? { deadlineMs } : {}),
+    });
+    // Every output as raw bytes: the protocol's fast form, and exact.
+    const { outputs, binary: tensors } = encodeInference(
+      result,
+      version.model.outputs,
+      decoded.delivery.map((d) => d.kind === "json" ? { kind: "binary" as const } : d),
+    );
+    return {
+      model_name: version.name,
+      model_version: version.version,
+      id: request.id ?? "",
+      outputs: outputs.map(({ name, datatype, shape }) => ({ name, datatype, shape })),
+      raw_output_contents: tensors,
+    };
+  };
+
   const server = new grpc.Server();
   server.addService(loaded.inference.GRPCInferenceService.service, {
     ServerLive: unary(() => Promise.resolve({ live: true }), true),
@@ -182,38 +290,9 @@ export async function startGrpc(service: Service, options: GrpcOptions): Promise
     ModelMetadata: unary(async (call, client) => {
       return await modelMetadataOf(service, client, await served(client, call.request));
     }),
-    ModelInfer: unary(async (call, client) => {
-      const version = await served(client, call.request);
-      const compilation = servingCompilation(version);
-      const { request, binary } = inferRequestOf(call.request);
-      const decoded = await decodeInference(
-        request,
-        version.model,
-        binary,
-        (name) => service.driver.regions.get(client, name),
-      );
-      // The call's deadline is the execution's (DEADLINE_EXCEEDED when it passes).
-      const deadline = Number(call.getDeadline());
-      const deadlineMs = Number.isFinite(deadline) ? Math.max(1, deadline - Date.now()) : undefined;
-      const result = await service.driver.execute(client, compilation, {
-        inputs: decoded.inputs,
-        outputs: decoded.outputs,
-        ...(deadlineMs !== undefined ? { deadlineMs } : {}),
-      });
-      // Every output as raw bytes: the protocol's fast form, and exact.
-      const { outputs, binary: tensors } = encodeInference(
-        result,
-        version.model.outputs,
-        decoded.delivery.map((d) => d.kind === "json" ? { kind: "binary" as const } : d),
-      );
-      return {
-        model_name: version.name,
-        model_version: version.version,
-        id: request.id ?? "",
-        outputs: outputs.map(({ name, datatype, shape }) => ({ name, datatype, shape })),
-        raw_output_contents: tensors,
-      };
-    }),
+    ModelInfer: unary((call, client) => infer(client, call.request, Number(call.getDeadline()))),
+    ModelStreamInfer: (call: grpc.ServerDuplexStream<Record<string, unknown>, unknown>) =>
+      streamInfer(call, (client, request) => infer(client, request, Infinity), identify),
   });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(
