@@ -322,3 +322,58 @@ Deno.test("a stream past its window of 32 in flight is refused at once; the rest
     }
   });
 });
+
+Deno.test("a stream its client cancels mid-flight holds nothing after, and the service goes on", async () => {
+  await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
+    const headers = { authorization: "Bearer key-a" };
+    const model = await server.request(
+      "POST",
+      "/v1/models?name=rows&version=1",
+      addModel(0),
+      headers,
+    );
+    const compiled = await server.request("POST", "/v1/compilations", {
+      model: model.body.id,
+      batching: { maxBatchSize: 64, maxQueueDelayUs: 1_000_000 },
+    }, headers);
+    strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
+    const queued = async () => {
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      return Number(/^nnserve_batch_queued (\d+)/m.exec(text)?.[1]);
+    };
+    const request = (id: number) => ({
+      model_name: "rows",
+      id: String(id),
+      inputs: [
+        { name: "input0", datatype: "FP32", shape: [1] },
+        { name: "input1", datatype: "FP32", shape: [1] },
+      ],
+      raw_input_contents: [floats(id), floats(1)],
+    });
+    const first = openStream(server.grpcPort!, "key-a");
+    first.done.catch(() => {}); // it ends cancelled
+    for (let id = 0; id < 10; id++) first.stream.write(request(id));
+    for (let i = 0; i < 500 && await queued() < 10; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    strictEqual(await queued(), 10, "ten requests wait for their batch");
+    first.stream.cancel();
+    first.close();
+    // Their batch runs when its delay ends, into a stream that is gone.
+    for (let i = 0; i < 500 && await queued() > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    strictEqual(await queued(), 0);
+    strictEqual(first.answers.length, 0);
+    const second = openStream(server.grpcPort!, "key-a");
+    try {
+      second.stream.write(request(7));
+      second.stream.end();
+      const [answer] = await second.done;
+      strictEqual(answer.error_message, "");
+      deepStrictEqual(new Uint8Array(answer.infer_response.raw_output_contents[0]), floats(8));
+    } finally {
+      second.close();
+    }
+  });
+});
