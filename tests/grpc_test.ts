@@ -139,6 +139,26 @@ Deno.test("the gRPC endpoint answers the protocol's core calls as /v2 does over 
         new Uint8Array((typed.raw_output_contents as Uint8Array[])[0]),
         floats(4, 6),
       );
+
+      // The statistics extension's numbers, as /v2 over HTTP reads them.
+      const { model_stats: [stats] } = await call(
+        "ModelStatistics",
+        { name: "adder", version: "1" },
+        "key-a",
+      ) as { model_stats: Record<string, Record<string, { count: number }>>[] };
+      const viaHttpStats = await server.request(
+        "GET",
+        "/v2/models/adder/versions/1/stats",
+        undefined,
+        {
+          authorization: "Bearer key-a",
+        },
+      );
+      const [httpStats] = viaHttpStats.body.model_stats as Record<string, unknown>[];
+      strictEqual(stats.inference_stats.success.count, 3);
+      // The protocol's cache statistics are not kept (null here, absent over HTTP).
+      const { cache_hit: _hit, cache_miss: _miss, ...kept } = stats.inference_stats;
+      deepStrictEqual(kept, httpStats.inference_stats);
     } finally {
       grpcClient.close();
     }

@@ -19,6 +19,7 @@ import { BinarySections } from "../binary_tensors.ts";
 import type { Readiness } from "../health.ts";
 import { decodeInference, encodeInference, type InferRequest } from "../v2/infer.ts";
 import { modelMetadataOf } from "../v2/models.ts";
+import { modelStatisticsOf } from "../v2/repository.ts";
 
 /**
  * Deno's `node:http2` (2.9) lacks this constant, with which grpc-js answers a request that
@@ -291,6 +292,16 @@ export async function startGrpc(service: Service, options: GrpcOptions): Promise
       return await modelMetadataOf(service, client, await served(client, call.request));
     }),
     ModelInfer: unary((call, client) => infer(client, call.request, Number(call.getDeadline()))),
+    ModelStatistics: unary(async (call, client) => {
+      const name = String(call.request.name ?? "");
+      const version = String(call.request.version ?? "");
+      const versions = name === ""
+        ? await service.served.index(client)
+        : version === ""
+        ? await service.served.versions(client, name)
+        : [await service.served.resolve(client, name, version)];
+      return { model_stats: versions.map((v) => modelStatisticsOf(service, client, v)) };
+    }),
     ModelStreamInfer: (call: grpc.ServerDuplexStream<Record<string, unknown>, unknown>) =>
       streamInfer(call, (client, request) => infer(client, request, Infinity), identify),
   });

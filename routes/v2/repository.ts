@@ -142,8 +142,8 @@ const statsOfVersion = createRoute({
   responses: statsResponses,
 });
 
-/** A served version's statistics, as the extension writes them. */
-function statistics(service: Service, client: string, served: ServedVersion) {
+/** A served version's statistics, as the extension writes them (over HTTP and gRPC). */
+export function modelStatisticsOf(service: Service, client: string, served: ServedVersion) {
   const s = service.driver.modelStatistics(client, served);
   return {
     name: served.name,
@@ -187,18 +187,18 @@ export function v2RepositoryRoutes(
   router.openapi(statsAll, async (c) => {
     const client = c.get("client");
     const versions = await service.served.index(client);
-    return c.json({ model_stats: versions.map((v) => statistics(service, client, v)) }, 200);
+    return c.json({ model_stats: versions.map((v) => modelStatisticsOf(service, client, v)) }, 200);
   });
   router.openapi(statsOfModel, async (c) => {
     const client = c.get("client");
     const versions = await service.served.versions(client, c.req.valid("param").name);
-    return c.json({ model_stats: versions.map((v) => statistics(service, client, v)) }, 200);
+    return c.json({ model_stats: versions.map((v) => modelStatisticsOf(service, client, v)) }, 200);
   });
   router.openapi(statsOfVersion, async (c) => {
     const { name, version } = c.req.valid("param");
     const client = c.get("client");
     const served = await service.served.resolve(client, name, version);
-    return c.json({ model_stats: [statistics(service, client, served)] }, 200);
+    return c.json({ model_stats: [modelStatisticsOf(service, client, served)] }, 200);
   });
   router.openapi(index, async (c) => {
     const parsed = RepositoryIndexRequest.safeParse(await optionalJson(c));
