@@ -397,3 +397,73 @@ Deno.test("a stream its client cancels mid-flight holds nothing after, and the s
     }
   });
 });
+
+Deno.test("gRPC system shared memory: regions over a client's memories feed and take ModelInfer's tensors", async () => {
+  await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
+    await serveAdder(server);
+    const headers = { authorization: "Bearer key-a" };
+    const memory = async (bytes: Uint8Array) => {
+      const response = await fetch(`${server.url}/v1/memories`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/octet-stream" },
+        body: new Uint8Array(bytes),
+      });
+      strictEqual(response.status, 201);
+      return (await response.json()).id as string;
+    };
+    const inputs = await memory(new Uint8Array([...floats(1, 2), ...floats(10, 20)]));
+    const outputs = await memory(new Uint8Array(8));
+    const { call, close } = clientOf(server.grpcPort!);
+    try {
+      await call("SystemSharedMemoryRegister", {
+        name: "in",
+        key: inputs,
+        offset: 0,
+        byte_size: 16,
+      }, "key-a");
+      await call("SystemSharedMemoryRegister", {
+        name: "out",
+        key: outputs,
+        offset: 0,
+        byte_size: 8,
+      }, "key-a");
+      const status = await call("SystemSharedMemoryStatus", {}, "key-a") as {
+        regions: Record<string, { key: string; byte_size: number }>;
+      };
+      deepStrictEqual(Object.keys(status.regions).sort(), ["in", "out"]);
+      strictEqual(status.regions.in.key, inputs);
+      strictEqual(status.regions.in.byte_size, 16);
+      const region = (name: string, offset: number, size: number) => ({
+        shared_memory_region: { string_param: name },
+        shared_memory_offset: { int64_param: offset },
+        shared_memory_byte_size: { int64_param: size },
+      });
+      const answer = await call("ModelInfer", {
+        model_name: "adder",
+        inputs: [
+          { name: "input0", datatype: "FP32", shape: [2], parameters: region("in", 0, 8) },
+          { name: "input1", datatype: "FP32", shape: [2], parameters: region("in", 8, 8) },
+        ],
+        outputs: [{ name: "output0", parameters: region("out", 0, 8) }],
+      }, "key-a") as {
+        outputs: { parameters: Record<string, Record<string, unknown>> }[];
+        raw_output_contents: Uint8Array[];
+      };
+      strictEqual(answer.raw_output_contents.length, 0);
+      strictEqual(answer.outputs[0].parameters.shared_memory_region.string_param, "out");
+      const written = await fetch(`${server.url}/v1/memories/${outputs}`, { headers });
+      deepStrictEqual(new Uint8Array(await written.arrayBuffer()), floats(11, 22));
+      await call("SystemSharedMemoryUnregister", { name: "in" }, "key-a");
+      const left = await call("SystemSharedMemoryStatus", {}, "key-a") as {
+        regions: Record<string, unknown>;
+      };
+      deepStrictEqual(Object.keys(left.regions), ["out"]);
+      await rejects(
+        call("SystemSharedMemoryStatus", { name: "in" }, "key-a"),
+        grpcCode(grpc.status.NOT_FOUND),
+      );
+    } finally {
+      close();
+    }
+  });
+});

@@ -78,11 +78,49 @@ export interface GrpcServer {
 type Call = grpc.ServerUnaryCall<Record<string, unknown>, unknown>;
 type Handler = (call: Call, client: string) => Promise<unknown>;
 
+/** An InferParameter as protobuf.js decodes it (`parameter_choice` names the one set). */
+type GrpcParameter = Record<string, unknown> & { parameter_choice?: string };
+
+/** A parameters map as plain values (`/v2`'s JSON form). */
+function plainParameters(
+  map: Record<string, GrpcParameter> | undefined,
+): Record<string, string | number | boolean> | undefined {
+  const entries = Object.entries(map ?? {});
+  if (entries.length === 0) return undefined;
+  return Object.fromEntries(entries.map(([name, parameter]) => {
+    const value = parameter.parameter_choice ? parameter[parameter.parameter_choice] : undefined;
+    return [
+      name,
+      typeof value === "string" && /_param$/.test(parameter.parameter_choice!) &&
+        parameter.parameter_choice !== "string_param"
+        ? Number(value)
+        : value as string | number | boolean,
+    ];
+  }));
+}
+
+/** Plain parameter values as InferParameters. */
+function grpcParameters(
+  parameters: Record<string, string | number | boolean> | undefined,
+): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(
+    Object.entries(parameters ?? {}).map(([name, value]) => [
+      name,
+      typeof value === "boolean"
+        ? { bool_param: value }
+        : typeof value === "number"
+        ? { int64_param: value }
+        : { string_param: value },
+    ]),
+  );
+}
+
 /** One tensor of a ModelInferRequest, as protobuf.js decodes it. */
 interface GrpcInput {
   name: string;
   datatype: string;
   shape: (number | string)[];
+  parameters?: Record<string, GrpcParameter>;
   contents?: Record<string, unknown[]>;
 }
 
@@ -110,22 +148,43 @@ function inferRequestOf(
 ): { request: InferRequest; binary?: BinarySections } {
   const inputs = (message.inputs ?? []) as GrpcInput[];
   const raw = (message.raw_input_contents ?? []) as Uint8Array[];
-  if (raw.length > 0 && raw.length !== inputs.length) {
+  // Raw contents go, in order, to the inputs not in a shared-memory region (Triton's rule).
+  const inShared = (input: GrpcInput) =>
+    plainParameters(input.parameters)?.shared_memory_region !== undefined;
+  const rawTaking = inputs.filter((input) => !inShared(input)).length;
+  if (raw.length > 0 && raw.length !== rawTaking) {
     throw invalid(
-      `raw_input_contents has ${raw.length} entries for ${inputs.length} inputs: give one per ` +
-        "input, or none and each input's contents",
+      `raw_input_contents has ${raw.length} entries for ${rawTaking} inputs not in shared ` +
+        "memory: give one per such input, or none and each input's contents",
       { path: ["raw_input_contents"] },
     );
   }
+  let nextRaw = 0;
   const request: InferRequest = {
     ...(message.id ? { id: String(message.id) } : {}),
-    inputs: inputs.map((input, k) => {
-      const head = { name: input.name, datatype: input.datatype, shape: input.shape.map(Number) };
-      if (raw.length > 0) return { ...head, parameters: { binary_data_size: raw[k].byteLength } };
+    inputs: inputs.map((input) => {
+      const parameters = plainParameters(input.parameters);
+      const head = {
+        name: input.name,
+        datatype: input.datatype,
+        shape: input.shape.map(Number),
+        ...(parameters ? { parameters } : {}),
+      };
+      // An input in a shared-memory region carries no contents.
+      if (parameters?.shared_memory_region !== undefined) return head;
+      if (raw.length > 0) {
+        const bytes = raw[nextRaw++].byteLength;
+        return { ...head, parameters: { ...parameters, binary_data_size: bytes } };
+      }
       const values = input.contents?.[CONTENTS_FIELD[input.datatype] ?? ""] ?? [];
       return { ...head, data: values.map((v) => typeof v === "string" ? Number(v) : v) };
     }),
-    outputs: ((message.outputs ?? []) as { name: string }[]).map((o) => ({ name: o.name })),
+    outputs:
+      ((message.outputs ?? []) as { name: string; parameters?: Record<string, GrpcParameter> }[])
+        .map((o) => {
+          const parameters = plainParameters(o.parameters);
+          return { name: o.name, ...(parameters ? { parameters } : {}) };
+        }),
   } as InferRequest;
   if (request.outputs?.length === 0) delete request.outputs;
   if (raw.length === 0) return { request };
@@ -271,7 +330,15 @@ export async function startGrpc(service: Service, options: GrpcOptions): Promise
       model_name: version.name,
       model_version: version.version,
       id: request.id ?? "",
-      outputs: outputs.map(({ name, datatype, shape }) => ({ name, datatype, shape })),
+      outputs: outputs.map(({ name, datatype, shape, parameters }) => ({
+        name,
+        datatype,
+        shape,
+        // Where an output went to a shared-memory region, and how many bytes it wrote.
+        parameters: grpcParameters(
+          parameters?.shared_memory_region === undefined ? undefined : parameters,
+        ),
+      })),
       raw_output_contents: tensors,
     };
   };
@@ -292,6 +359,36 @@ export async function startGrpc(service: Service, options: GrpcOptions): Promise
       return await modelMetadataOf(service, client, await served(client, call.request));
     }),
     ModelInfer: unary((call, client) => infer(client, call.request, Number(call.getDeadline()))),
+    // The system shared-memory extension: regions are spans of the client's memories.
+    SystemSharedMemoryStatus: unary(async (call, client) => {
+      const name = String(call.request.name ?? "");
+      const regions = name === ""
+        ? await service.driver.regions.list(client)
+        : [await service.driver.regions.get(client, name)];
+      return {
+        regions: Object.fromEntries(regions.map((r) => [r.name, {
+          name: r.name,
+          key: r.memory,
+          offset: r.offset,
+          byte_size: r.byteSize,
+        }])),
+      };
+    }),
+    SystemSharedMemoryRegister: unary(async (call, client) => {
+      const { name, key, offset, byte_size } = call.request as Record<string, string | number>;
+      await service.driver.regions.register(client, {
+        name: String(name),
+        memory: String(key),
+        offset: Number(offset),
+        byteSize: Number(byte_size),
+      });
+      return {};
+    }),
+    SystemSharedMemoryUnregister: unary(async (call, client) => {
+      const name = String(call.request.name ?? "");
+      await service.driver.regions.unregister(client, name === "" ? undefined : name);
+      return {};
+    }),
     ModelStatistics: unary(async (call, client) => {
       const name = String(call.request.name ?? "");
       const version = String(call.request.version ?? "");
