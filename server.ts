@@ -272,6 +272,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       port: config.grpcPort,
       apiKeys,
       readiness: () => readiness,
+      modelRepository: repositoryDir,
+      maxFileBytes: repositoryMaxFileBytes,
     }).catch((error) => {
       throw new StartupError(
         `NNSERVE_GRPC_PORT ${config.grpcPort}: cannot serve gRPC (${error.message})`,

@@ -467,3 +467,31 @@ Deno.test("gRPC system shared memory: regions over a client's memories feed and 
     }
   });
 });
+
+Deno.test("gRPC repository calls: index, unload and load a client's named model", async () => {
+  await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
+    await serveAdder(server);
+    const { call, close } = clientOf(server.grpcPort!);
+    try {
+      const index = async (ready = false) =>
+        ((await call("RepositoryIndex", { ready }, "key-a")).models as {
+          name: string;
+          version: string;
+          state: string;
+        }[]).map((m) => `${m.name}/${m.version} ${m.state}`);
+      deepStrictEqual(await index(), ["adder/1 READY"]);
+      await call("RepositoryModelUnload", { model_name: "adder" }, "key-a");
+      deepStrictEqual(await index(), ["adder/1 UNAVAILABLE"]);
+      deepStrictEqual(await index(true), []);
+      deepStrictEqual(await call("ModelReady", { name: "adder" }, "key-a"), { ready: false });
+      await call("RepositoryModelLoad", { model_name: "adder" }, "key-a");
+      deepStrictEqual(await index(), ["adder/1 READY"]);
+      await rejects(
+        call("RepositoryModelLoad", { model_name: "nope" }, "key-a"),
+        grpcCode(grpc.status.NOT_FOUND),
+      );
+    } finally {
+      close();
+    }
+  });
+});

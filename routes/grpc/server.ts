@@ -16,10 +16,14 @@ import type { Service } from "../../serving/service.ts";
 import { servingCompilation } from "../../serving/served_models.ts";
 import { type ApiKeys, bearerKey, keyHolder } from "../auth.ts";
 import { BinarySections } from "../binary_tensors.ts";
-import type { Readiness } from "../health.ts";
 import { decodeInference, encodeInference, type InferRequest } from "../v2/infer.ts";
 import { modelMetadataOf } from "../v2/models.ts";
-import { modelStatisticsOf } from "../v2/repository.ts";
+import {
+  loadModel,
+  modelStatisticsOf,
+  repositoryIndexOf,
+  type RepositoryOptions,
+} from "../v2/repository.ts";
 
 /**
  * Deno's `node:http2` (2.9) lacks this constant, with which grpc-js answers a request that
@@ -61,12 +65,11 @@ export function grpcError(error: unknown): Partial<grpc.StatusObject> {
 }
 
 /** What the gRPC endpoint serves over. */
-export interface GrpcOptions {
+export interface GrpcOptions extends RepositoryOptions {
   hostname: string;
   /** 0 takes a free port. */
   port: number;
   apiKeys: ApiKeys;
-  readiness: () => Readiness;
 }
 
 /** A running gRPC endpoint. */
@@ -387,6 +390,18 @@ export async function startGrpc(service: Service, options: GrpcOptions): Promise
     SystemSharedMemoryUnregister: unary(async (call, client) => {
       const name = String(call.request.name ?? "");
       await service.driver.regions.unregister(client, name === "" ? undefined : name);
+      return {};
+    }),
+    // The model repository extension (`repository_name` is ignored: there is one).
+    RepositoryIndex: unary(async (call, client) => ({
+      models: await repositoryIndexOf(service, client, options, call.request.ready === true),
+    })),
+    RepositoryModelLoad: unary(async (call, client) => {
+      await loadModel(service, options, client, String(call.request.model_name ?? ""));
+      return {};
+    }),
+    RepositoryModelUnload: unary(async (call, client) => {
+      await service.served.unload(client, String(call.request.model_name ?? ""));
       return {};
     }),
     ModelStatistics: unary(async (call, client) => {

@@ -142,6 +142,63 @@ const statsOfVersion = createRoute({
   responses: statsResponses,
 });
 
+/** What the repository extension's calls need besides the service. */
+export interface RepositoryOptions {
+  readiness: () => Readiness;
+  modelRepository?: string;
+  maxFileBytes: number;
+}
+
+/**
+ * The repository index of a client (over HTTP and gRPC): its served versions, and the
+ * repository's entries that failed to load; only the ready ones when `ready`.
+ */
+export async function repositoryIndexOf(
+  service: Service,
+  client: string,
+  options: RepositoryOptions,
+  ready = false,
+): Promise<z.infer<typeof IndexEntry>[]> {
+  const entries: z.infer<typeof IndexEntry>[] = (await service.served.index(client)).map((v) => ({
+    name: v.name,
+    version: v.version,
+    state: v.compilation ? "READY" : "UNAVAILABLE",
+  }));
+  for (const failed of options.readiness().repository ?? []) {
+    if (failed.state !== "failed") continue;
+    entries.push({
+      name: failed.name,
+      ...(failed.version ? { version: failed.version } : {}),
+      state: "UNAVAILABLE",
+      reason: failed.error,
+    });
+  }
+  return ready ? entries.filter((e) => e.state === "READY") : entries;
+}
+
+/**
+ * Loads a model (over HTTP and gRPC): its repository entry read again when the repository
+ * has it, then every version of it without a compilation compiled for the client.
+ */
+export async function loadModel(
+  service: Service,
+  options: RepositoryOptions,
+  client: string,
+  name: string,
+): Promise<void> {
+  const dir = options.modelRepository;
+  if (dir !== undefined && await isDirectory(`${dir}/${name}`)) {
+    const [failed] = (await loadModelRepository(service, dir, {
+      clients: [client],
+      log: (line) => console.log(line),
+      name,
+      maxFileBytes: options.maxFileBytes,
+    })).filter((e) => e.state === "failed");
+    if (failed) throw invalid(`failed to load '${name}': ${failed.error}`);
+  }
+  await service.served.load(client, name);
+}
+
 /** A served version's statistics, as the extension writes them (over HTTP and gRPC). */
 export function modelStatisticsOf(service: Service, client: string, served: ServedVersion) {
   const s = service.driver.modelStatistics(client, served);
@@ -177,10 +234,7 @@ async function optionalJson(c: Context): Promise<Record<string, unknown>> {
 }
 
 /** The repository and statistics extensions' routes. */
-export function v2RepositoryRoutes(
-  service: Service,
-  options: { readiness: () => Readiness; modelRepository?: string; maxFileBytes: number },
-) {
+export function v2RepositoryRoutes(service: Service, options: RepositoryOptions) {
   const router = newRouter();
   router.openAPIRegistry.register("V2RepositoryIndexRequest", RepositoryIndexRequest);
   // Registered before `/v2/models/{name}` routes could take "stats" for a name.
@@ -203,39 +257,12 @@ export function v2RepositoryRoutes(
   router.openapi(index, async (c) => {
     const parsed = RepositoryIndexRequest.safeParse(await optionalJson(c));
     if (!parsed.success) throw schemaError(parsed.error, "body");
-    const body = parsed.data;
-    const entries: z.infer<typeof IndexEntry>[] = (await service.served.index(c.get("client")))
-      .map((v) => ({
-        name: v.name,
-        version: v.version,
-        state: v.compilation ? "READY" : "UNAVAILABLE",
-      }));
-    for (const failed of options.readiness().repository ?? []) {
-      if (failed.state !== "failed") continue;
-      entries.push({
-        name: failed.name,
-        ...(failed.version ? { version: failed.version } : {}),
-        state: "UNAVAILABLE",
-        reason: failed.error,
-      });
-    }
-    return c.json(body.ready ? entries.filter((e) => e.state === "READY") : entries, 200);
+    const client = c.get("client");
+    return c.json(await repositoryIndexOf(service, client, options, parsed.data.ready), 200);
   });
   router.openapi(load, async (c) => {
     await optionalJson(c);
-    const client = c.get("client");
-    const { name } = c.req.valid("param");
-    const dir = options.modelRepository;
-    if (dir !== undefined && await isDirectory(`${dir}/${name}`)) {
-      const [failed] = (await loadModelRepository(service, dir, {
-        clients: [client],
-        log: (line) => console.log(line),
-        name,
-        maxFileBytes: options.maxFileBytes,
-      })).filter((e) => e.state === "failed");
-      if (failed) throw invalid(`failed to load '${name}': ${failed.error}`);
-    }
-    await service.served.load(client, name);
+    await loadModel(service, options, c.get("client"), c.req.valid("param").name);
     return c.json({}, 200);
   });
   router.openapi(unload, async (c) => {
