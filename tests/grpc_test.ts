@@ -24,6 +24,7 @@ function clientOf(port: number) {
   const definition = protoLoader.loadSync(PROTO, {
     keepCase: true,
     longs: Number,
+    enums: String,
     defaults: true,
     oneofs: true,
   });
@@ -139,6 +140,14 @@ Deno.test("the gRPC endpoint answers the protocol's core calls as /v2 does over 
         new Uint8Array((typed.raw_output_contents as Uint8Array[])[0]),
         floats(4, 6),
       );
+
+      // Triton's model configuration, as /v2 over HTTP gives it.
+      const { config } = await call("ModelConfig", { name: "adder" }, "key-a");
+      const httpConfig = await server.request("GET", "/v2/models/adder/config", undefined, {
+        authorization: "Bearer key-a",
+      });
+      const { dynamic_batching: _none, ...configured } = config as Record<string, unknown>;
+      deepStrictEqual(configured, httpConfig.body);
 
       // The statistics extension's numbers, as /v2 over HTTP reads them.
       const { model_stats: [stats] } = await call(
@@ -306,6 +315,18 @@ Deno.test("a stream past its window of 32 in flight is refused at once; the rest
       batching: { maxBatchSize: 64, maxQueueDelayUs: 2_000_000 },
     }, headers);
     strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
+    // Its configuration says so, as Triton's does.
+    const unaryClient = clientOf(server.grpcPort!);
+    const { config } = await unaryClient.call("ModelConfig", { name: "rows" }, "key-a") as {
+      config: Record<string, unknown>;
+    };
+    unaryClient.close();
+    strictEqual(config.max_batch_size, 64);
+    deepStrictEqual(config.dynamic_batching, {
+      preferred_batch_size: [],
+      max_queue_delay_microseconds: 2_000_000,
+      default_queue_policy: { max_queue_size: 64 },
+    });
     const { stream, answers, done, close } = openStream(server.grpcPort!, "key-a");
     try {
       const request = (id: number) => ({

@@ -17,7 +17,7 @@ import { servingCompilation } from "../../serving/served_models.ts";
 import { type ApiKeys, bearerKey, keyHolder } from "../auth.ts";
 import { BinarySections } from "../binary_tensors.ts";
 import { decodeInference, encodeInference, type InferRequest } from "../v2/infer.ts";
-import { modelMetadataOf } from "../v2/models.ts";
+import { modelConfigOf, modelMetadataOf } from "../v2/models.ts";
 import {
   loadModel,
   modelStatisticsOf,
@@ -392,6 +392,9 @@ export async function startGrpc(service: Service, options: GrpcOptions): Promise
       await service.driver.regions.unregister(client, name === "" ? undefined : name);
       return {};
     }),
+    ModelConfig: unary(async (call, client) => ({
+      config: await modelConfigOf(service, client, await served(client, call.request)),
+    })),
     // The model repository extension (`repository_name` is ignored: there is one).
     RepositoryIndex: unary(async (call, client) => ({
       models: await repositoryIndexOf(service, client, options, call.request.ready === true),

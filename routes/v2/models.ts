@@ -217,9 +217,14 @@ export async function modelMetadataOf(service: Service, client: string, served: 
 }
 
 async function modelConfig(service: Service, c: Context) {
-  const { name, model, compilation } = await servedFor(service, c);
+  return modelConfigOf(service, c.get("client"), await servedFor(service, c));
+}
+
+/** The configuration of a served version, as Triton's (over HTTP and gRPC). */
+export async function modelConfigOf(service: Service, client: string, served: ServedVersion) {
+  const { name, model, compilation } = served;
   const batching = compilation
-    ? (await service.driver.describeCompilation(c.get("client"), compilation)).batching
+    ? (await service.driver.describeCompilation(client, compilation)).batching
     : undefined;
   const tensors = (ports: typeof model.inputs, kind: "input" | "output") =>
     ports.map((port, k) => ({
