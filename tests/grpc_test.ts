@@ -5,6 +5,7 @@
  * answers; the API key in `authorization` metadata; the driver's errors as gRPC codes.
  */
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
@@ -213,6 +214,26 @@ Deno.test("gRPC calls need the API key and answer the driver's errors as gRPC co
         }, "key-a"),
         grpcCode(grpc.status.INVALID_ARGUMENT),
       );
+      // Bytes that are not a ModelInferRequest (a field whose length's varint is cut short).
+      const raw = new grpc.Client(
+        `127.0.0.1:${server.grpcPort}`,
+        grpc.credentials.createInsecure(),
+      );
+      const garbage = await new Promise<grpc.ServiceError>((resolve) => {
+        const metadata = new grpc.Metadata();
+        metadata.set("authorization", "Bearer key-a");
+        raw.makeUnaryRequest(
+          "/inference.GRPCInferenceService/ModelInfer",
+          () => Buffer.from([0x0a, 0x80]),
+          (bytes: Buffer) => bytes,
+          {},
+          metadata,
+          (error) => resolve(error!),
+        );
+      });
+      raw.close();
+      strictEqual(garbage.code, grpc.status.INVALID_ARGUMENT, garbage.details);
+      ok(/not a valid protobuf message/.test(garbage.details), garbage.details);
       // The service still answers.
       deepStrictEqual(await call("ServerLive", {}), { live: true });
     } finally {
@@ -267,10 +288,10 @@ function adderRequest(model: string, id: number) {
   };
 }
 
-Deno.test("ModelStreamInfer answers requests pipelined on two streams at once, in order of ids", async () => {
+Deno.test("ModelStreamInfer answers 10k requests pipelined on each of two streams at once, in order of ids", async () => {
   await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
     await serveAdder(server);
-    const REQUESTS = 2000;
+    const REQUESTS = 10_000;
     const streams = [openStream(server.grpcPort!, "key-a"), openStream(server.grpcPort!, "key-a")];
     try {
       // Each stream sends in windows of 16, so that no request is refused.

@@ -17,7 +17,7 @@ import { servingCompilation } from "../../serving/served_models.ts";
 import { type ApiKeys, bearerKey, keyHolder } from "../auth.ts";
 import { BinarySections } from "../binary_tensors.ts";
 import { decodeInference, encodeInference, type InferRequest } from "../v2/infer.ts";
-import { modelConfigOf, modelMetadataOf } from "../v2/models.ts";
+import { modelConfigOf, modelMetadataOf, V2_EXTENSIONS } from "../v2/models.ts";
 import {
   loadModel,
   modelStatisticsOf,
@@ -79,7 +79,42 @@ export interface GrpcServer {
 }
 
 type Call = grpc.ServerUnaryCall<Record<string, unknown>, unknown>;
-type Handler = (call: Call, client: string) => Promise<unknown>;
+type Handler = (
+  call: { request: Record<string, unknown>; getDeadline(): grpc.Deadline },
+  client: string,
+) => Promise<unknown>;
+
+/** A request protobuf could not decode: what the tolerant deserializer gives instead. */
+const MALFORMED = Symbol("malformed");
+
+/**
+ * `service` with deserializers that do not throw: a message that does not decode becomes a
+ * marker the handler answers INVALID_ARGUMENT to (grpc-js itself would answer INTERNAL,
+ * which says the server failed).
+ */
+function tolerantService(service: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  return Object.fromEntries(
+    Object.entries(service).map(([name, method]) => [name, {
+      ...method,
+      requestDeserialize: (bytes: Buffer) => {
+        try {
+          return method.requestDeserialize(bytes);
+        } catch (error) {
+          return { [MALFORMED]: (error as Error).message };
+        }
+      },
+    }]),
+  ) as grpc.ServiceDefinition;
+}
+
+/** The request, or INVALID_ARGUMENT for one that did not decode. */
+function checked<T extends { request: Record<string | symbol, unknown> }>(call: T): T {
+  const malformed = call.request[MALFORMED];
+  if (malformed !== undefined) {
+    throw invalid(`the request is not a valid protobuf message: ${String(malformed)}`);
+  }
+  return call;
+}
 
 /** An InferParameter as protobuf.js decodes it (`parameter_choice` names the one set). */
 type GrpcParameter = Record<string, unknown> & { parameter_choice?: string };
@@ -295,7 +330,7 @@ export async function startGrpc(service: Service, options: GrpcOptions): Promise
   ) => {
     const key = bearerKey(call.metadata.get("authorization")[0]?.toString());
     (open ? Promise.resolve("") : identify(key))
-      .then((client) => handler(call, client))
+      .then((client) => handler(checked(call), client))
       .then((response) => callback(null, response), (error) => callback(grpcError(error)));
   };
   const served = (client: string, request: Record<string, unknown>) =>
@@ -307,6 +342,7 @@ export async function startGrpc(service: Service, options: GrpcOptions): Promise
 
   /** One ModelInferRequest of `client`, answered as a ModelInferResponse. */
   const infer = async (client: string, message: Record<string, unknown>, deadline: number) => {
+    checked({ request: message }); // a stream's messages come here unchecked
     const version = await served(client, message);
     const compilation = servingCompilation(version);
     const { request, binary } = inferRequestOf(message);
@@ -347,11 +383,17 @@ export async function startGrpc(service: Service, options: GrpcOptions): Promise
   };
 
   const server = new grpc.Server();
-  server.addService(loaded.inference.GRPCInferenceService.service, {
+  server.addService(tolerantService(loaded.inference.GRPCInferenceService.service), {
     ServerLive: unary(() => Promise.resolve({ live: true }), true),
     ServerReady: unary(() => Promise.resolve({ ready: options.readiness().ready }), true),
     ServerMetadata: unary(
-      () => Promise.resolve({ name: "nnserve", version: DRIVER_VERSION, extensions: [] }),
+      () =>
+        Promise.resolve({
+          name: "nnserve",
+          version: DRIVER_VERSION,
+          // The binary tensor extension is HTTP's; raw contents are gRPC's own.
+          extensions: V2_EXTENSIONS.filter((e) => e !== "binary_tensor_data"),
+        }),
       true,
     ),
     ModelReady: unary(async (call, client) => {
