@@ -1,0 +1,214 @@
+/**
+ * The Open Inference Protocol over gRPC against its HTTP form and nnserve's bursts
+ * (`deno task bench:grpc`): for a tiny model (ADD of two float32[2]) and MobileNetV2 (one
+ * 224x224 image), requests one at a time and pipelined, all against one server process
+ * measured in the same run: `/v2` infer over HTTP (raw bytes in the binary tensor
+ * extension), gRPC ModelInfer with raw contents, gRPC ModelStreamInfer, and a burst. With
+ * `--write`, docs/grpc-performance.md gets the table.
+ */
+import { Buffer } from "node:buffer";
+import { fileURLToPath } from "node:url";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { NnClient } from "../client/mod.ts";
+import { INFERENCE_HEADER_LENGTH } from "../routes/binary_tensors.ts";
+import { seededFloats } from "../kernels/seeded_random.ts";
+import { MOBILENET_V2_INPUT, mobilenetV2Onnx } from "./mobilenet_v2_onnx.ts";
+import { spawnServer } from "./server_process.ts";
+
+const SECONDS = Number(Deno.args.find((a) => a.startsWith("--seconds="))?.slice(10) ?? 2);
+const PIPELINE = 16;
+const PROTO = fileURLToPath(new URL("../routes/grpc/inference.proto", import.meta.url));
+
+interface Case {
+  name: string;
+  model: string;
+  inputs: { name: string; shape: number[]; data: Float32Array }[];
+}
+
+/** A free port for the gRPC endpoint. */
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr;
+  listener.close();
+  return port;
+}
+
+/** Requests/s and median µs of `run` one at a time, and requests/s `PIPELINE` at once. */
+async function rates(run: () => Promise<unknown>) {
+  const end = (ms: number) => performance.now() + ms;
+  for (let stop = end(300); performance.now() < stop;) await run();
+  const times: number[] = [];
+  for (let stop = end(SECONDS * 1000); performance.now() < stop;) {
+    const started = performance.now();
+    await run();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  let done = 0;
+  const started = performance.now();
+  const stop = end(SECONDS * 1000);
+  await Promise.all(Array.from({ length: PIPELINE }, async () => {
+    while (performance.now() < stop) {
+      await run();
+      done++;
+    }
+  }));
+  return {
+    oneAtATimeUs: times[times.length >> 1] * 1000,
+    perSecond: times.length / SECONDS,
+    pipelinedPerSecond: done / ((performance.now() - started) / 1000),
+  };
+}
+
+const grpcPort = freePort();
+const server = await spawnServer({ NNSERVE_GRPC_PORT: String(grpcPort) });
+const client = new NnClient({ baseUrl: server.url });
+const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: Number, oneofs: true });
+const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+  inference: { GRPCInferenceService: grpc.ServiceClientConstructor };
+};
+const stub = new loaded.inference.GRPCInferenceService(
+  `127.0.0.1:${grpcPort}`,
+  grpc.credentials.createInsecure(),
+) as unknown as grpc.Client & {
+  ModelInfer(request: unknown, callback: (error: Error | null, answer: unknown) => void): void;
+  ModelStreamInfer(): grpc.ClientDuplexStream<unknown, { error_message: string }>;
+};
+
+const post = async (path: string, body: BodyInit, type: string) => {
+  const response = await fetch(`${server.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": type },
+    body,
+  });
+  const json = await response.json();
+  if (!response.ok) throw new Error(`${path}: ${JSON.stringify(json)}`);
+  return json;
+};
+
+const adder = {
+  operands: [
+    ...[0, 1].map(() => ({ type: "TENSOR_FLOAT32", dimensions: [2], lifetime: "MODEL_INPUT" })),
+    { type: "INT32", dimensions: [], lifetime: "CONSTANT_COPY", value: [0] },
+    { type: "TENSOR_FLOAT32", dimensions: [2], lifetime: "MODEL_OUTPUT" },
+  ],
+  operations: [{ type: "ADD", inputs: [0, 1, 2], outputs: [3] }],
+  inputIndexes: [0, 1],
+  outputIndexes: [3],
+};
+const tiny = await post(
+  "/v1/models?name=adder&version=1",
+  JSON.stringify(adder),
+  "application/json",
+);
+await post("/v1/compilations", JSON.stringify({ model: tiny.id }), "application/json");
+const mobilenet = await post(
+  `/v1/models?name=mobilenet&version=1&shape=${
+    encodeURIComponent(`${MOBILENET_V2_INPUT.name}:${MOBILENET_V2_INPUT.dims.join("x")}`)
+  }`,
+  mobilenetV2Onnx(1) as Uint8Array<ArrayBuffer>,
+  "application/onnx",
+);
+await post("/v1/compilations", JSON.stringify({ model: mobilenet.id }), "application/json");
+
+const CASES: Case[] = [
+  {
+    name: "ADD of two float32[2]",
+    model: "adder",
+    inputs: [
+      { name: "input0", shape: [2], data: new Float32Array([1, 2]) },
+      { name: "input1", shape: [2], data: new Float32Array([10, 20]) },
+    ],
+  },
+  {
+    name: "MobileNetV2 1.0 224x224",
+    model: "mobilenet",
+    inputs: [{
+      name: MOBILENET_V2_INPUT.name,
+      shape: [...MOBILENET_V2_INPUT.dims],
+      data: Float32Array.from(seededFloats(3 * 224 * 224, 7, 2)),
+    }],
+  },
+];
+
+const rows: string[] = [];
+for (const c of CASES) {
+  const bytes = c.inputs.map((i) => new Uint8Array(i.data.buffer));
+  const header = new TextEncoder().encode(JSON.stringify({
+    inputs: c.inputs.map((i, k) => ({
+      name: i.name,
+      shape: i.shape,
+      datatype: "FP32",
+      parameters: { binary_data_size: bytes[k].byteLength },
+    })),
+    parameters: { binary_data_output: true },
+  }));
+  const body = new Uint8Array([...header, ...bytes.flatMap((b) => [...b])]);
+  const http = () =>
+    fetch(`${server.url}/v2/models/${c.model}/infer`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/octet-stream",
+        [INFERENCE_HEADER_LENGTH]: String(header.byteLength),
+      },
+      body,
+    }).then((r) => r.arrayBuffer());
+  const request = {
+    model_name: c.model,
+    inputs: c.inputs.map((i) => ({ name: i.name, datatype: "FP32", shape: i.shape })),
+    raw_input_contents: bytes.map((b) => Buffer.from(b)),
+  };
+  const unary = () =>
+    new Promise((resolve, reject) =>
+      stub.ModelInfer(request, (error, answer) => error ? reject(error) : resolve(answer))
+    );
+  // One stream for the run; answers come back in request order.
+  const stream = stub.ModelStreamInfer();
+  const waiting: ((answer: unknown) => void)[] = [];
+  stream.on("data", (answer) => waiting.shift()!(answer));
+  const streamed = () =>
+    new Promise((resolve) => {
+      waiting.push(resolve);
+      stream.write(request);
+    });
+  // A compilation of its own for the burst (the SDK's).
+  const compilation = await client.compile(c.model === "adder" ? tiny.id : mobilenet.id);
+  const burst = await compilation.burst();
+  const bursted = () => burst.compute(c.inputs.map((i) => i.data));
+  for (
+    const [form, run] of [
+      ["/v2 HTTP (binary tensors)", http],
+      ["gRPC ModelInfer (raw contents)", unary],
+      ["gRPC ModelStreamInfer", streamed],
+      ["burst", bursted],
+    ] as const
+  ) {
+    const r = await rates(run);
+    rows.push(
+      `| ${c.name} | ${form} | ${r.oneAtATimeUs.toFixed(0)} | ${r.perSecond.toFixed(0)} | ` +
+        `${r.pipelinedPerSecond.toFixed(0)} |`,
+    );
+    console.log(rows[rows.length - 1]);
+  }
+  stream.end();
+  await burst.close();
+}
+stub.close();
+await server.stop();
+
+const table = [
+  `| model | form | one at a time: median µs | requests/s | ${PIPELINE} in flight: requests/s |`,
+  "| --- | --- | --: | --: | --: |",
+  ...rows,
+].join("\n");
+console.log(`\n${table}`);
+if (Deno.args.includes("--write")) {
+  await Deno.writeTextFile(
+    new URL("../docs/grpc-performance.md", import.meta.url),
+    `# The Open Inference Protocol: gRPC, HTTP and bursts\n\nWritten by \`deno task bench:grpc ` +
+      `--write\` (${new Date().toISOString().slice(0, 10)}, ${navigator.hardwareConcurrency} ` +
+      `cores): one server process,\nthe client in another; ${SECONDS} s per row after a ` +
+      `warm-up.\n\n${table}\n`,
+  );
+}
