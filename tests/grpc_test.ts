@@ -20,19 +20,21 @@ type Unary = (
   callback: (error: grpc.ServiceError | null, response: Record<string, unknown>) => void,
 ) => void;
 
-/** A client of the endpoint; each call takes the key (or none) and returns its answer. */
-function clientOf(port: number) {
-  const definition = protoLoader.loadSync(PROTO, {
+/** The service's client class, from the proto as the protocol's clients load it. */
+const GRPCInferenceService = (grpc.loadPackageDefinition(
+  protoLoader.loadSync(PROTO, {
     keepCase: true,
     longs: Number,
     enums: String,
     defaults: true,
     oneofs: true,
-  });
-  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
-    inference: { GRPCInferenceService: grpc.ServiceClientConstructor };
-  };
-  const client = new loaded.inference.GRPCInferenceService(
+  }),
+) as unknown as { inference: { GRPCInferenceService: grpc.ServiceClientConstructor } })
+  .inference.GRPCInferenceService;
+
+/** A client of the endpoint; each call takes the key (or none) and returns its answer. */
+function clientOf(port: number) {
+  const client = new GRPCInferenceService(
     `127.0.0.1:${port}`,
     grpc.credentials.createInsecure(),
   ) as unknown as grpc.Client & Record<string, Unary>;
@@ -244,16 +246,7 @@ Deno.test("gRPC calls need the API key and answer the driver's errors as gRPC co
 
 /** A duplex ModelStreamInfer call of a client, and the answers it has read. */
 function openStream(port: number, key: string) {
-  const definition = protoLoader.loadSync(PROTO, {
-    keepCase: true,
-    longs: Number,
-    defaults: true,
-    oneofs: true,
-  });
-  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
-    inference: { GRPCInferenceService: grpc.ServiceClientConstructor };
-  };
-  const client = new loaded.inference.GRPCInferenceService(
+  const client = new GRPCInferenceService(
     `127.0.0.1:${port}`,
     grpc.credentials.createInsecure(),
   ) as unknown as grpc.Client & {
