@@ -488,6 +488,12 @@ Deno.test("gRPC system shared memory: regions over a client's memories feed and 
       strictEqual(answer.outputs[0].parameters.shared_memory_region.string_param, "out");
       const written = await fetch(`${server.url}/v1/memories/${outputs}`, { headers });
       deepStrictEqual(new Uint8Array(await written.arrayBuffer()), floats(11, 22));
+      // CUDA shared memory, as under /v2: none, and none to register.
+      deepStrictEqual(await call("CudaSharedMemoryStatus", {}, "key-a"), { regions: {} });
+      await rejects(
+        call("CudaSharedMemoryRegister", { name: "gpu", byte_size: 8 }, "key-a"),
+        grpcCode(grpc.status.INVALID_ARGUMENT),
+      );
       await call("SystemSharedMemoryUnregister", { name: "in" }, "key-a");
       const left = await call("SystemSharedMemoryStatus", {}, "key-a") as {
         regions: Record<string, unknown>;

@@ -449,6 +449,12 @@ export async function startGrpc(service: Service, options: GrpcOptions): Promise
       await service.served.unload(client, String(call.request.model_name ?? ""));
       return {};
     }),
+    // CUDA shared memory, as under /v2: none here (no region, none to register).
+    CudaSharedMemoryStatus: unary(() => Promise.resolve({ regions: {} })),
+    CudaSharedMemoryRegister: unary(() => {
+      throw invalid("CUDA shared memory is not supported: use system shared memory over memories");
+    }),
+    CudaSharedMemoryUnregister: unary(() => Promise.resolve({})),
     ModelStatistics: unary(async (call, client) => {
       const name = String(call.request.name ?? "");
       const version = String(call.request.version ?? "");
