@@ -18,7 +18,7 @@ import { spawnServer } from "./server_process.ts";
 
 const SECONDS = Number(Deno.args.find((a) => a.startsWith("--seconds="))?.slice(10) ?? 2);
 const PIPELINE = 16;
-const PROTO = fileURLToPath(new URL("../routes/grpc/inference.proto", import.meta.url));
+const PROTO = fileURLToPath(new URL("../client/inference.proto", import.meta.url));
 
 interface Case {
   name: string;

@@ -9,9 +9,10 @@ import { Buffer } from "node:buffer";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
+import { GrpcCallError, GrpcClient } from "../client/grpc.ts";
 import { addModel, type TestServer, withTestServer } from "./server_fixture.ts";
 
-const PROTO = fileURLToPath(new URL("../routes/grpc/inference.proto", import.meta.url));
+const PROTO = fileURLToPath(new URL("../client/inference.proto", import.meta.url));
 const KEYS = new Map([["key-a", "alice"]]);
 
 type Unary = (
@@ -533,6 +534,41 @@ Deno.test("gRPC repository calls: index, unload and load a client's named model"
       );
     } finally {
       close();
+    }
+  });
+});
+
+Deno.test("the SDK's GrpcClient: calls, inference with typed arrays, and a stream", async () => {
+  await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
+    await serveAdder(server);
+    const sdk = new GrpcClient({ address: `127.0.0.1:${server.grpcPort}`, apiKey: "key-a" });
+    try {
+      strictEqual(await sdk.serverLive(), true);
+      strictEqual(await sdk.modelReady("adder"), true);
+      deepStrictEqual((await sdk.modelMetadata("adder")).versions, ["1"]);
+      const inputs = (a: number) => [
+        { name: "input0", datatype: "FP32", shape: [2], data: new Float32Array([a, 2]) },
+        { name: "input1", datatype: "FP32", shape: [2], data: new Float32Array([10, 20]) },
+      ];
+      const result = await sdk.infer("adder", inputs(1), { id: "x" });
+      strictEqual(result.id, "x");
+      deepStrictEqual(result.outputs[0].data, new Float32Array([11, 22]));
+      await rejects(sdk.infer("nope", inputs(1)), (error: GrpcCallError) => {
+        strictEqual(error.code, grpc.status.NOT_FOUND);
+        return true;
+      });
+      const stream = sdk.stream();
+      for (let chunk = 0; chunk < 5; chunk++) {
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, (_, k) => stream.infer("adder", inputs(chunk * 20 + k))),
+        );
+        answers.forEach((answer, k) =>
+          deepStrictEqual(answer.outputs[0].data, new Float32Array([chunk * 20 + k + 10, 22]))
+        );
+      }
+      await stream.close();
+    } finally {
+      sdk.close();
     }
   });
 });

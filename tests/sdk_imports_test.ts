@@ -1,6 +1,8 @@
 /**
  * The client SDK stands alone: no module under client/ imports anything outside client/
- * (so it bundles for browsers and Node without the service). The vocabulary and the burst
+ * (so it bundles for browsers and Node without the service), but for the gRPC client
+ * (client/grpc.ts, for Deno and Node only), which imports its gRPC libraries and nothing
+ * of the service, and which no other SDK module imports. The vocabulary and the burst
  * frame layout live in client/ and the service uses them from there; what the SDK still
  * keeps as its own copy (fuse and padding codes, tensor helpers) agrees with the service's,
  * and frames one side writes the other reads back unchanged.
@@ -31,8 +33,15 @@ function moduleSpecifiers(source: string): string[] {
   return patterns.flatMap((pattern) => [...code.matchAll(pattern)].map((m) => m[1]));
 }
 
+/** What the gRPC client alone may import beyond client/: its libraries. */
+const GRPC_CLIENT_IMPORTS = ["@grpc/grpc-js", "@grpc/proto-loader", "node:buffer", "node:url"];
+
 /** Why `specifier`, imported by client/`file`, leaves client/; undefined when it does not. */
 function escapes(file: string, specifier: string): string | undefined {
+  if (file === "grpc.ts" && GRPC_CLIENT_IMPORTS.includes(specifier)) return undefined;
+  if (file !== "grpc.ts" && /(^|\/)grpc\.ts$/.test(specifier)) {
+    return `${file} imports the gRPC client, which browsers cannot load: keep it apart`;
+  }
   if (!specifier.startsWith("./") && !specifier.startsWith("../")) {
     return `${file} imports "${specifier}": only relative imports within client/ are allowed`;
   }
@@ -73,6 +82,10 @@ Deno.test("moduleSpecifiers() finds static, type-only, re-export, side-effect an
   ok(escapes("a.ts", "npm:hono"));
   ok(escapes("a.ts", "hono"));
   ok(escapes("a.ts", "https://example.com/x.ts"));
+  strictEqual(escapes("grpc.ts", "@grpc/grpc-js"), undefined);
+  ok(escapes("grpc.ts", "hono"));
+  ok(escapes("a.ts", "@grpc/grpc-js"));
+  ok(escapes("mod.ts", "./grpc.ts"));
 });
 
 Deno.test("no module under client/ imports anything outside client/", async () => {

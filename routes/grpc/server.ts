@@ -1,6 +1,6 @@
 /**
  * The Open Inference Protocol over gRPC (`inference.GRPCInferenceService`, the calls of
- * `inference.proto`) on a port of its own (NNSERVE_GRPC_PORT): the transport of `/v2`'s
+ * `client/inference.proto`) on a port of its own (NNSERVE_GRPC_PORT): the transport of `/v2`'s
  * calls over `@grpc/grpc-js` on Deno's `node:http2`. Every call goes through what `/v2`
  * uses: the served models by name and version, the same request decoding and driver, the
  * same API keys (the `authorization` metadata's bearer key), and the driver's errors as
@@ -32,7 +32,8 @@ import {
 const constants = http2.constants as unknown as Record<string, number | string>;
 constants.HTTP_STATUS_UNSUPPORTED_MEDIA_TYPE ??= 415;
 
-const PROTO = fileURLToPath(new URL("./inference.proto", import.meta.url));
+// The protocol's definition ships with the SDK (client/ stands alone); the server reads it there.
+const PROTO = fileURLToPath(new URL("../../client/inference.proto", import.meta.url));
 
 /** The driver's statuses as gRPC codes (the rest: INTERNAL). */
 const CODES: Partial<Record<ErrorStatus, grpc.status>> = {
