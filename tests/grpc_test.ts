@@ -572,3 +572,60 @@ Deno.test("the SDK's GrpcClient: calls, inference with typed arrays, and a strea
     }
   });
 });
+
+Deno.test("a client process killed mid-stream leaves nothing held, and the service goes on", async () => {
+  await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
+    const headers = { authorization: "Bearer key-a" };
+    const model = await server.request(
+      "POST",
+      "/v1/models?name=rows&version=1",
+      addModel(0),
+      headers,
+    );
+    const compiled = await server.request("POST", "/v1/compilations", {
+      model: model.body.id,
+      batching: { maxBatchSize: 64, maxQueueDelayUs: 1_000_000 },
+    }, headers);
+    strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
+    const queued = async () => {
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      return Number(/^nnserve_batch_queued (\d+)/m.exec(text)?.[1]);
+    };
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "tests/grpc_stream_client.ts", String(server.grpcPort), "key-a"],
+      cwd: new URL("../", import.meta.url),
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let said = "";
+    while (!said.includes("sent")) {
+      const { value, done } = await lines.read();
+      if (done) throw new Error(`the client ended first: ${said}`);
+      said += value;
+    }
+    for (let i = 0; i < 500 && await queued() < 10; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    strictEqual(await queued(), 10, "ten requests wait for their batch");
+    child.kill("SIGKILL");
+    await child.status;
+    await lines.cancel();
+    for (let i = 0; i < 500 && await queued() > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    strictEqual(await queued(), 0, "their batch ran into a stream that is gone");
+    const sdk = new GrpcClient({ address: `127.0.0.1:${server.grpcPort}`, apiKey: "key-a" });
+    try {
+      const stream = sdk.stream();
+      const answer = await stream.infer("rows", [
+        { name: "input0", datatype: "FP32", shape: [1], data: new Float32Array([7]) },
+        { name: "input1", datatype: "FP32", shape: [1], data: new Float32Array([1]) },
+      ]);
+      deepStrictEqual(answer.outputs[0].data, new Float32Array([8]));
+      await stream.close();
+    } finally {
+      sdk.close();
+    }
+  });
+});

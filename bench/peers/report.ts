@@ -59,6 +59,23 @@ Deno.serve's dispatch 4.4%. With the guard, its forwarding adds about a quarter 
 only: the rest is what a request costs here, and no single part of it is the 2.4x
 between today's rate and a third of the echo's.`;
 
+/**
+ * The Open Inference Protocol's forms (gRPC, HTTP, bursts), from the table `deno task
+ * bench:grpc --write` leaves in docs/grpc-performance.md (its own run: it needs a server with
+ * a gRPC port).
+ */
+function grpcSection(): string {
+  let table: string;
+  try {
+    const text = Deno.readTextFileSync(new URL("../../docs/grpc-performance.md", import.meta.url));
+    table = text.slice(text.indexOf("| model"));
+  } catch {
+    table = "Not measured yet: run `deno task bench:grpc --write`.";
+  }
+  return `## The Open Inference Protocol: gRPC, HTTP and bursts\n\nFrom \`deno task bench:grpc\` ` +
+    `(docs/grpc-performance.md: one server process, the client in another):\n\n${table.trim()}`;
+}
+
 /** What profiling found and what changed (kept with the tables it explains). */
 const FINDINGS = `## What was found and changed
 
@@ -397,6 +414,8 @@ ${
   }
 
 ${REST_PROFILE}
+
+${grpcSection()}
 
 ${FINDINGS}`;
 }
