@@ -629,3 +629,47 @@ Deno.test("a client process killed mid-stream leaves nothing held, and the servi
     }
   });
 });
+
+Deno.test("a gRPC call's deadline is its execution's: DEADLINE_EXCEEDED when it passes", async () => {
+  await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
+    const headers = { authorization: "Bearer key-a" };
+    const model = await server.request(
+      "POST",
+      "/v1/models?name=rows&version=1",
+      addModel(0),
+      headers,
+    );
+    // A batch that waits 2 s to fill: one request cannot finish within 200 ms.
+    const compiled = await server.request("POST", "/v1/compilations", {
+      model: model.body.id,
+      batching: { maxBatchSize: 64, maxQueueDelayUs: 2_000_000 },
+    }, headers);
+    strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
+    const sdk = new GrpcClient({ address: `127.0.0.1:${server.grpcPort}`, apiKey: "key-a" });
+    try {
+      await rejects(
+        sdk.infer("rows", [
+          { name: "input0", datatype: "FP32", shape: [1], data: new Float32Array([1]) },
+          { name: "input1", datatype: "FP32", shape: [1], data: new Float32Array([1]) },
+        ], { deadlineMs: 200 }),
+        (error: GrpcCallError) => {
+          strictEqual(error.code, grpc.status.DEADLINE_EXCEEDED, error.message);
+          return true;
+        },
+      );
+      // The service took the call's deadline as the execution's: it failed it too.
+      const missed = async () =>
+        Number(
+          /^nnserve_executions_total\{status="MISSED_DEADLINE_TRANSIENT"\} (\d+)/m.exec(
+            await (await fetch(`${server.url}/metrics`)).text(),
+          )?.[1],
+        );
+      for (let i = 0; i < 500 && await missed() < 1; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      strictEqual(await missed(), 1);
+    } finally {
+      sdk.close();
+    }
+  });
+});
