@@ -37,9 +37,9 @@ function freePort(): number {
 /** Requests/s and median µs of `run` one at a time, and requests/s `PIPELINE` at once. */
 async function rates(run: () => Promise<unknown>) {
   const end = (ms: number) => performance.now() + ms;
-  for (let stop = end(300); performance.now() < stop;) await run();
+  for (const stop = end(300); performance.now() < stop;) await run();
   const times: number[] = [];
-  for (let stop = end(SECONDS * 1000); performance.now() < stop;) {
+  for (const stop = end(SECONDS * 1000); performance.now() < stop;) {
     const started = performance.now();
     await run();
     times.push(performance.now() - started);

@@ -1,0 +1,81 @@
+/**
+ * ModelStreamInfer: the protocol's bidirectional stream, the gRPC peer of a burst.
+ */
+import type * as grpc from "@grpc/grpc-js";
+import { DriverError } from "../../nnapi/errors.ts";
+import { bearerKey } from "../auth.ts";
+
+/** Requests one ModelStreamInfer stream may have in flight (as a burst's window). */
+export const STREAM_WINDOW = 32;
+
+/**
+ * ModelStreamInfer, the stream the protocol pipelines requests on (the peer of a burst):
+ * each request starts as it arrives, up to {@link STREAM_WINDOW} in flight (one past it is
+ * answered at once with an error naming the window, and holds nothing); answers go out in
+ * the order their requests came, each carrying its request's id, an error as
+ * `error_message`. The stream's key is checked once, from its metadata. When the client
+ * goes (cancelled, or its connection lost) nothing more is written, and what runs finishes
+ * into nothing.
+ */
+export function streamInfer(
+  call: grpc.ServerDuplexStream<Record<string, unknown>, unknown>,
+  infer: (client: string, request: Record<string, unknown>) => Promise<unknown>,
+  identify: (key: string | undefined) => Promise<string>,
+): void {
+  const client = identify(bearerKey(call.metadata.get("authorization")[0]?.toString()));
+  /** Answers in request order; each settles to the message to write. */
+  const pending: Promise<unknown>[] = [];
+  let inFlight = 0;
+  let ended = false;
+  let gone = false;
+  let writing = Promise.resolve();
+  const failure = (request: Record<string, unknown>, error: unknown) => ({
+    error_message: error instanceof DriverError
+      ? `${error.status}: ${error.message}`
+      : String((error as Error).message ?? error),
+    infer_response: {
+      model_name: String(request.model_name ?? ""),
+      model_version: String(request.model_version ?? ""),
+      id: String(request.id ?? ""),
+    },
+  });
+  const flush = () => {
+    writing = writing.then(async () => {
+      while (pending.length > 0 && !gone) {
+        const message = await pending.shift()!;
+        inFlight--;
+        if (!gone) call.write(message);
+      }
+      if (ended && pending.length === 0 && !gone) call.end();
+    });
+  };
+  call.on("data", (request: Record<string, unknown>) => {
+    if (gone) return;
+    if (inFlight >= STREAM_WINDOW) {
+      // A refusal holds no place: it overtakes the answers still running.
+      call.write(failure(
+        request,
+        new DriverError(
+          "RESOURCE_EXHAUSTED_TRANSIENT",
+          `more than ${STREAM_WINDOW} requests in flight on this stream`,
+        ),
+      ));
+      return;
+    }
+    inFlight++;
+    pending.push(
+      client.then((owner) => infer(owner, request))
+        .then((response) => ({ infer_response: response }), (error) => failure(request, error)),
+    );
+    flush();
+  });
+  call.on("end", () => {
+    ended = true;
+    flush();
+  });
+  const leave = () => {
+    gone = true;
+  };
+  call.on("cancelled", leave);
+  call.on("error", leave);
+}
