@@ -7,10 +7,9 @@
  * `--write`, docs/grpc-performance.md gets the table.
  */
 import { Buffer } from "node:buffer";
-import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
 import { NnClient } from "../client/mod.ts";
+import { GRPCInferenceService } from "../client/grpc.ts";
 import { INFERENCE_HEADER_LENGTH } from "../routes/binary_tensors.ts";
 import { seededFloats } from "../kernels/seeded_random.ts";
 import { MOBILENET_V2_INPUT, mobilenetV2Onnx } from "./mobilenet_v2_onnx.ts";
@@ -18,7 +17,6 @@ import { spawnServer } from "./server_process.ts";
 
 const SECONDS = Number(Deno.args.find((a) => a.startsWith("--seconds="))?.slice(10) ?? 2);
 const PIPELINE = 16;
-const PROTO = fileURLToPath(new URL("../client/inference.proto", import.meta.url));
 
 interface Case {
   name: string;
@@ -64,11 +62,7 @@ async function rates(run: () => Promise<unknown>) {
 const grpcPort = freePort();
 const server = await spawnServer({ NNSERVE_GRPC_PORT: String(grpcPort) });
 const client = new NnClient({ baseUrl: server.url });
-const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: Number, oneofs: true });
-const loaded = grpc.loadPackageDefinition(definition) as unknown as {
-  inference: { GRPCInferenceService: grpc.ServiceClientConstructor };
-};
-const stub = new loaded.inference.GRPCInferenceService(
+const stub = new GRPCInferenceService(
   `127.0.0.1:${grpcPort}`,
   grpc.credentials.createInsecure(),
 ) as unknown as grpc.Client & {

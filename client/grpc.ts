@@ -119,23 +119,29 @@ function inferResult(response: WireResponse): GrpcInferResult {
   };
 }
 
+/**
+ * The service's class from `inference.proto`, loaded once (its `service` is the definition a
+ * server serves): fields keep the protocol's snake_case names, 64-bit integers are numbers,
+ * enums their names, absent fields their defaults.
+ */
+export const GRPCInferenceService: grpc.ServiceClientConstructor = (grpc.loadPackageDefinition(
+  protoLoader.loadSync(PROTO, {
+    keepCase: true,
+    longs: Number,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  }),
+) as unknown as { inference: { GRPCInferenceService: grpc.ServiceClientConstructor } })
+  .inference.GRPCInferenceService;
+
 /** A client of a service's gRPC endpoint. */
 export class GrpcClient {
   readonly #stub: Stub;
   readonly #apiKey?: string;
 
   constructor(options: { address: string; apiKey?: string }) {
-    const definition = protoLoader.loadSync(PROTO, {
-      keepCase: true,
-      longs: Number,
-      enums: String,
-      defaults: true,
-      oneofs: true,
-    });
-    const loaded = grpc.loadPackageDefinition(definition) as unknown as {
-      inference: { GRPCInferenceService: grpc.ServiceClientConstructor };
-    };
-    this.#stub = new loaded.inference.GRPCInferenceService(
+    this.#stub = new GRPCInferenceService(
       options.address,
       grpc.credentials.createInsecure(),
     ) as unknown as Stub;

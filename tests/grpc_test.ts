@@ -6,13 +6,10 @@
  */
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
-import { GrpcCallError, GrpcClient } from "../client/grpc.ts";
+import { GrpcCallError, GrpcClient, GRPCInferenceService } from "../client/grpc.ts";
 import { addModel, type TestServer, withTestServer } from "./server_fixture.ts";
 
-const PROTO = fileURLToPath(new URL("../client/inference.proto", import.meta.url));
 const KEYS = new Map([["key-a", "alice"]]);
 
 type Unary = (
@@ -22,17 +19,6 @@ type Unary = (
 ) => void;
 
 /** The service's client class, from the proto as the protocol's clients load it. */
-const GRPCInferenceService = (grpc.loadPackageDefinition(
-  protoLoader.loadSync(PROTO, {
-    keepCase: true,
-    longs: Number,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  }),
-) as unknown as { inference: { GRPCInferenceService: grpc.ServiceClientConstructor } })
-  .inference.GRPCInferenceService;
-
 /** A client of the endpoint; each call takes the key (or none) and returns its answer. */
 function clientOf(port: number) {
   const client = new GRPCInferenceService(
@@ -65,6 +51,32 @@ async function serveAdder(server: TestServer) {
     model: model.body.id,
   }, headers);
   strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
+}
+
+/**
+ * Registers `rows` (ADD of two float32 rows, the batch extent left open) and compiles it
+ * with batches that wait `delayUs` to fill: requests stay in flight until then.
+ */
+async function serveRows(server: TestServer, delayUs: number) {
+  const headers = { authorization: "Bearer key-a" };
+  const model = await server.request(
+    "POST",
+    "/v1/models?name=rows&version=1",
+    addModel(0),
+    headers,
+  );
+  strictEqual(model.status, 201, JSON.stringify(model.body));
+  const compiled = await server.request("POST", "/v1/compilations", {
+    model: model.body.id,
+    batching: { maxBatchSize: 64, maxQueueDelayUs: delayUs },
+  }, headers);
+  strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
+}
+
+/** Executions waiting for their batch (`nnserve_batch_queued`). */
+async function batchQueued(server: TestServer): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  return Number(/^nnserve_batch_queued (\d+)/m.exec(text)?.[1]);
 }
 
 const floats = (...values: number[]) => new Uint8Array(new Float32Array(values).buffer);
@@ -316,20 +328,8 @@ Deno.test("ModelStreamInfer answers 10k requests pipelined on each of two stream
 
 Deno.test("a stream past its window of 32 in flight is refused at once; the rest answer", async () => {
   await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
-    const headers = { authorization: "Bearer key-a" };
     // The batch extent left open, and batches that wait 2 s to fill: 32 requests stay in flight.
-    const model = await server.request(
-      "POST",
-      "/v1/models?name=rows&version=1",
-      addModel(0),
-      headers,
-    );
-    strictEqual(model.status, 201, JSON.stringify(model.body));
-    const compiled = await server.request("POST", "/v1/compilations", {
-      model: model.body.id,
-      batching: { maxBatchSize: 64, maxQueueDelayUs: 2_000_000 },
-    }, headers);
-    strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
+    await serveRows(server, 2_000_000);
     // Its configuration says so, as Triton's does.
     const unaryClient = clientOf(server.grpcPort!);
     const { config } = await unaryClient.call("ModelConfig", { name: "rows" }, "key-a") as {
@@ -381,22 +381,8 @@ Deno.test("a stream past its window of 32 in flight is refused at once; the rest
 
 Deno.test("a stream its client cancels mid-flight holds nothing after, and the service goes on", async () => {
   await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
-    const headers = { authorization: "Bearer key-a" };
-    const model = await server.request(
-      "POST",
-      "/v1/models?name=rows&version=1",
-      addModel(0),
-      headers,
-    );
-    const compiled = await server.request("POST", "/v1/compilations", {
-      model: model.body.id,
-      batching: { maxBatchSize: 64, maxQueueDelayUs: 1_000_000 },
-    }, headers);
-    strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
-    const queued = async () => {
-      const text = await (await fetch(`${server.url}/metrics`)).text();
-      return Number(/^nnserve_batch_queued (\d+)/m.exec(text)?.[1]);
-    };
+    await serveRows(server, 1_000_000);
+    const queued = () => batchQueued(server);
     const request = (id: number) => ({
       model_name: "rows",
       id: String(id),
@@ -575,22 +561,8 @@ Deno.test("the SDK's GrpcClient: calls, inference with typed arrays, and a strea
 
 Deno.test("a client process killed mid-stream leaves nothing held, and the service goes on", async () => {
   await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
-    const headers = { authorization: "Bearer key-a" };
-    const model = await server.request(
-      "POST",
-      "/v1/models?name=rows&version=1",
-      addModel(0),
-      headers,
-    );
-    const compiled = await server.request("POST", "/v1/compilations", {
-      model: model.body.id,
-      batching: { maxBatchSize: 64, maxQueueDelayUs: 1_000_000 },
-    }, headers);
-    strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
-    const queued = async () => {
-      const text = await (await fetch(`${server.url}/metrics`)).text();
-      return Number(/^nnserve_batch_queued (\d+)/m.exec(text)?.[1]);
-    };
+    await serveRows(server, 1_000_000);
+    const queued = () => batchQueued(server);
     const child = new Deno.Command(Deno.execPath(), {
       args: ["run", "-A", "tests/grpc_stream_client.ts", String(server.grpcPort), "key-a"],
       cwd: new URL("../", import.meta.url),
@@ -632,19 +604,8 @@ Deno.test("a client process killed mid-stream leaves nothing held, and the servi
 
 Deno.test("a gRPC call's deadline is its execution's: DEADLINE_EXCEEDED when it passes", async () => {
   await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
-    const headers = { authorization: "Bearer key-a" };
-    const model = await server.request(
-      "POST",
-      "/v1/models?name=rows&version=1",
-      addModel(0),
-      headers,
-    );
     // A batch that waits 2 s to fill: one request cannot finish within 200 ms.
-    const compiled = await server.request("POST", "/v1/compilations", {
-      model: model.body.id,
-      batching: { maxBatchSize: 64, maxQueueDelayUs: 2_000_000 },
-    }, headers);
-    strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
+    await serveRows(server, 2_000_000);
     const sdk = new GrpcClient({ address: `127.0.0.1:${server.grpcPort}`, apiKey: "key-a" });
     try {
       await rejects(

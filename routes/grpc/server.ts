@@ -8,8 +8,6 @@
  */
 import * as http2 from "node:http2";
 import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
-import { fileURLToPath } from "node:url";
 import { DRIVER_VERSION } from "../../driver/compilation/plan_codec.ts";
 import { invalid } from "../../nnapi/errors.ts";
 import type { Service } from "../../serving/service.ts";
@@ -17,6 +15,8 @@ import { servingCompilation } from "../../serving/served_models.ts";
 import { type ApiKeys, bearerKey, keyHolder } from "../auth.ts";
 import { checked, grpcError, grpcParameters, inferRequestOf, tolerantService } from "./messages.ts";
 import { streamInfer } from "./stream.ts";
+// The protocol's definition ships with the SDK (client/ stands alone); the server serves it.
+import { GRPCInferenceService } from "../../client/grpc.ts";
 import { decodeInference, encodeInference } from "../v2/infer.ts";
 import { modelConfigOf, modelMetadataOf, V2_EXTENSIONS } from "../v2/models.ts";
 import {
@@ -32,9 +32,6 @@ import {
  */
 const constants = http2.constants as unknown as Record<string, number | string>;
 constants.HTTP_STATUS_UNSUPPORTED_MEDIA_TYPE ??= 415;
-
-// The protocol's definition ships with the SDK (client/ stands alone); the server reads it there.
-const PROTO = fileURLToPath(new URL("../../client/inference.proto", import.meta.url));
 
 /** What the gRPC endpoint serves over. */
 export interface GrpcOptions extends RepositoryOptions {
@@ -58,16 +55,6 @@ type Handler = (
 
 /** Starts the endpoint; resolves once it listens. */
 export async function startGrpc(service: Service, options: GrpcOptions): Promise<GrpcServer> {
-  const definition = protoLoader.loadSync(PROTO, {
-    keepCase: true,
-    longs: Number,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
-  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
-    inference: { GRPCInferenceService: { service: grpc.ServiceDefinition } };
-  };
   const identify = keyHolder(options.apiKeys);
   const unary = (handler: Handler, open = false) =>
   (
@@ -129,7 +116,7 @@ export async function startGrpc(service: Service, options: GrpcOptions): Promise
   };
 
   const server = new grpc.Server();
-  server.addService(tolerantService(loaded.inference.GRPCInferenceService.service), {
+  server.addService(tolerantService(GRPCInferenceService.service), {
     ServerLive: unary(() => Promise.resolve({ live: true }), true),
     ServerReady: unary(() => Promise.resolve({ ready: options.readiness().ready }), true),
     ServerMetadata: unary(
