@@ -47,12 +47,6 @@ export const BatchingSchema = z.object({
 /** Default of `maxQueueSize`: as many executions as one client may queue for executors. */
 export const DEFAULT_BATCH_QUEUE_SIZE = 64;
 
-/** What an execution gets back: its rows of the batch's outputs, and how it was batched. */
-export interface BatchedResult extends PoolResult {
-  /** Rows of the run it took part in (its own when it ran alone). */
-  batchSize: number;
-}
-
 /** What a run of the plan is given besides its inputs. */
 export interface RunOptions {
   /** Epoch ms. */
@@ -81,7 +75,7 @@ interface Queued {
   arrivedAt: number;
   timer?: ReturnType<typeof setTimeout>;
   settled: boolean;
-  resolve(result: BatchedResult): void;
+  resolve(result: PoolResult): void;
   reject(error: Error): void;
 }
 
@@ -115,14 +109,11 @@ export class DynamicBatcher {
    * Runs one execution's inputs, stacked with others when it can be (every input a tensor
    * of the same first extent, at most `maxBatchSize`), else alone.
    */
-  run(inputs: RunInput[], options: RunOptions): Promise<BatchedResult> {
+  run(inputs: RunInput[], options: RunOptions): Promise<PoolResult> {
     const { deadline } = options;
     const rows = batchRows(inputs);
     if (rows === undefined || rows > this.#config.maxBatchSize) {
-      return this.#runner.run(inputs, options).then((result) => ({
-        ...result,
-        batchSize: rows ?? 1,
-      }));
+      return this.#runner.run(inputs, options);
     }
     const limit = this.#config.maxQueueSize ?? DEFAULT_BATCH_QUEUE_SIZE;
     if (this.#queue.length >= limit) {
@@ -260,7 +251,7 @@ export class DynamicBatcher {
       const queuedUs = Math.round((now - entry.arrivedAt) * 1000) + result.queuedUs;
       settle(
         entry,
-        () => entry.resolve({ ...result, outputs: parts[k], queuedUs, batchSize: padded }),
+        () => entry.resolve({ ...result, outputs: parts[k], queuedUs }),
       );
     });
   }
@@ -273,7 +264,7 @@ export class DynamicBatcher {
         loopTimeoutMs: entry.loopTimeoutMs,
       });
       const queuedUs = Math.round((dispatchedAt - entry.arrivedAt) * 1000) + result.queuedUs;
-      settle(entry, () => entry.resolve({ ...result, queuedUs, batchSize: entry.rows }));
+      settle(entry, () => entry.resolve({ ...result, queuedUs }));
     } catch (error) {
       settle(entry, () => entry.reject(error as Error));
     }
