@@ -13,7 +13,7 @@ import { S3BlobStore } from "./store/s3_blob_store.ts";
 import { PostgresStateStore } from "./store/postgres_state.ts";
 import { KvStateStore, type StateStore } from "./store/state_store.ts";
 import { CompilationCache, DEFAULT_CACHE_BUDGET } from "./cache/compilation_cache.ts";
-import { type ConnectionGuard, guardConnections } from "./connection_guard.ts";
+import { type ConnectionGuard, guardConnections } from "./connection_guard/mod.ts";
 import { startGrpc } from "./routes/grpc/server.ts";
 import { discoverDevices } from "./driver/devices/device_list.ts";
 import { DRIVER_VERSION } from "./driver/compilation/plan_codec.ts";
@@ -291,7 +291,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       );
     };
     let shutdown: ShutdownState = { step: "not shutting down", inFlightAtStart: [], running: [] };
-    const http = serveHttp(config, async (request, info) => {
+    const http = await serveHttp(config, async (request, info) => {
       running.set(request, performance.now());
       try {
         return await app.fetch(request, info);
@@ -390,14 +390,17 @@ interface HttpSide {
 }
 
 /** Serves `handler`: through the connection guard when a timeout is set, else directly. */
-function serveHttp(config: ServerConfig, handler: Deno.ServeHandler<Deno.NetAddr>): HttpSide {
+async function serveHttp(
+  config: ServerConfig,
+  handler: Deno.ServeHandler<Deno.NetAddr>,
+): Promise<HttpSide> {
   const headerMs = (config.headerTimeoutSeconds ?? 0) * 1000;
   const idleMs = (config.idleTimeoutSeconds ?? 0) * 1000;
   const where = `${config.hostname}:${config.port}`;
   let guard: ConnectionGuard | undefined;
   try {
     if (headerMs > 0 || idleMs > 0) {
-      guard = guardConnections(config, { headerMs, idleMs });
+      guard = await guardConnections(config, { headerMs, idleMs });
     }
     const server = Deno.serve({
       // Behind the guard the server is private: loopback, a free port.
@@ -421,7 +424,7 @@ function serveHttp(config: ServerConfig, handler: Deno.ServeHandler<Deno.NetAddr
       },
     };
   } catch (error) {
-    guard?.stopAccepting(); // closes the public listener at once
+    await guard?.closeAll(0); // closes the public listener and ends the guard's worker
     if (error instanceof Deno.errors.AddrInUse) {
       throw new StartupError(`cannot listen on ${where}: the address is in use`);
     }

@@ -74,7 +74,7 @@ export interface ServerConfig {
   /**
    * Seconds a new connection has to deliver its first request head (NNSERVE_HEADER_TIMEOUT).
    * With this or `idleTimeoutSeconds` set above 0 the connections go through the connection
-   * guard (connection_guard.ts); with neither, Deno.serve takes them directly, untimed.
+   * guard (connection_guard/); with neither, Deno.serve takes them directly, untimed.
    * `configFromEnv` always sets both.
    */
   headerTimeoutSeconds?: number;

@@ -3,7 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { invalid } from "../nnapi/errors.ts";
 import type { Service } from "../serving/service.ts";
 import { type ModelJson, ModelSchema } from "../driver/model/model_schema.ts";
-import { clientLeft } from "../connection_guard.ts";
+import { clientLeft } from "../connection_guard/mod.ts";
 import { newRouter } from "./router.ts";
 import {
   ADD_MODEL,
