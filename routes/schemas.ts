@@ -3,7 +3,7 @@
  * generated OpenAPI document.
  */
 import { z } from "@hono/zod-openapi";
-import { JsonNumberSchema } from "../driver/model/model_schema.ts";
+import { JsonNumbersSchema } from "../driver/model/model_schema.ts";
 import { BatchingSchema } from "../driver/execution/dynamic_batcher.ts";
 import { ERROR_STATUSES, LIMITS } from "../nnapi/errors.ts";
 import { type BodyExample, EXAMPLE_IDS } from "./examples.ts";
@@ -240,7 +240,7 @@ const VALUE_KEYS = ["data", "base64", "memory", "buffer", "omitted", "parameters
  * instead of as a mismatch with whichever alternative came last.
  */
 export const Argument = z.object({
-  data: z.array(JsonNumberSchema).optional(),
+  data: JsonNumbersSchema.optional(),
   base64: z.string().optional(),
   memory: id.optional(),
   offset: z.number().int().nonnegative().optional(),
@@ -332,7 +332,7 @@ export const ExecutionBody = z.object({
   outputs: z.array(z.object({
     name: z.string().optional().openapi({ description: "The output's name (imported models)" }),
     dimensions,
-    data: z.array(JsonNumberSchema).optional(),
+    data: JsonNumbersSchema.optional(),
     base64: z.string().optional(),
     parameters: z.object({ binary_data_size: z.number().int() }).optional().openapi({
       description: "In a framed binary answer's header: the output's bytes are the next " +

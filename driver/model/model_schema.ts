@@ -20,9 +20,41 @@ export const JsonNumberSchema = z.union([z.number(), z.enum(NON_FINITE_NAMES)], 
       : `expected a number, or "NaN", "Infinity" or "-Infinity"`,
 });
 
+const NON_FINITE: ReadonlySet<unknown> = new Set(NON_FINITE_NAMES);
+
+/**
+ * An array of {@link JsonNumberSchema} elements, checked in one loop: a schema per element
+ * costs about 25 ns each (3.7 ms for one 224x224x3 image as JSON), the loop a tenth of it.
+ * The first element that is not one is reported at its index, with the element's message.
+ */
+export const JsonNumbersSchema = z.custom<z.infer<typeof JsonNumberSchema>[]>(
+  (value) => Array.isArray(value),
+  { error: (issue) => `expected an array of numbers, received ${kindOf(issue.input)}` },
+).check((context) => {
+  const values = context.value;
+  for (let at = 0; at < values.length; at++) {
+    const v = values[at];
+    if (typeof v === "number" ? Number.isFinite(v) : NON_FINITE.has(v)) continue;
+    const element = JsonNumberSchema.safeParse(v);
+    if (element.success) continue;
+    const [{ message }] = element.error.issues;
+    context.issues.push({ code: "custom", message, input: v, path: [at] });
+    return;
+  }
+}).meta({
+  type: "array",
+  items: {
+    anyOf: [{ type: "number" }, { type: "string", enum: [...NON_FINITE_NAMES] }],
+  },
+});
+
+function kindOf(value: unknown): string {
+  return value === null ? "null" : typeof value;
+}
+
 /** A constant's value: JSON numbers, or little-endian bytes in base64. */
 export const ValueSchema = z.union([
-  z.array(JsonNumberSchema),
+  JsonNumbersSchema,
   z.object({ base64: z.string() }).strict(),
 ]);
 
