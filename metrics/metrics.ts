@@ -45,14 +45,51 @@ export const DURATION_BUCKETS = [
   30,
 ];
 
+interface Series {
+  labels: Labels;
+  counts: number[];
+  sum: number;
+  count: number;
+  lastMs: number;
+}
+
+/**
+ * Series by their labels' names and values, one map level per name and per value: found
+ * without building a key string per observation (several per request).
+ */
+class SeriesIndex {
+  #root = new Map<string, unknown>();
+
+  get(labels: Labels): Series | undefined {
+    let node: unknown = this.#root;
+    for (const k in labels) {
+      node = (node as Map<string, unknown>).get(k);
+      if (node === undefined) return undefined;
+      node = (node as Map<string, unknown>).get(labels[k]);
+      if (node === undefined) return undefined;
+    }
+    return (node as Map<string, unknown>).get("") as Series | undefined;
+  }
+
+  set(labels: Labels, series: Series): void {
+    let node = this.#root;
+    for (const k in labels) node = this.#child(this.#child(node, k), labels[k]);
+    node.set("", series);
+  }
+
+  #child(node: Map<string, unknown>, key: string): Map<string, unknown> {
+    let child = node.get(key) as Map<string, unknown> | undefined;
+    if (!child) node.set(key, child = new Map());
+    return child;
+  }
+}
+
 interface Histogram {
   help: string;
   buckets: readonly number[];
-  /** Per label set: its labels, cumulative-to-be bucket counts, sum and count. */
-  series: Map<
-    string,
-    { labels: Labels; counts: number[]; sum: number; count: number; lastMs: number }
-  >;
+  /** Per label set (by its key): its labels, cumulative-to-be bucket counts, sum and count. */
+  series: Map<string, Series>;
+  index: SeriesIndex;
 }
 
 /** A registry of counters, gauges and histograms. */
@@ -101,9 +138,15 @@ export class Metrics {
   /** Drops every histogram series carrying `label="value"` (a deleted compilation's). */
   forget(label: string, value: string): void {
     for (const histogram of this.#histograms.values()) {
+      let forgot = false;
       for (const [k, series] of histogram.series) {
-        if (series.labels[label] === value) histogram.series.delete(k);
+        if (series.labels[label] !== value) continue;
+        histogram.series.delete(k);
+        forgot = true;
       }
+      if (!forgot) continue;
+      histogram.index = new SeriesIndex();
+      for (const series of histogram.series.values()) histogram.index.set(series.labels, series);
     }
   }
 
@@ -117,14 +160,18 @@ export class Metrics {
   ): void {
     let histogram = this.#histograms.get(name);
     if (!histogram) {
-      histogram = { help, buckets, series: new Map() };
+      histogram = { help, buckets, series: new Map(), index: new SeriesIndex() };
       this.#histograms.set(name, histogram);
     }
-    const k = key(name, labels);
-    let series = histogram.series.get(k);
+    let series = histogram.index.get(labels);
     if (!series) {
-      series = { labels, counts: histogram.buckets.map(() => 0), sum: 0, count: 0, lastMs: 0 };
-      histogram.series.set(k, series);
+      const k = key(name, labels);
+      series = histogram.series.get(k); // the same labels in another order
+      if (!series) {
+        series = { labels, counts: histogram.buckets.map(() => 0), sum: 0, count: 0, lastMs: 0 };
+        histogram.series.set(k, series);
+      }
+      histogram.index.set(labels, series);
     }
     const bounds = histogram.buckets;
     for (let at = 0; at < bounds.length; at++) {
