@@ -41,23 +41,26 @@ const WASM_PEER = "onnxruntime-web (wasm)";
 const TFJS_PEER = "tfjs-backend-wasm";
 
 /**
- * Where a REST request's time goes: a V8 profile of the server (`--inspect`, sampling every
- * 100 µs) under wrk, 64 connections, the tiny model, taken by hand (2026-11-27).
+ * Where a REST request's time goes: V8 profiles of the server under wrk (64 connections, the
+ * tiny model) and of the app called in process, per-thread CPU from /proc, taken by hand
+ * (2026-11-28).
  */
-const REST_PROFILE = `Where a request's time goes (a V8 CPU profile of the server's main thread
-under the same load, 2026-11-27; shares of all samples). Without the connection guard
-(\`NNSERVE_HEADER_TIMEOUT=0 NNSERVE_IDLE_TIMEOUT=0\`: 19.3 k requests/s against 17.1 k with
-it) the thread ran JavaScript 56% of the time, about 29 µs a request (the rest is Deno's
-native HTTP work and waiting, which the profile does not tell apart): the execution 20% (the
-inline run of the plan 9%, of which the ADD kernel through the SIMD heap 3%; binding and
-checking the arguments 6%; the execution's metrics 3%), reading and validating the JSON
-body 6%, Hono's routing, middleware and zod validators about 6%, the API key check 3.5%,
-metrics histograms 3.4% (a series key built per observation, six observations a request),
-the access log and request id 4%, \`performance.now\` 2.7% (five calls a request), and
-Deno.serve's dispatch 4.4%. With the guard, its forwarding adds about a quarter (its loop
-17%, the socket writes 15% of the samples). The Hono echo does the JSON and the routing
-only: the rest is what a request costs here, and no single part of it is the 2.4x
-between today's rate and a third of the echo's.`;
+const REST_PROFILE = `Where a request's time goes (2026-11-28: V8 CPU profiles of the server under
+the same load and of the app called in process, and each thread's CPU time from /proc).
+Under wrk the server's main thread is busy 96% of the time, the connection guard's worker
+49% and wrk 24% of a core: the main thread is the limit, about 39 µs a request at 24.6 k
+requests/s. JavaScript is about 21 µs of it (in process, without sockets): Hono's routing,
+context and middleware 15% of it, zod 6%, the access log line and request id 6%, metrics 7%
+(six histogram observations a request), \`performance.now\` 4%, garbage collection 6%, the
+execution itself (arguments, the inline run of the plan, the ADD kernel) about a fifth; the
+rest of the 39 µs is Deno's HTTP work and the sockets. Changed this session: the guard's
+forwarding moved off the main thread into a worker of its own (it had been a quarter of the
+main thread's samples: 17.4 k -> 20.5-21.7 k requests/s), the execution route no longer
+validates its query and headers per request (26 -> 22 µs in process), and histograms find
+their series without building a key string per observation (about 1 µs): 17.4 k -> 25.8-27.1 k
+requests/s in all. The Hono echo does the JSON and the routing only, in about 8 µs of one
+thread: no single part of the rest is the 1.5x between today's rate and a third of the
+echo's.`;
 
 /**
  * The Open Inference Protocol's forms (gRPC, HTTP, bursts), from the table `deno task
@@ -225,8 +228,7 @@ virtual machine moves single numbers by 10-30% between runs, a peer's row too):
   near the line; earlier runs put MobileNetV2 at 1.05-1.46x and the classifier at
   1.01-1.31x. Beyond the run, a request costs nnserve about 1.4 ms for MobileNetV2's 0.6 MB
   (the HTTP column) where the onnxruntime-node server spends 1.1-1.5 ms; the connection
-  guard's loopback hop is a tenth of the tiny-model REST rate (19.3 k requests/s without it,
-  17.1 k with).
+  guard's loopback hop now runs in a worker of its own, off the thread that serves.
 - Throughput at 16 connections at least the onnxruntime-node server's: met for the PaddleOCR
   models in every run (1.08-2.0x); MobileNetV2 0.94-0.96x in the run above (1.11-1.24x in
   \`deno task bench:load\`'s run the same hour, 0.92-1.67x before) and Moonshine 0.97-1.01x
