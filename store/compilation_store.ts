@@ -57,6 +57,11 @@ export interface CompilationRecord {
   scalarOutputs?: number[];
   /** Dynamic batching of its executions, when asked for. */
   batching?: BatchingConfig;
+  /**
+   * The model's batch extent is fixed at 1 and batching declared it open: the plan runs the
+   * model with it open (driver/model/batch_extent.ts), which the cache key says.
+   */
+  batchExtentOpened?: true;
   /** Its model's name and version (named models): what its metrics are labelled by. */
   modelName?: string;
   modelVersion?: string;

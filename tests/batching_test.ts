@@ -197,15 +197,95 @@ Deno.test("an execution's error in a batch is its own", async () => {
   });
 });
 
+/** {@link denseModel} as exported with a batch of one: every first extent fixed at 1. */
+function denseModelOfOneRow() {
+  const model = denseModel();
+  model.operands[0] = float32Tensor([1, DEPTH], "MODEL_INPUT");
+  model.operands[4] = float32Tensor([1, UNITS], "TEMPORARY_VARIABLE");
+  model.operands[5] = float32Tensor([1, UNITS], "MODEL_OUTPUT");
+  return model;
+}
+
+/**
+ * out = tanh(reshape(x, [1, -1]) W^T + b) with x [1, 2, 4]: the reshape folds whatever rows
+ * come into one, so a second row would not stay apart.
+ */
+function foldingModel() {
+  return {
+    operands: [
+      float32Tensor([1, 2, DEPTH / 2], "MODEL_INPUT"),
+      { type: "TENSOR_INT32", dimensions: [2], lifetime: "CONSTANT_COPY", value: [1, -1] },
+      float32Tensor([1, DEPTH], "TEMPORARY_VARIABLE"),
+      float32Tensor([UNITS, DEPTH], "CONSTANT_COPY", [...seededFloats(UNITS * DEPTH, 1, 1)]),
+      float32Tensor([UNITS], "CONSTANT_COPY", [...seededFloats(UNITS, 2, 1)]),
+      int32Scalar(0),
+      float32Tensor([1, UNITS], "MODEL_OUTPUT"),
+    ],
+    operations: [
+      { type: "RESHAPE", inputs: [0, 1], outputs: [2] },
+      { type: "FULLY_CONNECTED", inputs: [2, 3, 4, 5], outputs: [6] },
+    ],
+    inputIndexes: [0],
+    outputIndexes: [6],
+  };
+}
+
+Deno.test("a model with a batch of one, declared batchable, is batched: each row bit for bit its own", async () => {
+  await withTestServer({}, async (server) => {
+    const plain = await compile(server, denseModelOfOneRow());
+    const batched = await compile(server, denseModelOfOneRow(), {
+      maxBatchSize: 4,
+      maxQueueDelayUs: NEVER_BY_DELAY,
+    });
+    const requests = [0, 1, 2, 3].map((k) => ({
+      inputs: [rowsOf(1, 30 + k)],
+      outputEncoding: "base64",
+    }));
+    const together = await Promise.all(requests.map((r) => execute(server, batched, r)));
+    for (const [k, answer] of together.entries()) {
+      strictEqual(answer.status, 200, JSON.stringify(answer.body));
+      const alone = await execute(server, plain, requests[k]);
+      strictEqual(alone.status, 200, JSON.stringify(alone.body));
+      deepStrictEqual(answer.body.outputs, alone.body.outputs);
+      deepStrictEqual((answer.body.outputs as { dimensions: number[] }[])[0].dimensions, [
+        1,
+        UNITS,
+      ]);
+    }
+    deepStrictEqual(await batchRuns(server), { runs: 1, rows: 4 });
+    // As Triton's max_batch_size says (which /v2 reports): an execution may bring rows of
+    // its own, each the same as alone.
+    const pairs = [40, 41].map((seed) => rowsOf(2, seed));
+    const answers = await Promise.all(
+      pairs.map((input) => execute(server, batched, { inputs: [input] })),
+    );
+    for (const [k, answer] of answers.entries()) {
+      strictEqual(answer.status, 200, JSON.stringify(answer.body));
+      const rows: number[] = [];
+      for (const row of [0, 1]) {
+        const data = pairs[k].data.slice(row * DEPTH, (row + 1) * DEPTH);
+        const alone = await execute(server, plain, { inputs: [{ data, dimensions: [1, DEPTH] }] });
+        rows.push(...(alone.body.outputs as { data: number[] }[])[0].data);
+      }
+      deepStrictEqual(answer.body.outputs, [{ dimensions: [2, UNITS], data: rows }]);
+    }
+    deepStrictEqual(await batchRuns(server), { runs: 2, rows: 8 });
+  });
+});
+
 Deno.test("batching is refused for a model whose batch extent is fixed, or preferred sizes past the largest", async () => {
   await withTestServer({}, async (server) => {
-    const fixed = denseModel();
-    fixed.operands[0] = float32Tensor([1, DEPTH], "MODEL_INPUT");
-    fixed.operands[4] = float32Tensor([1, UNITS], "TEMPORARY_VARIABLE");
-    fixed.operands[5] = float32Tensor([1, UNITS], "MODEL_OUTPUT");
+    const mixed = denseModel();
+    mixed.operands[5] = float32Tensor([1, UNITS], "MODEL_OUTPUT");
+    mixed.operands[4] = float32Tensor([1, UNITS], "TEMPORARY_VARIABLE");
     for (
       const [model, batching, message] of [
-        [fixed, { maxBatchSize: 4, maxQueueDelayUs: 0 }, /first extent .* input 0 is \[1,8\]/],
+        [mixed, { maxBatchSize: 4, maxQueueDelayUs: 0 }, /first extent .* output 0 is \[1,5\]/],
+        [
+          foldingModel(),
+          { maxBatchSize: 4, maxQueueDelayUs: 0 },
+          /rows that stay apart: operation 0 \(RESHAPE\) gives \[1,8\] with one row and \[1,16\] with two/,
+        ],
         [
           denseModel(),
           { maxBatchSize: 4, preferredBatchSizes: [2, 8], maxQueueDelayUs: 0 },

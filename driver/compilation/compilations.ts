@@ -15,6 +15,8 @@ import type { ModelRecord } from "../../store/model_store.ts";
 import { DriverError, invalid, notFound } from "../../nnapi/errors.ts";
 import type { Compiled, Compiler } from "./compiler.ts";
 import type { Models } from "../model/models.ts";
+import type { Model } from "../model/model.ts";
+import { batchFixedAtOne, openBatchExtent } from "../model/batch_extent.ts";
 import type { PartitionSummary } from "./partitioner/model_partition.ts";
 import type { PreparedModel } from "./plan.ts";
 
@@ -111,7 +113,7 @@ export class Compilations {
   async create(owner: string, request: CompilationRequest): Promise<CompilationInfo> {
     const started = performance.now();
     const modelRecord = await this.#models.record(owner, request.model);
-    if (request.batching) checkBatchable(modelRecord, request.batching);
+    const opened = request.batching ? checkBatchable(modelRecord, request.batching) : false;
     const record: CompilationRecord = {
       id: crypto.randomUUID(),
       owner,
@@ -122,6 +124,7 @@ export class Compilations {
       ...(request.partitioning === "profile" ? { partitioning: "profile" as const } : {}),
       ...portNames(modelRecord),
       ...(request.batching ? { batching: request.batching } : {}),
+      ...(opened ? { batchExtentOpened: true as const } : {}),
       ...(modelRecord.name
         ? { modelName: modelRecord.name, modelVersion: modelRecord.version ?? "1" }
         : {}),
@@ -139,7 +142,7 @@ export class Compilations {
     }
     const compiled = await this.#compiler.compile(
       record,
-      () => this.#models.load(modelRecord),
+      () => this.#load(record, modelRecord),
       record.cacheKey,
       {
         // Epoch ms, counted from the request's start: preparation stops once it passes.
@@ -217,6 +220,12 @@ export class Compilations {
     }
   }
 
+  /** The model a compilation prepares: its batch extent open when batching declared it so. */
+  async #load(record: CompilationRecord, modelRecord: ModelRecord): Promise<Model> {
+    const model = await this.#models.load(modelRecord);
+    return record.batchExtentOpened ? openBatchExtent(model) : model;
+  }
+
   /** A live compilation of this client, prepared again (or taken from cache) after a restart. */
   async live(owner: string, id: string): Promise<LiveCompilation> {
     const live = this.#live.get(id);
@@ -230,7 +239,7 @@ export class Compilations {
     const modelRecord = await this.#models.record(owner, record.model, true);
     const compiled = await this.#compiler.compile(
       record,
-      () => this.#models.load(modelRecord),
+      () => this.#load(record, modelRecord),
       record.cacheKey,
     );
     // A delete that landed while this was preparing must not be undone by keeping it live.
@@ -255,7 +264,7 @@ export class Compilations {
     console.warn(`nnserve: data cache of compilation ${live.record.id} changed; preparing anew`);
     this.#compiler.countRejected();
     const modelRecord = await this.#models.record(live.record.owner, live.record.model, true);
-    const loadModel = () => this.#models.load(modelRecord);
+    const loadModel = () => this.#load(live.record, modelRecord);
     // A hit again would read the same broken file: drop the entry, then prepare and save.
     live.compiled = await this.#compiler.compile(live.record, loadModel, live.record.cacheKey, {
       dropCached: true,
@@ -324,18 +333,20 @@ function portNames(
 
 /**
  * Refuses batching for a model whose executions cannot be stacked: every input and output
- * needs a first extent left open (the batch), and the model no ONNX scalars.
+ * needs a first extent that is the batch, left open, or fixed at 1 for all of them (then
+ * opened when the model is prepared, `openBatchExtent`, which refuses a model whose rows do
+ * not stay apart). Returns whether the batch extent is to be opened.
  */
-function checkBatchable(model: ModelRecord, batching: BatchingConfig): void {
+function checkBatchable(model: ModelRecord, batching: BatchingConfig): boolean {
   const refuse = (why: string) => invalid(`dynamic batching needs ${why}`, { path: ["batching"] });
+  const fixedAtOne = batchFixedAtOne(model);
   for (const [kind, ports] of [["input", model.inputs], ["output", model.outputs]] as const) {
     for (const [k, port] of ports.entries()) {
-      if (port.dimensions.length === 0 || port.dimensions[0] !== 0) {
+      if (!fixedAtOne && (port.dimensions.length === 0 || port.dimensions[0] !== 0)) {
         const name = port.name ?? `${kind} ${k}`;
         throw refuse(
-          `every input's and output's first extent to be the batch, left open (0, or ` +
-            `symbolic in ONNX); ${name} is [${port.dimensions}] (import the ONNX file ` +
-            "without fixing its batch extent)",
+          `every input's and output's first extent to be the batch: left open (0, or ` +
+            `symbolic in ONNX), or 1 for all of them; ${name} is [${port.dimensions}]`,
         );
       }
     }
@@ -353,4 +364,5 @@ function checkBatchable(model: ModelRecord, batching: BatchingConfig): void {
       `preferred batch sizes of at most maxBatchSize (${batching.maxBatchSize}): ${over}`,
     );
   }
+  return fixedAtOne;
 }

@@ -109,6 +109,7 @@ export class Compiler {
       priority: record.priority,
       devices: this.devices.select(record.devices).map((d) => `${d.info.name}@${d.info.version}`),
       partitioning: record.partitioning === "profile" ? "profile" : PARTITIONING,
+      ...(record.batchExtentOpened ? { batchExtent: "opened" } : {}),
     });
   }
 

@@ -31,6 +31,11 @@ export interface ReshapeTarget {
   sources?: readonly (number | undefined)[];
   /** How each unknown extent of `dims` is computed at execution, where known. */
   extents?: readonly (RuntimeExtent | undefined)[];
+  /**
+   * The first extent is whatever the rest leaves (Flatten's outer one): a constant target
+   * says -1 there, so the model still runs when its batch extent is opened.
+   */
+  firstInferred?: boolean;
 }
 
 /** Unit axes dropped (input axes) and inserted (result axes) by a reshape doing only that. */
@@ -131,6 +136,7 @@ export function reshapeOperand(
     return ctx.emit("RESHAPE", [x, target!], [{ ...spec, dims }])[0];
   }
   const target = reshapeTarget(dims);
+  if (to.firstInferred && !dims.includes(0) && dims.length > 1) target[0] = -1;
   return ctx.emit("RESHAPE", [x, int32Vector(ctx, target)], [spec])[0];
 }
 
@@ -317,6 +323,7 @@ const flatten: Rule = {
     emitReshape(ctx, node.outputs[0], x, {
       dims: flattenDims(node, ctx.dims(x)),
       extents: flattenExtents(node, ctx.operand(x)),
+      firstInferred: true,
     });
   },
 };
