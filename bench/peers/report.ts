@@ -233,7 +233,10 @@ virtual machine moves single numbers by 10-30% between runs, a peer's row too):
   models in every run (1.08-2.0x); MobileNetV2 0.94-0.96x in the run above (1.11-1.24x in
   \`deno task bench:load\`'s run the same hour, 0.92-1.67x before) and Moonshine 0.97-1.01x
   (0.91-1.38x before): within the run-to-run spread of the peer itself (329 MobileNetV2
-  requests/s here, 296 in bench:load's run).
+  requests/s here, 296 in bench:load's run). After the connection guard moved into a worker
+  (2026-11-28): MobileNetV2 0.97x in a \`--models MobileNetV2\` run (296 against 304 requests/s)
+  and 0.98x in \`deno task bench:load\`'s (351 against 360; the peer's own rate there moved from
+  254-292 to 343-389 between two runs).
 
 ## Targets of the speed issue
 
