@@ -79,6 +79,13 @@ class Guard implements ConnectionGuard {
   #ended = false;
 
   constructor() {
+    // The guard holds the public listener: a service without it answers nothing, so it
+    // stops, saying why, for its supervisor to start it again.
+    this.#worker.onerror = (event: ErrorEvent) => {
+      event.preventDefault();
+      console.error(`nnserve: the connection guard failed: ${event.message}; exiting`);
+      Deno.exit(1);
+    };
     this.#worker.onmessage = (event: MessageEvent<FromWorker>) => {
       const message = event.data;
       if (message.type === "clientEnded") {
