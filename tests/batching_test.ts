@@ -197,6 +197,40 @@ Deno.test("an execution's error in a batch is its own", async () => {
   });
 });
 
+Deno.test("a batch that fails runs each execution again on its own rows: the fault is the one execution's", async () => {
+  await withTestServer({}, async (server) => {
+    // out = GATHER(table [10, 4], axis 0, indices [batch]): an index past 9 fails the run.
+    const table = [...seededFloats(40, 5, 1)];
+    const id = await compile(server, {
+      operands: [
+        float32Tensor([10, 4], "CONSTANT_COPY", table),
+        int32Scalar(0),
+        { type: "TENSOR_INT32", dimensions: [0], lifetime: "MODEL_INPUT" },
+        float32Tensor([0, 4], "MODEL_OUTPUT"),
+      ],
+      operations: [{ type: "GATHER", inputs: [0, 1, 2], outputs: [3] }],
+      inputIndexes: [2],
+      outputIndexes: [3],
+    }, { maxBatchSize: 4, maxQueueDelayUs: NEVER_BY_DELAY });
+    const indices = [[3, 7], [99], [0]];
+    const answers = await Promise.all(
+      indices.map((data) => execute(server, id, { inputs: [{ data, dimensions: [data.length] }] })),
+    );
+    strictEqual(answers[1].status, 400, JSON.stringify(answers[1].body));
+    ok(/holds 99, outside \[0, 10\)/.test(answers[1].body.message as string));
+    for (const k of [0, 2]) {
+      strictEqual(answers[k].status, 200, JSON.stringify(answers[k].body));
+      const rows = indices[k].flatMap((row) => table.slice(row * 4, row * 4 + 4));
+      deepStrictEqual(answers[k].body.outputs, [{
+        dimensions: [indices[k].length, 4],
+        data: [...new Float32Array(rows)],
+      }]);
+    }
+    // One batch of 4 rows formed (and failed); the executions then ran alone.
+    deepStrictEqual(await batchRuns(server), { runs: 1, rows: 4 });
+  });
+});
+
 /** {@link denseModel} as exported with a batch of one: every first extent fixed at 1. */
 function denseModelOfOneRow() {
   const model = denseModel();

@@ -17,6 +17,11 @@ import type { HalVersion, Lifetime, OperandType, OperationType } from "../../nna
 export interface RunInput {
   data: TensorData | null;
   shape: number[];
+  /**
+   * A batched input as the executions' own blocks, stacked into `data` by the executor
+   * that runs it (`execution/stacked_inputs.ts`); `data` is null until then.
+   */
+  stacked?: TensorData[];
 }
 
 /** A model output after a run of the plan. */

@@ -19,10 +19,11 @@
  */
 import { z } from "zod";
 import { DriverError } from "../../nnapi/errors.ts";
-import { elementCount, type TensorData } from "../../nnapi/tensor.ts";
+import type { TensorData } from "../../nnapi/tensor.ts";
 import type { RunInput, RunOutput } from "../compilation/plan.ts";
 import type { BatchingConfig } from "../../store/compilation_store.ts";
 import type { PoolResult } from "./executors/pool.ts";
+import { rowsOf, stackLater } from "./stacked_inputs.ts";
 
 /**
  * A batching request as clients write it (`batching` on `POST /v1/compilations`, and in a
@@ -52,6 +53,8 @@ export interface RunOptions {
   /** Epoch ms. */
   deadline?: number;
   loopTimeoutMs?: number;
+  /** Given a batched run's inputs as the executor stacked them (`stacked_inputs.ts`). */
+  onStackedInputs?: (inputs: RunInput[]) => void;
 }
 
 /** What the batcher is given: a run of the plan, and hooks for the metrics. */
@@ -231,21 +234,23 @@ export class DynamicBatcher {
     const padded = this.#sizes.find((size) => size >= taken) ?? taken;
     this.#runner.observe?.(padded, batch.map((e) => (now - e.arrivedAt) * 1000));
     let result: PoolResult;
+    let given: RunInput[] | undefined;
     try {
-      result = await this.#runner.run(stackInputs(batch.map((e) => e.inputs), padded), options);
+      result = await this.#runner.run(stackLater(batch.map((e) => e.inputs), padded), {
+        ...options,
+        onStackedInputs: (inputs) => given = inputs,
+      });
     } catch (error) {
       if (error instanceof DriverError && WHOLE_RUN_FAILURES.has(error.status)) {
         for (const entry of batch) settle(entry, () => entry.reject(error as Error));
         return;
       }
-      await Promise.all(batch.map((entry) => this.#runAlone(entry, now)));
-      return;
+      return await this.#runEachAlone(batch, given, now, error as Error);
     }
     const parts = splitOutputs(result.outputs, rows, padded);
     if (!parts) {
       // An output whose first extent is not the batch's: nothing to split by.
-      await Promise.all(batch.map((entry) => this.#runAlone(entry, now)));
-      return;
+      return await this.#runEachAlone(batch, given, now);
     }
     batch.forEach((entry, k) => {
       const queuedUs = Math.round((now - entry.arrivedAt) * 1000) + result.queuedUs;
@@ -254,6 +259,27 @@ export class DynamicBatcher {
         () => entry.resolve({ ...result, outputs: parts[k], queuedUs }),
       );
     });
+  }
+
+  /**
+   * Runs each execution of a batch again on its own. Its blocks went to the executor with
+   * the batch: it runs on its rows of the stacked inputs that came back (`given`); when none
+   * came back (the executor failed), the batch's error is each one's.
+   */
+  async #runEachAlone(
+    batch: Queued[],
+    given: RunInput[] | undefined,
+    dispatchedAt: number,
+    error: Error = new DriverError("GENERAL_FAILURE", "the batched run's inputs were lost"),
+  ): Promise<void> {
+    if (given) {
+      const own = rowsOf(given, batch.map((e) => e.rows));
+      batch.forEach((entry, k) => entry.inputs = own[k]);
+    } else if (batch.some((e) => e.inputs.some(detached))) {
+      for (const entry of batch) settle(entry, () => entry.reject(error));
+      return;
+    }
+    await Promise.all(batch.map((entry) => this.#runAlone(entry, dispatchedAt)));
   }
 
   async #runAlone(entry: Queued, dispatchedAt: number): Promise<void> {
@@ -296,27 +322,10 @@ export function batchRows(inputs: readonly RunInput[]): number | undefined {
   return rows !== undefined && rows > 0 ? rows : undefined;
 }
 
-/**
- * Inputs of several executions (one shape signature) stacked along the first extent, with
- * zero rows after them up to `rows` in all.
- */
-export function stackInputs(
-  executions: readonly (readonly RunInput[])[],
-  rows: number,
-): RunInput[] {
-  return executions[0].map((first, i) => {
-    const shape = [rows, ...first.shape.slice(1)];
-    const data = new (first.data!.constructor as new (length: number) => TensorData)(
-      elementCount(shape),
-    );
-    let offset = 0;
-    for (const inputs of executions) {
-      const part = inputs[i].data!;
-      (data as Float32Array).set(part as Float32Array, offset);
-      offset += part.length;
-    }
-    return { data, shape };
-  });
+/** Whether an input's bytes went elsewhere (transferred to an executor). */
+function detached(input: RunInput): boolean {
+  const buffer = input.data?.buffer;
+  return buffer instanceof ArrayBuffer && buffer.detached;
 }
 
 /**

@@ -72,6 +72,8 @@ interface Job {
   prepareOnly?: boolean;
   /** NNAPI's loop timeout for the execution's WHILE loops (ms; default: NNAPI's). */
   loopTimeoutMs?: number;
+  /** Given a batched run's stacked inputs back, before it settles. */
+  onStackedInputs?: (inputs: RunInput[]) => void;
 }
 
 interface Slot {
@@ -201,6 +203,11 @@ export class ExecutorPool {
       /** Only prepare the plan's device units; the result's steps are those that failed. */
       prepareOnly?: boolean;
       loopTimeoutMs?: number;
+      /**
+       * Given a batched run's inputs as the executor stacked them, before the run settles
+       * (`stacked_inputs.ts`): the blocks themselves went to the executor.
+       */
+      onStackedInputs?: (inputs: RunInput[]) => void;
     },
   ): Promise<PoolResult> {
     if (this.#closed) {
@@ -223,6 +230,7 @@ export class ExecutorPool {
         perOperation: options.perOperation,
         prepareOnly: options.prepareOnly,
         loopTimeoutMs: options.loopTimeoutMs,
+        onStackedInputs: options.onStackedInputs,
         queuedAt: performance.now(),
         resolve,
         reject,
@@ -398,11 +406,10 @@ export class ExecutorPool {
       Atomics.sub(this.#budget, 0, 1);
       const needsPlan = !slot.loaded.has(job.compilation);
       slot.loaded.add(job.compilation);
-      const transfer = job.inputs.flatMap((i) =>
-        i.data && !(i.data.buffer instanceof SharedArrayBuffer)
-          ? [toBytes(i.data).buffer as ArrayBuffer]
-          : []
-      );
+      const transfer = job.inputs.flatMap((i) => i.stacked ?? (i.data ? [i.data] : []))
+        .flatMap((data) =>
+          data.buffer instanceof SharedArrayBuffer ? [] : [toBytes(data).buffer as ArrayBuffer]
+        );
       slot.port.postMessage(
         {
           kind: "run",
@@ -427,6 +434,7 @@ export class ExecutorPool {
     clearTimeout(job.timer);
     slot.job = undefined;
     Atomics.add(this.#budget, 0, 1);
+    if (response.stackedInputs) job.onStackedInputs?.(response.stackedInputs);
     if (response.kind === "result") {
       const { outputs, onDeviceUs, steps, splitCalls, artifacts } = response;
       if (splitCalls > 0) this.#onSplitCalls?.(splitCalls);

@@ -45,6 +45,8 @@ export type WorkerResponse =
     splitCalls: number;
     /** After `prepareOnly`: what the prepared units left for the compilation cache. */
     artifacts?: UnitArtifact[];
+    /** A batched run's inputs as it stacked them (`stacked_inputs.ts`), given back. */
+    stackedInputs?: RunInput[];
   }
   | {
     kind: "error";
@@ -52,6 +54,7 @@ export type WorkerResponse =
     status: ErrorStatus;
     message: string;
     details: DriverErrorDetails;
+    stackedInputs?: RunInput[];
   }
   /** After "warm": how many compute lanes are ready to take calls. */
   | { kind: "warmed"; lanes: number };

@@ -7,6 +7,7 @@
 import { DriverError } from "../../../nnapi/errors.ts";
 import { Executable } from "../executable.ts";
 import { runMeasuredAsync } from "../measured_run.ts";
+import { stacked } from "../stacked_inputs.ts";
 import type { ExecutorConnect, WorkerRequest, WorkerResponse } from "./protocol.ts";
 import type { RunOutput } from "../../compilation/plan.ts";
 import { toBytes } from "../../../nnapi/tensor.ts";
@@ -49,6 +50,12 @@ async function serve(
     respond({ kind: "warmed", lanes: readyLaneCount() });
     return;
   }
+  // A batched run's blocks are stacked here, off the driver's thread, and given back.
+  const inputs = request.inputs.map(stacked);
+  const stackedInputs = request.inputs.some((i) => i.stacked) ? inputs : undefined;
+  const given = stackedInputs
+    ? { stackedInputs, transfer: stackedInputs.map((i) => toBytes(i.data!).buffer as ArrayBuffer) }
+    : { transfer: [] };
   try {
     setThreadBudget(request.threads);
     let executable = executables.get(request.compilation);
@@ -78,7 +85,7 @@ async function serve(
       return;
     }
     const splitsBefore = splitCallCount();
-    const { outputs, onDeviceUs, steps } = await runMeasuredAsync(executable, request.inputs, {
+    const { outputs, onDeviceUs, steps } = await runMeasuredAsync(executable, inputs, {
       perOperation: request.perOperation,
       limits: request.limits,
     });
@@ -96,14 +103,28 @@ async function serve(
         onDeviceUs,
         steps,
         splitCalls: splitCallCount() - splitsBefore,
+        ...(given.stackedInputs ? { stackedInputs: given.stackedInputs } : {}),
       },
-      copies.map((o) => toBytes(o.data).buffer as ArrayBuffer),
+      [
+        ...new Set([
+          ...copies.map((o) => toBytes(o.data).buffer as ArrayBuffer),
+          ...given.transfer,
+        ]),
+      ],
     );
   } catch (error) {
     const failure = error instanceof DriverError
       ? { status: error.status, message: error.message, details: error.details }
       : { status: "GENERAL_FAILURE" as const, message: String(error), details: {} };
-    respond({ kind: "error", id: request.id, ...failure });
+    respond(
+      {
+        kind: "error",
+        id: request.id,
+        ...failure,
+        ...(given.stackedInputs ? { stackedInputs: given.stackedInputs } : {}),
+      },
+      given.transfer,
+    );
   }
 }
 
