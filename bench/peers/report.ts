@@ -60,7 +60,8 @@ validates its query and headers per request (26 -> 22 µs in process), and histo
 their series without building a key string per observation (about 1 µs): 17.4 k -> 25.8-27.1 k
 requests/s in all. The Hono echo does the JSON and the routing only, in about 8 µs of one
 thread: no single part of the rest is the 1.5x between today's rate and a third of the
-echo's.`;
+echo's. For scale: a Deno.serve handler that reads the same body and answers a fixed one
+serves 143 k requests/s here, and 63 k through the guard.`;
 
 /**
  * The Open Inference Protocol's forms (gRPC, HTTP, bursts), from the table `deno task
