@@ -5,6 +5,9 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { type RunningServer, type ServerConfig, startServer } from "../server.ts";
 import { OutputTail } from "./output_tail.ts";
+import { float32Tensor, int32Scalar } from "./model_json.ts";
+
+export { float32Tensor, int32Scalar };
 
 /** A running test server and its data directory. */
 export interface TestServer extends RunningServer {
@@ -98,30 +101,6 @@ export async function writeTree(dir: string, files: Record<string, string | Uint
     if (typeof content === "string") await Deno.writeTextFile(full, content);
     else await Deno.writeFile(full, content);
   }
-}
-
-/** A float32 tensor operand; constants carry their values. */
-export function float32Tensor(dimensions: number[], lifetime: string, value?: number[]) {
-  return {
-    type: "TENSOR_FLOAT32",
-    dimensions,
-    scale: 0,
-    zeroPoint: 0,
-    lifetime,
-    ...(value ? { value } : {}),
-  };
-}
-
-/** An INT32 scalar constant operand. */
-export function int32Scalar(value: number) {
-  return {
-    type: "INT32",
-    dimensions: [],
-    scale: 0,
-    zeroPoint: 0,
-    lifetime: "CONSTANT_COPY",
-    value: [value],
-  };
 }
 
 /**

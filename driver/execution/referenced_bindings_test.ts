@@ -9,6 +9,7 @@ import { prepareModel } from "../compilation/prepare.ts";
 import { buildModel } from "../model/model.ts";
 import { ModelSchema } from "../model/model_schema.ts";
 import { Executable } from "./executable.ts";
+import { float32Tensor, int32Scalar } from "../../tests/model_json.ts";
 
 const options = { preference: "FAST_SINGLE_ANSWER", priority: "MEDIUM" } as const;
 
@@ -17,18 +18,7 @@ const B = [0.5, -0.25, 1];
 
 /** out = cond ? relu(FC(x, W, B)) : FC(x, W, B) * 2, x [N, 4] with N given at execution. */
 function branchingModel() {
-  const float = (dimensions: number[], lifetime: string, value?: number[]) => ({
-    type: "TENSOR_FLOAT32",
-    dimensions,
-    lifetime,
-    ...(value ? { value } : {}),
-  });
-  const int = (v: number) => ({
-    type: "INT32",
-    dimensions: [],
-    lifetime: "CONSTANT_COPY",
-    value: [v],
-  });
+  const [float, int] = [float32Tensor, int32Scalar];
   const branch = (fused: number, scale?: number) => ({
     operands: [
       float([0, 4], "MODEL_INPUT"),

@@ -3,19 +3,8 @@ import { DriverError } from "../../nnapi/errors.ts";
 import { batchFixedAtOne, openBatchExtent } from "./batch_extent.ts";
 import { buildModel } from "./model.ts";
 import { ModelSchema } from "./model_schema.ts";
+import { float32Tensor as f32, int32Scalar as int32 } from "../../tests/model_json.ts";
 
-const f32 = (dimensions: number[], lifetime: string, value?: number[]) => ({
-  type: "TENSOR_FLOAT32",
-  dimensions,
-  lifetime,
-  ...(value ? { value } : {}),
-});
-const int32 = (v: number) => ({
-  type: "INT32",
-  dimensions: [],
-  lifetime: "CONSTANT_COPY",
-  value: [v],
-});
 const int32s = (value: number[]) => ({
   type: "TENSOR_INT32",
   dimensions: [value.length],

@@ -8,22 +8,7 @@ import { discoverDevices } from "../../devices/device_list.ts";
 import { buildModel } from "../../model/model.ts";
 import { ModelSchema } from "../../model/model_schema.ts";
 import { partitionModel } from "./model_partition.ts";
-
-/** A float32 tensor operand of the model JSON. */
-const tensor = (dimensions: number[], lifetime: string, value?: number[]) => ({
-  type: "TENSOR_FLOAT32",
-  dimensions,
-  lifetime,
-  ...(value ? { value } : {}),
-});
-
-/** An INT32 scalar operand of the model JSON. */
-const int32 = (v: number) => ({
-  type: "INT32",
-  dimensions: [],
-  lifetime: "CONSTANT_COPY",
-  value: [v],
-});
+import { float32Tensor as tensor, int32Scalar as int32 } from "../../../tests/model_json.ts";
 
 /** CONV_2D -> FLOOR -> CONV_2D: the gpu runs the convolutions, not FLOOR. */
 function model() {

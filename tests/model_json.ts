@@ -1,0 +1,25 @@
+/** Operands of the model JSON (`POST /v1/models`), for tests that build small models. */
+
+/** A float32 tensor operand; constants carry their values. */
+export function float32Tensor(dimensions: number[], lifetime: string, value?: number[]) {
+  return {
+    type: "TENSOR_FLOAT32",
+    dimensions,
+    scale: 0,
+    zeroPoint: 0,
+    lifetime,
+    ...(value ? { value } : {}),
+  };
+}
+
+/** An INT32 scalar constant operand. */
+export function int32Scalar(value: number) {
+  return {
+    type: "INT32",
+    dimensions: [],
+    scale: 0,
+    zeroPoint: 0,
+    lifetime: "CONSTANT_COPY",
+    value: [value],
+  };
+}
