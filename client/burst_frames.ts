@@ -135,7 +135,9 @@ export function decodeResult(bytes: Uint8Array): BurstResult {
   const onDeviceUs = view.getFloat64(8, true);
   const inDriverUs = view.getFloat64(16, true);
   const messageLength = view.getUint32(24, true);
-  const message = new TextDecoder().decode(bytes.subarray(32, 32 + messageLength));
+  const message = messageLength === 0
+    ? ""
+    : new TextDecoder().decode(bytes.subarray(32, 32 + messageLength));
   let at = 32 + pad8(messageLength);
   const outputs: ResultOutput[] = [];
   for (let k = 0; k < count; k++) {

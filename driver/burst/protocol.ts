@@ -119,9 +119,12 @@ export function decodeRequest(bytes: Uint8Array): BurstRequest {
   };
 }
 
+const UTF8 = new TextEncoder();
+const NO_BYTES = new Uint8Array(0);
+
 /** Encodes a RESULT frame. */
 export function encodeResult(result: BurstResult): Uint8Array<ArrayBuffer> {
-  const message = new TextEncoder().encode(result.message);
+  const message = result.message === "" ? NO_BYTES : UTF8.encode(result.message);
   let size = 32 + pad8(message.byteLength);
   for (const o of result.outputs) {
     size += pad8(8 + 4 * o.dimensions.length) + pad8(o.bytes.byteLength);
