@@ -347,7 +347,7 @@ export class BurstSession {
       while ((this.#queue.length > 0 || started.length > 0) && !this.#closed) {
         this.#startQueued();
         const result = await started.shift()!.result;
-        await this.#drain();
+        if (this.#transport.bufferedAmount() > this.#options.maxBufferedBytes) await this.#drain();
         this.#active--;
         if (this.#closed) return;
         this.#transport.sendBinary(encodeResult(result));
@@ -415,7 +415,7 @@ export class BurstSession {
         ? request.outputs.map((a, k) => this.#output(a, `output ${k}`, holds))
         : undefined;
       // Slots see writes made through other replicas since the last request.
-      await Promise.all(holds.map((held) => held.refresh()));
+      if (holds.length > 0) await Promise.all(holds.map((held) => held.refresh()));
       const result = await this.#host.execute(this.owner, this.compilation, {
         inputs,
         outputs: targets,
