@@ -53,6 +53,21 @@ async function serveAdder(server: TestServer) {
   strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
 }
 
+/** A server serving the adder and a gRPC client of it (closed after `use`), for key-a's calls. */
+async function withAdderClient(
+  use: (call: ReturnType<typeof clientOf>["call"], server: TestServer) => Promise<void>,
+): Promise<void> {
+  await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
+    await serveAdder(server);
+    const { call, close } = clientOf(server.grpcPort!);
+    try {
+      await use(call, server);
+    } finally {
+      close();
+    }
+  });
+}
+
 /**
  * Registers `rows` (ADD of two float32 rows, the batch extent left open) and compiles it
  * with batches that wait `delayUs` to fill: requests stay in flight until then.
@@ -191,69 +206,63 @@ Deno.test("the gRPC endpoint answers the protocol's core calls as /v2 does over 
 });
 
 Deno.test("gRPC calls need the API key and answer the driver's errors as gRPC codes", async () => {
-  await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
-    await serveAdder(server);
-    const { call, close } = clientOf(server.grpcPort!);
-    try {
-      await rejects(call("ModelReady", { name: "adder" }), grpcCode(grpc.status.UNAUTHENTICATED));
-      await rejects(
-        call("ModelReady", { name: "adder" }, "wrong"),
-        grpcCode(grpc.status.UNAUTHENTICATED),
-      );
-      await rejects(
-        call("ModelMetadata", { name: "nope" }, "key-a"),
-        grpcCode(grpc.status.NOT_FOUND),
-      );
-      const wrongType = call("ModelInfer", {
+  await withAdderClient(async (call, server) => {
+    await rejects(call("ModelReady", { name: "adder" }), grpcCode(grpc.status.UNAUTHENTICATED));
+    await rejects(
+      call("ModelReady", { name: "adder" }, "wrong"),
+      grpcCode(grpc.status.UNAUTHENTICATED),
+    );
+    await rejects(
+      call("ModelMetadata", { name: "nope" }, "key-a"),
+      grpcCode(grpc.status.NOT_FOUND),
+    );
+    const wrongType = call("ModelInfer", {
+      model_name: "adder",
+      inputs: [
+        { name: "input0", datatype: "INT32", shape: [2] },
+        { name: "input1", datatype: "FP32", shape: [2] },
+      ],
+      raw_input_contents: [floats(1, 2), floats(3, 4)],
+    }, "key-a");
+    await rejects(wrongType, (error: grpc.ServiceError) => {
+      strictEqual(error.code, grpc.status.INVALID_ARGUMENT);
+      ok(/input 'input0' is FP32, not INT32/.test(error.details), error.details);
+      return true;
+    });
+    // One raw content for two inputs.
+    await rejects(
+      call("ModelInfer", {
         model_name: "adder",
         inputs: [
-          { name: "input0", datatype: "INT32", shape: [2] },
+          { name: "input0", datatype: "FP32", shape: [2] },
           { name: "input1", datatype: "FP32", shape: [2] },
         ],
-        raw_input_contents: [floats(1, 2), floats(3, 4)],
-      }, "key-a");
-      await rejects(wrongType, (error: grpc.ServiceError) => {
-        strictEqual(error.code, grpc.status.INVALID_ARGUMENT);
-        ok(/input 'input0' is FP32, not INT32/.test(error.details), error.details);
-        return true;
-      });
-      // One raw content for two inputs.
-      await rejects(
-        call("ModelInfer", {
-          model_name: "adder",
-          inputs: [
-            { name: "input0", datatype: "FP32", shape: [2] },
-            { name: "input1", datatype: "FP32", shape: [2] },
-          ],
-          raw_input_contents: [floats(1, 2)],
-        }, "key-a"),
-        grpcCode(grpc.status.INVALID_ARGUMENT),
+        raw_input_contents: [floats(1, 2)],
+      }, "key-a"),
+      grpcCode(grpc.status.INVALID_ARGUMENT),
+    );
+    // Bytes that are not a ModelInferRequest (a field whose length's varint is cut short).
+    const raw = new grpc.Client(
+      `127.0.0.1:${server.grpcPort}`,
+      grpc.credentials.createInsecure(),
+    );
+    const garbage = await new Promise<grpc.ServiceError>((resolve) => {
+      const metadata = new grpc.Metadata();
+      metadata.set("authorization", "Bearer key-a");
+      raw.makeUnaryRequest(
+        "/inference.GRPCInferenceService/ModelInfer",
+        () => Buffer.from([0x0a, 0x80]),
+        (bytes: Buffer) => bytes,
+        {},
+        metadata,
+        (error) => resolve(error!),
       );
-      // Bytes that are not a ModelInferRequest (a field whose length's varint is cut short).
-      const raw = new grpc.Client(
-        `127.0.0.1:${server.grpcPort}`,
-        grpc.credentials.createInsecure(),
-      );
-      const garbage = await new Promise<grpc.ServiceError>((resolve) => {
-        const metadata = new grpc.Metadata();
-        metadata.set("authorization", "Bearer key-a");
-        raw.makeUnaryRequest(
-          "/inference.GRPCInferenceService/ModelInfer",
-          () => Buffer.from([0x0a, 0x80]),
-          (bytes: Buffer) => bytes,
-          {},
-          metadata,
-          (error) => resolve(error!),
-        );
-      });
-      raw.close();
-      strictEqual(garbage.code, grpc.status.INVALID_ARGUMENT, garbage.details);
-      ok(/not a valid protobuf message/.test(garbage.details), garbage.details);
-      // The service still answers.
-      deepStrictEqual(await call("ServerLive", {}), { live: true });
-    } finally {
-      close();
-    }
+    });
+    raw.close();
+    strictEqual(garbage.code, grpc.status.INVALID_ARGUMENT, garbage.details);
+    ok(/not a valid protobuf message/.test(garbage.details), garbage.details);
+    // The service still answers.
+    deepStrictEqual(await call("ServerLive", {}), { live: true });
   });
 });
 
@@ -421,8 +430,7 @@ Deno.test("a stream its client cancels mid-flight holds nothing after, and the s
 });
 
 Deno.test("gRPC system shared memory: regions over a client's memories feed and take ModelInfer's tensors", async () => {
-  await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
-    await serveAdder(server);
+  await withAdderClient(async (call, server) => {
     const headers = { authorization: "Bearer key-a" };
     const memory = async (bytes: Uint8Array) => {
       const response = await fetch(`${server.url}/v1/memories`, {
@@ -435,92 +443,81 @@ Deno.test("gRPC system shared memory: regions over a client's memories feed and 
     };
     const inputs = await memory(new Uint8Array([...floats(1, 2), ...floats(10, 20)]));
     const outputs = await memory(new Uint8Array(8));
-    const { call, close } = clientOf(server.grpcPort!);
-    try {
-      await call("SystemSharedMemoryRegister", {
-        name: "in",
-        key: inputs,
-        offset: 0,
-        byte_size: 16,
-      }, "key-a");
-      await call("SystemSharedMemoryRegister", {
-        name: "out",
-        key: outputs,
-        offset: 0,
-        byte_size: 8,
-      }, "key-a");
-      const status = await call("SystemSharedMemoryStatus", {}, "key-a") as {
-        regions: Record<string, { key: string; byte_size: number }>;
-      };
-      deepStrictEqual(Object.keys(status.regions).sort(), ["in", "out"]);
-      strictEqual(status.regions.in.key, inputs);
-      strictEqual(status.regions.in.byte_size, 16);
-      const region = (name: string, offset: number, size: number) => ({
-        shared_memory_region: { string_param: name },
-        shared_memory_offset: { int64_param: offset },
-        shared_memory_byte_size: { int64_param: size },
-      });
-      const answer = await call("ModelInfer", {
-        model_name: "adder",
-        inputs: [
-          { name: "input0", datatype: "FP32", shape: [2], parameters: region("in", 0, 8) },
-          { name: "input1", datatype: "FP32", shape: [2], parameters: region("in", 8, 8) },
-        ],
-        outputs: [{ name: "output0", parameters: region("out", 0, 8) }],
-      }, "key-a") as {
-        outputs: { parameters: Record<string, Record<string, unknown>> }[];
-        raw_output_contents: Uint8Array[];
-      };
-      strictEqual(answer.raw_output_contents.length, 0);
-      strictEqual(answer.outputs[0].parameters.shared_memory_region.string_param, "out");
-      const written = await fetch(`${server.url}/v1/memories/${outputs}`, { headers });
-      deepStrictEqual(new Uint8Array(await written.arrayBuffer()), floats(11, 22));
-      // CUDA shared memory, as under /v2: none, and none to register.
-      deepStrictEqual(await call("CudaSharedMemoryStatus", {}, "key-a"), { regions: {} });
-      await rejects(
-        call("CudaSharedMemoryRegister", { name: "gpu", byte_size: 8 }, "key-a"),
-        grpcCode(grpc.status.INVALID_ARGUMENT),
-      );
-      await call("SystemSharedMemoryUnregister", { name: "in" }, "key-a");
-      const left = await call("SystemSharedMemoryStatus", {}, "key-a") as {
-        regions: Record<string, unknown>;
-      };
-      deepStrictEqual(Object.keys(left.regions), ["out"]);
-      await rejects(
-        call("SystemSharedMemoryStatus", { name: "in" }, "key-a"),
-        grpcCode(grpc.status.NOT_FOUND),
-      );
-    } finally {
-      close();
-    }
+    await call("SystemSharedMemoryRegister", {
+      name: "in",
+      key: inputs,
+      offset: 0,
+      byte_size: 16,
+    }, "key-a");
+    await call("SystemSharedMemoryRegister", {
+      name: "out",
+      key: outputs,
+      offset: 0,
+      byte_size: 8,
+    }, "key-a");
+    const status = await call("SystemSharedMemoryStatus", {}, "key-a") as {
+      regions: Record<string, { key: string; byte_size: number }>;
+    };
+    deepStrictEqual(Object.keys(status.regions).sort(), ["in", "out"]);
+    strictEqual(status.regions.in.key, inputs);
+    strictEqual(status.regions.in.byte_size, 16);
+    const region = (name: string, offset: number, size: number) => ({
+      shared_memory_region: { string_param: name },
+      shared_memory_offset: { int64_param: offset },
+      shared_memory_byte_size: { int64_param: size },
+    });
+    const answer = await call("ModelInfer", {
+      model_name: "adder",
+      inputs: [
+        { name: "input0", datatype: "FP32", shape: [2], parameters: region("in", 0, 8) },
+        { name: "input1", datatype: "FP32", shape: [2], parameters: region("in", 8, 8) },
+      ],
+      outputs: [{ name: "output0", parameters: region("out", 0, 8) }],
+    }, "key-a") as {
+      outputs: { parameters: Record<string, Record<string, unknown>> }[];
+      raw_output_contents: Uint8Array[];
+    };
+    strictEqual(answer.raw_output_contents.length, 0);
+    strictEqual(answer.outputs[0].parameters.shared_memory_region.string_param, "out");
+    const written = await fetch(`${server.url}/v1/memories/${outputs}`, { headers });
+    deepStrictEqual(new Uint8Array(await written.arrayBuffer()), floats(11, 22));
+    // CUDA shared memory, as under /v2: none, and none to register.
+    deepStrictEqual(await call("CudaSharedMemoryStatus", {}, "key-a"), { regions: {} });
+    await rejects(
+      call("CudaSharedMemoryRegister", { name: "gpu", byte_size: 8 }, "key-a"),
+      grpcCode(grpc.status.INVALID_ARGUMENT),
+    );
+    await call("SystemSharedMemoryUnregister", { name: "in" }, "key-a");
+    const left = await call("SystemSharedMemoryStatus", {}, "key-a") as {
+      regions: Record<string, unknown>;
+    };
+    deepStrictEqual(Object.keys(left.regions), ["out"]);
+    await rejects(
+      call("SystemSharedMemoryStatus", { name: "in" }, "key-a"),
+      grpcCode(grpc.status.NOT_FOUND),
+    );
   });
 });
 
 Deno.test("gRPC repository calls: index, unload and load a client's named model", async () => {
-  await withTestServer({ apiKeys: KEYS, grpcPort: 0 }, async (server) => {
-    await serveAdder(server);
-    const { call, close } = clientOf(server.grpcPort!);
-    try {
-      const index = async (ready = false) =>
-        ((await call("RepositoryIndex", { ready }, "key-a")).models as {
-          name: string;
-          version: string;
-          state: string;
-        }[]).map((m) => `${m.name}/${m.version} ${m.state}`);
-      deepStrictEqual(await index(), ["adder/1 READY"]);
-      await call("RepositoryModelUnload", { model_name: "adder" }, "key-a");
-      deepStrictEqual(await index(), ["adder/1 UNAVAILABLE"]);
-      deepStrictEqual(await index(true), []);
-      deepStrictEqual(await call("ModelReady", { name: "adder" }, "key-a"), { ready: false });
-      await call("RepositoryModelLoad", { model_name: "adder" }, "key-a");
-      deepStrictEqual(await index(), ["adder/1 READY"]);
-      await rejects(
-        call("RepositoryModelLoad", { model_name: "nope" }, "key-a"),
-        grpcCode(grpc.status.NOT_FOUND),
-      );
-    } finally {
-      close();
-    }
+  await withAdderClient(async (call) => {
+    const index = async (ready = false) =>
+      ((await call("RepositoryIndex", { ready }, "key-a")).models as {
+        name: string;
+        version: string;
+        state: string;
+      }[]).map((m) => `${m.name}/${m.version} ${m.state}`);
+    deepStrictEqual(await index(), ["adder/1 READY"]);
+    await call("RepositoryModelUnload", { model_name: "adder" }, "key-a");
+    deepStrictEqual(await index(), ["adder/1 UNAVAILABLE"]);
+    deepStrictEqual(await index(true), []);
+    deepStrictEqual(await call("ModelReady", { name: "adder" }, "key-a"), { ready: false });
+    await call("RepositoryModelLoad", { model_name: "adder" }, "key-a");
+    deepStrictEqual(await index(), ["adder/1 READY"]);
+    await rejects(
+      call("RepositoryModelLoad", { model_name: "nope" }, "key-a"),
+      grpcCode(grpc.status.NOT_FOUND),
+    );
   });
 });
 
