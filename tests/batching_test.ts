@@ -3,8 +3,9 @@
  * inputs' first extent into one run give each the bytes it gets unbatched; executions of
  * other extents wait for their own batch; deadlines and errors stay each execution's own; a
  * full batch queue answers 429; REST, `/v2` and burst executions share batches; the repository's
- * `config.json` asks for it and `/v2` reports it as Triton does. Every batch here forms by
- * reaching its size (the queue delay is 10 s), never by timing.
+ * `config.json` asks for it and `/v2` reports it as Triton does. Every batch of several forms
+ * by reaching its size (the queue delay is 10 s), never by timing; the one test of the queue
+ * delay asserts only that an execution waits it out (a lower bound).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { seededFloats } from "../kernels/seeded_random.ts";
@@ -138,6 +139,24 @@ Deno.test("executions of other extents wait for a batch of their own", async () 
       [[1, 3], [1, 4], [1, 3], [1, 4]],
     );
     deepStrictEqual(await batchRuns(server), { runs: 2, rows: 4 });
+  });
+});
+
+Deno.test("a lone execution waits out its queue delay, then runs alone", async () => {
+  await withTestServer({}, async (server) => {
+    // 40 ms: long enough to tell apart from no wait, far below NEVER_BY_DELAY.
+    const id = await compile(server, denseModel(), { maxBatchSize: 4, maxQueueDelayUs: 40_000 });
+    const sent = performance.now();
+    const answer = await execute(server, id, { inputs: [rowsOf(1, 5)] });
+    const elapsedMs = performance.now() - sent;
+    strictEqual(answer.status, 200, JSON.stringify(answer.body));
+    ok(elapsedMs >= 40, `answered after ${elapsedMs} ms, before its 40 ms queue delay`);
+    deepStrictEqual(await batchRuns(server), { runs: 1, rows: 1 });
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const delay = text.split("\n").find((l) =>
+      l.startsWith("nnserve_batch_queue_delay_seconds_sum")
+    );
+    ok(delay && Number(delay.slice(delay.lastIndexOf(" ") + 1)) >= 0.04, String(delay));
   });
 });
 

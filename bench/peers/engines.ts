@@ -323,27 +323,37 @@ export const NNSERVE_HTTP_BINARY_OPEN = nnserveHttp(
   { open: true },
 );
 
+/** The HTTP servers a user would write around onnxruntime: the same protocol in two languages. */
+export type OrtServerLanguage = "node" | "python";
+
 /**
- * `ort_http_server.ts` in a process of its own (Deno running a `node:http` program) with
- * `model` written to a temporary file; `threads` sets its session's `intraOpNumThreads`,
- * onnxruntime's default when omitted.
+ * `ort_http_server.ts` (Deno running a `node:http` program) or `ort_http_server.py` (Python's
+ * onnxruntime where it is installed) in a process of its own, with `model` written to a
+ * temporary file; `threads` sets its session's intra-op threads, onnxruntime's default when
+ * omitted.
  */
-async function spawnOrtServer(model: Uint8Array, threads?: number) {
+async function spawnOrtServer(
+  model: Uint8Array,
+  threads?: number,
+  language: OrtServerLanguage = "node",
+) {
   const dir = await Deno.makeTempDir({ prefix: "nnserve-bench-ort-" });
   const path = join(dir, "model.onnx");
   await Deno.writeFile(path, model);
   const root = new URL("../../", import.meta.url);
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
+  const args = [path, "0", ...(threads === undefined ? [] : [String(threads)])];
+  const [program, programArgs] = language === "python"
+    ? ["python3", [fileURLToPath(new URL("./ort_http_server.py", import.meta.url)), ...args]]
+    : [Deno.execPath(), [
       "run",
       "-A",
       "--config",
       fileURLToPath(new URL("deno.json", root)),
       fileURLToPath(new URL("./ort_http_server.ts", import.meta.url)),
-      path,
-      "0",
-      ...(threads === undefined ? [] : [String(threads)]),
-    ],
+      ...args,
+    ]];
+  const child = new Deno.Command(program, {
+    args: programArgs,
     cwd: fileURLToPath(root),
     stdout: "piped",
     stderr: "inherit",
@@ -362,7 +372,7 @@ async function spawnOrtServer(model: Uint8Array, threads?: number) {
     const { value, done } = await lines.read();
     if (done) {
       await stop();
-      throw new Error(`the onnxruntime-node server exited before listening:\n${seen}`);
+      throw new Error(`the onnxruntime ${language} server exited before listening:\n${seen}`);
     }
     seen += value;
     url = /listening on (http:\/\/\S+)/.exec(seen)?.[1];
@@ -397,15 +407,22 @@ export const ONNXRUNTIME_NODE_HTTP: Engine = {
       close: () => server.stop(),
     };
   },
-  async endpoint(model, input) {
-    const server = await spawnOrtServer(model);
-    return {
-      url: server.url,
-      headers: {
-        "content-type": "application/octet-stream",
-        "input-dimensions": input.shape.join(","),
-      },
-      close: () => server.stop(),
-    };
-  },
+  endpoint: (model, input) => ortServerEndpoint(model, input, "node"),
 };
+
+/** A peer server with onnxruntime's defaults, for throughput runs. */
+export async function ortServerEndpoint(
+  model: Uint8Array,
+  input: PeerInput,
+  language: OrtServerLanguage,
+): Promise<RawEndpoint> {
+  const server = await spawnOrtServer(model, undefined, language);
+  return {
+    url: server.url,
+    headers: {
+      "content-type": "application/octet-stream",
+      "input-dimensions": input.shape.join(","),
+    },
+    close: () => server.stop(),
+  };
+}

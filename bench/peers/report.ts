@@ -63,21 +63,37 @@ thread: no single part of the rest is the 1.5x between today's rate and a third 
 echo's. For scale: a Deno.serve handler that reads the same body and answers a fixed one
 serves 143 k requests/s here, and 63 k through the guard.`;
 
+/** The text of a docs file another run writes, or undefined before it exists. */
+function docsFile(name: string): string | undefined {
+  try {
+    return Deno.readTextFileSync(new URL(`../../docs/${name}`, import.meta.url));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The Open Inference Protocol's forms (gRPC, HTTP, bursts), from the table `deno task
  * bench:grpc --write` leaves in docs/grpc-performance.md (its own run: it needs a server with
  * a gRPC port).
  */
 function grpcSection(): string {
-  let table: string;
-  try {
-    const text = Deno.readTextFileSync(new URL("../../docs/grpc-performance.md", import.meta.url));
-    table = text.slice(text.indexOf("| model"));
-  } catch {
-    table = "Not measured yet: run `deno task bench:grpc --write`.";
-  }
+  const text = docsFile("grpc-performance.md");
+  const table = text
+    ? text.slice(text.indexOf("| model"))
+    : "Not measured yet: run `deno task bench:grpc --write`.";
   return `## The Open Inference Protocol: gRPC, HTTP and bursts\n\nFrom \`deno task bench:grpc\` ` +
     `(docs/grpc-performance.md: one server process, the client in another):\n\n${table.trim()}`;
+}
+
+/**
+ * The 16-core GPU machine's rows (docs/many-cores.md, from `bench/device.sh` there: that
+ * machine is lent to some sessions only), its headings one level down.
+ */
+function manyCoresSection(): string {
+  const text = docsFile("many-cores.md");
+  if (!text) return "## Many cores\n\nNot measured yet: run `bench/device.sh` on the GPU machine.";
+  return text.trim().replace(/^(#+) /gm, "#$1 ");
 }
 
 /** What profiling found and what changed (kept with the tables it explains). */
@@ -238,6 +254,12 @@ virtual machine moves single numbers by 10-30% between runs, a peer's row too):
   (2026-11-28): MobileNetV2 0.97x in a \`--models MobileNetV2\` run (296 against 304 requests/s)
   and 0.98x in \`deno task bench:load\`'s (351 against 360; the peer's own rate there moved from
   254-292 to 343-389 between two runs).
+- On the 16-core GPU machine, against Python's onnxruntime there (the section above, 2026-11-28):
+  - MobileNetV2 in process: one execution 2.7-2.8 ms against 1.84 ms (1.5x); at 16
+    concurrent clients, 1055 against 945 executions/s (1.12x).
+  - Over HTTP at 16 clients: 575 requests/s against the Python server's 523 (1.10x) and the
+    Node server's 265 (2.2x).
+  - Over HTTP at one client: 0.67x the Python server.
 
 ## Targets of the speed issue
 
@@ -422,6 +444,8 @@ ${
 ${REST_PROFILE}
 
 ${grpcSection()}
+
+${manyCoresSection()}
 
 ${FINDINGS}`;
 }

@@ -17,6 +17,7 @@
  * batch runs on for the others, to the latest of their deadlines). A batched run that fails
  * is run again one execution at a time, so an error belongs to the execution that causes it.
  */
+import { clearImmediate, setImmediate } from "node:timers";
 import { z } from "zod";
 import { DriverError } from "../../nnapi/errors.ts";
 import type { TensorData } from "../../nnapi/tensor.ts";
@@ -82,6 +83,14 @@ interface Queued {
   reject(error: Error): void;
 }
 
+/**
+ * How late Deno's timers fire: up to about 2.1 ms (a 2 ms timeout answers after about 3, one
+ * of 0.4 ms after about 2). A queue delay waits on a timer set this much before it is due,
+ * then checks the clock on each turn of the event loop (`setImmediate`, which lets I/O in
+ * between), so that an execution waits `maxQueueDelayUs` and not a millisecond or two more.
+ */
+const TIMER_LATENESS_MS = 2.2;
+
 /** Errors of a run as a whole (of the service's state, not of the data): not run again. */
 const WHOLE_RUN_FAILURES = new Set([
   "MISSED_DEADLINE_TRANSIENT",
@@ -99,8 +108,9 @@ export class DynamicBatcher {
   /** The rows a run takes: a batch is padded with zero rows up to the next of these. */
   readonly #sizes: readonly number[];
   #inFlight = 0;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #timerAt = Infinity;
+  /** When the pending wake-up (for the oldest execution's queue delay) is due, and its cancel. */
+  #wakeAt = Infinity;
+  #cancelWake: (() => void) | undefined;
 
   constructor(config: BatchingConfig, runner: BatchRunner) {
     this.#config = config;
@@ -178,7 +188,7 @@ export class DynamicBatcher {
       const rows = same.reduce((sum, e) => sum + e.rows, 0);
       const dueAt = oldest.arrivedAt + this.#config.maxQueueDelayUs / 1000;
       if (rows < this.#config.maxBatchSize && performance.now() < dueAt) {
-        this.#wakeAt(dueAt);
+        this.#wakeUpAt(dueAt);
         return;
       }
       const batch = this.#take(same);
@@ -204,15 +214,26 @@ export class DynamicBatcher {
     return batch;
   }
 
-  #wakeAt(at: number): void {
-    if (this.#timer !== undefined && this.#timerAt <= at) return;
-    clearTimeout(this.#timer);
-    this.#timerAt = at;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.#timerAt = Infinity;
+  #wakeUpAt(at: number): void {
+    if (this.#wakeAt <= at) return;
+    this.#cancelWake?.();
+    this.#wakeAt = at;
+    const checkAfter = (ms: number) => {
+      if (ms > 0) {
+        const timer = setTimeout(check, ms);
+        this.#cancelWake = () => clearTimeout(timer);
+      } else {
+        const immediate = setImmediate(check);
+        this.#cancelWake = () => clearImmediate(immediate);
+      }
+    };
+    const check = () => {
+      if (this.#queue.length > 0 && performance.now() < at) return checkAfter(0);
+      this.#wakeAt = Infinity;
+      this.#cancelWake = undefined;
       this.#pump();
-    }, Math.max(0, at - performance.now()));
+    };
+    checkAfter(at - performance.now() - TIMER_LATENESS_MS);
   }
 
   async #runBatch(batch: Queued[]): Promise<void> {
