@@ -17,7 +17,6 @@
  * batch runs on for the others, to the latest of their deadlines). A batched run that fails
  * is run again one execution at a time, so an error belongs to the execution that causes it.
  */
-import { clearImmediate, setImmediate } from "node:timers";
 import { z } from "zod";
 import { DriverError } from "../../nnapi/errors.ts";
 import type { TensorData } from "../../nnapi/tensor.ts";
@@ -25,6 +24,7 @@ import type { RunInput, RunOutput } from "../compilation/plan.ts";
 import type { BatchingConfig } from "../../store/compilation_store.ts";
 import type { PoolResult } from "./executors/pool.ts";
 import { rowsOf, stackLater } from "./stacked_inputs.ts";
+import { callAt, startPreciseTimer } from "./precise_timer/mod.ts";
 
 /**
  * A batching request as clients write it (`batching` on `POST /v1/compilations`, and in a
@@ -83,14 +83,6 @@ interface Queued {
   reject(error: Error): void;
 }
 
-/**
- * How late Deno's timers fire: up to about 2.1 ms (a 2 ms timeout answers after about 3, one
- * of 0.4 ms after about 2). A queue delay waits on a timer set this much before it is due,
- * then checks the clock on each turn of the event loop (`setImmediate`, which lets I/O in
- * between), so that an execution waits `maxQueueDelayUs` and not a millisecond or two more.
- */
-const TIMER_LATENESS_MS = 2.2;
-
 /** Errors of a run as a whole (of the service's state, not of the data): not run again. */
 const WHOLE_RUN_FAILURES = new Set([
   "MISSED_DEADLINE_TRANSIENT",
@@ -116,6 +108,7 @@ export class DynamicBatcher {
     this.#config = config;
     this.#runner = runner;
     this.#sizes = batchSizes(config);
+    if (config.maxQueueDelayUs > 0) startPreciseTimer();
   }
 
   /**
@@ -214,26 +207,19 @@ export class DynamicBatcher {
     return batch;
   }
 
+  /**
+   * Pumps again at `at`, when the oldest execution's queue delay ends. On the precise timer:
+   * Deno's own timers fire 1-2 ms late, more than a queue delay may be.
+   */
   #wakeUpAt(at: number): void {
     if (this.#wakeAt <= at) return;
     this.#cancelWake?.();
     this.#wakeAt = at;
-    const checkAfter = (ms: number) => {
-      if (ms > 0) {
-        const timer = setTimeout(check, ms);
-        this.#cancelWake = () => clearTimeout(timer);
-      } else {
-        const immediate = setImmediate(check);
-        this.#cancelWake = () => clearImmediate(immediate);
-      }
-    };
-    const check = () => {
-      if (this.#queue.length > 0 && performance.now() < at) return checkAfter(0);
+    this.#cancelWake = callAt(at, () => {
       this.#wakeAt = Infinity;
       this.#cancelWake = undefined;
       this.#pump();
-    };
-    checkAfter(at - performance.now() - TIMER_LATENESS_MS);
+    });
   }
 
   async #runBatch(batch: Queued[]): Promise<void> {
