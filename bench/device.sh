@@ -12,5 +12,5 @@ out=${1:?an output folder}
 ocr=${2:?the PP-OCR classifier .onnx}
 { nproc; grep -m1 "model name" /proc/cpuinfo; python3 -c 'import onnxruntime; print("python onnxruntime", onnxruntime.__version__)'; } 2>&1 | tee "$out/machine.log"
 timeout 150 deno run -A bench/onnxruntime_device.ts --python 2>&1 | tee "$out/in_process.log"
-timeout 240 deno run -A bench/load.ts --clients 1,16 --seconds 3 --peers node,python \
+timeout 240 deno run -A bench/load.ts --clients 1,16 --peers node,python \
   --ocr-model "$ocr" 2>&1 | grep -v "^Warning: maxDynamic" | tee "$out/load.log"

@@ -6,7 +6,9 @@
  * client sends one image's raw float32 bytes with `Input-Dimensions` and waits for the
  * answer before sending again; requests/s, median and p99 latency per row.
  *
- * `--clients 1,16` picks the client counts; `--seconds N` the window per row (default 4);
+ * The servers of a model run at once and are loaded in turn, `--rounds N` windows of
+ * `--seconds S` each (default 3 of 1.5 s) after a warm-up each, so that a slow spell of the
+ * machine falls on all alike; a row pools its rounds. `--clients 1,16` picks the client counts;
  * `--peers node,python` adds the same server written in Python around its onnxruntime (where
  * that is installed: the GPU machine); `--ocr-model PATH` reads the classifier from a file
  * rather than its npm package (which the GPU machine's pack leaves out). With `--write`,
@@ -25,12 +27,13 @@ import {
   type RawEndpoint,
   rawHeaders,
 } from "./peers/engines.ts";
-import { throughput } from "./peers/throughput.ts";
+import { throughputs } from "./peers/throughput.ts";
 
 const flags = parseArgs({
   options: {
     clients: { type: "string", default: "1,4,16,32" },
-    seconds: { type: "string", default: "4" },
+    seconds: { type: "string", default: "1.5" },
+    rounds: { type: "string", default: "3" },
     models: { type: "string" },
     peers: { type: "string", default: "node" },
     "ocr-model": { type: "string" },
@@ -39,6 +42,7 @@ const flags = parseArgs({
 }).values;
 const CLIENTS = flags.clients.split(",").map(Number);
 const SECONDS = Number(flags.seconds);
+const ROUNDS = Number(flags.rounds);
 
 /**
  * Dynamic batching as the benchmark asks for it: batches formed only of what queued while
@@ -152,28 +156,31 @@ const SERVERS: [string, (model: LoadModel) => Promise<RawEndpoint>][] = [
 const rows: LoadRow[] = [];
 for (const model of MODELS) {
   const body = new Uint8Array(model.input.data.buffer as ArrayBuffer);
-  for (const [server, open] of SERVERS) {
-    const endpoint = await open(model);
-    try {
-      for (const clients of CLIENTS) {
-        const { requestsPerSecond, medianMs, p99Ms } = await throughput(endpoint, body, undefined, {
-          connections: clients,
-          warmupSeconds: Math.min(2, SECONDS / 2),
-          seconds: SECONDS,
-        });
+  // Every server of the model at once, loaded in turn round after round (`throughputs`).
+  const endpoints: RawEndpoint[] = [];
+  try {
+    for (const [, open] of SERVERS) endpoints.push(await open(model));
+    for (const clients of CLIENTS) {
+      const rates = await throughputs(endpoints, body, undefined, {
+        connections: clients,
+        warmupSeconds: 1,
+        seconds: SECONDS,
+        rounds: ROUNDS,
+      });
+      for (const [k, [server]] of SERVERS.entries()) {
+        const { requestsPerSecond, medianMs, p99Ms, roundRates } = rates[k];
         const row = { model: model.name, server, clients, requestsPerSecond, medianMs, p99Ms };
         rows.push(row);
         console.log(
           `${model.name} | ${server} | ${clients} clients | ` +
-            `${row.requestsPerSecond.toFixed(1)} requests/s | median ${
-              row.medianMs.toFixed(2)
-            } ms` +
-            ` | p99 ${row.p99Ms.toFixed(2)} ms`,
+            `${requestsPerSecond.toFixed(1)} requests/s (rounds: ${
+              roundRates.map((r) => r.toFixed(0)).join(", ")
+            }) | median ${medianMs.toFixed(2)} ms | p99 ${p99Ms.toFixed(2)} ms`,
         );
       }
-    } finally {
-      await endpoint.close();
     }
+  } finally {
+    for (const endpoint of endpoints) await endpoint.close();
   }
 }
 
@@ -211,6 +218,7 @@ if (flags.write) {
     new URL("../docs/load.md", import.meta.url),
     `# Throughput under load\n\nWritten by \`deno task bench:load --write\` on a machine with ` +
       `${cores} cores (${new Date().toISOString().slice(0, 10)}).\nEach server runs with its ` +
-      `defaults; every row loads it for ${SECONDS} s after a warm-up.\n\n${loadMarkdown(rows)}\n`,
+      `defaults. The servers of a model are loaded in turn, ${ROUNDS} rounds of ${SECONDS} s ` +
+      `each after a warm-up; a row pools its rounds.\n\n${loadMarkdown(rows)}\n`,
   );
 }

@@ -39,7 +39,7 @@ import { gemmGflops } from "./gemm.ts";
 import { restThroughput, uploadFloor } from "./rest.ts";
 import { TFJS_WASM } from "./tfjs_wasm.ts";
 import { simd128PeakGflops } from "./simd_peak.ts";
-import { throughput, type ThroughputBudget } from "./throughput.ts";
+import { type ThroughputBudget, throughputs } from "./throughput.ts";
 import { type Latency, measure } from "./timing.ts";
 import { barChartSvg, performanceMarkdown, type Results } from "./report.ts";
 
@@ -57,8 +57,8 @@ const budget = flags.quick
   ? { warmup: 2, runs: 10, budgetMs: 2000 }
   : { warmup: 5, runs: 50, budgetMs: 10000 };
 const loadBudget: ThroughputBudget = flags.quick
-  ? { connections: 16, warmupSeconds: 0.5, seconds: 1 }
-  : { connections: 16, warmupSeconds: 1, seconds: 3 };
+  ? { connections: 16, warmupSeconds: 0.5, seconds: 0.5, rounds: 2 }
+  : { connections: 16, warmupSeconds: 1, seconds: 2, rounds: 3 };
 
 const THREADS = [1, 2];
 /** Run last to first: onnxruntime-node first (every other engine's reference output). */
@@ -253,29 +253,37 @@ for (const model of models) {
   );
 }
 
-// Requests/s under concurrent clients, each server with its defaults (what a user gets).
+// Requests/s under concurrent clients, each server with its defaults (what a user gets): the
+// servers of a model loaded in turn, round after round (`throughputs`).
 for (const model of models) {
-  let peerRate: number | undefined;
-  for (const engine of THROUGHPUT_ENGINES) {
-    const bytes = engine.opensExtents ? model.openBytes ?? model.bytes : model.bytes;
-    let endpoint: RawEndpoint;
-    try {
-      endpoint = await engine.endpoint!(bytes, model.input);
-    } catch (error) {
-      if (!(error instanceof NotBuildable)) throw error;
-      console.log(`${model.name} | ${engine.name} | throughput not measured: ${error.message}`);
-      results.throughput.push({
-        model: model.name,
-        engine: engine.name,
-        connections: loadBudget.connections,
-        notMeasured: error.message,
-      });
-      continue;
+  const open: { engine: Engine; endpoint: RawEndpoint }[] = [];
+  try {
+    for (const engine of THROUGHPUT_ENGINES) {
+      const bytes = engine.opensExtents ? model.openBytes ?? model.bytes : model.bytes;
+      try {
+        open.push({ engine, endpoint: await engine.endpoint!(bytes, model.input) });
+      } catch (error) {
+        if (!(error instanceof NotBuildable)) throw error;
+        console.log(`${model.name} | ${engine.name} | throughput not measured: ${error.message}`);
+        results.throughput.push({
+          model: model.name,
+          engine: engine.name,
+          connections: loadBudget.connections,
+          notMeasured: error.message,
+        });
+      }
     }
-    try {
-      const body = new Uint8Array(model.input.data.buffer as ArrayBuffer);
-      const rate = await throughput(endpoint, body, answerBytes.get(model.name)!, loadBudget);
-      if (engine === ONNXRUNTIME_NODE_HTTP) peerRate = rate.requestsPerSecond;
+    const body = new Uint8Array(model.input.data.buffer as ArrayBuffer);
+    const rates = await throughputs(
+      open.map((o) => o.endpoint),
+      body,
+      answerBytes.get(model.name)!,
+      loadBudget,
+    );
+    const peerRate = rates[open.findIndex((o) => o.engine === ONNXRUNTIME_NODE_HTTP)]
+      ?.requestsPerSecond;
+    for (const [k, { engine }] of open.entries()) {
+      const rate = rates[k];
       results.throughput.push({
         model: model.name,
         engine: engine.name,
@@ -285,14 +293,16 @@ for (const model of models) {
       console.log(
         `${model.name} | ${engine.name} | ${loadBudget.connections} connections | ` +
           `${rate.requestsPerSecond.toFixed(1)} requests/s (${rate.requests} in ` +
-          `${loadBudget.seconds} s)` +
+          `${loadBudget.rounds} rounds of ${loadBudget.seconds} s: ${
+            rate.roundRates.map((r) => r.toFixed(0)).join(", ")
+          })` +
           (engine !== ONNXRUNTIME_NODE_HTTP && peerRate
             ? ` | ${(rate.requestsPerSecond / peerRate).toFixed(2)}x the onnxruntime-node server`
             : ""),
       );
-    } finally {
-      await endpoint.close();
     }
+  } finally {
+    for (const { endpoint } of open) await endpoint.close();
   }
 }
 

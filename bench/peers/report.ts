@@ -418,8 +418,10 @@ ${throughputTable(results)}
 
 Requests per second with that many client loops at once in the benchmark's process (fetch,
 keep-alive, each loop sends its next request when its answer came), raw float32 bodies with
-\`Input-Dimensions\` where the server takes the extents at execution, after a warm-up of the
-same load. Each server runs with its defaults, as a user starts it: nnserve's executors and
+\`Input-Dimensions\` where the server takes the extents at execution. The servers of a model
+run at once and are loaded in turn: a warm-up each, then three rounds of 2 s each, pooled per
+server, so that a slow spell of the machine falls on every server alike (one 3 s window each
+had the onnxruntime-node server's own rate move between 258 and 370 requests/s). Each server runs with its defaults, as a user starts it: nnserve's executors and
 kernel threads (\`NNSERVE_WORKERS\`, \`NNSERVE_THREADS\`: this machine's cores), the
 onnxruntime-node server's one session with onnxruntime's default threads, runs overlapping.
 
