@@ -257,9 +257,9 @@ virtual machine moves single numbers by 10-30% between runs, a peer's row too):
 - On the 16-core GPU machine, against Python's onnxruntime there (the section above, 2026-11-28):
   - MobileNetV2 in process: one execution 2.7-2.8 ms against 1.84 ms (1.5x); at 16
     concurrent clients, 1055 against 945 executions/s (1.12x).
-  - Over HTTP at 16 clients: 575 requests/s against the Python server's 523 (1.10x) and the
-    Node server's 265 (2.2x).
-  - Over HTTP at one client: 0.67x the Python server.
+  - Over HTTP at 16 clients, across three runs: 575-674 requests/s against the Python
+    server's 504-562 (1.10-1.34x) and the Node server's 252-292 (2.2-2.7x).
+  - Over HTTP at one client: 0.65-0.67x the Python server.
 
 ## Targets of the speed issue
 
