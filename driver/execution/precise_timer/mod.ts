@@ -11,7 +11,9 @@
  * - The event loop wakes on the worker's count of firings (`Atomics.waitAsync`). Nothing
  *   spins, and the wait costs the event loop's thread nothing.
  * - Each pending call also has a plain timer a few ms after it is due. That timer holds the
- *   event loop open while the call waits, and stands in should the worker fail.
+ *   event loop open while the call waits, and stands in should the worker fail. Where the
+ *   worker cannot start, or once it has failed, the plain timers alone serve, set for the
+ *   call's own time.
  */
 import { Worker } from "node:worker_threads";
 import { CONTROL_BYTES, controlOf, DELAY, FIRED, GENERATION } from "./layout.ts";
@@ -28,6 +30,8 @@ interface Pending {
 type Control = ReturnType<typeof controlOf>;
 
 let control: Control | undefined;
+/** Whether the worker started and has not failed. */
+let workerRuns = false;
 const pending = new Set<Pending>();
 /** The time the worker is armed for (Infinity: not armed). */
 let armedAt = Infinity;
@@ -38,7 +42,10 @@ export function callAt(at: number, callback: () => void): () => void {
   const entry: Pending = {
     at,
     callback,
-    standIn: setTimeout(() => fire(entry), Math.max(0, at - performance.now()) + STAND_IN_MS),
+    standIn: setTimeout(
+      () => fire(entry),
+      Math.max(0, at - performance.now()) + (workerRuns ? STAND_IN_MS : 0),
+    ),
   };
   pending.add(entry);
   if (at < armedAt) arm(at);
@@ -63,7 +70,14 @@ function started(): Control {
     const buffer = new SharedArrayBuffer(CONTROL_BYTES);
     control = controlOf(buffer);
     control.delay[DELAY] = Infinity;
-    new Worker(new URL("./worker.ts", import.meta.url), { workerData: buffer }).unref();
+    try {
+      const worker = new Worker(new URL("./worker.ts", import.meta.url), { workerData: buffer });
+      worker.on("error", () => workerRuns = false);
+      worker.unref();
+      workerRuns = true;
+    } catch {
+      // The plain timers serve (`callAt`).
+    }
   }
   return control;
 }
