@@ -91,10 +91,15 @@ async function until(condition: () => Promise<boolean>, what: string) {
   throw new Error(`timed out waiting for ${what}`);
 }
 
-async function batchQueued(server: TestServer): Promise<number> {
+/** The value of the first `/metrics` line starting with `series` (NaN when none does). */
+async function metricValue(server: TestServer, series: string): Promise<number> {
   const text = await (await fetch(`${server.url}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith("nnserve_batch_queued "));
-  return Number(line?.split(" ")[1]);
+  const line = text.split("\n").find((l) => l.startsWith(series));
+  return Number(line?.slice(line.lastIndexOf(" ") + 1));
+}
+
+function batchQueued(server: TestServer): Promise<number> {
+  return metricValue(server, "nnserve_batch_queued ");
 }
 
 Deno.test("batched executions answer bit for bit what they answer unbatched", async () => {
@@ -152,11 +157,8 @@ Deno.test("a lone execution waits out its queue delay, then runs alone", async (
     strictEqual(answer.status, 200, JSON.stringify(answer.body));
     ok(elapsedMs >= 40, `answered after ${elapsedMs} ms, before its 40 ms queue delay`);
     deepStrictEqual(await batchRuns(server), { runs: 1, rows: 1 });
-    const text = await (await fetch(`${server.url}/metrics`)).text();
-    const delay = text.split("\n").find((l) =>
-      l.startsWith("nnserve_batch_queue_delay_seconds_sum")
-    );
-    ok(delay && Number(delay.slice(delay.lastIndexOf(" ") + 1)) >= 0.04, String(delay));
+    const delay = await metricValue(server, "nnserve_batch_queue_delay_seconds_sum");
+    ok(delay >= 0.04, `queue delay sum ${delay} s`);
   });
 });
 

@@ -394,10 +394,7 @@ export const ONNXRUNTIME_NODE_HTTP: Engine = {
   async prepare(model, input, threads) {
     const server = await spawnOrtServer(model, threads);
     const body = new Uint8Array(input.data.buffer as ArrayBuffer);
-    const headers = {
-      "content-type": "application/octet-stream",
-      "input-dimensions": input.shape.join(","),
-    };
+    const headers = ortServerHeaders(input);
     return {
       async run() {
         const response = await fetch(server.url, { method: "POST", headers, body });
@@ -417,12 +414,10 @@ export async function ortServerEndpoint(
   language: OrtServerLanguage,
 ): Promise<RawEndpoint> {
   const server = await spawnOrtServer(model, undefined, language);
-  return {
-    url: server.url,
-    headers: {
-      "content-type": "application/octet-stream",
-      "input-dimensions": input.shape.join(","),
-    },
-    close: () => server.stop(),
-  };
+  return { url: server.url, headers: ortServerHeaders(input), close: () => server.stop() };
+}
+
+/** What the peer servers take: the input's raw bytes and its extents. */
+function ortServerHeaders(input: PeerInput): Record<string, string> {
+  return { "content-type": "application/octet-stream", "input-dimensions": input.shape.join(",") };
 }

@@ -109,13 +109,3 @@ export async function throughputs(
     };
   });
 }
-
-/** One endpoint's throughput (`throughputs` of one). */
-export async function throughput(
-  endpoint: RawEndpoint,
-  body: Uint8Array<ArrayBuffer>,
-  answerBytes: number | undefined,
-  budget: ThroughputBudget,
-): Promise<Throughput> {
-  return (await throughputs([endpoint], body, answerBytes, budget))[0];
-}
