@@ -23,6 +23,7 @@ import {
   unusedInitializers,
 } from "./onnx/hostile_graphs.ts";
 import { ANONYMOUS_CLIENT } from "../routes/auth.ts";
+import { convertOnnxInWorker } from "../converter/onnx/convert_in_worker.ts";
 import { metric, withMainProcess, withTestServer } from "./server_fixture.ts";
 
 /** An import's answer. */
@@ -327,6 +328,21 @@ Deno.test("an import whose request signal aborts stops converting at once", asyn
     // Far below the 45 s the conversion takes; a loaded machine has seconds of slack.
     ok(ms < 20_000, `the import ended ${ms} ms after it began`);
   });
+});
+
+Deno.test("a conversion worker that has not taken its job by the start limit is replaced once, then the import fails naming it", async () => {
+  const bytes = onnxBytes(elementwiseChain(4));
+  // The default limit: the worker starts and answers.
+  const converted = await convertOnnxInWorker(bytes);
+  ok(converted.model.operations.length > 0);
+  // No limit at all: no worker can load the converter before its start timer fires, so both
+  // tries are given up and the error says so, well before the conversion time limit.
+  const started = performance.now();
+  const error = await convertOnnxInWorker(bytes, {}, { startLimitMs: 0 })
+    .then(() => undefined, (error: Error) => error);
+  ok(error instanceof Error, "a worker took its job at once");
+  match(error.message, /2 conversion workers in turn did not start within 0 s/);
+  ok(performance.now() - started < 20_000);
 });
 
 Deno.test("a graph output nothing produces, or one without a name, is a 400 naming it", async () => {

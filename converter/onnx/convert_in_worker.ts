@@ -3,9 +3,22 @@ import { DriverError, type DriverErrorDetails, type ErrorStatus } from "../../nn
 import type { OnnxConversion, OnnxConversionOptions } from "./convert.ts";
 import type { OnnxImportLimits } from "./limits.ts";
 
-type Answer =
+/** What the worker posts: that it has the job, then the conversion or its fault. */
+export type WorkerAnswer =
+  | { started: true }
   | { ok: true; conversion: OnnxConversion }
   | { ok: false; fault: { status: ErrorStatus; message: string; details?: DriverErrorDetails } };
+
+/**
+ * How long a worker may take to start and say it has the job: loading the converter's modules
+ * takes well under a second, tens of seconds on a machine with every core taken. A worker that
+ * has not said so by then is replaced once, so a worker lost in start-up costs this much, not
+ * the whole conversion time limit.
+ */
+export const DEFAULT_START_LIMIT_MS = 20_000;
+
+/** How many workers one conversion starts at most (the first and its replacement). */
+const START_ATTEMPTS = 2;
 
 /** How a conversion in a worker is bounded. */
 export interface WorkerConversionControl {
@@ -18,29 +31,60 @@ export interface WorkerConversionControl {
    * goes on using a core), so the conversion is told through shared memory too.
    */
   signal?: AbortSignal;
+  /** Milliseconds a worker may take to say it has the job ({@link DEFAULT_START_LIMIT_MS}). */
+  startLimitMs?: number;
 }
 
 /** Converts an ONNX file off the calling thread; faults arrive as the same DriverErrors. */
-export function convertOnnxInWorker(
+export async function convertOnnxInWorker(
   bytes: Uint8Array,
   options: OnnxConversionOptions = {},
   control: WorkerConversionControl = {},
 ): Promise<OnnxConversion> {
-  const { signal, limits = {} } = control;
+  for (let attempt = 1;; attempt++) {
+    const answer = await convertInOneWorker(bytes, options, control);
+    if (answer !== "not started") return answer;
+    const seconds = (control.startLimitMs ?? DEFAULT_START_LIMIT_MS) / 1000;
+    if (attempt === START_ATTEMPTS) {
+      throw new DriverError(
+        "GENERAL_FAILURE",
+        `ONNX conversion failed: ${START_ATTEMPTS} conversion workers in turn did not start ` +
+          `within ${seconds} s`,
+      );
+    }
+    console.error(
+      `nnserve: an ONNX conversion worker did not start within ${seconds} s; starting another`,
+    );
+  }
+}
+
+/** One worker's try: the conversion, or "not started" when it did not take the job in time. */
+function convertInOneWorker(
+  bytes: Uint8Array,
+  options: OnnxConversionOptions,
+  control: WorkerConversionControl,
+): Promise<OnnxConversion | "not started"> {
+  const { signal, limits = {}, startLimitMs = DEFAULT_START_LIMIT_MS } = control;
   if (signal?.aborted) return Promise.reject(signal.reason);
   const worker = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
   const stopFlag = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
   let stop: (() => void) | undefined;
-  return new Promise<OnnxConversion>((resolve, reject) => {
+  let startTimer: ReturnType<typeof setTimeout> | undefined;
+  return new Promise<OnnxConversion | "not started">((resolve, reject) => {
     stop = () => {
       Atomics.store(stopFlag, 0, 1);
       worker.terminate();
       reject(signal!.reason);
     };
     signal?.addEventListener("abort", stop, { once: true });
-    worker.onmessage = (event: MessageEvent<Answer>) => {
+    startTimer = setTimeout(() => {
+      Atomics.store(stopFlag, 0, 1);
+      resolve("not started");
+    }, startLimitMs);
+    worker.onmessage = (event: MessageEvent<WorkerAnswer>) => {
       const answer = event.data;
-      if (answer.ok) resolve(answer.conversion);
+      if ("started" in answer) clearTimeout(startTimer);
+      else if (answer.ok) resolve(answer.conversion);
       else reject(new DriverError(answer.fault.status, answer.fault.message, answer.fault.details));
     };
     worker.onerror = (event) => {
@@ -49,6 +93,7 @@ export function convertOnnxInWorker(
     };
     worker.postMessage({ bytes, options, limits, stop: stopFlag });
   }).finally(() => {
+    clearTimeout(startTimer);
     if (stop) signal?.removeEventListener("abort", stop);
     worker.terminate();
   });
