@@ -9,6 +9,7 @@
  * the other, and the median is reported.
  */
 import { startServer } from "../server.ts";
+import { float32Tensor as tensor, int32Scalar as int32 } from "../tools/model_json.ts";
 
 const SIDE = 1024;
 const ELEMENTS = SIDE * SIDE;
@@ -23,21 +24,6 @@ function median(values: number[]): number {
 
 /** The global average pool of a [1, SIDE, SIDE, 1] float32 input (implicit VALID padding). */
 function poolModel() {
-  const int32 = (value: number) => ({
-    type: "INT32",
-    dimensions: [],
-    scale: 0,
-    zeroPoint: 0,
-    lifetime: "CONSTANT_COPY",
-    value: [value],
-  });
-  const tensor = (dimensions: number[], lifetime: string) => ({
-    type: "TENSOR_FLOAT32",
-    dimensions,
-    scale: 0,
-    zeroPoint: 0,
-    lifetime,
-  });
   return {
     operands: [
       tensor([1, SIDE, SIDE, 1], "MODEL_INPUT"),

@@ -5,7 +5,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { type RunningServer, type ServerConfig, startServer } from "../server.ts";
 import { OutputTail } from "./output_tail.ts";
-import { float32Tensor, int32Scalar } from "./model_json.ts";
+import { float32Tensor, int32Scalar } from "../tools/model_json.ts";
 
 export { float32Tensor, int32Scalar };
 

@@ -9,7 +9,7 @@ import { prepareModel } from "../compilation/prepare.ts";
 import { buildModel } from "../model/model.ts";
 import { ModelSchema } from "../model/model_schema.ts";
 import { Executable } from "./executable.ts";
-import { float32Tensor, int32Scalar } from "../../tests/model_json.ts";
+import { float32Tensor, int32Scalar } from "../../tools/model_json.ts";
 
 const options = { preference: "FAST_SINGLE_ANSWER", priority: "MEDIUM" } as const;
 

@@ -3,7 +3,7 @@ import { DriverError } from "../../nnapi/errors.ts";
 import { batchFixedAtOne, openBatchExtent } from "./batch_extent.ts";
 import { buildModel } from "./model.ts";
 import { ModelSchema } from "./model_schema.ts";
-import { float32Tensor as f32, int32Scalar as int32 } from "../../tests/model_json.ts";
+import { float32Tensor as f32, int32Scalar as int32 } from "../../tools/model_json.ts";
 
 const int32s = (value: number[]) => ({
   type: "TENSOR_INT32",

@@ -8,7 +8,7 @@ import { discoverDevices } from "../../devices/device_list.ts";
 import { buildModel } from "../../model/model.ts";
 import { ModelSchema } from "../../model/model_schema.ts";
 import { partitionModel } from "./model_partition.ts";
-import { float32Tensor as tensor, int32Scalar as int32 } from "../../../tests/model_json.ts";
+import { float32Tensor as tensor, int32Scalar as int32 } from "../../../tools/model_json.ts";
 
 /** CONV_2D -> FLOOR -> CONV_2D: the gpu runs the convolutions, not FLOOR. */
 function model() {

@@ -1,4 +1,4 @@
-/** Operands of the model JSON (`POST /v1/models`), for tests that build small models. */
+/** Operands of the model JSON (`POST /v1/models`), for tests and benchmarks that build small models. */
 
 /** A float32 tensor operand; constants carry their values. */
 export function float32Tensor(dimensions: number[], lifetime: string, value?: number[]) {
