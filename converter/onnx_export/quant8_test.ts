@@ -11,6 +11,7 @@ import * as ort from "onnxruntime-node";
 import { exportsStep } from "./export.ts";
 import { operationDefinition } from "../../operations/table.ts";
 import { allocate, elementCount } from "../../nnapi/tensor.ts";
+import { nchwToNhwc, nhwcToNchw } from "../../kernels/image_layout.ts";
 import { seededFloats } from "../../kernels/seeded_random.ts";
 import { type NodeSpec, onnxBytes, UINT8 } from "../../tools/onnx_graphs.ts";
 import type { SubgraphOperand } from "../../driver/devices/device.ts";
@@ -61,18 +62,10 @@ function reference(): { shape: number[]; data: Uint8Array } {
   return { shape, data: output.data as Uint8Array };
 }
 
-/** `data` in `[a, b, c, d]` order laid out as `[a, d, b, c]` (NHWC or OHWI to NCHW or OIHW). */
-function channelsFirst(data: Uint8Array, [a, b, c, d]: number[]): Uint8Array {
+/** An NHWC (or OHWI) tensor of `shape` laid out NCHW (or OIHW). */
+function channelsFirst(data: Uint8Array, [n, h, w, c]: number[]): Uint8Array {
   const out = new Uint8Array(data.length);
-  for (let i = 0; i < a; i++) {
-    for (let j = 0; j < b; j++) {
-      for (let k = 0; k < c; k++) {
-        for (let l = 0; l < d; l++) {
-          out[((i * d + l) * b + j) * c + k] = data[((i * b + j) * c + k) * d + l];
-        }
-      }
-    }
-  }
+  nhwcToNchw(data, out, n, c, h, w);
   return out;
 }
 
@@ -108,11 +101,8 @@ async function onnxruntime(nodes: NodeSpec[], outputShape: number[]): Promise<Ui
     const x = new ort.Tensor("uint8", channelsFirst(input, [N, H, W, C]), [N, C, H, W]);
     const { y } = await session.run({ x });
     // Back to NHWC, as the reference has it.
-    const nchw = y.data as Uint8Array;
-    const out = new Uint8Array(nchw.length);
-    for (let i = 0; i < outH * outW; i++) {
-      for (let o = 0; o < O; o++) out[i * O + o] = nchw[o * outH * outW + i];
-    }
+    const out = new Uint8Array(y.data.length);
+    nchwToNhwc(y.data as Uint8Array, out, N, O, outH, outW);
     return out;
   } finally {
     await session.release();
