@@ -6,8 +6,9 @@
  * the service starts; at every core also with its threads' spinning stopped after each run,
  * and off), and, with --python (where Python's onnxruntime is installed: the GPU machine), in
  * Python's onnxruntime likewise. Medians of 20 runs after 10 warm-ups and at least a second
- * of them, ms; then executions/s of the default plan with 1, 2, 8 and every core's concurrent
- * clients (and Python's onnxruntime's one session likewise). A measurement for #31.
+ * of them, ms; then executions/s of the default plan with 1, 2, 4, 8 and every core's
+ * concurrent clients, and Python's onnxruntime likewise: one session for all clients, and a
+ * session per client with an equal share of the cores. A measurement for #31.
  */
 import * as ort from "onnxruntime-node";
 import { startServer } from "../server.ts";
@@ -17,8 +18,8 @@ import { seededFloats } from "../kernels/seeded_random.ts";
 const RUNS = 20;
 const WARMUP = 10;
 const cores = navigator.hardwareConcurrency;
-/** Concurrent clients of the throughput rows: 1, 2, 8 and every core. */
-const CLIENTS = [...new Set([1, 2, 8, cores])];
+/** Concurrent clients of the throughput rows: 1, 2, 4, 8 and every core. */
+const CLIENTS = [...new Set([1, 2, 4, 8, cores])];
 
 /** Seconds of each concurrency row, after a warm-up of the same load. */
 const SECONDS = 3;
@@ -156,20 +157,30 @@ for threads in (1, ${cores}):
     print(f"python onnxruntime {ort.__version__}, {threads} thread(s)\\t{sorted(t)[${
     RUNS >> 1
   }]:.3f}")
-# Throughput: concurrent clients on one session with the default options, as a server would.
-s = ort.InferenceSession(sys.argv[1], providers=["CPUExecutionProvider"])
-s.run(None, {"${MOBILENET_V2_INPUT.name}": x})
-def window(clients, seconds):
+# Throughput: concurrent clients on one session with the default options, as a server would,
+# and each client on a session of its own with an equal share of the cores (the most this
+# machine gives onnxruntime at that many clients).
+def session(threads=None):
+    o = ort.SessionOptions()
+    if threads: o.intra_op_num_threads = threads; o.inter_op_num_threads = 1
+    s = ort.InferenceSession(sys.argv[1], o, providers=["CPUExecutionProvider"])
+    s.run(None, {"${MOBILENET_V2_INPUT.name}": x}); return s
+def window(sessions, clients, seconds):
     lat = []; end = time.perf_counter() + seconds
-    def client():
+    def client(s):
         while time.perf_counter() < end:
             a = time.perf_counter(); s.run(None, {"${MOBILENET_V2_INPUT.name}": x}); lat.append((time.perf_counter() - a) * 1000)
-    began = time.perf_counter(); ts = [threading.Thread(target=client) for _ in range(clients)]
+    began = time.perf_counter()
+    ts = [threading.Thread(target=client, args=(sessions[i % len(sessions)],)) for i in range(clients)]
     [t.start() for t in ts]; [t.join() for t in ts]
     lat.sort(); return len(lat) / (time.perf_counter() - began), lat[len(lat) // 2]
+one = [session()]
 for clients in (${CLIENTS.join(", ")}):
-    window(clients, ${WARMUP_SECONDS}); rate, median = window(clients, ${SECONDS})
+    window(one, clients, ${WARMUP_SECONDS}); rate, median = window(one, clients, ${SECONDS})
     print(f"rate\\tpython onnxruntime, one session, {clients} client(s): {rate:.0f} executions/s, median {median:.2f} ms")
+    own = [session(max(1, ${cores} // clients)) for _ in range(clients)]
+    window(own, clients, ${WARMUP_SECONDS}); rate, median = window(own, clients, ${SECONDS})
+    print(f"rate\\tpython onnxruntime, a session of {max(1, ${cores} // clients)} thread(s) per client, {clients} client(s): {rate:.0f} executions/s, median {median:.2f} ms")
 `;
   const out = await new Deno.Command("python3", { args: ["-c", script, file] }).output();
   for (const line of new TextDecoder().decode(out.stdout).trim().split("\n")) {

@@ -30,6 +30,52 @@ export interface ThreadBudget {
   epochIndex: number;
   /** The most lanes one call of this realm may add to its own thread. */
   maxLanes: number;
+  /**
+   * The pool's threads in all and where it counts executions: a call that holds threads for
+   * a whole run (a native library's) takes at most its equal share of them.
+   */
+  share?: ShareCounters;
+}
+
+/**
+ * Where the pool counts its executions in the budget: those running now, and the most that
+ * ran at once lately (`peakIndex`, with when it was last seen, in ms since `epochMs`).
+ */
+export interface ShareCounters {
+  threads: number;
+  runningIndex: number;
+  peakIndex: number;
+  peakAtIndex: number;
+  epochMs: number;
+}
+
+/**
+ * How long the most executions seen at once still count: a client that sends its next
+ * request as soon as it has an answer is between runs for the hops and its own work (up to
+ * a few ms over HTTP), and an execution that starts in that gap must not take its threads.
+ */
+export const SHARE_WINDOW_MS = 20;
+
+/** Records one execution more (1) or less (-1) running in `counters` (the pool's side). */
+export function countRunning(counters: Int32Array, share: ShareCounters, change: 1 | -1): void {
+  const running = Atomics.add(counters, share.runningIndex, change) + change;
+  if (change < 0) return;
+  const now = shareClock(share);
+  const peak = Atomics.load(counters, share.peakIndex);
+  if (running >= peak || !recent(now, Atomics.load(counters, share.peakAtIndex))) {
+    Atomics.store(counters, share.peakIndex, running);
+    Atomics.store(counters, share.peakAtIndex, now);
+  }
+}
+
+/** Milliseconds since the pool's epoch, as the counters hold them (int32, wrapping). */
+function shareClock(share: ShareCounters): number {
+  return (Date.now() - share.epochMs) | 0;
+}
+
+/** Whether `at` is within the window before `now` (either way: the wall clock can step back). */
+function recent(now: number, at: number): boolean {
+  return Math.abs((now - at) | 0) <= SHARE_WINDOW_MS;
 }
 
 /** Lanes this realm may ever start, whatever the budget (idle lanes cost memory). */
@@ -105,10 +151,30 @@ function giveBack(count: number): void {
 /**
  * Borrows up to `wanted` threads beyond the calling one from the budget for a call into a
  * native library with threads of its own (onnxruntime's intra-op threads): at most the
- * budget's `maxLanes`, and only what is free. Give them back with {@link returnThreads}.
+ * budget's `maxLanes`, only what is free, and no more than an equal share of the pool's
+ * threads among the executions running now or lately. A run keeps what it borrowed to its
+ * end (a kernel call gives its lanes back within milliseconds), so taking everything free
+ * would leave the executions that start next one thread each for as long: on 16 cores, 2
+ * clients ran one execution on 16 threads beside one on 1. Give them back with
+ * {@link returnThreads}.
  */
 export function borrowThreads(wanted: number): number {
-  return claim(Math.min(wanted, budget?.maxLanes ?? 0));
+  return claim(Math.min(wanted, budget?.maxLanes ?? 0, fairShare() - 1));
+}
+
+/**
+ * The threads one execution may hold: an equal share among those running now, or among the
+ * most that ran at once within the last {@link SHARE_WINDOW_MS} (all of them without a pool).
+ */
+function fairShare(): number {
+  const share = budget?.share;
+  if (!share) return Infinity;
+  const { counters } = budget!;
+  let running = Atomics.load(counters, share.runningIndex);
+  if (recent(shareClock(share), Atomics.load(counters, share.peakAtIndex))) {
+    running = Math.max(running, Atomics.load(counters, share.peakIndex));
+  }
+  return Math.floor(share.threads / Math.max(1, running));
 }
 
 /** Gives back threads taken with {@link borrowThreads}. */

@@ -9,9 +9,13 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { Conv2dGeometry } from "./conv_common.ts";
 import type { DepthwiseGeometry } from "./conv_depthwise.ts";
 import {
+  borrowThreads,
+  countRunning,
   lanesReady,
   privateThreadBudget,
+  returnThreads,
   setThreadBudget,
+  type ShareCounters,
   splitCallCount,
 } from "./compute_lanes.ts";
 import { packDepthwiseWeights, packGemmWeights } from "./f32_packing.ts";
@@ -190,5 +194,44 @@ Deno.test("operands in the kernel heap are read and written in place with the sa
         heap.release(outputAt);
       }
     }
+  }
+});
+
+Deno.test("a run borrows at most an equal share of the pool's threads among executions running now or lately", () => {
+  // The pool's layout for one slot: [free, held, epoch, running, peak, peak seen at].
+  const counters = new Int32Array(new SharedArrayBuffer(6 * 4));
+  const share: ShareCounters = {
+    threads: 8,
+    runningIndex: 3,
+    peakIndex: 4,
+    peakAtIndex: 5,
+    epochMs: Date.now(),
+  };
+  counters[0] = 8;
+  const held = (change: 1 | -1) => {
+    Atomics.sub(counters, 0, change);
+    countRunning(counters, share, change);
+  };
+  setThreadBudget({ counters, slot: 1, epochIndex: 2, maxLanes: 0, share });
+  try {
+    held(1);
+    strictEqual(borrowThreads(7), 0, "maxLanes still bounds a run");
+    setThreadBudget({ counters, slot: 1, epochIndex: 2, maxLanes: 7, share });
+    strictEqual(borrowThreads(7), 7, "alone: every thread");
+    returnThreads(7);
+    held(1);
+    strictEqual(borrowThreads(7), 3, "two running: 4 threads each");
+    returnThreads(3);
+    held(-1);
+    strictEqual(counters[3], 1);
+    strictEqual(borrowThreads(7), 3, "two ran at once just now: still 4 threads");
+    returnThreads(3);
+    share.epochMs -= 1000; // that peak is a second old
+    strictEqual(borrowThreads(7), 7, "alone for longer than the window: every thread");
+    returnThreads(7);
+    held(-1);
+    strictEqual(counters[0], 8, "every thread back");
+  } finally {
+    setThreadBudget(undefined);
   }
 });

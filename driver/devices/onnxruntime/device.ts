@@ -95,7 +95,7 @@ function threadCounts(most: number): number[] {
  * One unit's sessions, one per thread count (onnxruntime fixes a session's intra-op threads
  * when it opens it), so that a run uses the threads it can borrow from the executors' one
  * budget (`NNSERVE_THREADS`) and never more: one execution alone gets every thread,
- * concurrent ones share them. The sessions for one thread and for the most are opened at
+ * concurrent ones split them evenly. The sessions for one thread and for the most are opened at
  * preparation; one between is opened the first time a run's share calls for it, and that
  * run takes the largest open session within its share meanwhile.
  */

@@ -24,7 +24,11 @@ import type {
   WorkerResponse,
 } from "./protocol.ts";
 import { toBytes } from "../../../nnapi/tensor.ts";
-import type { ThreadBudget } from "../../../kernels/compute_lanes.ts";
+import {
+  countRunning,
+  type ShareCounters,
+  type ThreadBudget,
+} from "../../../kernels/compute_lanes.ts";
 
 /** What a finished run reports. */
 export interface PoolResult {
@@ -102,9 +106,11 @@ export class ExecutorPool {
   readonly #queue: Job[] = [];
   /**
    * The thread budget: [free threads, lanes held by each slot's executor..., each slot's
-   * epoch...] (a slot's epoch changes when its executor is terminated: its lanes end).
+   * epoch..., executions running, the most running at once lately, when that was seen] (a
+   * slot's epoch changes when its executor is terminated: its lanes end).
    */
   readonly #budget: Int32Array;
+  readonly #share: ShareCounters;
   readonly #maxLanes: number;
   /** Executor slots (fixed at construction; the budget's layout depends on it). */
   readonly #slotCount: number;
@@ -127,8 +133,17 @@ export class ExecutorPool {
     this.#limits = limits;
     const slots = Math.max(1, size);
     this.#slotCount = slots;
-    this.#budget = new Int32Array(new SharedArrayBuffer(4 * (1 + 2 * slots)));
-    this.#budget[0] = Math.max(1, threads);
+    this.#budget = new Int32Array(new SharedArrayBuffer(4 * (4 + 2 * slots)));
+    // After the free count and every slot's two counters.
+    const runningIndex = 1 + 2 * slots;
+    this.#share = {
+      threads: Math.max(1, threads),
+      runningIndex,
+      peakIndex: runningIndex + 1,
+      peakAtIndex: runningIndex + 2,
+      epochMs: Date.now(),
+    };
+    this.#budget[0] = this.#share.threads;
     this.#maxLanes = Math.max(0, threads - 1);
     this.#spawner = this.#startSpawner();
     for (let i = 0; i < slots; i++) this.#slots.push(this.#startHere(i));
@@ -137,6 +152,17 @@ export class ExecutorPool {
   /** Kernel threads free right now (tests read it: all of them once the pool is idle). */
   get freeThreads(): number {
     return Atomics.load(this.#budget, 0);
+  }
+
+  /** Executions running in the executors right now (tests read it: 0 once idle). */
+  get running(): number {
+    return Atomics.load(this.#budget, this.#share.runningIndex);
+  }
+
+  /** One execution more (1) or less (-1) holds its executor's thread. */
+  #held(change: 1 | -1): void {
+    Atomics.sub(this.#budget, 0, change);
+    countRunning(this.#budget, this.#share, change);
   }
 
   /** The budget as the executor of slot `index` uses it. */
@@ -148,6 +174,7 @@ export class ExecutorPool {
       // Not `#slots.length`: slots are being created while their budgets are handed out.
       epochIndex: held + this.#slotCount,
       maxLanes: this.#maxLanes,
+      share: this.#share,
     };
   }
 
@@ -378,8 +405,8 @@ export class ExecutorPool {
       const { slot: held, epochIndex } = this.#threadBudget(index);
       Atomics.add(this.#budget, epochIndex, 1);
       Atomics.notify(this.#budget, epochIndex);
-      const lanes = Atomics.exchange(this.#budget, held, 0);
-      if (job) Atomics.add(this.#budget, 0, 1 + lanes);
+      Atomics.add(this.#budget, 0, Atomics.exchange(this.#budget, held, 0));
+      if (job) this.#held(-1);
     }
     if (index >= 0 && !this.#closed) this.#slots[index] = this.#startSpawned();
     job?.reject(failure);
@@ -403,7 +430,7 @@ export class ExecutorPool {
       if (!job) return;
       slot.job = job;
       job.queuedUs = Math.round((performance.now() - job.queuedAt) * 1000);
-      Atomics.sub(this.#budget, 0, 1);
+      this.#held(1);
       const needsPlan = !slot.loaded.has(job.compilation);
       slot.loaded.add(job.compilation);
       const transfer = job.inputs.flatMap((i) => i.stacked ?? (i.data ? [i.data] : []))
@@ -433,7 +460,7 @@ export class ExecutorPool {
     if (!job || job.id !== response.id) return;
     clearTimeout(job.timer);
     slot.job = undefined;
-    Atomics.add(this.#budget, 0, 1);
+    this.#held(-1);
     if (response.stackedInputs) job.onStackedInputs?.(response.stackedInputs);
     if (response.kind === "result") {
       const { outputs, onDeviceUs, steps, splitCalls, artifacts } = response;

@@ -135,6 +135,26 @@ Deno.test("an overrun execution is stopped at its deadline and replacement worke
       ok(after !== "pending", `round ${round}: the replacement worker never answered`);
       strictEqual(Array.from(after.outputs[0].data).join(), "4,4,4,4");
     }
+    // The replaced worker's execution no longer counts: its thread is free again.
+    strictEqual(pool.running, 0);
+    strictEqual(pool.freeThreads, 1);
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("executions running at once are counted while they run and their threads come back", async () => {
+  const pool = new ExecutorPool(2, 4);
+  try {
+    const runs = [0, 1].map(() =>
+      pool.run("medium", poolPlan(60), [{ data: new Float32Array(3600), shape: [1, 60, 60, 1] }], {
+        client: "test",
+        priority: "MEDIUM",
+      })
+    );
+    await Promise.all(runs);
+    strictEqual(pool.running, 0);
+    strictEqual(pool.freeThreads, 4);
   } finally {
     pool.close();
   }
