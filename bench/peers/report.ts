@@ -61,7 +61,20 @@ their series without building a key string per observation (about 1 µs): 17.4 k
 requests/s in all. The Hono echo does the JSON and the routing only, in about 8 µs of one
 thread: no single part of the rest is the 1.5x between today's rate and a third of the
 echo's. For scale: a Deno.serve handler that reads the same body and answers a fixed one
-serves 143 k requests/s here, and 63 k through the guard.`;
+serves 143 k requests/s here, and 63 k through the guard.
+
+Timeouts without the guard, measured later that day: Deno 2.9's \`node:http\` does enforce
+\`headersTimeout\` (a 408 when a request head is late) and \`keepAliveTimeout\`, so it could take
+the guard's place, and a WebSocket over it (npm \`ws\`) echoes in 65 µs like Deno's own (66).
+But the app served through it (Hono's Node adapter, \`@hono/node-server\`) answered 11.6-12.5 k
+requests/s against 19.9-21.6 k through Deno.serve and the guard in the same runs, its main
+thread at 81-88 µs a request against 42: its HTTP layer is JavaScript over Deno's sockets.
+A Unix socket instead of loopback TCP between the guard and the server made a forwarded
+WebSocket round trip no faster (82-88 against 83-90 µs with a bare forwarder): the guard's cost
+is the two extra thread wake-ups of each round trip, not the TCP stack. A burst of the tiny
+ADD model answered in 100-124 µs one at a time with the guard and 68-83 µs without it; the
+server's JavaScript is about 16 µs of a round trip and the client's about 8 (its socket write
+10 more), so under 100 µs with the guard on needs the hop gone, not a trim.`;
 
 /** The text of a docs file another run writes, or undefined before it exists. */
 function docsFile(name: string): string | undefined {
@@ -256,7 +269,10 @@ virtual machine moves single numbers by 10-30% between runs, a peer's row too):
   254-292 to 343-389 between two runs).
 - On the 16-core GPU machine, against Python's onnxruntime there (the section above, 2026-11-28):
   - MobileNetV2 in process: one execution 2.7-2.8 ms against 1.84 ms (1.5x); at 16
-    concurrent clients, 1055 against 945 executions/s (1.12x).
+    concurrent clients, 1055 against 945 executions/s (1.12x). Since executions share the
+    threads evenly (later that day): 2.3-2.5 ms against 1.8 at one client; at 2, 4, 8 and 16
+    clients 667, 924, 1161 and 1319 executions/s, where one Python session served 576, 654,
+    776 and 910 and a Python session per client 854, 1089, 1292 and 1327.
   - Over HTTP at 16 clients, across three runs: 575-674 requests/s against the Python
     server's 504-562 (1.10-1.34x) and the Node server's 252-292 (2.2-2.7x).
   - Over HTTP at one client: 0.65-0.67x the Python server.
