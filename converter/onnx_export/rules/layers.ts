@@ -28,7 +28,9 @@ function infos(step: SubgraphStep, ctx: ExportContext): TensorInfo[] {
 
 /**
  * `body(input, output)` on NCHW tensors for a step whose tensors are NHWC (transposed in and
- * out) or NCHW already; the fused activation after it.
+ * out) or NCHW already; the fused activation after it, before the transpose back (it is per
+ * element, so the order does not matter to the values): onnxruntime then fuses it into the
+ * Conv, and cancels the transpose against the next step's, where one follows.
  */
 function inNchw(
   ctx: ExportContext,
@@ -45,12 +47,10 @@ function inNchw(
   }
   const result = ctx.temporary(options.label);
   body(input, result);
-  let last = result;
-  if (!options.nchw) {
-    last = ctx.temporary(`${options.label}_out`);
-    ctx.node("Transpose", [result], [last], { perm: TO_NHWC });
-  }
-  ctx.activate(last, options.activation, out);
+  if (options.nchw) return ctx.activate(result, options.activation, out);
+  const activated = ctx.temporary(`${options.label}_out`);
+  ctx.activate(result, options.activation, activated);
+  ctx.node("Transpose", [activated], [out], { perm: TO_NHWC });
 }
 
 /** ONNX's window attributes (kernel, pads, strides) of NNAPI's resolved padding and strides. */
