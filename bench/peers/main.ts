@@ -55,7 +55,7 @@ if (flags.write && flags.models !== undefined) {
 }
 const budget = flags.quick
   ? { warmup: 2, runs: 10, budgetMs: 2000 }
-  : { warmup: 5, runs: 50, budgetMs: 10000 };
+  : { warmup: 5, warmupMs: 1000, runs: 50, budgetMs: 10000 };
 const loadBudget: ThroughputBudget = flags.quick
   ? { connections: 16, warmupSeconds: 0.5, seconds: 0.5, rounds: 2 }
   : { connections: 16, warmupSeconds: 1, seconds: 2, rounds: 3 };
@@ -201,12 +201,16 @@ for (const model of models) {
           maxError = Math.max(maxError, Math.abs(output[i] - reference[i]));
         }
         let driverMs = 0;
-        const latency: Latency = await measure(async () => {
-          await run.run();
-          driverMs += run.lastDriverMs?.() ?? 0;
-        }, budget);
+        const latency: Latency = await measure(
+          async () => {
+            await run.run();
+            driverMs += run.lastDriverMs?.() ?? 0;
+          },
+          budget,
+          () => driverMs = 0,
+        );
         const httpOverhead = run.lastDriverMs
-          ? latency.median - driverMs / (latency.runs + budget.warmup)
+          ? latency.median - driverMs / latency.runs
           : undefined;
         results.latency.push({
           model: model.name,

@@ -244,29 +244,39 @@ const FINDINGS = `## What was found and changed
 
 ## Targets of #31 (the onnxruntime device)
 
-From the tables above (a quiet run, 2026-11-27, after dynamic batching landed) and earlier
-runs (a full run on a busy host, partial runs of single models with \`--models\`; the
+From the tables above (2026-11-28, every row after at least a second of warm-up, with the
+exporter's activations before its transposes back) and earlier runs (a quiet run on
+2026-11-27, a full run on a busy host, partial runs of single models with \`--models\`; the
 virtual machine moves single numbers by 10-30% between runs, a peer's row too):
 
 - In process within 1.1x of onnxruntime-node at equal threads: met in the run above for
-  every model (MobileNetV2 1.02x and 1.08x, the PaddleOCR models 0.73-0.89x, Moonshine
-  1.01x at one and two threads); earlier runs put Moonshine at 0.89-1.16x, over the line in
-  one run at each thread count.
-- Over HTTP with raw bodies within 1.3x of the onnxruntime-node server: met in the run above
-  for every model (MobileNetV2 1.14x and 1.28x, the classifier 1.29x and 1.24x, the detector
-  1.03x and 1.16x, the recognizer 0.97x and 1.06x, Moonshine 1.02x and 1.16x), two of them
-  near the line; earlier runs put MobileNetV2 at 1.05-1.46x and the classifier at
-  1.01-1.31x. Beyond the run, a request costs nnserve about 1.4 ms for MobileNetV2's 0.6 MB
-  (the HTTP column) where the onnxruntime-node server spends 1.1-1.5 ms; the connection
-  guard's loopback hop now runs in a worker of its own, off the thread that serves.
-- Throughput at 16 connections at least the onnxruntime-node server's: met for the PaddleOCR
-  models in every run (1.08-2.0x); MobileNetV2 0.94-0.96x in the run above (1.11-1.24x in
+  every model (MobileNetV2 0.95x and 0.98x, the PaddleOCR models 0.54-0.92x, Moonshine 0.88x
+  and 1.09x); the 2026-11-27 run met it too (MobileNetV2 1.02x and 1.08x), and earlier runs
+  put Moonshine at 0.89-1.16x, over the line in one run at each thread count.
+- Over HTTP with raw bodies within 1.3x of the onnxruntime-node server: missed in the run
+  above for four rows of ten (the classifier 1.40x at one thread, MobileNetV2 1.30x, the
+  detector 1.43x and Moonshine 1.53x at two; MobileNetV2 1.09x, the detector 1.06x and
+  Moonshine 0.91x at one thread, the classifier 1.02x at two, the recognizer 1.01x and 0.69x). The 2026-11-27 run
+  met it for every model (MobileNetV2 1.14x and 1.28x, the classifier 1.29x and 1.24x, the
+  detector 1.03x and 1.16x, the recognizer 0.97x and 1.06x, Moonshine 1.02x and 1.16x);
+  earlier runs put MobileNetV2 at 1.05-1.46x and the classifier at 1.01-1.31x. The peer
+  moves as much: its classifier row took 0.75 ms here and 1.07 ms then, its Moonshine row at
+  two threads 2.84 ms here and 3.21 then. Beyond the run, a request costs nnserve the
+  executor's round trip (two thread wake-ups with caches cold after a run: 90-120 µs each on
+  this machine) and about 1.4 ms of HTTP for MobileNetV2's 0.6 MB, where the
+  onnxruntime-node server runs onnxruntime on its own thread.
+- Throughput at 16 connections at least the onnxruntime-node server's: met in the run above
+  for every model (MobileNetV2 1.11x and 1.13x, the PaddleOCR models 1.44-1.67x, Moonshine
+  1.03x and 1.15x). Earlier runs: the PaddleOCR models met it in every run (1.08-2.0x);
+  MobileNetV2 0.94-0.96x in the 2026-11-27 run (1.11-1.24x in
   \`deno task bench:load\`'s run the same hour, 0.92-1.67x before) and Moonshine 0.97-1.01x
   (0.91-1.38x before): within the run-to-run spread of the peer itself (329 MobileNetV2
-  requests/s here, 296 in bench:load's run). After the connection guard moved into a worker
+  requests/s then, 259 here). After the connection guard moved into a worker
   (2026-11-28): MobileNetV2 0.97x in a \`--models MobileNetV2\` run (296 against 304 requests/s)
   and 0.98x in \`deno task bench:load\`'s (351 against 360; the peer's own rate there moved from
-  254-292 to 343-389 between two runs).
+  254-292 to 343-389 between two runs). Each request costs both servers about the same CPU
+  on this 2-core machine (5.1-5.7 ms for nnserve, 5.45 ms for the onnxruntime-node server,
+  measured per thread from /proc), so the ratio is the spread of the runs.
 - On the 16-core GPU machine, against Python's onnxruntime there (the section above, 2026-11-28):
   - MobileNetV2 in process: one execution 2.7-2.8 ms against 1.84 ms (1.5x); at 16
     concurrent clients, 1055 against 945 executions/s (1.12x). Since executions share the
