@@ -12,14 +12,5 @@ export function float32Tensor(dimensions: number[], lifetime: string, value?: nu
   };
 }
 
-/** An INT32 scalar constant operand. */
-export function int32Scalar(value: number) {
-  return {
-    type: "INT32",
-    dimensions: [],
-    scale: 0,
-    zeroPoint: 0,
-    lifetime: "CONSTANT_COPY",
-    value: [value],
-  };
-}
+/** An INT32 scalar constant operand (the converter's own). */
+export { int32ScalarOperand as int32Scalar } from "../converter/passes/model_graph.ts";

@@ -7,6 +7,18 @@
 import type { ModelJson, OperandJson, OperationJson } from "../../driver/model/model_schema.ts";
 import type { OperationType } from "../../nnapi/types.ts";
 
+/** The operand of an INT32 scalar constant, as the model JSON writes it. */
+export function int32ScalarOperand(value: number): OperandJson {
+  return {
+    type: "INT32",
+    dimensions: [],
+    scale: 0,
+    zeroPoint: 0,
+    lifetime: "CONSTANT_COPY",
+    value: [value],
+  };
+}
+
 /** An operation of the graph with its index in run order. */
 export interface IndexedOperation {
   index: number;
@@ -156,14 +168,7 @@ export class ModelGraph {
 
   /** An INT32 scalar constant of `value` (a new operand: shared ones are never edited). */
   int32Scalar(value: number): number {
-    return this.addOperand({
-      type: "INT32",
-      dimensions: [],
-      scale: 0,
-      zeroPoint: 0,
-      lifetime: "CONSTANT_COPY",
-      value: [value],
-    });
+    return this.addOperand(int32ScalarOperand(value));
   }
 
   /**
