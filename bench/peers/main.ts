@@ -40,7 +40,7 @@ import { restThroughput, uploadFloor } from "./rest.ts";
 import { TFJS_WASM } from "./tfjs_wasm.ts";
 import { simd128PeakGflops } from "./simd_peak.ts";
 import { type ThroughputBudget, throughputs } from "./throughput.ts";
-import { type Latency, measure } from "./timing.ts";
+import { measureInTurns } from "./timing.ts";
 import { barChartSvg, performanceMarkdown, type Results } from "./report.ts";
 
 const { values: flags } = parseArgs({
@@ -54,8 +54,8 @@ if (flags.write && flags.models !== undefined) {
   throw new Error("--write writes every model's rows: run it without --models");
 }
 const budget = flags.quick
-  ? { warmup: 2, runs: 10, budgetMs: 2000 }
-  : { warmup: 5, warmupMs: 1000, runs: 50, budgetMs: 10000 };
+  ? { warmup: 2, runs: 10, budgetMs: 2000, rounds: 2 }
+  : { warmup: 5, warmupMs: 1000, runs: 50, budgetMs: 10000, rounds: 5 };
 const loadBudget: ThroughputBudget = flags.quick
   ? { connections: 16, warmupSeconds: 0.5, seconds: 0.5, rounds: 2 }
   : { connections: 16, warmupSeconds: 1, seconds: 2, rounds: 3 };
@@ -85,6 +85,15 @@ const RUN_TIMEOUT_MS = 60_000;
 
 /** A run that did not answer in time. */
 class RunTimedOut extends Error {}
+
+/**
+ * A peer that stops answering (onnxruntime-web's threads have been seen to): its row is left
+ * out and said so, and the benchmark goes on.
+ */
+function timedOut(model: string, engine: string, threads: number, error: RunTimedOut): void {
+  console.log(`${model} | ${engine} | ${threads} thread(s) | ${error.message}`);
+  results.notBuilt.push({ model, engine, reason: error.message });
+}
 
 /** `run` whose runs fail with {@link RunTimedOut} when they take longer than `ms`. */
 function answersWithin(run: PeerRun, ms: number): PeerRun {
@@ -176,39 +185,64 @@ const answerBytes = new Map<string, number>();
 for (const model of models) {
   let outputBytes = 0;
   for (const threads of THREADS) {
-    let reference: Float32Array | undefined;
-    for (const engine of [...ENGINES].reverse()) {
-      if (engine.threadCounts && !engine.threadCounts.includes(threads)) continue;
-      let run: PeerRun;
-      try {
-        const bytes = engine.opensExtents ? model.openBytes ?? model.bytes : model.bytes;
-        run = await engine.prepare(bytes, model.input, threads);
-      } catch (error) {
-        if (!(error instanceof NotBuildable)) throw error;
-        console.log(`${model.name} | ${engine.name} | not built for it: ${error.message}`);
-        if (!results.notBuilt.some((n) => n.model === model.name && n.engine === engine.name)) {
-          results.notBuilt.push({ model: model.name, engine: engine.name, reason: error.message });
+    // Every engine prepared first, then measured in turns (`measureInTurns`).
+    const contenders: { engine: Engine; run: PeerRun; maxError: number; driverMs: number }[] = [];
+    try {
+      let reference: Float32Array | undefined;
+      for (const engine of [...ENGINES].reverse()) {
+        if (engine.threadCounts && !engine.threadCounts.includes(threads)) continue;
+        let run: PeerRun;
+        try {
+          const bytes = engine.opensExtents ? model.openBytes ?? model.bytes : model.bytes;
+          run = answersWithin(await engine.prepare(bytes, model.input, threads), RUN_TIMEOUT_MS);
+        } catch (error) {
+          if (!(error instanceof NotBuildable)) throw error;
+          console.log(`${model.name} | ${engine.name} | not built for it: ${error.message}`);
+          if (!results.notBuilt.some((n) => n.model === model.name && n.engine === engine.name)) {
+            results.notBuilt.push({
+              model: model.name,
+              engine: engine.name,
+              reason: error.message,
+            });
+          }
+          continue;
         }
-        continue;
-      }
-      run = answersWithin(run, RUN_TIMEOUT_MS);
-      try {
-        const output = await run.run();
+        let output: Float32Array;
+        try {
+          output = await run.run();
+        } catch (error) {
+          await run.close();
+          if (!(error instanceof RunTimedOut)) throw error;
+          timedOut(model.name, engine.name, threads, error);
+          continue;
+        }
         reference ??= output; // onnxruntime-node runs first
         outputBytes = reference.byteLength;
         let maxError = 0;
         for (let i = 0; i < output.length; i++) {
           maxError = Math.max(maxError, Math.abs(output[i] - reference[i]));
         }
-        let driverMs = 0;
-        const latency: Latency = await measure(
-          async () => {
-            await run.run();
-            driverMs += run.lastDriverMs?.() ?? 0;
+        contenders.push({ engine, run, maxError, driverMs: 0 });
+      }
+      const latencies = await measureInTurns(
+        contenders.map((c) => ({
+          async run() {
+            await c.run.run();
+            c.driverMs += c.run.lastDriverMs?.() ?? 0;
           },
-          budget,
-          () => driverMs = 0,
-        );
+          warmed() {
+            c.driverMs = 0;
+          },
+        })),
+        budget,
+      );
+      for (const [k, { engine, run, maxError, driverMs }] of contenders.entries()) {
+        const latency = latencies[k];
+        if (latency instanceof Error) {
+          if (!(latency instanceof RunTimedOut)) throw latency;
+          timedOut(model.name, engine.name, threads, latency);
+          continue;
+        }
         const httpOverhead = run.lastDriverMs
           ? latency.median - driverMs / latency.runs
           : undefined;
@@ -226,15 +260,9 @@ for (const model of models) {
             `${maxError.toExponential(1)}` +
             (httpOverhead === undefined ? "" : ` | HTTP ${httpOverhead.toFixed(2)} ms`),
         );
-      } catch (error) {
-        if (!(error instanceof RunTimedOut)) throw error;
-        // A peer that stops answering (onnxruntime-web's threads have been seen to): its
-        // row is left out and said so, and the benchmark goes on.
-        console.log(`${model.name} | ${engine.name} | ${threads} thread(s) | ${error.message}`);
-        results.notBuilt.push({ model: model.name, engine: engine.name, reason: error.message });
-      } finally {
-        await run.close();
       }
+    } finally {
+      for (const { run } of contenders) await run.close();
     }
   }
   answerBytes.set(model.name, outputBytes);

@@ -406,6 +406,11 @@ Written by \`deno task bench:peers --write\` on ${new Date().toISOString().slice
 
 ## Latency (same ONNX bytes, same seeded input in every engine)
 
+For each model and thread count every engine is prepared first and warmed up for at least a
+second; then they take turns, five rounds in which each runs a fifth of its runs (the first run
+of a turn not counted), so that a slow spell of the virtual machine's host (it moves a
+two-thread run by up to 1.4x for tens of seconds) falls on all of them alike.
+
 ${latencyTable(results)}
 ${
     results.notBuilt.length

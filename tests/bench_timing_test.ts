@@ -1,0 +1,31 @@
+/** bench:peers' measurement in turns: every contender runs in every round, failures stay its own. */
+import { deepStrictEqual, ok } from "node:assert/strict";
+import { measureInTurns } from "../bench/peers/timing.ts";
+
+Deno.test("contenders take turns: each round runs each one, a failing one drops out alone", async () => {
+  const calls: string[] = [];
+  let bRuns = 0;
+  const results = await measureInTurns([
+    { run: () => void calls.push("a"), warmed: () => void calls.push("a warmed") },
+    {
+      run: () => {
+        calls.push("b");
+        if (++bRuns === 6) throw new Error("b stopped answering");
+      },
+    },
+    { run: () => void calls.push("c") },
+  ], { warmup: 1, runs: 6, budgetMs: 60_000, rounds: 3 });
+
+  // Warm-ups in order, then per round: one uncounted run and two measured runs each.
+  deepStrictEqual(calls.slice(0, 4), ["a", "a warmed", "b", "c"]);
+  deepStrictEqual(calls.slice(4), [
+    ..."aaabbbccc", // round 1
+    ..."aaabb", // round 2: b's second call of the round (its sixth in all) throws ...
+    ..."ccc",
+    ..."aaaccc", // ... and it takes no further turns
+  ]);
+  const [a, b, c] = results;
+  ok(!(a instanceof Error) && a.runs === 6);
+  ok(b instanceof Error && b.message === "b stopped answering");
+  ok(!(c instanceof Error) && c.runs === 6);
+});
