@@ -5,8 +5,15 @@ import { measureInTurns } from "../bench/peers/timing.ts";
 Deno.test("contenders take turns: each round runs each one, a failing one drops out alone", async () => {
   const calls: string[] = [];
   let bRuns = 0;
+  let aMeasured = 0;
   const results = await measureInTurns([
-    { run: () => void calls.push("a"), warmed: () => void calls.push("a warmed") },
+    {
+      run: (measured) => {
+        calls.push("a");
+        if (measured) aMeasured++;
+      },
+      warmed: () => void calls.push("a warmed"),
+    },
     {
       run: () => {
         calls.push("b");
@@ -25,7 +32,7 @@ Deno.test("contenders take turns: each round runs each one, a failing one drops 
     ..."aaaccc", // ... and it takes no further turns
   ]);
   const [a, b, c] = results;
-  ok(!(a instanceof Error) && a.runs === 6);
+  ok(!(a instanceof Error) && a.runs === 6 && aMeasured === 6);
   ok(b instanceof Error && b.message === "b stopped answering");
   ok(!(c instanceof Error) && c.runs === 6);
 });

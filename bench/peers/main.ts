@@ -226,12 +226,9 @@ for (const model of models) {
       }
       const latencies = await measureInTurns(
         contenders.map((c) => ({
-          async run() {
+          async run(measured) {
             await c.run.run();
-            c.driverMs += c.run.lastDriverMs?.() ?? 0;
-          },
-          warmed() {
-            c.driverMs = 0;
+            if (measured) c.driverMs += c.run.lastDriverMs?.() ?? 0;
           },
         })),
         budget,

@@ -39,6 +39,9 @@ const PEER = "onnxruntime-node";
 const HTTP_PEER = "onnxruntime-node HTTP server";
 const WASM_PEER = "onnxruntime-web (wasm)";
 const TFJS_PEER = "tfjs-backend-wasm";
+const NNSERVE_IN_PROCESS = "nnserve in process";
+const NNSERVE_BINARY = "nnserve HTTP (binary)";
+const NNSERVE_BINARY_OPEN = "nnserve HTTP (binary, extents at execution)";
 
 /**
  * Where a REST request's time goes: V8 profiles of the server under wrk (64 connections, the
@@ -242,52 +245,10 @@ const FINDINGS = `## What was found and changed
   runs the new dense layers on its float GEMM, exactly (the integer sums are checked to stay
   below 2^24 in float32).
 
-## Targets of #31 (the onnxruntime device)
+`;
 
-From the tables above (2026-11-28, every row after at least a second of warm-up, with the
-exporter's activations before its transposes back) and earlier runs (a quiet run on
-2026-11-27, a full run on a busy host, partial runs of single models with \`--models\`; the
-virtual machine moves single numbers by 10-30% between runs, a peer's row too):
-
-- In process within 1.1x of onnxruntime-node at equal threads: met in the run above for
-  every model (MobileNetV2 0.95x and 0.98x, the PaddleOCR models 0.54-0.92x, Moonshine 0.88x
-  and 1.09x); the 2026-11-27 run met it too (MobileNetV2 1.02x and 1.08x), and earlier runs
-  put Moonshine at 0.89-1.16x, over the line in one run at each thread count.
-- Over HTTP with raw bodies within 1.3x of the onnxruntime-node server: missed in the run
-  above for four rows of ten (the classifier 1.40x at one thread, MobileNetV2 1.30x, the
-  detector 1.43x and Moonshine 1.53x at two; MobileNetV2 1.09x, the detector 1.06x and
-  Moonshine 0.91x at one thread, the classifier 1.02x at two, the recognizer 1.01x and 0.69x). The 2026-11-27 run
-  met it for every model (MobileNetV2 1.14x and 1.28x, the classifier 1.29x and 1.24x, the
-  detector 1.03x and 1.16x, the recognizer 0.97x and 1.06x, Moonshine 1.02x and 1.16x);
-  earlier runs put MobileNetV2 at 1.05-1.46x and the classifier at 1.01-1.31x. The peer
-  moves as much: its classifier row took 0.75 ms here and 1.07 ms then, its Moonshine row at
-  two threads 2.84 ms here and 3.21 then. Beyond the run, a request costs nnserve the
-  executor's round trip (two thread wake-ups with caches cold after a run: 90-120 µs each on
-  this machine) and about 1.4 ms of HTTP for MobileNetV2's 0.6 MB, where the
-  onnxruntime-node server runs onnxruntime on its own thread.
-- Throughput at 16 connections at least the onnxruntime-node server's: met in the run above
-  for every model (MobileNetV2 1.11x and 1.13x, the PaddleOCR models 1.44-1.67x, Moonshine
-  1.03x and 1.15x). Earlier runs: the PaddleOCR models met it in every run (1.08-2.0x);
-  MobileNetV2 0.94-0.96x in the 2026-11-27 run (1.11-1.24x in
-  \`deno task bench:load\`'s run the same hour, 0.92-1.67x before) and Moonshine 0.97-1.01x
-  (0.91-1.38x before): within the run-to-run spread of the peer itself (329 MobileNetV2
-  requests/s then, 259 here). After the connection guard moved into a worker
-  (2026-11-28): MobileNetV2 0.97x in a \`--models MobileNetV2\` run (296 against 304 requests/s)
-  and 0.98x in \`deno task bench:load\`'s (351 against 360; the peer's own rate there moved from
-  254-292 to 343-389 between two runs). Each request costs both servers about the same CPU
-  on this 2-core machine (5.1-5.7 ms for nnserve, 5.45 ms for the onnxruntime-node server,
-  measured per thread from /proc), so the ratio is the spread of the runs.
-- On the 16-core GPU machine, against Python's onnxruntime there (the section above, 2026-11-28):
-  - MobileNetV2 in process: one execution 2.7-2.8 ms against 1.84 ms (1.5x); at 16
-    concurrent clients, 1055 against 945 executions/s (1.12x). Since executions share the
-    threads evenly (later that day): 2.3-2.5 ms against 1.8 at one client; at 2, 4, 8 and 16
-    clients 667, 924, 1161 and 1319 executions/s, where one Python session served 576, 654,
-    776 and 910 and a Python session per client 854, 1089, 1292 and 1327.
-  - Over HTTP at 16 clients, across three runs: 575-674 requests/s against the Python
-    server's 504-562 (1.10-1.34x) and the Node server's 252-292 (2.2-2.7x).
-  - Over HTTP at one client: 0.65-0.67x the Python server.
-
-## Targets of the speed issue
+/** What the speed issue asked for and where it stands. */
+const SPEED_TARGETS = `## Targets of the speed issue
 
 From the tables above, and from the runs of the session that wrote this text (the tables
 move by tens of percent when the virtual machine's host is busy: rerun before trusting one
@@ -331,6 +292,122 @@ number):
   between tasks); the executor workers yield between executions, and bench:peers awaits each
   run.
 `;
+
+/** What earlier runs and profiles add to the run's verdicts on #31 (hand-written). */
+const ISSUE_31_ACROSS_RUNS =
+  `Across runs (2026-11-27 and 28; this virtual machine's host moves single numbers by
+10-30% between runs, a peer's row too, and two-thread runs by up to 1.4x for tens of
+seconds; since 2026-11-28 the engines of a model are measured in turns, so such a spell falls
+on all of them):
+
+- In process: every run met 1.1x for MobileNetV2 (0.95-1.08x) and the PaddleOCR models
+  (0.54-0.92x); Moonshine was over the line once at each thread count (0.88-1.16x).
+- Over HTTP: runs missed 1.3x in 0-4 rows of ten, most often the PP-OCR classifier
+  (1.01-1.40x). Its run is 0.45 ms, so fixed costs decide: nnserve's executor round trip takes
+  about 0.15 ms (measured inside the server: 76 µs to the executor, of which 31 µs in
+  \`postMessage\`, and 75 µs back), where the onnxruntime-node server runs onnxruntime on its
+  own thread (\`session.run\` is synchronous there, which a service that takes other requests
+  meanwhile cannot do); nnserve's HTTP part is about 0.1 ms more than that server's.
+- Throughput at 16 connections: the PaddleOCR models met it in every run (1.08-2.0x);
+  MobileNetV2 0.90-1.13x and Moonshine 0.97-1.15x. Two MobileNetV2 runs side by side
+  (nnserve's two executors at one thread each) against the peer's one run on two threads:
+  which is faster depends on the same spells. In a separate run, 345 requests/s through the
+  connection guard and 364 without it (the guard forwards each request's 0.6 MB in its own
+  thread), against the peer's 394.
+- On the 16-core GPU machine, against Python's onnxruntime there (the section above, 2026-11-28):
+  - MobileNetV2 in process: one execution 2.7-2.8 ms against 1.84 ms (1.5x); at 16
+    concurrent clients, 1055 against 945 executions/s (1.12x). Since executions share the
+    threads evenly (later that day): 2.3-2.5 ms against 1.8 at one client; at 2, 4, 8 and 16
+    clients 667, 924, 1161 and 1319 executions/s, where one Python session served 576, 654,
+    776 and 910 and a Python session per client 854, 1089, 1292 and 1327.
+  - Over HTTP at 16 clients, across three runs: 575-674 requests/s against the Python
+    server's 504-562 (1.10-1.34x) and the Node server's 252-292 (2.2-2.7x).
+  - Over HTTP at one client: 0.65-0.67x the Python server.
+
+`;
+
+/** A ratio's verdict against its bound: "1.02x" and whether it holds. */
+function within(ratio: number, bound: number, atLeast = false) {
+  return { text: `${ratio.toFixed(2)}x`, met: atLeast ? ratio >= bound : ratio <= bound };
+}
+
+/**
+ * One of #31's targets in the run above: per model (and thread count), nnserve's ratio to
+ * its peer, and which rows missed.
+ */
+function targetLine(
+  name: string,
+  rows: { label: string; ratio: { text: string; met: boolean } }[],
+): string {
+  if (rows.length === 0) return `- ${name}: not measured in the run above.`;
+  const missed = rows.filter((r) => !r.ratio.met);
+  const list = (of: typeof rows) => of.map((r) => `${r.label} ${r.ratio.text}`).join(", ");
+  if (missed.length === 0) return `- ${name}: met for every row (${list(rows)}).`;
+  if (missed.length === rows.length) return `- ${name}: missed for every row (${list(rows)}).`;
+  return `- ${name}: missed for ${missed.length} of ${rows.length} rows (${list(missed)}); ` +
+    `met for ${list(rows.filter((r) => r.ratio.met))}.`;
+}
+
+/** #31's targets as the run above measured them, then what earlier runs and profiles add. */
+function issue31Targets(results: Results): string {
+  const median = (model: string, engine: string, threads: number) =>
+    results.latency.find((r) => r.model === model && r.engine === engine && r.threads === threads)
+      ?.latency.median;
+  const models = [...new Set(results.latency.map((r) => r.model))];
+  const threadCounts = [...new Set(results.latency.map((r) => r.threads))];
+  const short = (model: string) => model.split(/ \d|,/)[0];
+  const ratios = (engine: string, peer: string, bound: number) =>
+    models.flatMap((model) =>
+      threadCounts.flatMap((threads) => {
+        const ours = median(model, engine, threads);
+        const theirs = median(model, peer, threads);
+        return ours === undefined || theirs === undefined ? [] : [{
+          label: `${short(model)} ${threads}T`,
+          ratio: within(ours / theirs, bound),
+        }];
+      })
+    );
+  const rate = (model: string, engine: string) =>
+    results.throughput.find((t) => t.model === model && t.engine === engine)?.requestsPerSecond;
+  const throughputRows = (engine: string) =>
+    models.flatMap((model) => {
+      const ours = rate(model, engine);
+      const theirs = rate(model, HTTP_PEER);
+      return ours === undefined || theirs === undefined
+        ? []
+        : [{ label: short(model), ratio: within(ours / theirs, 1, true) }];
+    });
+  const verdicts = [
+    targetLine(
+      "In process within 1.1x of onnxruntime-node at equal threads",
+      ratios(NNSERVE_IN_PROCESS, PEER, 1.1),
+    ),
+    targetLine(
+      "Over HTTP with raw bodies within 1.3x of the onnxruntime-node server",
+      ratios(NNSERVE_BINARY, HTTP_PEER, 1.3),
+    ),
+    targetLine(
+      "The same with the extents taken at execution (the models as published)",
+      ratios(NNSERVE_BINARY_OPEN, HTTP_PEER, 1.3),
+    ),
+    targetLine(
+      `Throughput at ${results.throughput[0]?.connections ?? 16} connections at least the ` +
+        "onnxruntime-node server's",
+      throughputRows(NNSERVE_BINARY),
+    ),
+    targetLine(
+      "The same with the extents taken at execution",
+      throughputRows(NNSERVE_BINARY_OPEN),
+    ),
+  ];
+  return `## Targets of #31 (the onnxruntime device)
+
+In the run above (T: threads):
+
+${verdicts.join("\n")}
+
+${ISSUE_31_ACROSS_RUNS.trimEnd()}`;
+}
 
 /** The latency table with each nnserve row's ratio to the peer at equal threads. */
 function latencyTable(results: Results): string {
@@ -480,7 +557,11 @@ ${grpcSection()}
 
 ${manyCoresSection()}
 
-${FINDINGS}`;
+${FINDINGS.trimEnd()}
+
+${issue31Targets(results)}
+
+${SPEED_TARGETS}`;
 }
 
 /** Bars of median latency per engine and thread count, for the first model (MobileNetV2). */

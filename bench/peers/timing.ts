@@ -27,14 +27,15 @@ export async function measure(
   options: MeasureBudget,
   warmed?: () => void,
 ): Promise<Latency> {
-  const [latency] = await measureInTurns([{ run, warmed }], options);
+  const [latency] = await measureInTurns([{ run: () => run(), warmed }], options);
   if (latency instanceof Error) throw latency;
   return latency;
 }
 
 /** One of the runs {@link measureInTurns} compares. */
 export interface Contender {
-  run(): Promise<unknown> | unknown;
+  /** One run; `measured` says whether its time counts (warm-ups and a turn's first do not). */
+  run(measured: boolean): Promise<unknown> | unknown;
   /** Called once its warm-up is over. */
   warmed?(): void;
 }
@@ -64,7 +65,9 @@ export async function measureInTurns(
   for (const [k, contender] of contenders.entries()) {
     await attempt(k, async () => {
       const warm = performance.now() + (options.warmupMs ?? 0);
-      for (let i = 0; i < options.warmup || performance.now() < warm; i++) await contender.run();
+      for (let i = 0; i < options.warmup || performance.now() < warm; i++) {
+        await contender.run(false);
+      }
       contender.warmed?.();
     });
   }
@@ -75,11 +78,11 @@ export async function measureInTurns(
     for (const [k, contender] of contenders.entries()) {
       await attempt(k, async () => {
         // The others' turns left its caches and threads cold: a turn's first run is not counted.
-        if (rounds > 1) await contender.run();
+        if (rounds > 1) await contender.run(false);
         const end = performance.now() + options.budgetMs / rounds;
         for (let n = 0; n < runsPerRound && (n < leastPerRound || performance.now() < end); n++) {
           const start = performance.now();
-          await contender.run();
+          await contender.run(true);
           times[k].push(performance.now() - start);
         }
       });
