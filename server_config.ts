@@ -72,7 +72,9 @@ export interface ServerConfig {
   /** Largest JSON request body in bytes (NNSERVE_MAX_JSON_BYTES). */
   maxJsonBytes?: number;
   /**
-   * Seconds a new connection has to deliver its first request head (NNSERVE_HEADER_TIMEOUT).
+   * Seconds a new connection has to complete its first request head once it has begun
+   * sending it (NNSERVE_HEADER_TIMEOUT); one that has sent nothing yet may wait the longer
+   * of this and the idle timeout.
    * With this or `idleTimeoutSeconds` set above 0 the connections go through the connection
    * guard (connection_guard/); with neither, Deno.serve takes them directly, untimed.
    * `configFromEnv` always sets both.

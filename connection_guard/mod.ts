@@ -9,7 +9,10 @@
  * start and end from the handler itself (the private server sees each forwarded connection's
  * loopback port, and writes the port's row of shared memory, ./slots.ts), and closes a
  * connection
- * - whose first request head has not arrived `headerMs` after it was accepted;
+ * - whose first request head is not complete `headerMs` after its first byte arrived, or
+ *   that has sent nothing for the longer of `headerMs` and `idleMs` since it was accepted
+ *   (clients open connections ahead of their requests: one cut as it is taken up fails its
+ *   request);
  * - that has no request in flight and has sent nothing back for `idleMs` (this also bounds
  *   the time a kept-alive connection may take to send its next request head);
  * never once it is a WebSocket (101), whose liveness is the ping/pong of the burst.

@@ -35,6 +35,8 @@ class Forwarded {
   port = 0;
   generation = 0;
   readonly acceptedAt = tick(slots);
+  /** When the client sent its first bytes (its first request head began). */
+  firstBytesAt: number | undefined;
   /** The private server has ended the connection; what it sent is being passed on. */
   upstreamDone = false;
   closed = false;
@@ -62,16 +64,20 @@ class Forwarded {
   }
 
   /**
-   * Arms the timer for the next moment a timeout could pass: the header timeout until a
-   * request head arrives, then the idle timeout after each request; none once upgraded.
+   * Arms the timer for the next moment a timeout could pass: the header timeout from the
+   * first bytes until the first request head has arrived, then the idle timeout after each
+   * request; none once upgraded. A connection that has sent nothing yet is idle, not slow:
+   * it may wait the longer of the two (clients open connections ahead of their requests,
+   * and one cut as it is taken up fails that request).
    */
   watch(): void {
     this.#disarm();
     if (this.closed || this.upstreamDone || this.field(Field.upgraded)) return;
     let wait = Infinity;
     if (!this.field(Field.started)) {
-      if (headerMs > 0) {
-        wait = headerMs - since(slots, this.acceptedAt);
+      const limit = this.firstBytesAt === undefined ? Math.max(headerMs, idleMs) : headerMs;
+      if (limit > 0) {
+        wait = limit - since(slots, this.firstBytesAt ?? this.acceptedAt);
         if (wait <= 0) return this.close();
       }
       // Looks again within the idle timeout, to time the first request's end from there.
@@ -126,20 +132,23 @@ class Forwarded {
   }
 }
 
-/** Copies `from` to `to` until EOF; true when it ended by EOF (not by an error). */
+/**
+ * Copies `from` to `to` until EOF; true when it ended by EOF (not by an error). `onWrite` is
+ * told when a write begins (true) and ends (false).
+ */
 async function pump(
   from: Deno.TcpConn,
   to: Deno.TcpConn,
-  onWrite?: (writing: boolean) => void,
+  onWrite: (writing: boolean) => void,
 ): Promise<boolean> {
   let buffer = new Uint8Array(FIRST_BUFFER);
   try {
     for (;;) {
       const n = await from.read(buffer);
       if (n === null) return true;
-      onWrite?.(true);
+      onWrite(true);
       for (let off = 0; off < n;) off += await to.write(buffer.subarray(off, n));
-      onWrite?.(false);
+      onWrite(false);
       if (n === buffer.length && buffer.length < LARGEST_BUFFER) {
         buffer = new Uint8Array(buffer.length * 2);
       }
@@ -167,7 +176,11 @@ async function forward(client: Deno.TcpConn, upstreamPort: number): Promise<void
   }
   const upstream = f.upstream;
   f.claim(upstream.localAddr.port);
-  const toServer = pump(client, upstream).then(async (eof) => {
+  const toServer = pump(client, upstream, () => {
+    if (f.firstBytesAt !== undefined) return;
+    f.firstBytesAt = tick(slots);
+    f.watch(); // the header timeout now runs
+  }).then(async (eof) => {
     f.clientEnded();
     if (!eof) return f.close();
     // The client is done sending; the server may still answer.

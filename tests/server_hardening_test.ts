@@ -222,6 +222,44 @@ Deno.test("connections that never finish their request head are closed after the
   }
 });
 
+Deno.test("a connection opened ahead of its request waits the idle timeout, then serves it", async () => {
+  // As HTTP clients' pools do: connect, send nothing for longer than the header timeout.
+  const server = await startTestServer({ headerTimeoutSeconds: 0.3, idleTimeoutSeconds: 30 });
+  const early = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+  const slow = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+  try {
+    await slow.write(encoder.encode("GET /healthz HTTP/1.1\r\n"));
+    // The one that began its head is cut by the header timeout ...
+    ok(await closedWithin(slow, 5_000) !== undefined, "the slow head was cut");
+    // ... the one that sent nothing is still open well past it, and answers its request.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    await early.write(encoder.encode("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+    const buffer = new Uint8Array(4096);
+    const n = await early.read(buffer);
+    ok(n !== null && new TextDecoder().decode(buffer.subarray(0, n)).startsWith("HTTP/1.1 200"));
+  } finally {
+    early.close();
+    slow.close();
+    await server.close();
+    await Deno.remove(server.dataDir, { recursive: true });
+  }
+});
+
+Deno.test("a connection that never sends anything is closed after the idle timeout", async () => {
+  const server = await startTestServer({ headerTimeoutSeconds: 0.2, idleTimeoutSeconds: 0.6 });
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+  try {
+    const started = Date.now();
+    ok(await closedWithin(conn, 10_000) !== undefined, "the silent connection was closed");
+    // Timers fire late under load, never early: not before the idle timeout.
+    ok(Date.now() - started >= 550, `closed after ${Date.now() - started} ms`);
+  } finally {
+    conn.close();
+    await server.close();
+    await Deno.remove(server.dataDir, { recursive: true });
+  }
+});
+
 Deno.test("with the shipped defaults, slowloris sockets are cut within 8 s", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "nnserve-test-" });
   // The configuration main.ts builds from an environment that sets no timeouts.
