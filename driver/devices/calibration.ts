@@ -2,8 +2,10 @@
  * Start-up calibration of the host devices (capabilities are measured, not invented): each
  * runs one fixed float32 workload per operation class through its own implementation — a
  * 3x3 CONV_2D (matrix products), a 3x3 DEPTHWISE_CONV_2D (windows), an ADD (element-wise
- * and other memory-bound work) and a TRANSPOSE (data movement) — warmed up, then the median
- * of several runs, 0.1 s per workload at most (under 0.1 s for all of them here). The result is µs per unit of work
+ * and other memory-bound work) and a TRANSPOSE (data movement) — warmed up, then the fastest
+ * of several runs (what the machine can do, not how busy it is at start: a service started
+ * beside other work must plan as one started alone), 0.1 s per workload at most (under 0.1 s
+ * for all of them here). The result is µs per unit of work
  * (`operationWork`: multiply-adds, taps, or elements) per class, which the partitioner
  * scales by each operation's work; NNAPI's `PerformanceInfo.execTime` is the matrix-product
  * number relative to the reference device's. Only plans depend on these numbers, never a
@@ -120,10 +122,9 @@ function measure(device: Device, workload: Workload): number | undefined {
     kernel(workload.inputs, workload.outputs);
     times.push(performance.now() - started);
   }
-  times.sort((a, b) => a - b);
-  const median = times[times.length >> 1];
+  const fastest = Math.min(...times);
   // A timer's resolution is no speed: at least a microsecond per workload.
-  return Math.max(median, 0.001) * 1000 / work;
+  return Math.max(fastest, 0.001) * 1000 / work;
 }
 
 /**
