@@ -20,14 +20,13 @@ export interface MeasureBudget {
 /**
  * Runs `run` `warmup` times and for at least `warmupMs` (a server's first second runs
  * slower: a model as published was measured 2.45 ms after 5 runs of warm-up and 1.45 ms
- * after 200), calls `warmed`, then runs until `runs` runs or `budgetMs` passed (at least 3).
+ * after 200), then runs until `runs` runs or `budgetMs` passed (at least 3).
  */
 export async function measure(
   run: () => Promise<unknown> | unknown,
   options: MeasureBudget,
-  warmed?: () => void,
 ): Promise<Latency> {
-  const [latency] = await measureInTurns([{ run: () => run(), warmed }], options);
+  const [latency] = await measureInTurns([{ run: () => run() }], options);
   if (latency instanceof Error) throw latency;
   return latency;
 }
@@ -36,8 +35,6 @@ export async function measure(
 export interface Contender {
   /** One run; `measured` says whether its time counts (warm-ups and a turn's first do not). */
   run(measured: boolean): Promise<unknown> | unknown;
-  /** Called once its warm-up is over. */
-  warmed?(): void;
 }
 
 /**
@@ -68,7 +65,6 @@ export async function measureInTurns(
       for (let i = 0; i < options.warmup || performance.now() < warm; i++) {
         await contender.run(false);
       }
-      contender.warmed?.();
     });
   }
   const rounds = Math.max(1, options.rounds ?? 1);
