@@ -269,7 +269,7 @@ const CALIBRATION_RUNS = 9;
  * time as the fixed cost of crossing into a session and back. Each is the fastest of several
  * runs, as the host devices' are (`calibration.ts`): a run preempted by other work counts
  * for nothing. A model whose extents are known only at execution is costed at small
- * representative extents, where the fixed cost weighs most: at 8 times its quiet value
+ * representative extents, where the fixed cost weighs most: at 5 times its quiet value
  * (about 40 µs here) PaddleOCR's classifier and Moonshine's encoder as published leave this
  * device for cpu-simd and the reference (8 times slower for Moonshine), as a clean-checkout
  * test run on a busy machine once planned them.
