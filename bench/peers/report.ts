@@ -352,11 +352,22 @@ function targetLine(
     `met for ${list(rows.filter((r) => r.ratio.met))}.`;
 }
 
+/** The latency row of `engine` on `model` at `threads`. */
+function latencyRow(results: Results, model: string, engine: string, threads: number) {
+  return results.latency.find((r) =>
+    r.model === model && r.engine === engine && r.threads === threads
+  );
+}
+
+/** The throughput row of `engine` on `model`. */
+function throughputRow(results: Results, model: string, engine: string) {
+  return results.throughput.find((t) => t.model === model && t.engine === engine);
+}
+
 /** #31's targets as the run above measured them, then what earlier runs and profiles add. */
 function issue31Targets(results: Results): string {
   const median = (model: string, engine: string, threads: number) =>
-    results.latency.find((r) => r.model === model && r.engine === engine && r.threads === threads)
-      ?.latency.median;
+    latencyRow(results, model, engine, threads)?.latency.median;
   const models = [...new Set(results.latency.map((r) => r.model))];
   const threadCounts = [...new Set(results.latency.map((r) => r.threads))];
   const short = (model: string) => model.split(/ \d|,/)[0];
@@ -372,7 +383,7 @@ function issue31Targets(results: Results): string {
       })
     );
   const rate = (model: string, engine: string) =>
-    results.throughput.find((t) => t.model === model && t.engine === engine)?.requestsPerSecond;
+    throughputRow(results, model, engine)?.requestsPerSecond;
   const throughputRows = (engine: string) =>
     models.flatMap((model) => {
       const ours = rate(model, engine);
@@ -417,9 +428,7 @@ ${ISSUE_31_ACROSS_RUNS.trimEnd()}`;
 function latencyTable(results: Results): string {
   const rows = results.latency.map((r) => {
     const ratioTo = (engine: string) => {
-      const peer = results.latency.find((p) =>
-        p.model === r.model && p.threads === r.threads && p.engine === engine
-      );
+      const peer = latencyRow(results, r.model, engine, r.threads);
       return peer && r.engine.startsWith("nnserve")
         ? `${(r.latency.median / peer.latency.median).toFixed(2)}x`
         : "";
@@ -449,7 +458,7 @@ function throughputTable(results: Results): string {
       return `| ${t.model} | ${t.engine} | ${t.connections} | not measured: ` +
         `${t.notMeasured?.replaceAll("|", "\\|")} | |`;
     }
-    const peer = results.throughput.find((p) => p.model === t.model && p.engine === HTTP_PEER);
+    const peer = throughputRow(results, t.model, HTTP_PEER);
     const ratio = peer?.requestsPerSecond && t.engine.startsWith("nnserve")
       ? `${(t.requestsPerSecond / peer.requestsPerSecond).toFixed(2)}x`
       : "";
