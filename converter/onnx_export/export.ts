@@ -28,17 +28,44 @@ function littleEndianBytes(data: ArrayBufferView): Uint8Array {
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice();
 }
 
-/** A constant operand as an initializer (its values as raw bytes). */
-function initializer(name: string, operand: SubgraphOperand): TensorProto {
-  const type = ELEMENT_TYPES[operand.type];
-  if (type === undefined) throw new Error(`a constant ${operand.type} is not written as a tensor`);
+/** Raw data made from a constant, and the number that names it in an export's key. */
+interface MadeFromConstant {
+  token: number;
+  rawData: Uint8Array;
+}
+
+/** Raw data made from constants, per constant and per way of making it (this thread's). */
+const madeFromConstants = new WeakMap<object, Map<string, MadeFromConstant>>();
+let tokens = 0;
+
+/**
+ * The raw data `make` makes from the constant `source` in the way `variant` names; with
+ * `keep`, made once per thread and kept while the constant lives: a plan whose extents come
+ * at execution exports its units again for each new signature, and most of a unit's bytes
+ * are weights made from its constants. Without, made now and not kept (no token).
+ */
+function fromConstant(
+  source: object,
+  variant: string,
+  make: () => ArrayBufferView,
+  keep: boolean,
+): Partial<MadeFromConstant> & { rawData: Uint8Array } {
+  if (!keep) return { rawData: littleEndianBytes(make()) };
+  let made = madeFromConstants.get(source);
+  if (!made) madeFromConstants.set(source, made = new Map());
+  let entry = made.get(variant);
+  if (!entry) made.set(variant, entry = { token: ++tokens, rawData: littleEndianBytes(make()) });
+  return entry;
+}
+
+/** A constant operand's values as ONNX's raw data of its element type. */
+function constantData(operand: SubgraphOperand, type: number): ArrayBufferView {
   const value = operand.value as ArrayLike<number>;
-  const data = type === DataType.FLOAT
+  return type === DataType.FLOAT
     ? (value instanceof Float32Array ? value : Float32Array.from(value))
     : type === DataType.INT32
     ? (value instanceof Int32Array ? value : Int32Array.from(value))
     : Uint8Array.from(value);
-  return { name, dims: [...operand.shape], dataType: type, rawData: littleEndianBytes(data) };
 }
 
 /** An attribute value as rules give it. */
@@ -56,12 +83,18 @@ export interface ExportRule {
 export class ExportContext {
   readonly nodes: NodeProto[] = [];
   readonly initializers: TensorProto[] = [];
+  /** Initializers made from constants ({@link fromConstant}), by the token naming their data. */
+  readonly tokens = new Map<TensorProto, number>();
   /** The operator domains besides ONNX's own that nodes use (onnxruntime's "com.microsoft"). */
   readonly domains = new Set<string>();
   #names = 0;
   readonly #written = new Set<number>();
+  /** Whether some extents come at execution: exported again per signature, keyed. */
+  readonly open: boolean;
 
-  constructor(readonly operands: readonly SubgraphOperand[]) {}
+  constructor(readonly operands: readonly SubgraphOperand[]) {
+    this.open = operands.some((o) => o?.declaredShape?.some((d) => !(d > 0)) ?? false);
+  }
 
   /**
    * The ONNX value name of operand `index` ("" for an omitted one); a constant tensor becomes
@@ -73,9 +106,24 @@ export class ExportContext {
     const name = `o${index}`;
     if (operand?.value && !this.#written.has(index)) {
       this.#written.add(index);
-      this.initializers.push(initializer(name, operand));
+      const type = ELEMENT_TYPES[operand.type];
+      if (type === undefined) {
+        throw new Error(`a constant ${operand.type} is not written as a tensor`);
+      }
+      const { token, rawData } = fromConstant(
+        operand.value,
+        `as ${type}`,
+        () => constantData(operand, type),
+        this.open,
+      );
+      this.#initializer({ name, dims: [...operand.shape], dataType: type, rawData }, token);
     }
     return name;
+  }
+
+  #initializer(tensor: TensorProto, token?: number): void {
+    this.initializers.push(tensor);
+    if (token !== undefined) this.tokens.set(tensor, token);
   }
 
   /** Input `j` of the step by name. */
@@ -125,6 +173,23 @@ export class ExportContext {
           : { name, type: A.FLOAT, f: v.float }
       ),
     });
+  }
+
+  /**
+   * A float32 initializer `make` makes from the constant `source` (a filter re-laid out),
+   * made once per thread for each `variant`; returns its name.
+   */
+  madeFrom(
+    label: string,
+    dims: readonly number[],
+    source: object,
+    variant: string,
+    make: () => Float32Array,
+  ): string {
+    const name = this.temporary(label);
+    const { token, rawData } = fromConstant(source, variant, make, this.open);
+    this.#initializer({ name, dims: [...dims], dataType: DataType.FLOAT, rawData }, token);
+    return name;
   }
 
   /** A constant tensor as an initializer; returns its name. */
@@ -179,44 +244,83 @@ export function exportsStep(step: SubgraphStep, operands: readonly SubgraphOpera
   }
 }
 
+/** An exported model: its bytes (encoded when first read), and for an open one a key. */
+export interface ExportedModel {
+  readonly bytes: Uint8Array;
+  /**
+   * Where some extents come at execution: the model with its weights named by the constants
+   * they were made from ({@link fromConstant}) rather than written out, cheap to make, and
+   * equal for two exports in this thread exactly when their bytes are.
+   */
+  readonly key?: string;
+}
+
 /**
  * The ONNX model of `steps` over `operands` (every shape known): `inputs` become graph
- * inputs, `outputs` graph outputs, constants initializers.
+ * inputs, `outputs` graph outputs, constants initializers. Their extents that the plan leaves
+ * to execution (`declaredShape`) are written symbolic; everything the rules derive from
+ * shapes (padding, slice windows) is written for `shape`.
  */
 export function exportSteps(
   steps: readonly SubgraphStep[],
   operands: readonly SubgraphOperand[],
   io: { inputs: readonly number[]; outputs: readonly number[] },
-): Uint8Array {
+): ExportedModel {
   const ctx = new ExportContext(operands);
   for (const step of steps) {
     const rule = EXPORT_RULES[step.type as OperationType];
     if (!rule) throw new Error(`${step.type} has no ONNX export rule`);
     rule.write(step, ctx);
   }
-  const info = (i: number) => ({
-    name: ctx.name(i),
-    type: {
-      tensorType: {
-        elemType: ELEMENT_TYPES[operands[i].type],
-        shape: { dim: operands[i].shape.map((d) => ({ dimValue: d })) },
+  // An extent the plan leaves to execution is symbolic (one name per operand and axis, so
+  // onnxruntime assumes no two equal): the model is then the same for every signature whose
+  // nodes and initializers are, and one session runs them all.
+  const info = (i: number) => {
+    const { shape, declaredShape } = operands[i];
+    const open = (k: number) => declaredShape !== undefined && !(declaredShape[k] > 0);
+    return {
+      name: ctx.name(i),
+      type: {
+        tensorType: {
+          elemType: ELEMENT_TYPES[operands[i].type],
+          shape: {
+            dim: shape.map((d, k) => open(k) ? { dimParam: `o${i}_${k}` } : { dimValue: d }),
+          },
+        },
       },
+    };
+  };
+  const model = (initializer: TensorProto[]) =>
+    onnx.ModelProto.create({
+      irVersion: 8,
+      producerName: "nnserve",
+      opsetImport: [
+        { domain: "", version: EXPORT_OPSET },
+        ...[...ctx.domains].map((domain) => ({ domain, version: 1 })),
+      ],
+      graph: {
+        name: "nnserve",
+        node: ctx.nodes,
+        initializer,
+        input: io.inputs.map(info),
+        output: io.outputs.map(info),
+      },
+    });
+  // Weights made from constants are named by their token, not written out.
+  const key = () => {
+    const named = ctx.initializers.map((t) => {
+      const token = ctx.tokens.get(t);
+      return token === undefined
+        ? t
+        : { name: t.name, dims: t.dims, dataType: t.dataType, docString: `#${token}` };
+    });
+    return onnx.ModelProto.encode(model(named)).finish().toBase64();
+  };
+  let bytes: Uint8Array | undefined;
+  return {
+    ...(ctx.open ? { key: key() } : {}),
+    get bytes() {
+      return bytes ??= onnx.ModelProto.encode(model(ctx.initializers)).finish();
     },
-  });
-  const model = onnx.ModelProto.create({
-    irVersion: 8,
-    producerName: "nnserve",
-    opsetImport: [
-      { domain: "", version: EXPORT_OPSET },
-      ...[...ctx.domains].map((domain) => ({ domain, version: 1 })),
-    ],
-    graph: {
-      name: "nnserve",
-      node: ctx.nodes,
-      initializer: ctx.initializers,
-      input: io.inputs.map(info),
-      output: io.outputs.map(info),
-    },
-  });
-  return onnx.ModelProto.encode(model).finish();
+  };
 }

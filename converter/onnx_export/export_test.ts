@@ -89,7 +89,7 @@ async function agree(
   const step = { type, inputs: inputs.map((_, k) => k), outputs: [inputs.length] };
   ok(exportsStep(step, operands), `${what}: the exporter claims it`);
   const runtime = inputs.flatMap((o, k) => o.value === undefined ? [k] : []);
-  const bytes = exportSteps([step], operands, { inputs: runtime, outputs: [inputs.length] });
+  const { bytes } = exportSteps([step], operands, { inputs: runtime, outputs: [inputs.length] });
   const session = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 1 });
   const feeds = Object.fromEntries(runtime.map((k) => [
     `o${k}`,
@@ -242,6 +242,24 @@ Deno.test("pools, FULLY_CONNECTED, SOFTMAX, RESHAPE, CONCATENATION, TRANSPOSE, M
   await agree("MEAN", [f32([2, 3, 4, 5]), ints([1, 2]), i32(1)], "mean");
 });
 
+Deno.test("SLICE and STRIDED_SLICE to the end of an axis (written without its extent) and short of it", async () => {
+  await agree("SLICE", [f32([2, 5, 4]), ints([0, 1, 2]), ints([-1, -1, 2])], "slice to the end");
+  await agree("SLICE", [f32([2, 5, 4]), ints([1, 0, 1]), ints([1, 3, -1])], "slice short of it");
+  // begin, end, strides, begin mask, end mask, shrink mask.
+  const strided = (begin: number[], end: number[], strides: number[], masks: number[]) => [
+    f32([3, 7, 4]),
+    ints(begin),
+    ints(end),
+    ints(strides),
+    ...masks.map(i32),
+  ];
+  await agree("STRIDED_SLICE", strided([0, 1, 0], [3, 7, 4], [1, 3, 2], [0, 0, 0]), "ends at it");
+  await agree("STRIDED_SLICE", strided([0, 1, 0], [3, 99, 3], [1, 3, 2], [0, 0, 0]), "past it");
+  await agree("STRIDED_SLICE", strided([0, 2, 1], [3, 6, 4], [2, 3, 2], [0, 0, 0]), "short");
+  await agree("STRIDED_SLICE", strided([0, 0, 3], [3, 7, 4], [1, 1, 1], [1, 2, 4]), "masks");
+  await agree("STRIDED_SLICE", strided([0, 6, 0], [3, 0, 4], [1, -2, 1], [0, 0, 0]), "backwards");
+});
+
 Deno.test("the exporter claims only what it writes exactly: float32, constant parameters", () => {
   const quant = { type: "TENSOR_QUANT8_ASYMM" as const, shape: [2], scale: 0.5, zeroPoint: 3 };
   const step = { type: "ADD" as const, inputs: [0, 1, 2], outputs: [3] };
@@ -297,7 +315,7 @@ Deno.test("shape arithmetic in int32: SHAPE, GATHER, MUL, ADD, CONCATENATION, an
     { type: "RESHAPE" as const, inputs: [0, 11], outputs: [12] },
   ];
   for (const step of steps) ok(exportsStep(step, operands), `${step.type} is claimed`);
-  const bytes = exportSteps(steps, operands, { inputs: [0], outputs: [1, 11, 12] });
+  const { bytes } = exportSteps(steps, operands, { inputs: [0], outputs: [1, 11, 12] });
   const session = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 1 });
   const x = seededFloats(24, 3, 2);
   const result = await session.run({ o0: new ort.Tensor("float32", x, [2, 3, 4]) });
@@ -322,7 +340,7 @@ Deno.test("shape arithmetic in int32: SHAPE, GATHER, MUL, ADD, CONCATENATION, an
     { type: "CAST" as const, inputs: [16], outputs: [17] },
   ];
   for (const step of counted) ok(exportsStep(step, more), `${step.type} is claimed`);
-  const countedBytes = exportSteps(counted, more, { inputs: [0], outputs: [16, 17] });
+  const countedBytes = exportSteps(counted, more, { inputs: [0], outputs: [16, 17] }).bytes;
   const counting = await ort.InferenceSession.create(countedBytes, { intraOpNumThreads: 1 });
   const counts = await counting.run({ o0: new ort.Tensor("float32", x, [2, 3, 4]) });
   await counting.release();
@@ -350,7 +368,7 @@ Deno.test("LOG_SOFTMAX, ARGMAX and ARGMIN (the first index on ties), and the log
   ) => {
     for (const step of steps) ok(exportsStep(step, operands), `${step.type} is claimed`);
     const inputs = Object.keys(feeds).map((name) => Number(name.slice(1)));
-    const bytes = exportSteps(steps, operands, { inputs, outputs });
+    const { bytes } = exportSteps(steps, operands, { inputs, outputs });
     const session = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 1 });
     const result = await session.run(feeds);
     await session.release();

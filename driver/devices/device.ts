@@ -125,6 +125,13 @@ export interface SubgraphStep {
 export interface SubgraphOperand {
   type: OperandType;
   shape: readonly number[];
+  /**
+   * Its shape as the plan declares it, where 0 is an extent known only at execution (a model
+   * imported as published): a device that takes such extents as they come (onnxruntime) can
+   * prepare steps once for every signature whose preparation is otherwise the same. Absent:
+   * `shape` is the plan's own.
+   */
+  declaredShape?: readonly number[];
   scale: number;
   zeroPoint: number;
   value?: TensorData | null;

@@ -71,6 +71,7 @@ export async function prepareUnit(
     return await unit.runtime.prepare(steps, {
       operands: prepared.operands.map((o, i) => ({
         ...o,
+        declaredShape: o.shape,
         shape: shapes[i],
         value: o.lifetime === "NO_VALUE" ? null : constants[i],
       })),

@@ -285,7 +285,16 @@ export class Executable {
         const results = (yield runnable.run(uploads)) as Awaited<
           ReturnType<RunnableSubgraph["run"]>
         >;
-        for (const [i, data] of results) (tensors[i]!.data as TensorData).set(data as never);
+        for (const [i, data] of results) {
+          const target = tensors[i]!.data as TensorData;
+          if (data.length !== target.length) {
+            throw new DriverError(
+              "GENERAL_FAILURE",
+              `${unit.device} gave operand ${i} ${data.length} elements, not ${target.length}`,
+            );
+          }
+          target.set(data as never);
+        }
         clock.stop(s, unit.end - s);
         s = unit.end;
         continue;

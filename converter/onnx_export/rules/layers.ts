@@ -80,18 +80,21 @@ function convolution(type: ConvolutionType): ExportRule {
       const outChannels = depthwise ? i : o;
       const perOutput = depthwise ? 1 : i;
       // ONNX's [O, I/group, H, W].
-      const weights = new Float32Array(outChannels * perOutput * kh * kw);
-      for (let out = 0; out < outChannels; out++) {
-        for (let c = 0; c < perOutput; c++) {
-          for (let y = 0; y < kh; y++) {
-            for (let x = 0; x < kw; x++) {
-              const from = depthwise ? (y * kw + x) * i + out : ((out * kh + y) * kw + x) * i + c;
-              weights[((out * perOutput + c) * kh + y) * kw + x] = values[from];
+      const dims = [outChannels, perOutput, kh, kw];
+      const w = ctx.madeFrom("filter", dims, values, `${type} as OIHW`, () => {
+        const weights = new Float32Array(outChannels * perOutput * kh * kw);
+        for (let out = 0; out < outChannels; out++) {
+          for (let c = 0; c < perOutput; c++) {
+            for (let y = 0; y < kh; y++) {
+              for (let x = 0; x < kw; x++) {
+                const from = depthwise ? (y * kw + x) * i + out : ((out * kh + y) * kw + x) * i + c;
+                weights[((out * perOutput + c) * kh + y) * kw + x] = values[from];
+              }
             }
           }
         }
-      }
-      const w = ctx.constant("filter", [outChannels, perOutput, kh, kw], weights);
+        return weights;
+      });
       const inputChannels = ctx.operands[step.inputs[0]].shape[p.nchw ? 1 : 3];
       inNchw(
         ctx,
@@ -276,17 +279,20 @@ const transposeConvolution: ExportRule = {
     const filter = ctx.operands[step.inputs[1]];
     const [o, kh, kw, i] = filter.shape;
     const values = filter.value as Float32Array;
-    const weights = new Float32Array(i * o * kh * kw);
-    for (let c = 0; c < i; c++) {
-      for (let out = 0; out < o; out++) {
-        for (let y = 0; y < kh; y++) {
-          for (let x = 0; x < kw; x++) {
-            weights[((c * o + out) * kh + y) * kw + x] = values[((out * kh + y) * kw + x) * i + c];
+    const w = ctx.madeFrom("filter", [i, o, kh, kw], values, "TRANSPOSE_CONV_2D as IOHW", () => {
+      const weights = new Float32Array(i * o * kh * kw);
+      for (let c = 0; c < i; c++) {
+        for (let out = 0; out < o; out++) {
+          for (let y = 0; y < kh; y++) {
+            for (let x = 0; x < kw; x++) {
+              weights[((c * o + out) * kh + y) * kw + x] =
+                values[((out * kh + y) * kw + x) * i + c];
+            }
           }
         }
       }
-    }
-    const w = ctx.constant("filter", [i, o, kh, kw], weights);
+      return weights;
+    });
     inNchw(
       ctx,
       step,

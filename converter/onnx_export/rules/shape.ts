@@ -196,6 +196,12 @@ const expandDims: ExportRule = {
   },
 };
 
+/**
+ * An end past every extent: ONNX's Slice clamps it to the axis, so "to the end" is written
+ * without the extent and the model stays the same whatever extents come at execution.
+ */
+const TO_THE_END = Number.MAX_SAFE_INTEGER;
+
 /** SLICE: begin and size (-1: to the end) as ONNX's starts and ends over every axis. */
 const slice: ExportRule = {
   supports: (step, ctx) =>
@@ -204,8 +210,7 @@ const slice: ExportRule = {
   write(step, ctx) {
     const begin = values(ctx, step, 1);
     const size = values(ctx, step, 2);
-    const shape = ctx.operands[step.inputs[0]].shape;
-    const ends = begin.map((b, i) => size[i] === -1 ? shape[i] : b + size[i]);
+    const ends = begin.map((b, i) => size[i] === -1 ? TO_THE_END : b + size[i]);
     ctx.node("Slice", [
       ctx.input(step, 0),
       ctx.constant("starts", [begin.length], begin, "int64"),
@@ -257,9 +262,12 @@ const stridedSliceRule: ExportRule = {
     const inputs = step.inputs.map((i) => ({ ...ctx.operands[i], value: ctx.operands[i].value }));
     const window = sliceWindow(inputs);
     const shape = ctx.operands[step.inputs[0]].shape;
-    // ONNX reads a negative end as counted from the end: "before index 0" is far below.
+    // ONNX reads a negative end as counted from the end: "before index 0" is far below. A
+    // forward window whose next element would be past the axis runs to its end (the same
+    // elements, written without the extent).
     const ends = window.begin.map((b, d) => {
       const end = b + window.counts[d] * window.step[d];
+      if (window.step[d] > 0 && end >= shape[d]) return TO_THE_END;
       return end < 0 ? -(2 ** 31) : end;
     });
     const shrunk = shape.flatMap((_, d) => ctx.scalar(step, 6) & (1 << d) ? [d] : []);

@@ -19,7 +19,11 @@ import {
   type SubgraphStep,
 } from "../device.ts";
 import { subgraphDevice } from "../subgraph_device.ts";
-import { exportsStep, exportSteps } from "../../../converter/onnx_export/export.ts";
+import {
+  type ExportedModel,
+  exportsStep,
+  exportSteps,
+} from "../../../converter/onnx_export/export.ts";
 import { EXPORT_RULES } from "../../../converter/onnx_export/rules/index.ts";
 import type { OperationType } from "../../../nnapi/types.ts";
 import { borrowThreads, callThreadLimit, returnThreads } from "../../../kernels/compute_lanes.ts";
@@ -165,6 +169,64 @@ class UnitSessions {
 }
 
 /**
+ * Sessions open in this thread for exports of units whose extents come at execution, by the
+ * export's key ({@link ExportedModel}) and the most threads they take. A unit prepared for a
+ * new signature whose export is the same as an earlier one's (a recognizer at another image
+ * width, where its model only names the width) takes that one's sessions: opening its own
+ * took 150-250 ms a width for PP-OCRv4's recognizer.
+ */
+const openSessions = new Map<string, { sessions: Promise<UnitSessions>; users: number }>();
+
+/**
+ * The sessions of an exported model, shared in this thread when it has a key, else its own;
+ * `release` when done (the last user of shared ones closes them).
+ */
+async function unitSessions(
+  ort: Ort,
+  model: ExportedModel,
+  most: number,
+): Promise<{ sessions: UnitSessions; release(): void }> {
+  if (model.key === undefined) {
+    const sessions = await UnitSessions.open(ort, model.bytes, most);
+    return { sessions, release: () => sessions.release() };
+  }
+  const key = `${most}:${model.key}`;
+  let shared = openSessions.get(key);
+  if (!shared) {
+    const opening = { sessions: UnitSessions.open(ort, model.bytes, most), users: 0 };
+    opening.sessions.catch(() => {
+      if (openSessions.get(key) === opening) openSessions.delete(key);
+    });
+    openSessions.set(key, shared = opening);
+  }
+  const entry = shared;
+  entry.users++;
+  let sessions: UnitSessions;
+  try {
+    sessions = await entry.sessions;
+  } catch (error) {
+    entry.users--;
+    throw error;
+  }
+  let released = false;
+  return {
+    sessions,
+    release() {
+      if (released) return;
+      released = true;
+      if (--entry.users > 0) return;
+      if (openSessions.get(key) === entry) openSessions.delete(key);
+      sessions.release();
+    },
+  };
+}
+
+/** Sessions open in this thread for shared exports (tests). */
+export function sharedSessionCount(): number {
+  return openSessions.size;
+}
+
+/**
  * `model` as onnxruntime rewrites it at its "extended" level (fusions that hold on any CPU;
  * the layout changes of its "all" level are made per machine when a session opens): what a
  * later process opens in about half the time, kept as the unit's artifact.
@@ -194,21 +256,22 @@ export const onnxruntimeRuntime: SubgraphRuntime = {
     const inputs = unitInputs(steps, operands);
     const outputs = [...needed];
     // onnxruntime reads a model from memory of its own (an artifact may be shared).
-    let model = options.artifact && owned(options.artifact) as Uint8Array;
-    if (!model) {
+    let model: ExportedModel;
+    if (options.artifact) model = { bytes: owned(options.artifact) as Uint8Array };
+    else {
       for (const step of steps) {
         if (!exportsStep(step, operands)) {
           throw new Error(`${step.type} is not exported in this form`);
         }
       }
       model = exportSteps(steps, operands, { inputs, outputs });
-      if (options.keepArtifact) model = await optimizedModel(ort, model);
+      if (options.keepArtifact) model = { bytes: await optimizedModel(ort, model.bytes) };
     }
-    const sessions = await UnitSessions.open(ort, model, callThreadLimit());
+    const { sessions, release } = await unitSessions(ort, model, callThreadLimit());
     return {
       inputs,
       outputs,
-      ...(options.keepArtifact ? { artifact: model } : {}),
+      ...(options.keepArtifact ? { artifact: model.bytes } : {}),
       async run(given) {
         const feeds = Object.fromEntries(inputs.map((i) => {
           const type = ORT_TYPES[operands[i].type as keyof typeof ORT_TYPES];
@@ -219,7 +282,7 @@ export const onnxruntimeRuntime: SubgraphRuntime = {
         return new Map(outputs.map((i) => [i, result[`o${i}`].data as TensorData]));
       },
       destroy() {
-        sessions.release();
+        release();
       },
     };
   },

@@ -1,0 +1,264 @@
+/**
+ * The onnxruntime device and extents that come at execution (a model imported as
+ * published): a unit is prepared per signature of input shapes, and where its export is the
+ * same for two signatures (its model names the open extents symbolically, and nothing the
+ * rules write depends on them) the second takes the first one's sessions instead of opening
+ * its own. Where the export does depend on them (SAME padding at stride 2 at an odd and an
+ * even width), each signature gets its own. Either way the results are those of a unit
+ * prepared for that signature alone, with every extent fixed.
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { onnxruntimeRuntime, sharedSessionCount } from "../driver/devices/onnxruntime/device.ts";
+import {
+  float32Operand,
+  int32Operand,
+  type RunnableSubgraph,
+  type SubgraphOperand,
+  type SubgraphStep,
+} from "../driver/devices/device.ts";
+import type { TensorData } from "../nnapi/tensor.ts";
+import { seededFloats } from "../kernels/seeded_random.ts";
+import { withTestServer } from "./server_fixture.ts";
+import { onnxBytes } from "../tools/onnx_graphs.ts";
+import { weights } from "./onnx/compare.ts";
+
+const CHANNELS = 4;
+const FILTERS = 8;
+// The constants of every signature, as an executable holds them (exports of a constant are
+// named by the constant: one of another signature with the same values is another constant).
+const FILTER = float32Operand(
+  [FILTERS, 3, 3, CHANNELS],
+  seededFloats(FILTERS * 9 * CHANNELS, 1, 1),
+);
+const BIAS = float32Operand([FILTERS], seededFloats(FILTERS, 2, 1));
+const SLICE_BEGIN = int32Vector([0, 0, 1, 0]);
+const SLICE_SIZE = int32Vector([-1, -1, -1, -1]);
+const MEAN_AXES = int32Vector([1, 2]);
+const SCALARS = [0, 1, 2].map(int32Operand);
+
+function int32Vector(values: number[]): SubgraphOperand {
+  return {
+    type: "TENSOR_INT32",
+    shape: [values.length],
+    scale: 0,
+    zeroPoint: 0,
+    value: Int32Array.from(values),
+  };
+}
+
+/** `operand` at `shape`, the plan declaring `declared` (0: known only at execution). */
+function at(operand: SubgraphOperand, shape: number[], declared?: number[]): SubgraphOperand {
+  return { ...operand, shape, ...(declared ? { declaredShape: declared } : {}) };
+}
+
+/**
+ * CONV_2D (SAME, 3x3, ReLU) -> SLICE (from column 1 to the end) -> MEAN over height and
+ * width, on an NHWC image of `height` x `width`; `open` declares both extents open.
+ */
+function convSliceMean(height: number, width: number, open: boolean, filter = FILTER) {
+  const declared = (shape: number[]) =>
+    open ? shape.map((d, k) => k === 1 || k === 2 ? 0 : d) : undefined;
+  const image = [1, height, width, CHANNELS];
+  const convolved = [1, height, width, FILTERS];
+  const sliced = [1, height, width - 1, FILTERS];
+  const operands: SubgraphOperand[] = [
+    at(float32Operand(image), image, declared(image)),
+    filter,
+    BIAS,
+    SCALARS[1], // SAME
+    SCALARS[1], // stride
+    SCALARS[1], // ReLU
+    at(float32Operand(convolved), convolved, declared(convolved)),
+    SLICE_BEGIN,
+    SLICE_SIZE,
+    at(float32Operand(sliced), sliced, declared(sliced)),
+    MEAN_AXES,
+    SCALARS[0],
+    at(float32Operand([1, FILTERS]), [1, FILTERS], open ? [1, FILTERS] : undefined),
+  ];
+  const steps: SubgraphStep[] = [
+    { type: "CONV_2D", inputs: [0, 1, 2, 3, 4, 4, 5], outputs: [6] },
+    { type: "SLICE", inputs: [6, 7, 8], outputs: [9] },
+    { type: "MEAN", inputs: [9, 10, 11], outputs: [12] },
+  ];
+  return { operands, steps, output: 12, input: height * width * CHANNELS };
+}
+
+/** CONV_2D (SAME, 3x3, stride 2) on an NHWC image of `height` x `width`. */
+function stridedConv(height: number, width: number, open: boolean) {
+  const declared = (shape: number[]) =>
+    open ? shape.map((d, k) => k === 1 || k === 2 ? 0 : d) : undefined;
+  const image = [1, height, width, CHANNELS];
+  const out = [1, Math.ceil(height / 2), Math.ceil(width / 2), FILTERS];
+  const operands: SubgraphOperand[] = [
+    at(float32Operand(image), image, declared(image)),
+    FILTER,
+    BIAS,
+    SCALARS[1], // SAME
+    SCALARS[2], // stride
+    SCALARS[0],
+    at(float32Operand(out), out, declared(out)),
+  ];
+  const steps: SubgraphStep[] = [
+    { type: "CONV_2D", inputs: [0, 1, 2, 3, 4, 4, 5], outputs: [6] },
+  ];
+  return { operands, steps, output: 6, input: height * width * CHANNELS };
+}
+
+type Unit = ReturnType<typeof convSliceMean>;
+
+async function prepare(unit: Unit): Promise<RunnableSubgraph> {
+  return await onnxruntimeRuntime.prepare(unit.steps, {
+    operands: unit.operands,
+    needed: new Set([unit.output]),
+  });
+}
+
+async function run(prepared: RunnableSubgraph, unit: Unit, seed: number): Promise<Float32Array> {
+  const input = seededFloats(unit.input, seed, 2) as TensorData;
+  const outputs = await prepared.run(new Map([[0, input]]));
+  return outputs.get(unit.output) as Float32Array;
+}
+
+function closeTo(actual: Float32Array, expected: Float32Array, what: string): void {
+  strictEqual(actual.length, expected.length, what);
+  actual.forEach((v, i) =>
+    ok(Math.abs(v - expected[i]) <= 1e-5, `${what} [${i}]: ${v} vs ${expected[i]}`)
+  );
+}
+
+Deno.test("signatures whose export is the same share one onnxruntime session, with each signature's own results", async () => {
+  // Opened by a test before: none left.
+  strictEqual(sharedSessionCount(), 0);
+  const shapes = [[6, 10], [7, 5], [3, 12]];
+  const shared = [];
+  for (const [h, w] of shapes) shared.push(await prepare(convSliceMean(h, w, true)));
+  strictEqual(sharedSessionCount(), 1, "one set of sessions for three signatures");
+  for (const [k, [h, w]] of shapes.entries()) {
+    const alone = await prepare(convSliceMean(h, w, false));
+    closeTo(
+      await run(shared[k], convSliceMean(h, w, true), k),
+      await run(alone, convSliceMean(h, w, false), k),
+      `${h}x${w}`,
+    );
+    alone.destroy();
+  }
+  // Other weights in the same steps: sessions of their own.
+  const otherFilter = { ...FILTER, value: seededFloats(FILTERS * 9 * CHANNELS, 5, 1) };
+  const other = await prepare(convSliceMean(6, 10, true, otherFilter));
+  strictEqual(sharedSessionCount(), 2, "other weights");
+  const otherAlone = await prepare(convSliceMean(6, 10, false, otherFilter));
+  closeTo(
+    await run(other, convSliceMean(6, 10, true, otherFilter), 7),
+    await run(otherAlone, convSliceMean(6, 10, false, otherFilter), 7),
+    "other weights",
+  );
+  other.destroy();
+  otherAlone.destroy();
+  strictEqual(sharedSessionCount(), 1);
+  // The last unit to let go closes them.
+  shared[0].destroy();
+  shared[1].destroy();
+  strictEqual(sharedSessionCount(), 1);
+  shared[2].destroy();
+  strictEqual(sharedSessionCount(), 0);
+});
+
+Deno.test("signatures whose export differs (SAME padding at stride 2, odd and even widths) get sessions of their own", async () => {
+  strictEqual(sharedSessionCount(), 0);
+  const even = await prepare(stridedConv(6, 10, true));
+  const odd = await prepare(stridedConv(6, 9, true));
+  const evenAgain = await prepare(stridedConv(8, 12, true));
+  // 6x10 and 8x12 pad alike (one extra row and column at the end); 6x9 pads its width on both sides.
+  strictEqual(sharedSessionCount(), 2);
+  for (
+    const [k, [prepared, h, w]] of ([[even, 6, 10], [odd, 6, 9], [evenAgain, 8, 12]] as const)
+      .entries()
+  ) {
+    const alone = await prepare(stridedConv(h, w, false));
+    closeTo(
+      await run(prepared, stridedConv(h, w, true), k),
+      await run(alone, stridedConv(h, w, false), k),
+      `${h}x${w}`,
+    );
+    alone.destroy();
+  }
+  for (const prepared of [even, odd, evenAgain]) prepared.destroy();
+  strictEqual(sharedSessionCount(), 0);
+});
+
+/** A published-style model: batch and spatial extents symbolic. */
+const OPEN_MODEL = onnxBytes({
+  inputs: [{ name: "x", dims: ["N", 3, "H", "W"] }],
+  outputs: [{ name: "y", dims: ["N", 6, "H2", "W2"] }],
+  nodes: [
+    { op: "Conv", inputs: ["x", "w1", "b1"], outputs: ["c1"], attributes: { pads: [1, 1, 1, 1] } },
+    { op: "Relu", inputs: ["c1"], outputs: ["r1"] },
+    {
+      op: "Conv",
+      inputs: ["r1", "w2", "b2"],
+      outputs: ["y"],
+      attributes: { pads: [1, 1, 1, 1], strides: [2, 2] },
+    },
+  ],
+  initializers: [
+    weights("w1", [8, 3, 3, 3], 1),
+    weights("b1", [8], 2),
+    weights("w2", [6, 8, 3, 3], 3),
+    weights("b2", [6], 4),
+  ],
+  opset: 13,
+});
+
+Deno.test("a model imported as published runs on onnxruntime at every width it is sent, with the reference's results", async () => {
+  const deviceCosts = {
+    onnxruntime: { microsPerWork: 1e-7, transfer: { fixedMicros: 0.1, microsPerByte: 1e-7 } },
+  };
+  await withTestServer({ deviceCosts }, async (server) => {
+    const imported = await fetch(`${server.url}/v1/models`, {
+      method: "POST",
+      headers: { "content-type": "application/onnx" },
+      body: new Uint8Array(OPEN_MODEL),
+    });
+    const model = await imported.json();
+    strictEqual(imported.status, 201, JSON.stringify(model));
+    const compile = async (devices: string[]) => {
+      const compiled = await server.request("POST", "/v1/compilations", {
+        model: model.id,
+        devices,
+      });
+      strictEqual(compiled.status, 201, JSON.stringify(compiled.body));
+      return compiled.body as { id: string; plan: { steps: { device: string }[] } };
+    };
+    const onOrt = await compile(["onnxruntime", "cpu-reference"]);
+    deepStrictEqual(onOrt.plan.steps.map((s) => s.device), ["onnxruntime"]);
+    const reference = await compile(["cpu-reference"]);
+    const execute = async (id: string, height: number, width: number, seed: number) => {
+      const executed = await server.request("POST", `/v1/compilations/${id}/executions`, {
+        inputs: [{
+          dimensions: [1, 3, height, width],
+          data: Array.from(seededFloats(3 * height * width, seed, 2)),
+        }],
+        measureTiming: true,
+      });
+      strictEqual(executed.status, 200, JSON.stringify(executed.body));
+      const timing = executed.body.timing as { steps: { device: string; fallback?: string }[] };
+      return {
+        steps: timing.steps,
+        output: (executed.body.outputs as { dimensions: number[]; data: number[] }[])[0],
+      };
+    };
+    for (const [k, [h, w]] of [[8, 20], [8, 13], [5, 32], [8, 20]].entries()) {
+      const got = await execute(onOrt.id, h, w, k);
+      deepStrictEqual(got.steps.filter((s) => s.fallback), [], JSON.stringify(got.steps));
+      const expected = await execute(reference.id, h, w, k);
+      deepStrictEqual(got.output.dimensions, expected.output.dimensions);
+      got.output.data.forEach((v, i) =>
+        ok(
+          Math.abs(v - expected.output.data[i]) < 1e-4,
+          `${h}x${w} [${i}]: ${v} vs ${expected.output.data[i]}`,
+        )
+      );
+    }
+  });
+});
