@@ -176,19 +176,21 @@ export class ExportContext {
   }
 
   /**
-   * A float32 initializer `make` makes from the constant `source` (a filter re-laid out),
-   * made once per thread for each `variant`; returns its name.
+   * An initializer of `type` that `make` makes from the constant `source` (a filter re-laid
+   * out), made once per thread for each `variant`; returns its name.
    */
   madeFrom(
     label: string,
     dims: readonly number[],
     source: object,
     variant: string,
-    make: () => Float32Array,
+    make: () => ArrayBufferView,
+    type: "float32" | "uint8" = "float32",
   ): string {
     const name = this.temporary(label);
-    const { token, rawData } = fromConstant(source, variant, make, this.open);
-    this.#initializer({ name, dims: [...dims], dataType: DataType.FLOAT, rawData }, token);
+    const dataType = type === "uint8" ? DataType.UINT8 : DataType.FLOAT;
+    const { token, rawData } = fromConstant(source, `${variant} as ${type}`, make, this.open);
+    this.#initializer({ name, dims: [...dims], dataType, rawData }, token);
     return name;
   }
 

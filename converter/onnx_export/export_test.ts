@@ -242,6 +242,39 @@ Deno.test("pools, FULLY_CONNECTED, SOFTMAX, RESHAPE, CONCATENATION, TRANSPOSE, M
   await agree("MEAN", [f32([2, 3, 4, 5]), ints([1, 2]), i32(1)], "mean");
 });
 
+Deno.test("RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR: whole scale factors (written as ONNX scales), other factors and sizes, each coordinate mode, NHWC and NCHW", async () => {
+  const flags = (
+    nchw: boolean,
+    align: boolean,
+    half: boolean,
+  ) => [bool(nchw), bool(align), bool(half)];
+  for (const type of ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"] as const) {
+    for (const [align, half] of [[false, false], [true, false], [false, true]]) {
+      const mode = align ? "align corners" : half ? "half pixel" : "asymmetric";
+      await agree(
+        type,
+        [f32([1, 3, 4, 2]), scalarF(2), scalarF(3), ...flags(false, align, half)],
+        `${type} x2 x3 NHWC ${mode}`,
+      );
+      await agree(
+        type,
+        [f32([1, 2, 3, 5]), scalarF(2), scalarF(2), ...flags(true, align, half)],
+        `${type} x2 NCHW ${mode}`,
+      );
+      await agree(
+        type,
+        [f32([1, 3, 5, 2]), scalarF(1.5), scalarF(2), ...flags(false, align, half)],
+        `${type} x1.5 NHWC ${mode}`,
+      );
+      await agree(
+        type,
+        [f32([1, 3, 5, 2]), i32(7), i32(4), ...flags(false, align, half)],
+        `${type} to 4x7 NHWC ${mode}`,
+      );
+    }
+  }
+});
+
 Deno.test("SLICE and STRIDED_SLICE to the end of an axis (written without its extent) and short of it", async () => {
   await agree("SLICE", [f32([2, 5, 4]), ints([0, 1, 2]), ints([-1, -1, 2])], "slice to the end");
   await agree("SLICE", [f32([2, 5, 4]), ints([1, 0, 1]), ints([1, 3, -1])], "slice short of it");

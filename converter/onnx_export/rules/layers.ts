@@ -81,7 +81,7 @@ function convolution(type: ConvolutionType): ExportRule {
       const perOutput = depthwise ? 1 : i;
       // ONNX's [O, I/group, H, W].
       const dims = [outChannels, perOutput, kh, kw];
-      const w = ctx.madeFrom("filter", dims, values, `${type} as OIHW`, () => {
+      const w = ctx.madeFrom("filter", dims, values, `${type} OIHW`, () => {
         const weights = new Float32Array(outChannels * perOutput * kh * kw);
         for (let out = 0; out < outChannels; out++) {
           for (let c = 0; c < perOutput; c++) {
@@ -172,17 +172,20 @@ const dynamicQuantizeFullyConnected: ExportRule = {
     const weights = ctx.operands[step.inputs[1]];
     const [units, depth] = weights.shape;
     const values = weights.value as ArrayLike<number>;
-    const columns = new Uint8Array(units * depth);
-    for (let u = 0; u < units; u++) {
-      for (let p = 0; p < depth; p++) columns[p * units + u] = values[u * depth + p];
-    }
+    const columns = () => {
+      const made = new Uint8Array(units * depth);
+      for (let u = 0; u < units; u++) {
+        for (let p = 0; p < depth; p++) made[p * units + u] = values[u * depth + p];
+      }
+      return made;
+    };
     const rows = rowsOf(step, ctx, depth);
     const product = ctx.temporary("dqfc");
     ctx.node(
       "DynamicQuantizeMatMul",
       [
         rows,
-        ctx.constant("weights", [depth, units], columns, "uint8"),
+        ctx.madeFrom("weights", [depth, units], values, "columns", columns, "uint8"),
         ctx.constant("weights_scale", [], [weights.scale]),
         ctx.constant("weights_zero", [], [weights.zeroPoint], "uint8"),
       ],
@@ -218,6 +221,25 @@ const softmax: ExportRule = {
 };
 
 /**
+ * ONNX Resize's scales and sizes inputs for a resize step: whole scale factors as scales
+ * (the output is then exactly the input times the factor, so ONNX maps coordinates by the
+ * same ratio NNAPI does, and the model does not depend on the extents that come at
+ * execution), else the output's size.
+ */
+function resizeTarget(step: SubgraphStep, ctx: ExportContext, nchw: boolean): [string, string] {
+  if (ctx.operands[step.inputs[1]].type === "FLOAT32") {
+    const [width, height] = [ctx.scalar(step, 1), ctx.scalar(step, 2)];
+    if (Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0) {
+      // Resize runs on NCHW either way (inNchw transposes an NHWC step around it).
+      return [ctx.constant("scales", [4], [1, 1, height, width]), ""];
+    }
+  }
+  const out = ctx.operands[step.outputs[0]].shape;
+  const sizes = nchw ? [...out] : [out[0], out[3], out[1], out[2]];
+  return ["", ctx.constant("sizes", [4], sizes, "int64")];
+}
+
+/**
  * RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (TensorFlow's resize, as NNAPI defines them):
  * ONNX's Resize to the output's size, its coordinate mode from the flags (align_corners,
  * half_pixel_centers, else asymmetric) and, for nearest, the rounding TensorFlow uses.
@@ -231,8 +253,6 @@ function resize(nearest: boolean): ExportRule {
       const nchw = flag(3);
       const align = flag(4);
       const half = flag(5);
-      const out = ctx.operands[step.outputs[0]].shape;
-      const sizes = nchw ? [...out] : [out[0], out[3], out[1], out[2]];
       const mode = align
         ? "align_corners"
         : half
@@ -243,7 +263,7 @@ function resize(nearest: boolean): ExportRule {
         step,
         { nchw, activation: 0, label: "resize" },
         (x, y) =>
-          ctx.node("Resize", [x, "", "", ctx.constant("sizes", [4], sizes, "int64")], [y], {
+          ctx.node("Resize", [x, "", ...resizeTarget(step, ctx, nchw)], [y], {
             mode: { text: nearest ? "nearest" : "linear" },
             coordinate_transformation_mode: { text: mode },
             ...(nearest ? { nearest_mode: { text: align ? "round_prefer_ceil" : "floor" } } : {}),
@@ -279,7 +299,7 @@ const transposeConvolution: ExportRule = {
     const filter = ctx.operands[step.inputs[1]];
     const [o, kh, kw, i] = filter.shape;
     const values = filter.value as Float32Array;
-    const w = ctx.madeFrom("filter", [i, o, kh, kw], values, "TRANSPOSE_CONV_2D as IOHW", () => {
+    const w = ctx.madeFrom("filter", [i, o, kh, kw], values, "TRANSPOSE_CONV_2D IOHW", () => {
       const weights = new Float32Array(i * o * kh * kw);
       for (let c = 0; c < i; c++) {
         for (let out = 0; out < o; out++) {

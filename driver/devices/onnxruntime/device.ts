@@ -34,7 +34,7 @@ export const ONNXRUNTIME_DEVICE_NAME = "onnxruntime";
  * The exporter's revision: with onnxruntime's version, the device's version, part of every
  * cache key (a plan and its units' artifacts are made for both).
  */
-const EXPORT_REVISION = 3;
+const EXPORT_REVISION = 4;
 /** Its memory space: tensors are copied into and out of its sessions. */
 export const ONNXRUNTIME_MEMORY = "onnxruntime";
 
