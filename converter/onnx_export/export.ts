@@ -89,11 +89,15 @@ export class ExportContext {
   readonly domains = new Set<string>();
   #names = 0;
   readonly #written = new Set<number>();
-  /** Whether some extents come at execution: exported again per signature, keyed. */
-  readonly open: boolean;
+  #open?: boolean;
 
-  constructor(readonly operands: readonly SubgraphOperand[]) {
-    this.open = operands.some((o) => o?.declaredShape?.some((d) => !(d > 0)) ?? false);
+  constructor(readonly operands: readonly SubgraphOperand[]) {}
+
+  /** Whether some extents come at execution: exported again per signature, keyed. */
+  get open(): boolean {
+    return this.#open ??= this.operands.some((o) =>
+      o?.declaredShape?.some((d) => !(d > 0)) ?? false
+    );
   }
 
   /**
