@@ -3,7 +3,7 @@
  * and WHILE with referenced subgraphs, run in nnserve and compared with onnxruntime-node.
  */
 import { deepStrictEqual, match, ok, rejects, strictEqual } from "node:assert/strict";
-import { withTestServer } from "./server_fixture.ts";
+import { importOnnx, withTestServer } from "./server_fixture.ts";
 import { compare, compareBytes, operationTypes, weights } from "./onnx/compare.ts";
 import { type GraphSpec, ifNode, type NodeSpec, onnxBytes } from "../tools/onnx_graphs.ts";
 import { seededFloats } from "../kernels/seeded_random.ts";
@@ -302,14 +302,10 @@ Deno.test("an If branch that cannot run on the shapes it would get fails only th
       /X must have 3 dimensions/,
     );
 
-    const imported = await fetch(`${server.url}/v1/models`, {
-      method: "POST",
-      headers: { "content-type": "application/onnx" },
-      body: new Uint8Array(bytes),
-    });
-    const model = await imported.json();
-    strictEqual(imported.status, 201, JSON.stringify(model));
-    const note = (model.onnx.notes as string[]).find((n) => n.includes("'squeeze_if_one'"));
+    const model = await importOnnx(server, bytes);
+    const note = (model.onnx as { notes: string[] }).notes.find((n) =>
+      n.includes("'squeeze_if_one'")
+    );
     ok(note?.includes("else_branch") && note.includes("X must have rank 3"), note ?? "no note");
     const compilation = await server.request("POST", "/v1/compilations", { model: model.id });
     strictEqual(compilation.status, 201, JSON.stringify(compilation.body));

@@ -6,7 +6,8 @@
  * deadlines and bursts like any other.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { startTestServer, withTestServer } from "./server_fixture.ts";
+import { importOnnx, startTestServer, withTestServer } from "./server_fixture.ts";
+import { ONNXRUNTIME_FOR_EVERY_STEP } from "./onnxruntime_fixture.ts";
 import { NnClient } from "../client/mod.ts";
 import { OutputTail } from "./output_tail.ts";
 import { cacheToken, compile, CONV_INPUT, register, run } from "./cache_fixture.ts";
@@ -49,23 +50,12 @@ const MODEL = onnxBytes({
 });
 
 Deno.test("the onnxruntime device runs the steps it claims, the host the others between, as the reference does", async () => {
-  // Costs that make every step it claims worth moving (this model is small: measured, the
-  // fixed cost of a session run, about 0.2 ms here, would keep it on the host).
-  const deviceCosts = {
-    onnxruntime: { microsPerWork: 1e-7, transfer: { fixedMicros: 0.1, microsPerByte: 1e-7 } },
-  };
-  await withTestServer({ deviceCosts }, async (server) => {
+  await withTestServer({ deviceCosts: ONNXRUNTIME_FOR_EVERY_STEP }, async (server) => {
     const devices = await server.request("GET", "/v1/devices");
     const names = (devices.body.devices as { name: string }[]).map((d) => d.name);
     ok(names.includes("onnxruntime"), names.join());
 
-    const imported = await fetch(`${server.url}/v1/models`, {
-      method: "POST",
-      headers: { "content-type": "application/onnx" },
-      body: new Uint8Array(MODEL),
-    });
-    const model = await imported.json();
-    strictEqual(imported.status, 201, JSON.stringify(model));
+    const model = await importOnnx(server, MODEL);
     const input = Array.from(seededFloats(3 * 144, 9, 2));
     const run = async (deviceNames: string[]) => {
       const compiled = await server.request("POST", "/v1/compilations", {
@@ -262,9 +252,7 @@ Deno.test("a unit's artifact (onnxruntime's optimized model) rebuilds its sessio
   // Costs that put the small convolution on onnxruntime (measured, its fixed cost would not).
   const placed = {
     devices: ["onnxruntime", "cpu-reference"],
-    deviceCosts: {
-      onnxruntime: { microsPerWork: 1e-7, transfer: { fixedMicros: 0.1, microsPerByte: 1e-7 } },
-    },
+    deviceCosts: ONNXRUNTIME_FOR_EVERY_STEP,
   };
   const server = await startTestServer(placed);
   let dataDir = server.dataDir;

@@ -18,7 +18,8 @@ import {
 } from "../driver/devices/device.ts";
 import type { TensorData } from "../nnapi/tensor.ts";
 import { seededFloats } from "../kernels/seeded_random.ts";
-import { withTestServer } from "./server_fixture.ts";
+import { importOnnx, withTestServer } from "./server_fixture.ts";
+import { ONNXRUNTIME_FOR_EVERY_STEP } from "./onnxruntime_fixture.ts";
 import { onnxBytes } from "../tools/onnx_graphs.ts";
 import { weights } from "./onnx/compare.ts";
 
@@ -46,9 +47,13 @@ function int32Vector(values: number[]): SubgraphOperand {
   };
 }
 
-/** `operand` at `shape`, the plan declaring `declared` (0: known only at execution). */
-function at(operand: SubgraphOperand, shape: number[], declared?: number[]): SubgraphOperand {
-  return { ...operand, shape, ...(declared ? { declaredShape: declared } : {}) };
+/**
+ * A float32 NHWC tensor operand at `shape`; with `open`, the plan declares its height and
+ * width known only at execution (0).
+ */
+function nhwc(shape: number[], open: boolean): SubgraphOperand {
+  const declaredShape = shape.map((d, k) => k === 1 || k === 2 ? 0 : d);
+  return { ...float32Operand(shape), ...(open ? { declaredShape } : {}) };
 }
 
 /**
@@ -56,25 +61,20 @@ function at(operand: SubgraphOperand, shape: number[], declared?: number[]): Sub
  * width, on an NHWC image of `height` x `width`; `open` declares both extents open.
  */
 function convSliceMean(height: number, width: number, open: boolean, filter = FILTER) {
-  const declared = (shape: number[]) =>
-    open ? shape.map((d, k) => k === 1 || k === 2 ? 0 : d) : undefined;
-  const image = [1, height, width, CHANNELS];
-  const convolved = [1, height, width, FILTERS];
-  const sliced = [1, height, width - 1, FILTERS];
   const operands: SubgraphOperand[] = [
-    at(float32Operand(image), image, declared(image)),
+    nhwc([1, height, width, CHANNELS], open),
     filter,
     BIAS,
     SCALARS[1], // SAME
     SCALARS[1], // stride
     SCALARS[1], // ReLU
-    at(float32Operand(convolved), convolved, declared(convolved)),
+    nhwc([1, height, width, FILTERS], open),
     SLICE_BEGIN,
     SLICE_SIZE,
-    at(float32Operand(sliced), sliced, declared(sliced)),
+    nhwc([1, height, width - 1, FILTERS], open),
     MEAN_AXES,
     SCALARS[0],
-    at(float32Operand([1, FILTERS]), [1, FILTERS], open ? [1, FILTERS] : undefined),
+    { ...float32Operand([1, FILTERS]), ...(open ? { declaredShape: [1, FILTERS] } : {}) },
   ];
   const steps: SubgraphStep[] = [
     { type: "CONV_2D", inputs: [0, 1, 2, 3, 4, 4, 5], outputs: [6] },
@@ -86,18 +86,14 @@ function convSliceMean(height: number, width: number, open: boolean, filter = FI
 
 /** CONV_2D (SAME, 3x3, stride 2) on an NHWC image of `height` x `width`. */
 function stridedConv(height: number, width: number, open: boolean) {
-  const declared = (shape: number[]) =>
-    open ? shape.map((d, k) => k === 1 || k === 2 ? 0 : d) : undefined;
-  const image = [1, height, width, CHANNELS];
-  const out = [1, Math.ceil(height / 2), Math.ceil(width / 2), FILTERS];
   const operands: SubgraphOperand[] = [
-    at(float32Operand(image), image, declared(image)),
+    nhwc([1, height, width, CHANNELS], open),
     FILTER,
     BIAS,
     SCALARS[1], // SAME
     SCALARS[2], // stride
     SCALARS[0],
-    at(float32Operand(out), out, declared(out)),
+    nhwc([1, Math.ceil(height / 2), Math.ceil(width / 2), FILTERS], open),
   ];
   const steps: SubgraphStep[] = [
     { type: "CONV_2D", inputs: [0, 1, 2, 3, 4, 4, 5], outputs: [6] },
@@ -211,17 +207,8 @@ const OPEN_MODEL = onnxBytes({
 });
 
 Deno.test("a model imported as published runs on onnxruntime at every width it is sent, with the reference's results", async () => {
-  const deviceCosts = {
-    onnxruntime: { microsPerWork: 1e-7, transfer: { fixedMicros: 0.1, microsPerByte: 1e-7 } },
-  };
-  await withTestServer({ deviceCosts }, async (server) => {
-    const imported = await fetch(`${server.url}/v1/models`, {
-      method: "POST",
-      headers: { "content-type": "application/onnx" },
-      body: new Uint8Array(OPEN_MODEL),
-    });
-    const model = await imported.json();
-    strictEqual(imported.status, 201, JSON.stringify(model));
+  await withTestServer({ deviceCosts: ONNXRUNTIME_FOR_EVERY_STEP }, async (server) => {
+    const model = await importOnnx(server, OPEN_MODEL);
     const compile = async (devices: string[]) => {
       const compiled = await server.request("POST", "/v1/compilations", {
         model: model.id,

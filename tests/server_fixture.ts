@@ -19,6 +19,21 @@ export interface TestServer extends RunningServer {
   }>;
 }
 
+/** Imports ONNX bytes as they are (`POST /v1/models`, 201 asserted); returns the model. */
+export async function importOnnx(
+  server: { url: string },
+  bytes: Uint8Array,
+): Promise<Record<string, unknown> & { id: string }> {
+  const imported = await fetch(`${server.url}/v1/models`, {
+    method: "POST",
+    headers: { "content-type": "application/onnx" },
+    body: new Uint8Array(bytes),
+  });
+  const model = await imported.json();
+  strictEqual(imported.status, 201, JSON.stringify(model));
+  return model;
+}
+
 /** Starts a server; pass `dataDir` to restart on the state of an earlier one. */
 export async function startTestServer(
   options: Partial<ServerConfig> = {},
