@@ -3,7 +3,8 @@
  * gpu), which an executor prepares in its own thread and runs as one unit there (inputs
  * uploaded, only what other steps or the caller read downloaded).
  */
-import type { TensorData } from "../../nnapi/tensor.ts";
+import { DriverError } from "../../nnapi/errors.ts";
+import type { Tensor, TensorData } from "../../nnapi/tensor.ts";
 import type { RunnableSubgraph, SubgraphRuntime } from "../devices/device.ts";
 import { subgraphRuntime } from "../devices/device_list.ts";
 import type { PreparedModel, PreparedStep, StepTiming, UnitArtifact } from "../compilation/plan.ts";
@@ -87,6 +88,27 @@ export async function prepareUnit(
         `(${(error as Error).message}); running them on the reference kernels`,
     );
     return null;
+  }
+}
+
+/**
+ * Writes a unit run's results into the run's tensors, each checked to have the elements its
+ * tensor has (a device that takes extents as they come computes its own output shapes).
+ */
+export function storeUnitResults(
+  unit: DeviceUnit,
+  results: ReadonlyMap<number, TensorData>,
+  tensors: readonly (Tensor | undefined)[],
+): void {
+  for (const [i, data] of results) {
+    const target = tensors[i]!.data as TensorData;
+    if (data.length !== target.length) {
+      throw new DriverError(
+        "GENERAL_FAILURE",
+        `${unit.device} gave operand ${i} ${data.length} elements, not ${target.length}`,
+      );
+    }
+    target.set(data as never);
   }
 }
 

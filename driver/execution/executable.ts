@@ -26,7 +26,13 @@ import {
 } from "./control_flow/run.ts";
 import type { RunnableSubgraph } from "../devices/device.ts";
 import { FALLBACK_DEVICE } from "../devices/device_list.ts";
-import { deviceUnits, type PreparedUnits, prepareUnit, prepareUnits } from "./device_units.ts";
+import {
+  deviceUnits,
+  type PreparedUnits,
+  prepareUnit,
+  prepareUnits,
+  storeUnitResults,
+} from "./device_units.ts";
 import { stepOutputShapes } from "../model/shape_inference.ts";
 import {
   type BindableStep,
@@ -285,16 +291,7 @@ export class Executable {
         const results = (yield runnable.run(uploads)) as Awaited<
           ReturnType<RunnableSubgraph["run"]>
         >;
-        for (const [i, data] of results) {
-          const target = tensors[i]!.data as TensorData;
-          if (data.length !== target.length) {
-            throw new DriverError(
-              "GENERAL_FAILURE",
-              `${unit.device} gave operand ${i} ${data.length} elements, not ${target.length}`,
-            );
-          }
-          target.set(data as never);
-        }
+        storeUnitResults(unit, results, tensors);
         clock.stop(s, unit.end - s);
         s = unit.end;
         continue;

@@ -173,7 +173,7 @@ class UnitSessions {
  * export's key ({@link ExportedModel}) and the most threads they take. A unit prepared for a
  * new signature whose export is the same as an earlier one's (a recognizer at another image
  * width, where its model only names the width) takes that one's sessions: opening its own
- * took 150-250 ms a width for PP-OCRv4's recognizer.
+ * took 150-330 ms a width for PP-OCRv4's recognizer.
  */
 const openSessions = new Map<string, { sessions: Promise<UnitSessions>; users: number }>();
 
