@@ -5,7 +5,12 @@
  * bodies, nnserve (imported without `?shape=`, its defaults) against the HTTP server a user
  * would write around onnxruntime-node (its defaults), one request at a time, the two servers
  * in turns. Per model and server: the median latency of requests bringing an extent the
- * server has not seen, and of requests repeating one it has; nnserve's ratio to the peer.
+ * server has not seen, and of requests repeating it right after; nnserve's ratio to the peer.
+ *
+ * Each server's turn starts after a quiet pause: onnxruntime's threads keep spinning for a
+ * while after a run (the peer's do; nnserve's sessions stop them), and a request sent to
+ * the other server meanwhile shares the cores with them (measured: 20-45 ms against 15-20
+ * for nnserve's first requests after the peer's, none without the peer).
  * Every answer is checked against the peer's: its length, and its values within the model's
  * tolerance of the largest magnitude.
  */
@@ -20,6 +25,8 @@ import { seededFloats } from "../kernels/seeded_random.ts";
 
 /** How often each extent is repeated after its first request. */
 const REPEATS = 3;
+/** The pause before each server's turn, longer than onnxruntime's threads spin. */
+const QUIET_MS = 100;
 
 interface OpenModel {
   name: string;
@@ -123,14 +130,15 @@ for (const model of MODELS) {
       const order = k % 2 ? [1, 0] : [0, 1];
       const outputs: Float32Array[] = [];
       for (const s of order) {
+        await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
         const { ms, output } = await request(endpoints[s], shape, body);
         fresh[s].push(ms);
         outputs[s] = output;
+        for (let r = 0; r < REPEATS; r++) {
+          seen[s].push((await request(endpoints[s], shape, body)).ms);
+        }
       }
       agree(outputs[1], outputs[0], model.tolerance, `${model.name} at ${shape.join("x")}`);
-      for (let r = 0; r < REPEATS; r++) {
-        for (const s of order) seen[s].push((await request(endpoints[s], shape, body)).ms);
-      }
     }
     const [peerFresh, peerSeen] = [median(fresh[0]), median(seen[0])];
     for (const [s, server] of SERVERS.entries()) {
