@@ -19,6 +19,11 @@ import {
 import type { TensorData } from "../nnapi/tensor.ts";
 import { seededFloats } from "../kernels/seeded_random.ts";
 import { importOnnx, withTestServer } from "./server_fixture.ts";
+import { convertOnnx } from "../converter/onnx/convert.ts";
+import { prepareModel } from "../driver/compilation/prepare.ts";
+import { discoverDevices } from "../driver/devices/device_list.ts";
+import { Executable } from "../driver/execution/executable.ts";
+import { buildModel } from "../driver/model/model.ts";
 import { ONNXRUNTIME_FOR_EVERY_STEP } from "./onnxruntime_fixture.ts";
 import { onnxBytes } from "../tools/onnx_graphs.ts";
 import { weights } from "./onnx/compare.ts";
@@ -248,4 +253,24 @@ Deno.test("a model imported as published runs on onnxruntime at every width it i
       );
     }
   });
+});
+
+Deno.test("a plan whose extents come at execution has its onnxruntime sessions opened at preparation (representative extents), and its first run takes them", async () => {
+  await discoverDevices({ gpu: false });
+  const model = buildModel(convertOnnx(OPEN_MODEL).model);
+  const placement = model.runOrder.map(() => "onnxruntime");
+  const options = { preference: "FAST_SINGLE_ANSWER", priority: "MEDIUM" } as const;
+  const executable = new Executable(prepareModel(model, options, placement));
+  strictEqual(sharedSessionCount(), 0);
+  deepStrictEqual(await executable.prepareUnits(), { failed: [], artifacts: [] });
+  strictEqual(sharedSessionCount(), 1, "opened for [1, 3, 64, 64]");
+  const [output] = await executable.runAsync([{
+    data: seededFloats(3 * 8 * 20, 1, 2),
+    shape: [1, 3, 8, 20],
+  }]);
+  deepStrictEqual(output.shape, [1, 6, 4, 10]);
+  strictEqual(sharedSessionCount(), 1, "the run at [1, 3, 8, 20] took them");
+  executable.release();
+  await new Promise((resolve) => setTimeout(resolve, 0)); // a binding lets go of its units once they settle
+  strictEqual(sharedSessionCount(), 0, "released with the executable");
 });

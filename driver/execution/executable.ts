@@ -33,7 +33,7 @@ import {
   prepareUnits,
   storeUnitResults,
 } from "./device_units.ts";
-import { stepOutputShapes } from "../model/shape_inference.ts";
+import { representativeInputShape, stepOutputShapes } from "../model/shape_inference.ts";
 import {
   type BindableStep,
   inferRunShapes,
@@ -232,11 +232,33 @@ export class Executable {
    */
   prepareUnits(): Promise<PreparedUnits> {
     const binding = this.#planned;
-    if (!binding) return Promise.resolve({ failed: [], artifacts: [] });
+    if (!binding) return this.#prepareRepresentativeUnits();
     return prepareUnits(binding.units.values(), this.prepared, {
       constants: this.#constants,
       shapes: binding.shapes,
     });
+  }
+
+  /**
+   * For a plan whose extents come at execution: its units prepared now for representative
+   * extents (`representativeInputShape`), as its first run would, so that a device whose
+   * preparations serve other extents too (onnxruntime's sessions) has them ready for it.
+   * Nothing to report: no run brings these shapes unless a client sends them.
+   */
+  async #prepareRepresentativeUnits(): Promise<PreparedUnits> {
+    const { operands, inputIndexes } = this.#graph;
+    const inputs = inputIndexes.map((i) => ({
+      data: null,
+      shape: representativeInputShape(operands[i].shape),
+    }));
+    const binding = this.#bindingFor(inputs);
+    for (const unit of binding?.units.values() ?? []) {
+      await (unit.runnable ??= prepareUnit(unit, this.prepared, {
+        constants: this.#constants,
+        shapes: binding!.shapes,
+      }));
+    }
+    return { failed: [], artifacts: [] };
   }
 
   /**

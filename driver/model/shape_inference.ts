@@ -193,6 +193,14 @@ export interface ShapedGraph {
 }
 
 /**
+ * A model input's declared extents with those known only at execution given representative
+ * values: the first (a batch) 1, the others {@link REPRESENTATIVE_EXTENT}.
+ */
+export function representativeInputShape(dimensions: readonly number[]): number[] {
+  return dimensions.map((d, j) => d || (j === 0 ? 1 : REPRESENTATIVE_EXTENT));
+}
+
+/**
  * Every operand's shape with the extents known only at execution given representative
  * values (a model input's first extent 1, others {@link REPRESENTATIVE_EXTENT}) and carried
  * through the graph; where that fails (shapes that depend on values, or that these extents
@@ -204,9 +212,7 @@ export function representativeShapes(graph: ShapedGraph): (readonly number[])[] 
     o.lifetime === "TEMPORARY_VARIABLE" || o.lifetime === "MODEL_OUTPUT" ? undefined : o.dimensions
   );
   for (const i of graph.inputIndexes) {
-    known[i] = graph.operands[i].dimensions.map((d, j) =>
-      d || (j === 0 ? 1 : REPRESENTATIVE_EXTENT)
-    );
+    known[i] = representativeInputShape(graph.operands[i].dimensions);
   }
   const operands = graph.operands.map((o) => ({
     ...o,

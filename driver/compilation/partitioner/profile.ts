@@ -11,7 +11,7 @@
 import { seededFloats } from "../../../kernels/seeded_random.ts";
 import { allocate, elementCount, isFloatType } from "../../../nnapi/tensor.ts";
 import { DriverError } from "../../../nnapi/errors.ts";
-import { REPRESENTATIVE_EXTENT, representativeShapes } from "../../model/shape_inference.ts";
+import { representativeInputShape, representativeShapes } from "../../model/shape_inference.ts";
 import type { Device, DeviceCosts } from "../../devices/device.ts";
 import { stepOperands } from "../../devices/host_device.ts";
 import { FALLBACK_DEVICE } from "../../devices/device_list.ts";
@@ -39,7 +39,7 @@ export function sampleInputs(model: Model): RunInput[] | undefined {
   for (const [k, i] of model.inputIndexes.entries()) {
     const { type, dimensions } = model.operands[i];
     if (dimensions.length === 0 && type.startsWith("TENSOR_")) return undefined;
-    const shape = dimensions.map((d, j) => d || (j === 0 ? 1 : REPRESENTATIVE_EXTENT));
+    const shape = representativeInputShape(dimensions);
     const count = elementCount(shape);
     const data = allocate(type, count);
     if (isFloatType(type)) data.set(seededFloats(count, k + 1, 2) as never);
