@@ -166,6 +166,12 @@ export interface RunnableSubgraph {
  * whole subgraphs, uploading their inputs and downloading only what is needed outside.
  */
 export interface SubgraphRuntime {
+  /**
+   * Whether a preparation serves other signatures of input shapes than its own (onnxruntime:
+   * the extents a plan leaves open are symbolic in its sessions): a plan whose extents come at
+   * execution then has its units prepared at preparation, for representative extents.
+   */
+  readonly servesOtherShapes?: boolean;
   prepare(
     steps: readonly SubgraphStep[],
     options: {

@@ -240,9 +240,11 @@ export class Executable {
   }
 
   /**
-   * For a plan whose extents come at execution: its units prepared now for representative
-   * extents (`representativeInputShape`), as its first run would, so that a device whose
-   * preparations serve other extents too (onnxruntime's sessions) has them ready for it.
+   * For a plan whose extents come at execution: its units on devices whose preparations
+   * serve other shapes too (`servesOtherShapes`: onnxruntime's sessions) prepared now for
+   * representative extents (`representativeInputShape`), as a first run would, so that they
+   * are ready for it. Others wait for real shapes (a gpu unit at representative extents
+   * would hold buffers of those sizes: 24 GiB over the conformance suite's dynamic cases).
    * Nothing to report: no run brings these shapes unless a client sends them.
    */
   async #prepareRepresentativeUnits(): Promise<PreparedUnits> {
@@ -253,6 +255,7 @@ export class Executable {
     }));
     const binding = this.#bindingFor(inputs);
     for (const unit of binding?.units.values() ?? []) {
+      if (!unit.runtime.servesOtherShapes) continue;
       await (unit.runnable ??= prepareUnit(unit, this.prepared, {
         constants: this.#constants,
         shapes: binding!.shapes,

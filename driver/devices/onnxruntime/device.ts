@@ -249,6 +249,7 @@ async function optimizedModel(ort: Ort, model: Uint8Array): Promise<Uint8Array> 
 
 /** The runtime that prepares and runs the device's units (in any thread). */
 export const onnxruntimeRuntime: SubgraphRuntime = {
+  servesOtherShapes: true,
   async prepare(steps, options): Promise<RunnableSubgraph> {
     const ort = await loadOrt();
     if (!ort) throw new Error("onnxruntime-node does not load in this thread");
