@@ -36,7 +36,7 @@ interface MadeFromConstant {
 
 /** Raw data made from constants, per constant and per way of making it (this thread's). */
 const madeFromConstants = new WeakMap<object, Map<string, MadeFromConstant>>();
-let tokens = 0;
+let lastToken = 0;
 
 /**
  * The raw data `make` makes from the constant `source` in the way `variant` names; with
@@ -54,7 +54,7 @@ function fromConstant(
   let made = madeFromConstants.get(source);
   if (!made) madeFromConstants.set(source, made = new Map());
   let entry = made.get(variant);
-  if (!entry) made.set(variant, entry = { token: ++tokens, rawData: littleEndianBytes(make()) });
+  if (!entry) made.set(variant, entry = { token: ++lastToken, rawData: littleEndianBytes(make()) });
   return entry;
 }
 
