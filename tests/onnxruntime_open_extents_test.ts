@@ -24,6 +24,7 @@ import { prepareModel } from "../driver/compilation/prepare.ts";
 import { discoverDevices } from "../driver/devices/device_list.ts";
 import { Executable } from "../driver/execution/executable.ts";
 import { buildModel } from "../driver/model/model.ts";
+import { representativeInputs, shapedGraph } from "../driver/model/shape_inference.ts";
 import { ONNXRUNTIME_FOR_EVERY_STEP } from "./onnxruntime_fixture.ts";
 import { onnxBytes } from "../tools/onnx_graphs.ts";
 import { weights } from "./onnx/compare.ts";
@@ -272,5 +273,39 @@ Deno.test("a plan whose extents come at execution has its onnxruntime sessions o
   strictEqual(sharedSessionCount(), 1, "the run at [1, 3, 8, 20] took them");
   executable.release();
   await new Promise((resolve) => setTimeout(resolve, 0)); // a binding lets go of its units once they settle
+  strictEqual(sharedSessionCount(), 0, "released with the executable");
+});
+
+/** Published-style too, but its filter is wider than 64: the model takes no width under 100. */
+const WIDE_FILTER_MODEL = onnxBytes({
+  inputs: [{ name: "x", dims: ["N", 3, "H", "W"] }],
+  outputs: [{ name: "y", dims: ["N", 4, "H2", "W2"] }],
+  nodes: [{
+    op: "Conv",
+    inputs: ["x", "w", "b"],
+    outputs: ["y"],
+    attributes: { kernel_shape: [3, 100], strides: [1, 50] },
+  }],
+  initializers: [weights("w", [4, 3, 3, 100], 1), weights("b", [4], 2)],
+  opset: 13,
+});
+
+Deno.test("a model that takes no extent of 64 has its onnxruntime sessions opened at the first representative extent it takes", async () => {
+  await discoverDevices({ gpu: false });
+  const model = buildModel(convertOnnx(WIDE_FILTER_MODEL).model);
+  deepStrictEqual(representativeInputs(shapedGraph(model)), [[1, 3, 256, 256]]);
+  const placement = model.runOrder.map(() => "onnxruntime");
+  const options = { preference: "FAST_SINGLE_ANSWER", priority: "MEDIUM" } as const;
+  const executable = new Executable(prepareModel(model, options, placement));
+  deepStrictEqual(await executable.prepareUnits(), { failed: [], artifacts: [] });
+  strictEqual(sharedSessionCount(), 1, "opened for [1, 3, 256, 256]");
+  const [output] = await executable.runAsync([{
+    data: seededFloats(3 * 5 * 150, 1, 2),
+    shape: [1, 3, 5, 150],
+  }]);
+  deepStrictEqual(output.shape, [1, 4, 3, 2]);
+  strictEqual(sharedSessionCount(), 1, "the run at [1, 3, 5, 150] took them");
+  executable.release();
+  await new Promise((resolve) => setTimeout(resolve, 0));
   strictEqual(sharedSessionCount(), 0, "released with the executable");
 });

@@ -33,7 +33,7 @@ import {
   prepareUnits,
   storeUnitResults,
 } from "./device_units.ts";
-import { representativeInputShape, stepOutputShapes } from "../model/shape_inference.ts";
+import { fittingRepresentativeShapes, stepOutputShapes } from "../model/shape_inference.ts";
 import {
   type BindableStep,
   inferRunShapes,
@@ -242,18 +242,18 @@ export class Executable {
   /**
    * For a plan whose extents come at execution: its units on devices whose preparations
    * serve other shapes too (`servesOtherShapes`: onnxruntime's sessions) prepared now for
-   * representative extents (`representativeInputShape`), as a first run would, so that they
-   * are ready for it. Others wait for real shapes: a gpu unit prepared at representative
+   * representative extents the model takes (`fittingRepresentativeShapes`), as a first run
+   * would, so that they are ready for it. Others wait for real shapes: a gpu unit prepared at representative
    * extents would hold buffers of sizes no run may ever bring.
    * Nothing to report: no run brings these shapes unless a client sends them.
    */
   async #prepareRepresentativeUnits(): Promise<PreparedUnits> {
     const { operands, inputIndexes } = this.#graph;
-    const inputs = inputIndexes.map((i) => ({
-      data: null,
-      shape: representativeInputShape(operands[i].shape),
-    }));
-    const binding = this.#bindingFor(inputs);
+    const declared = inputIndexes.map((i) => operands[i].shape);
+    const binding = fittingRepresentativeShapes(
+      declared,
+      (shapes) => this.#bindingFor(shapes.map((shape) => ({ data: null, shape }))),
+    );
     for (const unit of binding?.units.values() ?? []) {
       if (!unit.runtime.servesOtherShapes) continue;
       await (unit.runnable ??= prepareUnit(unit, this.prepared, {

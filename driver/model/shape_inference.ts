@@ -24,6 +24,7 @@ import {
   ValueNotYetKnown,
 } from "../../operations/operation.ts";
 import { operationDefinition } from "../../operations/table.ts";
+import type { Model } from "./model.ts";
 
 /** An operand as inference reads it: its declared shape (0: unknown extent) and value. */
 export interface InferenceOperand {
@@ -193,36 +194,100 @@ export interface ShapedGraph {
 }
 
 /**
- * A model input's declared extents with those known only at execution given representative
- * values: the first (a batch) 1, the others {@link REPRESENTATIVE_EXTENT}.
+ * The extents tried, in order, for those known only at execution (other than a batch) until
+ * the model takes them: a model whose convolutions need more than 64 samples of audio (a
+ * first kernel of 127 at stride 64, Moonshine's) fails at 64 and takes 1024.
  */
-export function representativeInputShape(dimensions: readonly number[]): number[] {
-  return dimensions.map((d, j) => d || (j === 0 ? 1 : REPRESENTATIVE_EXTENT));
+export const REPRESENTATIVE_EXTENTS = [REPRESENTATIVE_EXTENT, 256, 1024] as const;
+
+/** A larger candidate is not tried once a model input would hold more elements than this. */
+const MAX_REPRESENTATIVE_ELEMENTS = 1 << 20;
+
+/**
+ * A model input's declared extents with those known only at execution given representative
+ * values: the first (a batch) 1, the others `extent`.
+ */
+export function representativeInputShape(
+  dimensions: readonly number[],
+  extent: number = REPRESENTATIVE_EXTENT,
+): number[] {
+  return dimensions.map((d, j) => d || (j === 0 ? 1 : extent));
 }
 
 /**
- * Every operand's shape with the extents known only at execution given representative
- * values (a model input's first extent 1, others {@link REPRESENTATIVE_EXTENT}) and carried
- * through the graph; where that fails (shapes that depend on values, or that these extents
- * do not fit), the declared shape with unknown extents as 1. For costing only.
+ * What `fits` answers for the model inputs' representative shapes at the first of
+ * {@link REPRESENTATIVE_EXTENTS} it answers for (undefined: the model does not take them);
+ * undefined when it takes none. Larger extents are tried only where an input has an extent
+ * known only at execution, and while every input stays within a bounded size.
  */
-export function representativeShapes(graph: ShapedGraph): (readonly number[])[] {
-  const declaredOr1 = (i: number) => graph.operands[i].dimensions.map((d) => d || 1);
-  const known: (readonly number[] | undefined)[] = graph.operands.map((o) =>
-    o.lifetime === "TEMPORARY_VARIABLE" || o.lifetime === "MODEL_OUTPUT" ? undefined : o.dimensions
-  );
-  for (const i of graph.inputIndexes) {
-    known[i] = representativeInputShape(graph.operands[i].dimensions);
+export function fittingRepresentativeShapes<T>(
+  inputs: readonly (readonly number[])[],
+  fits: (shapes: number[][]) => T | undefined,
+): T | undefined {
+  const open = inputs.some((dimensions) => dimensions.slice(1).includes(0));
+  for (const [k, extent] of REPRESENTATIVE_EXTENTS.entries()) {
+    if (k > 0 && !open) break;
+    const shapes = inputs.map((dimensions) => representativeInputShape(dimensions, extent));
+    if (k > 0 && shapes.some((shape) => elementCount(shape) > MAX_REPRESENTATIVE_ELEMENTS)) break;
+    const fit = fits(shapes);
+    if (fit !== undefined) return fit;
   }
+  return undefined;
+}
+
+/** A model's operations in run order, as representative shapes are inferred over them. */
+export function shapedGraph(model: Model): ShapedGraph {
+  return {
+    ...model,
+    steps: model.runOrder.map((k) => ({ operation: k, ...model.operations[k] })),
+  };
+}
+
+/**
+ * The model inputs' representative shapes (`fittingRepresentativeShapes`) and every
+ * operand's shape carried through the graph from them; undefined where inference fails at
+ * every candidate (shapes that depend on values, or extents the model takes at none).
+ */
+function inferRepresentative(
+  graph: ShapedGraph,
+): { inputs: number[][]; shapes: (readonly number[] | undefined)[] } | undefined {
   const operands = graph.operands.map((o) => ({
     ...o,
     declared: o.dimensions,
     value: o.lifetime === "NO_VALUE" ? null : o.value,
   }));
-  try {
-    const { shapes } = inferShapes(operands, graph.steps, known);
-    return shapes.map((shape, i) => shape ?? declaredOr1(i));
-  } catch {
-    return graph.operands.map((_, i) => declaredOr1(i));
-  }
+  const declared = graph.inputIndexes.map((i) => graph.operands[i].dimensions);
+  return fittingRepresentativeShapes(declared, (inputs) => {
+    const known: (readonly number[] | undefined)[] = graph.operands.map((o) =>
+      o.lifetime === "TEMPORARY_VARIABLE" || o.lifetime === "MODEL_OUTPUT"
+        ? undefined
+        : o.dimensions
+    );
+    graph.inputIndexes.forEach((i, k) => known[i] = inputs[k]);
+    try {
+      return { inputs, shapes: inferShapes(operands, graph.steps, known).shapes };
+    } catch {
+      return undefined;
+    }
+  });
+}
+
+/**
+ * Every operand's shape with the extents known only at execution given representative
+ * values (`fittingRepresentativeShapes`) and carried through the graph; where that fails,
+ * the declared shape with unknown extents as 1. For costing only.
+ */
+export function representativeShapes(graph: ShapedGraph): (readonly number[])[] {
+  const inferred = inferRepresentative(graph)?.shapes;
+  return graph.operands.map((o, i) => inferred?.[i] ?? o.dimensions.map((d) => d || 1));
+}
+
+/**
+ * The model inputs' shapes with the extents known only at execution given the first
+ * representative values the model takes (`fittingRepresentativeShapes`), or
+ * {@link REPRESENTATIVE_EXTENT} where inference cannot tell.
+ */
+export function representativeInputs(graph: ShapedGraph): number[][] {
+  return inferRepresentative(graph)?.inputs ??
+    graph.inputIndexes.map((i) => representativeInputShape(graph.operands[i].dimensions));
 }

@@ -13,7 +13,7 @@ import type { Model } from "../../model/model.ts";
 import { operationWork } from "../../../operations/operation.ts";
 import { operationDefinition } from "../../../operations/table.ts";
 import { byteSize, isFullySpecified, type TensorInfo } from "../../../nnapi/tensor.ts";
-import { representativeShapes } from "../../model/shape_inference.ts";
+import { representativeShapes, shapedGraph } from "../../model/shape_inference.ts";
 import { type Partition, partition, type PartitionProblem, reassign } from "./partitioner.ts";
 import { checkSupported, supportingDevices } from "./placement.ts";
 
@@ -83,10 +83,7 @@ export function partitionModel(
   const costsOf = (device: Device) => options.costs.get(device.info.name) ?? { microsPerWork: 1 };
   const transferOf = new Map(devices.map((d) => [d.memorySpace, costsOf(d).transfer]));
   // Extents known only at execution are costed with representative values.
-  const shapes = representativeShapes({
-    ...model,
-    steps: model.runOrder.map((k) => ({ operation: k, ...model.operations[k] })),
-  });
+  const shapes = representativeShapes(shapedGraph(model));
   const shaped = <T extends TensorInfo>(info: T, i: number): T => ({ ...info, shape: shapes[i] });
   const problem: PartitionProblem = {
     // A device of its own memory runs each of its subgraphs as a unit (`device_units.ts`):

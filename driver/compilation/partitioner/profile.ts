@@ -11,7 +11,11 @@
 import { seededFloats } from "../../../kernels/seeded_random.ts";
 import { allocate, elementCount, isFloatType } from "../../../nnapi/tensor.ts";
 import { DriverError } from "../../../nnapi/errors.ts";
-import { representativeInputShape, representativeShapes } from "../../model/shape_inference.ts";
+import {
+  representativeInputs,
+  representativeShapes,
+  shapedGraph,
+} from "../../model/shape_inference.ts";
 import type { Device, DeviceCosts } from "../../devices/device.ts";
 import { stepOperands } from "../../devices/host_device.ts";
 import { FALLBACK_DEVICE } from "../../devices/device_list.ts";
@@ -30,16 +34,17 @@ export type PlanProfiler = (plan: PreparedModel, inputs: RunInput[]) => Promise<
 const RUNS = 3;
 
 /**
- * Seeded sample inputs of the model's declared shapes, extents known only at execution
- * given representative values (as static costing does: a batch extent 1, others
- * `REPRESENTATIVE_EXTENT`); undefined when an input's rank is unknown.
+ * Seeded sample inputs of the model's input shapes, extents known only at execution given
+ * the representative values static costing gives them (`representativeInputs`); undefined
+ * when an input's rank is unknown.
  */
-export function sampleInputs(model: Model): RunInput[] | undefined {
+function sampleInputs(model: Model): RunInput[] | undefined {
+  const shapes = representativeInputs(shapedGraph(model));
   const inputs: RunInput[] = [];
   for (const [k, i] of model.inputIndexes.entries()) {
     const { type, dimensions } = model.operands[i];
     if (dimensions.length === 0 && type.startsWith("TENSOR_")) return undefined;
-    const shape = representativeInputShape(dimensions);
+    const shape = shapes[k];
     const count = elementCount(shape);
     const data = allocate(type, count);
     if (isFloatType(type)) data.set(seededFloats(count, k + 1, 2) as never);
@@ -64,10 +69,7 @@ export async function profileModel(
 ): Promise<Map<number, Record<string, number>> | undefined> {
   if (!sampleInputs(model)) return undefined;
   const supporting = supportingDevices(model, devices);
-  const shapes = representativeShapes({
-    ...model,
-    steps: model.runOrder.map((k) => ({ operation: k, ...model.operations[k] })),
-  });
+  const shapes = representativeShapes(shapedGraph(model));
   const work = (k: number) => {
     const op = model.operations[k];
     const step = stepOperands(model, op);
