@@ -142,7 +142,11 @@ export class Driver {
               prepareOnly: true,
               executor,
             }).catch((error) => {
-              if (!busy(error)) console.warn(`nnserve: preparing ${id} ahead: ${error.message}`);
+              // Its first run prepares them then (or runs them on the reference kernels); an
+              // executor shut down meanwhile has nothing left to prepare for.
+              const expected = busy(error) ||
+                (error instanceof DriverError && error.status === "DEVICE_UNAVAILABLE");
+              if (!expected) console.warn(`nnserve: preparing ${id} ahead: ${error.message}`);
             });
           }
         },

@@ -20,6 +20,8 @@ import {
 import { startComputeLanes } from "../../../kernels/simd_runtime.ts";
 
 const executables = new Map<string, Executable>();
+/** The job this executor is running (one at a time), until it settles. */
+let running: Promise<void> = Promise.resolve();
 
 /** How long an executor waits for its compute lanes to start before it reports them. */
 const LANE_START_WAIT_MS = 30_000;
@@ -28,7 +30,10 @@ self.onmessage = (event: MessageEvent<ExecutorConnect>) => {
   const { port } = event.data;
   self.onmessage = null;
   port.onmessage = (request: MessageEvent<WorkerRequest>) => {
-    serve(request.data, (message, transfer = []) => port.postMessage(message, transfer));
+    const served = serve(request.data, (message, transfer = []) => {
+      port.postMessage(message, transfer);
+    });
+    if (request.data.kind === "run") running = served.then(() => {}, () => {});
   };
 };
 
@@ -37,8 +42,11 @@ async function serve(
   respond: (message: WorkerResponse, transfer?: Transferable[]) => void,
 ): Promise<void> {
   if (request.kind === "unload") {
-    executables.get(request.compilation)?.release();
+    // Forgotten at once (a plan sent again is new), released once the job running settles:
+    // the pool may unload a compilation while one of its runs or preparations is under way.
+    const executable = executables.get(request.compilation);
     executables.delete(request.compilation);
+    if (executable) running.finally(() => executable.release());
     return;
   }
   if (request.kind === "warm") {
