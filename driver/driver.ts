@@ -112,44 +112,25 @@ export class Driver {
           this.#pool.unload(id);
         }
       },
-      unitPreparer: {
-        first: async (id, plan) => {
-          // The service's own work, as profiling; the executor keeps what it prepared for
-          // the compilation's runs unless something failed (the plan then changes).
-          try {
-            const run = await this.#pool.run(id, plan, [], {
-              client: "",
-              priority: plan.options.priority,
-              prepareOnly: true,
-            });
-            if (run.steps.length > 0) this.#pool.unload(id);
-            return { failed: run.steps, artifacts: run.artifacts ?? [] };
-          } catch (error) {
-            // Executors too busy to take it now: the units are prepared at their first runs
-            // (one that fails there runs on the reference kernels), not the compilation
-            // refused.
-            if (busy(error)) return { failed: [], artifacts: [] };
-            throw error;
+      unitPreparer: async (id, plan) => {
+        // The service's own work, as profiling; the executor keeps what it prepared for the
+        // compilation's runs unless something failed (the plan then changes).
+        try {
+          const run = await this.#pool.run(id, plan, [], {
+            client: "",
+            priority: plan.options.priority,
+            prepareOnly: true,
+          });
+          if (run.steps.length > 0) this.#pool.unload(id);
+          return { failed: run.steps, artifacts: run.artifacts ?? [] };
+        } catch (error) {
+          // Executors too busy to take it now: the units are prepared at their first runs
+          // (one that fails there runs on the reference kernels), not the compilation refused.
+          if (error instanceof DriverError && error.status === "RESOURCE_EXHAUSTED_TRANSIENT") {
+            return { failed: [], artifacts: [] };
           }
-        },
-        others: (id, plan) => {
-          // One job each, taken as the executor is free; an executor that takes one of the
-          // compilation's executions first prepares them there (this job then finds them).
-          for (const executor of this.#pool.executorsWithout(id)) {
-            this.#pool.run(id, plan, [], {
-              client: "",
-              priority: plan.options.priority,
-              prepareOnly: true,
-              executor,
-            }).catch((error) => {
-              // Its first run prepares them then (or runs them on the reference kernels); an
-              // executor shut down meanwhile has nothing left to prepare for.
-              const expected = busy(error) ||
-                (error instanceof DriverError && error.status === "DEVICE_UNAVAILABLE");
-              if (!expected) console.warn(`nnserve: preparing ${id} ahead: ${error.message}`);
-            });
-          }
-        },
+          throw error;
+        }
       },
       cache: config.cache,
       metrics: this.metrics,
@@ -214,14 +195,6 @@ export class Driver {
   /** Counts a refusal by one of the service's limits (callers: where errors leave). */
   countRefusal(error: unknown): void {
     countRefusal(this.metrics, error);
-  }
-
-  /**
-   * The executors (slot indexes) that hold no plan of compilation `id` (tests read it: none
-   * once a compilation with device units is prepared).
-   */
-  executorsWithout(id: string): number[] {
-    return this.#pool.executorsWithout(id);
   }
 
   /** Stops the executor workers. */
@@ -447,9 +420,4 @@ export class Driver {
   deleteBuffer(owner: string, token: string): void {
     this.#buffers.delete(owner, token);
   }
-}
-
-/** An executor refusal that says only that the executors are too busy right now. */
-function busy(error: unknown): boolean {
-  return error instanceof DriverError && error.status === "RESOURCE_EXHAUSTED_TRANSIENT";
 }

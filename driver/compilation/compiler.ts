@@ -58,24 +58,15 @@ function prepared(plan: PreparedModel, cache: "miss" | "none"): Compiled {
  */
 const PARTITIONING = "static-cost";
 
-/** Prepares the device units of a compilation's plan where its runs will go. */
-export interface UnitPreparer {
-  /**
-   * In one executor: answers the units of compilation `id`'s plan that could not be
-   * prepared (timing entries naming their operations and why) and what the others left
-   * for later preparations (kept with the plan, and in the cache).
-   */
-  first(id: string, plan: PreparedModel): Promise<{
-    failed: StepTiming[];
-    artifacts: UnitArtifact[];
-  }>;
-  /**
-   * Then, in the background, in every other executor, from the plan with the first one's
-   * artifacts: executions of a new compilation then find them prepared wherever they run,
-   * and the compilation is answered without waiting for busy executors.
-   */
-  others(id: string, plan: PreparedModel): void;
-}
+/**
+ * Prepares the device units of compilation `id`'s plan where its runs will go, and answers
+ * the units that could not be prepared (timing entries naming their operations and why)
+ * and what the others left for later preparations (kept with the plan, and in the cache).
+ */
+export type UnitPreparer = (
+  id: string,
+  plan: PreparedModel,
+) => Promise<{ failed: StepTiming[]; artifacts: UnitArtifact[] }>;
 
 /** Prepares plans on the driver's devices, through the compilation cache when asked. */
 export class Compiler {
@@ -154,7 +145,7 @@ export class Compiler {
       prepared.partition = partitioned.summary;
       const units = runsOnHost(prepared)
         ? undefined
-        : await this.#unitPreparer?.first(record.id, prepared);
+        : await this.#unitPreparer?.(record.id, prepared);
       if (!units || units.failed.length === 0) {
         if (units && units.artifacts.length > 0) {
           prepared.unitArtifacts = units.artifacts.map((a) => ({
@@ -162,7 +153,6 @@ export class Compiler {
             bytes: sharedBytes(a.bytes),
           }));
         }
-        if (units) this.#unitPreparer?.others(record.id, prepared);
         return prepared;
       }
       partitioned = this.#fallBack(devices, partitioned, units.failed[0]);

@@ -78,8 +78,6 @@ interface Job {
   loopTimeoutMs?: number;
   /** Given a batched run's stacked inputs back, before it settles. */
   onStackedInputs?: (inputs: RunInput[]) => void;
-  /** The one executor (slot index) that may take it; any when undefined. */
-  executor?: number;
 }
 
 interface Slot {
@@ -237,8 +235,6 @@ export class ExecutorPool {
        * (`stacked_inputs.ts`): the blocks themselves went to the executor.
        */
       onStackedInputs?: (inputs: RunInput[]) => void;
-      /** Only the executor of this slot index (`executorsWithout`) takes it. */
-      executor?: number;
     },
   ): Promise<PoolResult> {
     if (this.#closed) {
@@ -262,7 +258,6 @@ export class ExecutorPool {
         prepareOnly: options.prepareOnly,
         loopTimeoutMs: options.loopTimeoutMs,
         onStackedInputs: options.onStackedInputs,
-        executor: options.executor,
         queuedAt: performance.now(),
         resolve,
         reject,
@@ -279,21 +274,8 @@ export class ExecutorPool {
     });
   }
 
-  /** The slot indexes of the executors that have not loaded `compilation`'s plan. */
-  executorsWithout(compilation: string): number[] {
-    return this.#slots.flatMap((slot, index) => slot.loaded.has(compilation) ? [] : [index]);
-  }
-
-  /**
-   * Forgets a compilation's plan in every worker; its preparations still queued end with
-   * nothing prepared (they would load the plan again).
-   */
+  /** Forgets a compilation's plan in every worker. */
   unload(compilation: string): void {
-    for (const job of this.#queue.filter((j) => j.prepareOnly && j.compilation === compilation)) {
-      this.#queue.splice(this.#queue.indexOf(job), 1);
-      clearTimeout(job.timer);
-      job.resolve({ outputs: [], onDeviceUs: 0, steps: [], queuedUs: 0 });
-    }
     for (const slot of this.#slots) {
       if (slot.loaded.delete(compilation)) {
         slot.port?.postMessage({ kind: "unload", compilation } satisfies WorkerRequest);
@@ -431,18 +413,9 @@ export class ExecutorPool {
     this.#dispatch();
   }
 
-  /**
-   * The next queued job the executor of slot `index` may take whose deadline has not passed
-   * (expired ones are rejected).
-   */
-  #nextJob(index: number): Job | undefined {
-    for (let at = 0; at < this.#queue.length;) {
-      const job = this.#queue[at];
-      if (job.executor !== undefined && job.executor !== index) {
-        at++;
-        continue;
-      }
-      this.#queue.splice(at, 1);
+  /** The next queued job whose deadline has not passed (expired ones are rejected). */
+  #nextJob(): Job | undefined {
+    for (let job = this.#queue.shift(); job; job = this.#queue.shift()) {
       if (job.deadline === undefined || Date.now() < job.deadline) return job;
       clearTimeout(job.timer);
       job.reject(missedDeadline("the deadline passed while the execution waited for a worker"));
@@ -453,8 +426,8 @@ export class ExecutorPool {
   #dispatch(): void {
     for (const [index, slot] of this.#slots.entries()) {
       if (slot.job || !slot.port) continue;
-      const job = this.#nextJob(index);
-      if (!job) continue;
+      const job = this.#nextJob();
+      if (!job) return;
       slot.job = job;
       job.queuedUs = Math.round((performance.now() - job.queuedAt) * 1000);
       this.#held(1);

@@ -1,4 +1,4 @@
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { ok, strictEqual } from "node:assert/strict";
 import { DriverError } from "../../../nnapi/errors.ts";
 import { ExecutorPool } from "./pool.ts";
 import { buildModel } from "../../model/model.ts";
@@ -155,47 +155,6 @@ Deno.test("executions running at once are counted while they run and their threa
     await Promise.all(runs);
     strictEqual(pool.running, 0);
     strictEqual(pool.freeThreads, 4);
-  } finally {
-    pool.close();
-  }
-});
-
-Deno.test("a job for one executor waits for that one; executorsWithout says which have not loaded a plan", async () => {
-  const pool = new ExecutorPool(2);
-  try {
-    deepStrictEqual(pool.executorsWithout("fast"), [0, 1]);
-    // Executor 0 is free and first in line, but the job is for executor 1.
-    await pool.run("fast", fastPlan, fastInput(), {
-      client: "test",
-      priority: "MEDIUM",
-      executor: 1,
-    });
-    deepStrictEqual(pool.executorsWithout("fast"), [0]);
-    await pool.run("fast", fastPlan, fastInput(), { client: "test", priority: "MEDIUM" });
-    deepStrictEqual(pool.executorsWithout("fast"), []);
-    pool.unload("fast");
-    deepStrictEqual(pool.executorsWithout("fast"), [0, 1]);
-  } finally {
-    pool.close();
-  }
-});
-
-Deno.test("a preparation still queued when its compilation is unloaded ends without loading the plan", async () => {
-  const pool = new ExecutorPool(1);
-  try {
-    const slow = pool.run("slow", slowPlan, slowInput(), { client: "test", priority: "MEDIUM" });
-    const prepare = pool.run("fast", fastPlan, [], {
-      client: "",
-      priority: "MEDIUM",
-      prepareOnly: true,
-      executor: 0,
-    });
-    strictEqual(pool.queued, 1);
-    pool.unload("fast");
-    strictEqual(pool.queued, 0);
-    deepStrictEqual((await prepare).steps, []);
-    await slow;
-    deepStrictEqual(pool.executorsWithout("fast"), [0]);
   } finally {
     pool.close();
   }
