@@ -309,3 +309,31 @@ Deno.test("a model that takes no extent of 64 has its onnxruntime sessions opene
   await new Promise((resolve) => setTimeout(resolve, 0));
   strictEqual(sharedSessionCount(), 0, "released with the executable");
 });
+
+Deno.test("a unit's own operands take no arena bytes at extents bound per execution, and get memory of their own when its steps run on the host", async () => {
+  await discoverDevices({ gpu: false });
+  const model = buildModel(convertOnnx(OPEN_MODEL).model);
+  const options = { preference: "FAST_SINGLE_ANSWER", priority: "MEDIUM" } as const;
+  const onOrt = new Executable(
+    prepareModel(model, options, model.runOrder.map(() => "onnxruntime")),
+  );
+  const reference = new Executable(
+    prepareModel(model, options, model.runOrder.map(() => "cpu-reference")),
+  );
+  const input = { data: seededFloats(3 * 8 * 20, 1, 2), shape: [1, 3, 8, 20] };
+  // `run` runs a unit's steps on their reference kernels: its intermediate tensors (the
+  // first convolution's and its ReLU's), left out of the arena, get memory of their own.
+  const [host] = onOrt.run([input]);
+  const [expected] = reference.run([input]);
+  deepStrictEqual(host.shape, [1, 6, 4, 10]);
+  deepStrictEqual(host.data, expected.data);
+  ok(
+    onOrt.shapeBindingBytes < reference.shapeBindingBytes,
+    `${onOrt.shapeBindingBytes} arena bytes on onnxruntime, ${reference.shapeBindingBytes} on the host`,
+  );
+  const [unit] = await onOrt.runAsync([input]);
+  unit.data.forEach((v, i) => ok(Math.abs(v - expected.data[i] as number) < 1e-4, `[${i}]`));
+  onOrt.release();
+  reference.release();
+  await new Promise((resolve) => setTimeout(resolve, 0));
+});

@@ -84,11 +84,15 @@ export function arenaShapesKnown(graph: ArenaGraph): boolean {
  * lifetimes (first write to last read) do not overlap. Model outputs live to the end.
  * Operands that are one another's bytes under another shape ({@link sharedBytes}) are
  * placed once, for their joint lifetime. Every shape must be the real one (a 0 extent is
- * empty, not unknown).
+ * empty, not unknown). Operands in `elsewhere` live outside the arena (offset -1).
  */
-export function layoutArena(graph: ArenaGraph, steps: readonly Step[]): ArenaLayout {
+export function layoutArena(
+  graph: ArenaGraph,
+  steps: readonly Step[],
+  elsewhere?: ReadonlySet<number>,
+): ArenaLayout {
   const { operands } = graph;
-  const inArena = (i: number) => livesInArena(graph, i);
+  const inArena = (i: number) => livesInArena(graph, i) && !elsewhere?.has(i);
   const first = new Array<number>(operands.length).fill(-1);
   const last = new Array<number>(operands.length).fill(-1);
   steps.forEach((step, s) => {

@@ -68,15 +68,19 @@ export function fusedRuns(
   });
   for (let s = 0; s < steps.length;) {
     const chains = hostDeviceNamed(steps[s].device)?.chains;
+    if (!chains) { // a device that fuses nothing (or runs its steps as units)
+      s++;
+      continue;
+    }
     const links = [link(s)];
-    for (let t = s + 1; chains && t < steps.length && steps[t].device === steps[s].device; t++) {
+    for (let t = s + 1; t < steps.length && steps[t].device === steps[s].device; t++) {
       const [value, ...others] = steps[t - 1].outputs;
       const temporary = graph.operands[value].lifetime === "TEMPORARY_VARIABLE";
       const chained = steps[t].inputs.indexOf(value);
       if (others.length > 0 || !temporary || readers.get(value) !== 1 || chained < 0) break;
       links.push({ ...link(t), chained });
     }
-    let count = chains && links.length >= 2 ? chains.fusable(links) : 0;
+    let count = links.length >= 2 ? chains.fusable(links) : 0;
     const output = steps[s + count - 1]?.outputs[0];
     const streams = links.slice(0, count).every((l, k) =>
       steps[s + k].inputs.every((input, i) =>

@@ -384,9 +384,23 @@ export class Executable {
       return;
     }
     if (!run.binding) this.#shapeOutputs(step, stepInputs, tensors);
+    else this.#ownOutputs(step, run.binding, tensors);
     const stepOutputs = step.outputs.map((i) => tensors[i]!);
     const kernel = run.binding?.kernels[s] ?? step.definition.execute;
     this.#runKernel(step, kernel, stepInputs, stepOutputs);
+  }
+
+  /**
+   * Memory of their own for the outputs of a step the binding left out of its arena: a
+   * device unit's own operands, when its steps run here instead (the unit fell back).
+   */
+  #ownOutputs(step: BoundStep, binding: ShapeBinding, tensors: (Tensor | undefined)[]): void {
+    for (const i of step.outputs) {
+      if (tensors[i]) continue;
+      const operand = this.#graph.operands[i];
+      const shape = binding.shapes[i];
+      tensors[i] = { ...operand, shape, data: allocate(operand.type, elementCount(shape)) };
+    }
   }
 
   /** Runs a kernel of `step`, reporting an operation's fault as the step's. */

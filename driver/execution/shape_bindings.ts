@@ -77,15 +77,18 @@ export class ShapeBinding {
       outputIndexes: graph.outputIndexes,
       value: (i: number) => graph.operands[i].lifetime === "NO_VALUE" ? null : constants[i],
     };
-    const arena = planned?.arena ?? layoutArena(shaped, graph.steps);
+    this.units = deviceUnits(graph.steps);
+    const arena = planned?.arena ??
+      layoutArena(shaped, graph.steps, unitInternal(graph, this.units));
     this.arena = arena;
     const info = (i: number): PrepareInput => ({ ...shaped.operands[i], value: shaped.value(i) });
     const fallbacks = new Map<number, string>();
     this.kernels = steps.map((step, s) => {
-      const operands = { inputs: step.inputs.map(info), outputs: step.outputs.map(info) };
-      const kernel = step.implementation?.bind(operands, step.packed);
+      const { implementation } = step;
+      const operands = () => ({ inputs: step.inputs.map(info), outputs: step.outputs.map(info) });
+      const kernel = implementation?.bind(operands(), step.packed);
       if (kernel) return kernel;
-      if (step.implementation && step.device !== FALLBACK_DEVICE.info.name) {
+      if (implementation && step.device !== FALLBACK_DEVICE.info.name) {
         fallbacks.set(s, `${step.device} has no kernel for these shapes`);
       }
       return step.definition.execute;
@@ -93,7 +96,6 @@ export class ShapeBinding {
     this.fallbacks = fallbacks;
     const runs = planned?.runs ?? fusedRuns(shaped, graph.steps, arena);
     this.fused = bindFusedRuns(graph.steps, runs, info);
-    this.units = deviceUnits(graph.steps);
   }
 
   /**
@@ -130,6 +132,35 @@ export class ShapeBinding {
       unit.runnable?.then((runnable) => runnable?.destroy(), () => {});
     }
   }
+}
+
+/**
+ * The operands device units produce that nothing outside their unit reads: they stay on the
+ * unit's device, and take arena bytes only if the unit falls back to the reference kernels
+ * (then `Executable` gives them memory of their own).
+ */
+function unitInternal(graph: PreparedGraph, units: ReadonlyMap<number, DeviceUnit>): Set<number> {
+  const internal = new Set<number>();
+  if (units.size === 0) return internal;
+  const unitOf = new Array<DeviceUnit | undefined>(graph.steps.length);
+  for (const unit of units.values()) unitOf.fill(unit, unit.start, unit.end);
+  const producer = new Map<number, number>();
+  graph.steps.forEach((step, s) => step.outputs.forEach((i) => producer.set(i, s)));
+  const readOutside = new Set(graph.outputIndexes);
+  graph.steps.forEach((step, s) => {
+    for (const i of step.inputs) {
+      const p = producer.get(i);
+      if (p !== undefined && (unitOf[s] === undefined || unitOf[p] !== unitOf[s])) {
+        readOutside.add(i);
+      }
+    }
+  });
+  for (const unit of units.values()) {
+    for (const step of graph.steps.slice(unit.start, unit.end)) {
+      for (const i of step.outputs) if (!readOutside.has(i)) internal.add(i);
+    }
+  }
+  return internal;
 }
 
 /**
