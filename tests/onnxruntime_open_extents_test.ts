@@ -256,24 +256,40 @@ Deno.test("a model imported as published runs on onnxruntime at every width it i
   });
 });
 
-Deno.test("a plan whose extents come at execution has its onnxruntime sessions opened at preparation (representative extents), and its first run takes them", async () => {
+/** An imported ONNX model prepared with every step on `device`, as an executor holds it. */
+async function executableOn(onnx: Uint8Array, device: string): Promise<Executable> {
   await discoverDevices({ gpu: false });
-  const model = buildModel(convertOnnx(OPEN_MODEL).model);
-  const placement = model.runOrder.map(() => "onnxruntime");
+  const model = buildModel(convertOnnx(onnx).model);
   const options = { preference: "FAST_SINGLE_ANSWER", priority: "MEDIUM" } as const;
-  const executable = new Executable(prepareModel(model, options, placement));
+  return new Executable(prepareModel(model, options, model.runOrder.map(() => device)));
+}
+
+/**
+ * Checks that preparing `onnx` on onnxruntime opens one set of sessions ahead (at
+ * representative extents), that a run at `input` takes them, and that releasing the
+ * executable closes them.
+ */
+async function opensSessionsAhead(
+  onnx: Uint8Array,
+  input: { shape: number[]; outputShape: number[] },
+): Promise<void> {
+  const executable = await executableOn(onnx, "onnxruntime");
   strictEqual(sharedSessionCount(), 0);
   deepStrictEqual(await executable.prepareUnits(), { failed: [], artifacts: [] });
-  strictEqual(sharedSessionCount(), 1, "opened for [1, 3, 64, 64]");
-  const [output] = await executable.runAsync([{
-    data: seededFloats(3 * 8 * 20, 1, 2),
-    shape: [1, 3, 8, 20],
-  }]);
-  deepStrictEqual(output.shape, [1, 6, 4, 10]);
-  strictEqual(sharedSessionCount(), 1, "the run at [1, 3, 8, 20] took them");
+  strictEqual(sharedSessionCount(), 1, "opened ahead");
+  const count = input.shape.reduce((a, b) => a * b, 1);
+  const [output] = await executable.runAsync([{ data: seededFloats(count, 1, 2), ...input }]);
+  deepStrictEqual(output.shape, input.outputShape);
+  strictEqual(sharedSessionCount(), 1, `the run at [${input.shape}] took them`);
   executable.release();
   await new Promise((resolve) => setTimeout(resolve, 0)); // a binding lets go of its units once they settle
   strictEqual(sharedSessionCount(), 0, "released with the executable");
+}
+
+Deno.test("a plan whose extents come at execution has its onnxruntime sessions opened at preparation (representative extents), and its first run takes them", async () => {
+  const model = buildModel(convertOnnx(OPEN_MODEL).model);
+  deepStrictEqual(representativeInputs(shapedGraph(model)), [[1, 3, 64, 64]]);
+  await opensSessionsAhead(OPEN_MODEL, { shape: [1, 3, 8, 20], outputShape: [1, 6, 4, 10] });
 });
 
 /** Published-style too, but its filter is wider than 64: the model takes no width under 100. */
@@ -291,35 +307,14 @@ const WIDE_FILTER_MODEL = onnxBytes({
 });
 
 Deno.test("a model that takes no extent of 64 has its onnxruntime sessions opened at the first representative extent it takes", async () => {
-  await discoverDevices({ gpu: false });
   const model = buildModel(convertOnnx(WIDE_FILTER_MODEL).model);
   deepStrictEqual(representativeInputs(shapedGraph(model)), [[1, 3, 256, 256]]);
-  const placement = model.runOrder.map(() => "onnxruntime");
-  const options = { preference: "FAST_SINGLE_ANSWER", priority: "MEDIUM" } as const;
-  const executable = new Executable(prepareModel(model, options, placement));
-  deepStrictEqual(await executable.prepareUnits(), { failed: [], artifacts: [] });
-  strictEqual(sharedSessionCount(), 1, "opened for [1, 3, 256, 256]");
-  const [output] = await executable.runAsync([{
-    data: seededFloats(3 * 5 * 150, 1, 2),
-    shape: [1, 3, 5, 150],
-  }]);
-  deepStrictEqual(output.shape, [1, 4, 3, 2]);
-  strictEqual(sharedSessionCount(), 1, "the run at [1, 3, 5, 150] took them");
-  executable.release();
-  await new Promise((resolve) => setTimeout(resolve, 0));
-  strictEqual(sharedSessionCount(), 0, "released with the executable");
+  await opensSessionsAhead(WIDE_FILTER_MODEL, { shape: [1, 3, 5, 150], outputShape: [1, 4, 3, 2] });
 });
 
 Deno.test("a unit's own operands take no arena bytes at extents bound per execution, and get memory of their own when its steps run on the host", async () => {
-  await discoverDevices({ gpu: false });
-  const model = buildModel(convertOnnx(OPEN_MODEL).model);
-  const options = { preference: "FAST_SINGLE_ANSWER", priority: "MEDIUM" } as const;
-  const onOrt = new Executable(
-    prepareModel(model, options, model.runOrder.map(() => "onnxruntime")),
-  );
-  const reference = new Executable(
-    prepareModel(model, options, model.runOrder.map(() => "cpu-reference")),
-  );
+  const onOrt = await executableOn(OPEN_MODEL, "onnxruntime");
+  const reference = await executableOn(OPEN_MODEL, "cpu-reference");
   const input = { data: seededFloats(3 * 8 * 20, 1, 2), shape: [1, 3, 8, 20] };
   // `run` runs a unit's steps on their reference kernels: its intermediate tensors (the
   // first convolution's and its ReLU's), left out of the arena, get memory of their own.
