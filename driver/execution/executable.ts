@@ -243,8 +243,8 @@ export class Executable {
    * For a plan whose extents come at execution: its units on devices whose preparations
    * serve other shapes too (`servesOtherShapes`: onnxruntime's sessions) prepared now for
    * representative extents the model takes (`fittingRepresentativeShapes`), as a first run
-   * would, so that they are ready for it. Others wait for real shapes: a gpu unit prepared at representative
-   * extents would hold buffers of sizes no run may ever bring.
+   * would, so that they are ready for it. Others wait for real shapes: a gpu unit prepared at
+   * representative extents would hold buffers of sizes no run may ever bring.
    * Nothing to report: no run brings these shapes unless a client sends them.
    */
   async #prepareRepresentativeUnits(): Promise<PreparedUnits> {

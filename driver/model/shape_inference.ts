@@ -198,7 +198,7 @@ export interface ShapedGraph {
  * the model takes them: a model whose convolutions need more than 64 samples of audio (a
  * first kernel of 127 at stride 64, Moonshine's) fails at 64 and takes 1024.
  */
-export const REPRESENTATIVE_EXTENTS = [REPRESENTATIVE_EXTENT, 256, 1024] as const;
+const REPRESENTATIVE_EXTENTS = [REPRESENTATIVE_EXTENT, 256, 1024] as const;
 
 /** A larger candidate is not tried once a model input would hold more elements than this. */
 const MAX_REPRESENTATIVE_ELEMENTS = 1 << 20;
@@ -207,7 +207,7 @@ const MAX_REPRESENTATIVE_ELEMENTS = 1 << 20;
  * A model input's declared extents with those known only at execution given representative
  * values: the first (a batch) 1, the others `extent`.
  */
-export function representativeInputShape(
+function representativeInputShape(
   dimensions: readonly number[],
   extent: number = REPRESENTATIVE_EXTENT,
 ): number[] {
