@@ -107,6 +107,7 @@ class UnitSessions {
   readonly #open = new Map<number, Session>();
   readonly #opening = new Map<number, Promise<void>>();
   readonly #counts: number[];
+  #released = false;
 
   private constructor(
     private readonly ort: Ort,
@@ -137,7 +138,9 @@ class UnitSessions {
         // Warnings (initializers it folded away) are not the service's log lines.
         logSeverityLevel: 3,
       }).then((session) => {
-        this.#open.set(threads, session);
+        // One opened for a run's share while the unit was being let go closes at once.
+        if (this.#released) void session.release();
+        else this.#open.set(threads, session);
       });
       this.#opening.set(threads, opening);
     }
@@ -162,6 +165,7 @@ class UnitSessions {
   }
 
   release(): void {
+    this.#released = true;
     this.#opening.clear();
     for (const session of this.#open.values()) void session.release();
     this.#open.clear();
