@@ -40,6 +40,20 @@ export function deviceUnits(steps: readonly PreparedStep[]): Map<number, DeviceU
   return units;
 }
 
+/** The operands the caller or the plan's steps outside `unit` read. */
+export function readOutside(
+  unit: DeviceUnit,
+  graph: {
+    outputIndexes: readonly number[];
+    steps: readonly { inputs: readonly number[] }[];
+  },
+): Set<number> {
+  return new Set([
+    ...graph.outputIndexes,
+    ...graph.steps.filter((_, s) => s < unit.start || s >= unit.end).flatMap((t) => t.inputs),
+  ]);
+}
+
 /**
  * Prepares a device unit of the plan's main graph in this thread for operands of `shapes`,
  * with the constants the executable holds; null (its steps run on the reference kernels)
@@ -61,13 +75,9 @@ export async function prepareUnit(
   const artifact = operands.planned
     ? prepared.unitArtifacts?.find((a) => a.step === unit.start)?.bytes
     : undefined;
-  const { outputIndexes } = prepared;
   const steps = prepared.steps.slice(unit.start, unit.end);
   const produced = new Set(steps.flatMap((step) => step.outputs));
-  const readOutside = new Set([
-    ...outputIndexes,
-    ...prepared.steps.filter((_, s) => s < unit.start || s >= unit.end).flatMap((t) => t.inputs),
-  ]);
+  const outside = readOutside(unit, prepared);
   try {
     return await unit.runtime.prepare(steps, {
       operands: prepared.operands.map((o, i) => ({
@@ -76,7 +86,7 @@ export async function prepareUnit(
         shape: shapes[i],
         value: o.lifetime === "NO_VALUE" ? null : constants[i],
       })),
-      needed: new Set([...produced].filter((i) => readOutside.has(i))),
+      needed: new Set([...produced].filter((i) => outside.has(i))),
       relaxed: prepared.relaxComputationFloat32toFloat16,
       ...(artifact ? { artifact } : {}),
       ...(operands.keepArtifact ? { keepArtifact: true } : {}),

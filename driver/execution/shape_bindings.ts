@@ -18,7 +18,7 @@ import type { PreparedGraph } from "../compilation/plan.ts";
 import type { StepImplementation } from "../devices/device.ts";
 import { FALLBACK_DEVICE } from "../devices/device_list.ts";
 import { inferShapes } from "../model/shape_inference.ts";
-import { type DeviceUnit, deviceUnits } from "./device_units.ts";
+import { type DeviceUnit, deviceUnits, readOutside } from "./device_units.ts";
 
 /** Bindings kept per executable; the least recently used one goes first. */
 export const MAX_SHAPE_BINDINGS = 8;
@@ -85,8 +85,11 @@ export class ShapeBinding {
     const fallbacks = new Map<number, string>();
     this.kernels = steps.map((step, s) => {
       const { implementation } = step;
-      const operands = () => ({ inputs: step.inputs.map(info), outputs: step.outputs.map(info) });
-      const kernel = implementation?.bind(operands(), step.packed);
+      // Operands are described only for a device with host kernels.
+      const kernel = implementation?.bind(
+        { inputs: step.inputs.map(info), outputs: step.outputs.map(info) },
+        step.packed,
+      );
       if (kernel) return kernel;
       if (implementation && step.device !== FALLBACK_DEVICE.info.name) {
         fallbacks.set(s, `${step.device} has no kernel for these shapes`);
@@ -141,23 +144,10 @@ export class ShapeBinding {
  */
 function unitInternal(graph: PreparedGraph, units: ReadonlyMap<number, DeviceUnit>): Set<number> {
   const internal = new Set<number>();
-  if (units.size === 0) return internal;
-  const unitOf = new Array<DeviceUnit | undefined>(graph.steps.length);
-  for (const unit of units.values()) unitOf.fill(unit, unit.start, unit.end);
-  const producer = new Map<number, number>();
-  graph.steps.forEach((step, s) => step.outputs.forEach((i) => producer.set(i, s)));
-  const readOutside = new Set(graph.outputIndexes);
-  graph.steps.forEach((step, s) => {
-    for (const i of step.inputs) {
-      const p = producer.get(i);
-      if (p !== undefined && (unitOf[s] === undefined || unitOf[p] !== unitOf[s])) {
-        readOutside.add(i);
-      }
-    }
-  });
   for (const unit of units.values()) {
+    const outside = readOutside(unit, graph);
     for (const step of graph.steps.slice(unit.start, unit.end)) {
-      for (const i of step.outputs) if (!readOutside.has(i)) internal.add(i);
+      for (const i of step.outputs) if (!outside.has(i)) internal.add(i);
     }
   }
   return internal;

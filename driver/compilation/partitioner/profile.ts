@@ -34,12 +34,11 @@ export type PlanProfiler = (plan: PreparedModel, inputs: RunInput[]) => Promise<
 const RUNS = 3;
 
 /**
- * Seeded sample inputs of the model's input shapes, extents known only at execution given
- * the representative values static costing gives them (`representativeInputs`); undefined
+ * Seeded sample inputs of the model's input `shapes` (extents known only at execution given
+ * the representative values static costing gives them: `representativeInputs`); undefined
  * when an input's rank is unknown.
  */
-function sampleInputs(model: Model): RunInput[] | undefined {
-  const shapes = representativeInputs(shapedGraph(model));
+function sampleInputs(model: Model, shapes: readonly number[][]): RunInput[] | undefined {
   const inputs: RunInput[] = [];
   for (const [k, i] of model.inputIndexes.entries()) {
     const { type, dimensions } = model.operands[i];
@@ -67,7 +66,8 @@ export async function profileModel(
     profiler: PlanProfiler;
   },
 ): Promise<Map<number, Record<string, number>> | undefined> {
-  if (!sampleInputs(model)) return undefined;
+  const inputShapes = representativeInputs(shapedGraph(model));
+  if (!sampleInputs(model, inputShapes)) return undefined;
   const supporting = supportingDevices(model, devices);
   const shapes = representativeShapes(shapedGraph(model));
   const work = (k: number) => {
@@ -90,7 +90,7 @@ export async function profileModel(
       // Inputs are handed to the executor (transferred), so each run gets its own.
       let timings: StepTiming[];
       try {
-        timings = await options.profiler(plan, sampleInputs(model)!);
+        timings = await options.profiler(plan, sampleInputs(model, inputShapes)!);
       } catch (error) {
         if (!(error instanceof DriverError) || error.status !== "INVALID_ARGUMENT") throw error;
         // The representative extents do not fit the model: static costs instead.
