@@ -14,7 +14,7 @@ COPY . .
 # including the workers the service starts by URL.
 RUN cp /deps/deno.json /deps/deno.lock ./ \
     && deno cache --frozen main.ts driver/execution/executors/worker.ts driver/execution/executors/spawner.ts \
-       kernels/lane_worker.ts converter/onnx/worker.ts connection_guard/worker.ts \
+       kernels/lane_worker.ts converter/onnx/worker.ts \
        driver/execution/precise_timer/worker.ts \
     && mkdir -p /data /models && chown deno:deno /data
 ENV PORT=8080 HOST=0.0.0.0 NNSERVE_DATA_DIR=/data NNSERVE_MODEL_REPOSITORY=/models

@@ -80,8 +80,9 @@ export interface RunningServer {
    * Graceful shutdown: stops accepting connections and reports not ready, lets in-flight
    * requests and burst requests finish until the shutdown timeout, closes bursts with 1001,
    * then releases everything; reports what it cut. Past the deadline it closes the
-   * connections still open (behind the connection guard; Deno.serve alone cannot, so there a
-   * client that never finishes its request body keeps `close` waiting: `main.ts` exits anyway).
+   * connections still open (with the connection guard; Deno.serve alone cannot, so without
+   * it a client that never finishes its request body keeps `close` waiting: `main.ts` exits
+   * anyway).
    */
   close(): Promise<ShutdownReport>;
   /** Where a `close` in progress is: what `main.ts` names when it stops waiting for it. */
@@ -291,7 +292,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       );
     };
     let shutdown: ShutdownState = { step: "not shutting down", inFlightAtStart: [], running: [] };
-    const http = await serveHttp(config, async (request, info) => {
+    const http = serveHttp(config, async (request, info) => {
       running.set(request, performance.now());
       try {
         return await app.fetch(request, info);
@@ -383,48 +384,54 @@ interface HttpSide {
   shutdown(): Promise<void>;
   /**
    * Closes every connection (after at most `graceMs` for answers to drain), which ends the
-   * requests on them; only behind the connection guard (Deno.serve cannot close one): false
+   * requests on them; only with the connection guard (Deno.serve cannot close one): false
    * without it.
    */
   cut(graceMs: number): Promise<boolean>;
 }
 
-/** Serves `handler`: through the connection guard when a timeout is set, else directly. */
-async function serveHttp(
+/** Serves `handler`, its connections watched by the connection guard when a timeout is set. */
+function serveHttp(
   config: ServerConfig,
   handler: Deno.ServeHandler<Deno.NetAddr>,
-): Promise<HttpSide> {
+): HttpSide {
   const headerMs = (config.headerTimeoutSeconds ?? 0) * 1000;
   const idleMs = (config.idleTimeoutSeconds ?? 0) * 1000;
   const where = `${config.hostname}:${config.port}`;
   let guard: ConnectionGuard | undefined;
+  if (headerMs > 0 || idleMs > 0) {
+    const made = guardConnections({ headerMs, idleMs });
+    if (typeof made === "string") {
+      console.error(`nnserve: header and idle timeouts are not enforced: ${made}`);
+    } else guard = made;
+  }
   try {
-    if (headerMs > 0 || idleMs > 0) {
-      guard = await guardConnections(config, { headerMs, idleMs });
-    }
     const server = Deno.serve({
-      // Behind the guard the server is private: loopback, a free port.
-      hostname: guard ? "127.0.0.1" : config.hostname,
-      port: guard ? 0 : config.port,
+      hostname: config.hostname,
+      port: config.port,
       onListen: () => {},
     }, guard ? guard.handler(handler) : handler);
-    guard?.start(server.addr.port);
+    guard?.watch(server.addr.port);
+    const stopped = server.finished.finally(() => guard?.stop());
     return {
-      port: guard ? guard.addr.port : server.addr.port,
+      port: server.addr.port,
       async shutdown() {
-        await guard?.stopAccepting();
         await server.shutdown();
-        await guard?.closeAll();
+        await stopped;
       },
       async cut(graceMs) {
         if (!guard) return false;
-        await guard.stopAccepting();
-        await guard.closeAll(graceMs);
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          stopped,
+          new Promise((resolve) => timer = setTimeout(resolve, graceMs)),
+        ]);
+        clearTimeout(timer);
+        guard.cut();
         return true;
       },
     };
   } catch (error) {
-    await guard?.closeAll(0); // closes the public listener and ends the guard's worker
     if (error instanceof Deno.errors.AddrInUse) {
       throw new StartupError(`cannot listen on ${where}: the address is in use`);
     }

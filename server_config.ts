@@ -75,8 +75,8 @@ export interface ServerConfig {
    * Seconds a new connection has to complete its first request head once it has begun
    * sending it (NNSERVE_HEADER_TIMEOUT); one that has sent nothing yet may wait the longer
    * of this and the idle timeout.
-   * With this or `idleTimeoutSeconds` set above 0 the connections go through the connection
-   * guard (connection_guard/); with neither, Deno.serve takes them directly, untimed.
+   * With this or `idleTimeoutSeconds` set above 0 the connection guard (connection_guard/)
+   * watches the connections; with neither they are untimed.
    * `configFromEnv` always sets both.
    */
   headerTimeoutSeconds?: number;

@@ -1,46 +1,27 @@
 /**
  * Header-read and idle timeouts for HTTP connections, which `Deno.serve` (2.9) does not have:
  * it keeps a connection that never completes its request head, or sits idle after a
- * response, open forever (slowloris). Its per-connection variant (the internal
- * `serveHttpOnConnection`) could close connections but breaks WebSocket upgrades, so the
- * guard sits in front instead: a worker of its own (./worker.ts) accepts the public TCP
- * connections and forwards the bytes of each, unparsed, over loopback to a private
- * `Deno.serve`, so forwarding takes nothing from the server's thread. It learns where requests
- * start and end from the handler itself (the private server sees each forwarded connection's
- * loopback port, and writes the port's row of shared memory, ./slots.ts), and closes a
- * connection
- * - whose first request head is not complete `headerMs` after its first byte arrived, or
- *   that has sent nothing for the longer of `headerMs` and `idleMs` since it was accepted
+ * response, open forever (slowloris). The guard watches the server's own connections rather
+ * than standing in front of them (no proxy hop: a forwarding thread cost each request two
+ * thread wake-ups, about 0.2 ms on this project's virtual machines). Every `lookMs` it lists
+ * the TCP connections on the server's port through libc (./sockets.ts: what the kernel has
+ * received on each and when), joins them with what the handler saw (requests begun and ended,
+ * by client address), and shuts down a connection
+ * - whose first request head is not complete `headerMs` after its first bytes were seen, or
+ *   that has sent nothing for the longer of `headerMs` and `idleMs` since it was set up
  *   (clients open connections ahead of their requests: one cut as it is taken up fails its
  *   request);
- * - that has no request in flight and has sent nothing back for `idleMs` (this also bounds
+ * - that has no request in flight and none ended in the last `idleMs` (this also bounds
  *   the time a kept-alive connection may take to send its next request head);
  * never once it is a WebSocket (101), whose liveness is the ping/pong of the burst.
  * A request whose head arrived is not timed here: executions have their own deadlines.
+ * Timeouts pass late by at most `lookMs`, never early.
  *
  * The guard also sees a client leave: its end of the connection closing while a request is
  * in flight (as nginx takes it). Deno.serve's own `request.signal` says so only for small
  * requests; {@link clientLeft} gives handlers the guard's word too.
  */
-import { at, Field, type FromWorker, newSlots, tick, type ToWorker } from "./slots.ts";
-
-/** A request the guard forwarded: the row of its connection, and the guard that has it. */
-interface Forwarded {
-  guard: Guard;
-  port: number;
-  generation: number;
-}
-
-const forwarded = new WeakMap<Request, Forwarded>();
-
-/**
- * Aborted when the client of `request` leaves: its own signal, or the guard's, which sees the
- * client's end of the connection close (a request that did not pass the guard: its own).
- */
-export function clientLeft(request: Request): AbortSignal {
-  const f = forwarded.get(request);
-  return f ? AbortSignal.any([request.signal, f.guard.clientEnded(f)]) : request.signal;
-}
+import { addressBytes, type Connection, openSockets, peerKey, type Sockets } from "./sockets.ts";
 
 /** Timeouts in milliseconds; 0 disables one. */
 export interface ConnectionTimeouts {
@@ -48,104 +29,90 @@ export interface ConnectionTimeouts {
   idleMs: number;
 }
 
-/** A guarded listener in front of a private server. */
+/** What the handler saw of one connection's requests. */
+interface Requests {
+  inFlight: number;
+  /** When the last request ended (`performance.now()`). */
+  lastEnded: number;
+  /** A response was a WebSocket upgrade (101): never timed out again. */
+  upgraded: boolean;
+  /** The client's end closed while a request was in flight. */
+  clientEnded: boolean;
+  leaving?: AbortController;
+}
+
+/** What the guard's looks saw of one connection. */
+interface Seen {
+  fd: number;
+  /** The first look that saw bytes from it before any request began. */
+  firstBytesAt?: number;
+}
+
+const guarded = new WeakMap<Request, { guard: Guard; peer: string }>();
+
+/**
+ * Aborted when the client of `request` leaves: its own signal, or the guard's, which sees the
+ * client's end of the connection close (a request that did not pass the guard: its own).
+ */
+export function clientLeft(request: Request): AbortSignal {
+  const g = guarded.get(request);
+  return g ? AbortSignal.any([request.signal, g.guard.leaving(g.peer)]) : request.signal;
+}
+
+/** The guard of one `Deno.serve` server's connections. */
 export interface ConnectionGuard {
-  /** The public address. */
-  readonly addr: Deno.NetAddr;
-  /** Wraps the private server's handler so the guard sees requests begin and end. */
+  /** Wraps the server's handler so the guard sees requests begin and end. */
   handler(inner: Deno.ServeHandler<Deno.NetAddr>): Deno.ServeHandler<Deno.NetAddr>;
-  /** Starts accepting, forwarding to the private server's loopback port. */
-  start(upstreamPort: number): void;
-  /** Stops accepting (already accepted connections stay). */
-  stopAccepting(): Promise<void>;
-  /**
-   * Closes every connection and timer, after letting forwarded answers drain (until the
-   * private server has ended each connection, at most `graceMs`), and ends the worker.
-   */
-  closeAll(graceMs?: number): Promise<void>;
+  /** Starts looking at the connections on the server's `port`. */
+  watch(port: number): void;
+  /** Shuts down every connection still open on the port; how many it did. */
+  cut(): number;
+  /** Stops looking. */
+  stop(): void;
 }
 
 class Guard implements ConnectionGuard {
-  addr!: Deno.NetAddr;
-  readonly #worker = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
-  readonly #slots = newSlots();
-  readonly #rows = new Int32Array(this.#slots.buffer);
-  /** Per connection a handler asked about (`port:generation`): aborted when its client leaves. */
-  readonly #leaving = new Map<string, AbortController>();
-  /** Who waits for the worker's answer, per kind of question (answered in order per kind). */
-  readonly #replies: Record<ToWorker["type"], ((message: FromWorker) => void)[]> = {
-    listen: [],
-    start: [],
-    stopAccepting: [],
-    closeAll: [],
-  };
-  #ended = false;
+  readonly #sockets: Sockets;
+  readonly #timeouts: ConnectionTimeouts;
+  readonly #lookMs: number;
+  /** By client address ({@link peerKey}). */
+  readonly #requests = new Map<string, Requests>();
+  readonly #seen = new Map<string, Seen>();
+  /** Deno's text form of a client address -> its bytes as in a peer key. */
+  readonly #addresses = new Map<string, number[]>();
+  #port = 0;
+  #timer: ReturnType<typeof setInterval> | undefined;
 
-  constructor() {
-    // The guard holds the public listener: a service without it answers nothing, so it
-    // stops, saying why, for its supervisor to start it again.
-    this.#worker.onerror = (event: ErrorEvent) => {
-      event.preventDefault();
-      console.error(`nnserve: the connection guard failed: ${event.message}; exiting`);
-      Deno.exit(1);
-    };
-    this.#worker.onmessage = (event: MessageEvent<FromWorker>) => {
-      const message = event.data;
-      if (message.type === "clientEnded") {
-        const key = `${message.port}:${message.generation}`;
-        this.#leaving.get(key)?.abort();
-        this.#leaving.delete(key);
-      } else {
-        this.#replies[message.type === "done" ? message.of : "listen"].shift()?.(message);
-      }
-    };
+  constructor(sockets: Sockets, timeouts: ConnectionTimeouts) {
+    this.#sockets = sockets;
+    this.#timeouts = timeouts;
+    const shortest = Math.min(...[timeouts.headerMs, timeouts.idleMs].filter((ms) => ms > 0));
+    this.#lookMs = Math.min(250, Math.max(20, shortest / 8));
   }
 
-  /** Sends `message` and waits for the worker's answer (answers come in order). */
-  #ask(message: ToWorker): Promise<FromWorker> {
-    if (this.#ended) return Promise.resolve({ type: "done", of: "closeAll" });
-    return new Promise((resolve) => {
-      this.#replies[message.type].push(resolve);
-      this.#worker.postMessage(message);
-    });
-  }
-
-  async listen(listen: { hostname: string; port: number }, timeouts: ConnectionTimeouts) {
-    const answer = await this.#ask({ type: "listen", ...listen, ...timeouts, slots: this.#slots });
-    if (answer.type === "listenFailed") {
-      this.#end();
-      const errors = Deno.errors as unknown as Record<string, new (message: string) => Error>;
-      throw new (errors[answer.name] ?? Error)(answer.message);
+  #peer(addr: Deno.NetAddr): string {
+    let bytes = this.#addresses.get(addr.hostname);
+    if (!bytes) {
+      if (this.#addresses.size >= 4096) this.#addresses.clear();
+      this.#addresses.set(addr.hostname, bytes = addressBytes(addr.hostname));
     }
-    if (answer.type !== "listening") throw new Error(`connection guard: ${answer.type}`);
-    this.addr = { transport: "tcp", hostname: answer.hostname, port: answer.port };
-  }
-
-  clientEnded(f: Forwarded): AbortSignal {
-    const rows = this.#rows;
-    if (
-      Atomics.load(rows, at(f.port, Field.generation)) !== f.generation ||
-      Atomics.load(rows, at(f.port, Field.clientEnded))
-    ) return AbortSignal.abort();
-    const key = `${f.port}:${f.generation}`;
-    let controller = this.#leaving.get(key);
-    if (!controller) this.#leaving.set(key, controller = new AbortController());
-    return controller.signal;
+    return peerKey(bytes, addr.port);
   }
 
   handler(inner: Deno.ServeHandler<Deno.NetAddr>): Deno.ServeHandler<Deno.NetAddr> {
-    const rows = this.#rows;
     return async (request, info) => {
-      const port = info.remoteAddr.port;
-      const generation = Atomics.load(rows, at(port, Field.generation));
-      if (generation === 0) return await inner(request, info); // not through the guard
-      Atomics.add(rows, at(port, Field.inFlight), 1);
-      Atomics.store(rows, at(port, Field.started), 1);
-      forwarded.set(request, { guard: this, port, generation });
+      const peer = this.#peer(info.remoteAddr);
+      let requests = this.#requests.get(peer);
+      if (!requests) {
+        requests = { inFlight: 0, lastEnded: 0, upgraded: false, clientEnded: false };
+        this.#requests.set(peer, requests);
+      }
+      const of = requests;
+      of.inFlight++;
+      guarded.set(request, { guard: this, peer });
       const ended = () => {
-        if (Atomics.load(rows, at(port, Field.generation)) !== generation) return;
-        Atomics.store(rows, at(port, Field.lastEnded), tick(this.#slots));
-        Atomics.sub(rows, at(port, Field.inFlight), 1);
+        of.inFlight--;
+        of.lastEnded = performance.now();
       };
       let response: Response;
       try {
@@ -155,7 +122,7 @@ class Guard implements ConnectionGuard {
         throw error;
       }
       if (response.status === 101) {
-        Atomics.store(rows, at(port, Field.upgraded), 1);
+        of.upgraded = true;
         ended();
       } else {
         info.completed.then(ended, ended);
@@ -164,37 +131,82 @@ class Guard implements ConnectionGuard {
     };
   }
 
-  start(upstreamPort: number): void {
-    this.#worker.postMessage({ type: "start", upstreamPort } satisfies ToWorker);
+  /** Aborted once the client of the connection `peer` has left. */
+  leaving(peer: string): AbortSignal {
+    const requests = this.#requests.get(peer);
+    if (!requests || requests.clientEnded) return AbortSignal.abort();
+    requests.leaving ??= new AbortController();
+    return requests.leaving.signal;
   }
 
-  async stopAccepting(): Promise<void> {
-    await this.#ask({ type: "stopAccepting" });
+  watch(port: number): void {
+    this.#port = port;
+    this.#timer = setInterval(() => this.#look(), this.#lookMs);
+    Deno.unrefTimer(this.#timer);
   }
 
-  async closeAll(graceMs = 500): Promise<void> {
-    await this.#ask({ type: "closeAll", graceMs });
-    if (!this.#ended) this.#end();
-  }
-
-  #end(): void {
-    this.#ended = true;
-    this.#worker.terminate();
-    // Whatever else waited on the worker has nothing left to wait for.
-    for (const waiting of Object.values(this.#replies)) {
-      for (const reply of waiting.splice(0)) reply({ type: "done", of: "closeAll" });
+  #look(): void {
+    const now = performance.now();
+    const open = new Set<string>();
+    for (const connection of this.#sockets.connections(this.#port)) {
+      open.add(connection.peer);
+      let seen = this.#seen.get(connection.peer);
+      if (seen?.fd !== connection.fd) this.#seen.set(connection.peer, seen = { fd: connection.fd });
+      const requests = this.#requests.get(connection.peer);
+      if (connection.clientEnded && requests?.inFlight) this.#left(requests);
+      if (this.#expired(connection, seen, requests, now)) this.#sockets.shutDown(connection);
     }
-    for (const controller of this.#leaving.values()) controller.abort();
-    this.#leaving.clear();
+    for (const peer of this.#seen.keys()) if (!open.has(peer)) this.#seen.delete(peer);
+    for (const [peer, requests] of this.#requests) {
+      if (open.has(peer)) continue;
+      // Its connection closed: a request still in flight lost its client.
+      if (requests.inFlight > 0) this.#left(requests);
+      else this.#requests.delete(peer);
+    }
+  }
+
+  #left(requests: Requests): void {
+    requests.clientEnded = true;
+    requests.leaving?.abort();
+  }
+
+  #expired(
+    connection: Connection,
+    seen: Seen,
+    requests: Requests | undefined,
+    now: number,
+  ): boolean {
+    const { headerMs, idleMs } = this.#timeouts;
+    if (requests?.upgraded || requests?.inFlight) return false;
+    if (requests) return idleMs > 0 && now - requests.lastEnded >= idleMs;
+    if (connection.bytesReceived === 0) {
+      // Idle, not slow: it may wait the longer of the two.
+      const limit = Math.max(headerMs, idleMs);
+      return connection.msSinceReceived >= limit;
+    }
+    seen.firstBytesAt ??= now;
+    return headerMs > 0 && now - seen.firstBytesAt >= headerMs;
+  }
+
+  cut(): number {
+    let closed = 0;
+    for (const connection of this.#sockets.connections(this.#port)) {
+      if (this.#sockets.shutDown(connection)) closed++;
+    }
+    return closed;
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
   }
 }
 
-/** Listens on the public address in the guard's worker; throws as `Deno.listen` does. */
-export async function guardConnections(
-  listen: { hostname: string; port: number },
-  timeouts: ConnectionTimeouts,
-): Promise<ConnectionGuard> {
-  const guard = new Guard();
-  await guard.listen(listen, timeouts);
-  return guard;
+/**
+ * A guard for a server with these timeouts, or why there cannot be one here (not Linux, or
+ * libc not reachable through FFI).
+ */
+export function guardConnections(timeouts: ConnectionTimeouts): ConnectionGuard | string {
+  const sockets = openSockets();
+  return typeof sockets === "string" ? sockets : new Guard(sockets, timeouts);
 }

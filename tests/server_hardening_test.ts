@@ -9,6 +9,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { configFromEnv, startServer } from "../server.ts";
 import { burstUrl, MessageSocket, pollUntil } from "./burst_fixture.ts";
 import { addModel, finishWithin, mainProcess, startTestServer } from "./server_fixture.ts";
+import { addressBytes, peerKey } from "../connection_guard/sockets.ts";
 
 const encoder = new TextEncoder();
 
@@ -303,6 +304,54 @@ Deno.test("an idle kept-alive connection is closed after the idle timeout, not b
     await server.close();
     await Deno.remove(server.dataDir, { recursive: true });
   }
+});
+
+Deno.test("the guard matches each request to its connection on IPv4, IPv6 and dual-stack listeners", async () => {
+  // A request the guard could not match would leave its connection looking like a slow head:
+  // cut 0.2 s after its first bytes, while here it keeps serving a request every 100 ms.
+  for (
+    const [hostname, connectTo] of [["127.0.0.1", "127.0.0.1"], ["::1", "::1"], ["::", "127.0.0.1"]]
+  ) {
+    const server = await startTestServer({
+      hostname,
+      headerTimeoutSeconds: 0.2,
+      idleTimeoutSeconds: 0.4,
+    });
+    const conn = await Deno.connect({ hostname: connectTo, port: server.port });
+    try {
+      const buffer = new Uint8Array(4096);
+      for (let i = 0; i < 10; i++) {
+        await conn.write(encoder.encode("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+        const n = await conn.read(buffer);
+        ok(
+          n !== null && new TextDecoder().decode(buffer.subarray(0, n)).startsWith("HTTP/1.1 200"),
+          `${hostname}: request ${i} answered`,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      // Then idle: cut by the idle timeout.
+      ok(
+        await closedWithin(conn, 5_000) !== undefined,
+        `${hostname}: the idle connection was closed`,
+      );
+    } finally {
+      conn.close();
+      await server.close();
+      await Deno.remove(server.dataDir, { recursive: true });
+    }
+  }
+});
+
+Deno.test("client addresses key alike from Deno's text and from socket bytes", () => {
+  const key = (hostname: string) => peerKey(addressBytes(hostname), 80);
+  strictEqual(key("127.0.0.1"), "127.0.0.1/80");
+  strictEqual(key("::ffff:127.0.0.1"), "127.0.0.1/80"); // IPv4-mapped, as a dual-stack listener sees IPv4
+  strictEqual(key("::1"), peerKey([...new Array(15).fill(0), 1], 80));
+  strictEqual(key("fe80::1%eth0"), peerKey([0xfe, 0x80, ...new Array(13).fill(0), 1], 80));
+  strictEqual(
+    key("2001:db8::8:800:200c:417a"),
+    peerKey([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 8, 8, 0, 0x20, 0x0c, 0x41, 0x7a], 80),
+  );
 });
 
 Deno.test("a burst WebSocket outlives the HTTP idle timeout", async () => {

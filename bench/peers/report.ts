@@ -77,7 +77,21 @@ WebSocket round trip no faster (82-88 against 83-90 µs with a bare forwarder): 
 is the two extra thread wake-ups of each round trip, not the TCP stack. A burst of the tiny
 ADD model answered in 100-124 µs one at a time with the guard and 68-83 µs without it; the
 server's JavaScript is about 16 µs of a round trip and the client's about 8 (its socket write
-10 more), so under 100 µs with the guard on needs the hop gone, not a trim.`;
+10 more), so under 100 µs with the guard on needs the hop gone, not a trim.
+
+The guard stood in front of the server until later that day: a worker accepted each
+connection and forwarded its bytes over loopback to a private Deno.serve. That hop cost
+every request two thread wake-ups, which on this virtual machine take 40-60 µs each when
+the thread sleeps: a 16-byte POST answered in 0.31 ms through it against 0.11 ms directly
+(a forwarder on the serving thread itself added 0.05 ms, but took a quarter of that thread
+under load). The guard now watches Deno.serve's own connections instead (libc through FFI:
+the kernel's bytes received and time since the last byte per connection, joined with the
+requests the handler saw; a connection past a timeout is shut down). Measured in the same
+runs against the forwarding guard, on a host running at about half its usual speed: the
+PP-OCR classifier over HTTP (binary, one thread) 1.42-1.57 ms against 1.56-1.63 (the
+onnxruntime-node server 1.34-1.39), a burst round trip of the tiny ADD model 169 µs against
+190, \`/v2\` over HTTP 357 against 438 µs; tiny-model REST under wrk unchanged (the serving
+thread is the limit either way).`;
 
 /** The text of a docs file another run writes, or undefined before it exists. */
 function docsFile(name: string): string | undefined {
