@@ -316,16 +316,22 @@ them):
 
 - In process: every run met 1.1x for MobileNetV2 (0.95-1.08x) and the PaddleOCR models
   (0.54-1.07x); Moonshine was over the line in three runs, at one thread or two
-  (0.88-1.17x).
+  (0.88-1.17x), and met it in the two runs after the connection guard stopped forwarding
+  (0.93-0.97x at one thread, 1.04-1.05x at two).
 - Over HTTP: runs missed 1.3x in 0-4 rows of ten; the PP-OCR classifier at one thread in
   every run measured in turns (1.38-1.48x; 1.01-1.40x before). Its run is 0.45 ms, so fixed
   costs decide: nnserve's executor round trip takes about 0.15 ms (measured inside the
   server: 76 µs to the executor, of which 31 µs in \`postMessage\`, and 75 µs back), where
   the onnxruntime-node server runs onnxruntime on its own thread (\`session.run\` is
   synchronous there, which a service that takes other requests meanwhile cannot do);
-  nnserve's HTTP part is about 0.1 ms more than that server's.
+  nnserve's HTTP part is about 0.1 ms more than that server's. The connection guard's
+  forwarding hop cost it about 0.1-0.2 ms more (two thread wake-ups a request); since the
+  guard watches Deno.serve's own connections instead (later on 2026-11-28), every row met
+  1.3x in each of the runs measured (the run above and one per model beside it: the
+  classifier at one thread 1.12x and 1.20x, MobileNetV2 1.06x and 1.23x).
 - Throughput at 16 connections: the PaddleOCR models met it in every run (1.03-2.04x);
-  MobileNetV2 0.90-1.13x and Moonshine 0.97-1.15x (0.92x and 1.04x in the run above). Two
+  MobileNetV2 0.90-1.13x and Moonshine 0.97-1.15x while the guard forwarded; 1.06-1.17x
+  and 1.29-1.35x in the runs since (the run above and one per model beside it). Two
   MobileNetV2 runs side by side (nnserve's two executors at one thread each) against the
   peer's one run on two threads: which is faster depends on the same spells. In a separate
   run, 345 requests/s through the connection guard and 364 without it (the guard forwards
