@@ -21,7 +21,14 @@
  * in flight (as nginx takes it). Deno.serve's own `request.signal` says so only for small
  * requests; {@link clientLeft} gives handlers the guard's word too.
  */
-import { addressBytes, type Connection, openSockets, peerKey, type Sockets } from "./sockets.ts";
+import {
+  addressBytes,
+  addressKey,
+  type Connection,
+  openSockets,
+  peerKey,
+  type Sockets,
+} from "./sockets.ts";
 
 /** Timeouts in milliseconds; 0 disables one. */
 export interface ConnectionTimeouts {
@@ -78,8 +85,8 @@ class Guard implements ConnectionGuard {
   /** By client address ({@link peerKey}). */
   readonly #requests = new Map<string, Requests>();
   readonly #seen = new Map<string, Seen>();
-  /** Deno's text form of a client address -> its bytes as in a peer key. */
-  readonly #addresses = new Map<string, number[]>();
+  /** Deno's text form of a client address -> its {@link addressKey}. */
+  readonly #addresses = new Map<string, string>();
   #port = 0;
   #timer: ReturnType<typeof setInterval> | undefined;
 
@@ -91,12 +98,12 @@ class Guard implements ConnectionGuard {
   }
 
   #peer(addr: Deno.NetAddr): string {
-    let bytes = this.#addresses.get(addr.hostname);
-    if (!bytes) {
+    let address = this.#addresses.get(addr.hostname);
+    if (address === undefined) {
       if (this.#addresses.size >= 4096) this.#addresses.clear();
-      this.#addresses.set(addr.hostname, bytes = addressBytes(addr.hostname));
+      this.#addresses.set(addr.hostname, address = addressKey(addressBytes(addr.hostname)));
     }
-    return peerKey(bytes, addr.port);
+    return peerKey(address, addr.port);
   }
 
   handler(inner: Deno.ServeHandler<Deno.NetAddr>): Deno.ServeHandler<Deno.NetAddr> {

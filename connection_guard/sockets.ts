@@ -49,18 +49,20 @@ const SYMBOLS = {
   shutdown: { parameters: ["i32", "i32"], result: "i32" },
 } as const;
 
-/**
- * The address bytes (IPv4-mapped IPv6 as IPv4) and port as one key: what both a socket
- * address and Deno's `remoteAddr` turn into, so each finds the other.
- */
-export function peerKey(address: ArrayLike<number>, port: number): string {
+/** The address bytes as a key (IPv4-mapped IPv6 as the IPv4 address it maps). */
+export function addressKey(address: ArrayLike<number>): string {
   const mapped = address.length === 16 &&
     Array.from({ length: 10 }, (_, i) => address[i]).every((b) => b === 0) &&
     address[10] === 0xff && address[11] === 0xff;
-  const bytes = mapped ? Array.from({ length: 4 }, (_, i) => address[12 + i]) : [
-    ...Array.from(address),
-  ];
-  return `${bytes.join(".")}/${port}`;
+  return (mapped ? Array.from(address).slice(12) : Array.from(address)).join(".");
+}
+
+/**
+ * A client's address and port as one key: what both a socket address and Deno's
+ * `remoteAddr` turn into, so each finds the other.
+ */
+export function peerKey(address: string, port: number): string {
+  return `${address}/${port}`;
 }
 
 /** The address bytes of Deno's text form of an IP address (v4 dotted, or v6). */
@@ -113,7 +115,10 @@ export function openSockets(): Sockets | string {
   };
   const port = () => addressView.getUint16(2, false);
   const peer = (family: number) =>
-    peerKey(family === AF_INET ? address.subarray(4, 8) : address.subarray(8, 24), port());
+    peerKey(
+      addressKey(family === AF_INET ? address.subarray(4, 8) : address.subarray(8, 24)),
+      port(),
+    );
   /** The connection `fd` holds if it is one accepted on `localPort`. */
   const describe = (fd: number, localPort: number): Connection | undefined => {
     const family = name(getsockname, fd);

@@ -9,7 +9,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { configFromEnv, startServer } from "../server.ts";
 import { burstUrl, MessageSocket, pollUntil } from "./burst_fixture.ts";
 import { addModel, finishWithin, mainProcess, startTestServer } from "./server_fixture.ts";
-import { addressBytes, peerKey } from "../connection_guard/sockets.ts";
+import { addressBytes, addressKey } from "../connection_guard/sockets.ts";
 
 const encoder = new TextEncoder();
 
@@ -343,14 +343,14 @@ Deno.test("the guard matches each request to its connection on IPv4, IPv6 and du
 });
 
 Deno.test("client addresses key alike from Deno's text and from socket bytes", () => {
-  const key = (hostname: string) => peerKey(addressBytes(hostname), 80);
-  strictEqual(key("127.0.0.1"), "127.0.0.1/80");
-  strictEqual(key("::ffff:127.0.0.1"), "127.0.0.1/80"); // IPv4-mapped, as a dual-stack listener sees IPv4
-  strictEqual(key("::1"), peerKey([...new Array(15).fill(0), 1], 80));
-  strictEqual(key("fe80::1%eth0"), peerKey([0xfe, 0x80, ...new Array(13).fill(0), 1], 80));
+  const key = (hostname: string) => addressKey(addressBytes(hostname));
+  strictEqual(key("127.0.0.1"), "127.0.0.1");
+  strictEqual(key("::ffff:127.0.0.1"), "127.0.0.1"); // IPv4-mapped, as a dual-stack listener sees IPv4
+  strictEqual(key("::1"), addressKey([...new Array(15).fill(0), 1]));
+  strictEqual(key("fe80::1%eth0"), addressKey([0xfe, 0x80, ...new Array(13).fill(0), 1]));
   strictEqual(
     key("2001:db8::8:800:200c:417a"),
-    peerKey([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 8, 8, 0, 0x20, 0x0c, 0x41, 0x7a], 80),
+    addressKey([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 8, 8, 0, 0x20, 0x0c, 0x41, 0x7a]),
   );
 });
 
