@@ -160,6 +160,7 @@ class Guard implements ConnectionGuard {
       let seen = this.#seen.get(connection.peer);
       if (seen?.fd !== connection.fd) this.#seen.set(connection.peer, seen = { fd: connection.fd });
       const requests = this.#requests.get(connection.peer);
+      if (!requests && connection.bytesReceived > 0) seen.firstBytesAt ??= now;
       if (connection.clientEnded && requests?.inFlight) this.#left(requests);
       if (this.#expired(connection, seen, requests, now)) this.#sockets.shutDown(connection);
     }
@@ -191,8 +192,7 @@ class Guard implements ConnectionGuard {
       const limit = Math.max(headerMs, idleMs);
       return connection.msSinceReceived >= limit;
     }
-    seen.firstBytesAt ??= now;
-    return headerMs > 0 && now - seen.firstBytesAt >= headerMs;
+    return headerMs > 0 && now - (seen.firstBytesAt ?? now) >= headerMs;
   }
 
   cut(): number {

@@ -308,14 +308,15 @@ Deno.test("an idle kept-alive connection is closed after the idle timeout, not b
 
 Deno.test("the guard matches each request to its connection on IPv4, IPv6 and dual-stack listeners", async () => {
   // A request the guard could not match would leave its connection looking like a slow head:
-  // cut 0.2 s after its first bytes, while here it keeps serving a request every 100 ms.
+  // cut 0.2 s after its first bytes, while here it keeps serving a request every 100 ms for a
+  // second (the idle timeout, 2 s, leaves room for a slow machine between requests).
   for (
     const [hostname, connectTo] of [["127.0.0.1", "127.0.0.1"], ["::1", "::1"], ["::", "127.0.0.1"]]
   ) {
     const server = await startTestServer({
       hostname,
       headerTimeoutSeconds: 0.2,
-      idleTimeoutSeconds: 0.4,
+      idleTimeoutSeconds: 2,
     });
     const conn = await Deno.connect({ hostname: connectTo, port: server.port });
     try {
@@ -331,7 +332,7 @@ Deno.test("the guard matches each request to its connection on IPv4, IPv6 and du
       }
       // Then idle: cut by the idle timeout.
       ok(
-        await closedWithin(conn, 5_000) !== undefined,
+        await closedWithin(conn, 10_000) !== undefined,
         `${hostname}: the idle connection was closed`,
       );
     } finally {
