@@ -334,8 +334,8 @@ them):
   and 1.29-1.35x in the runs since (the run above and one per model beside it). Two
   MobileNetV2 runs side by side (nnserve's two executors at one thread each) against the
   peer's one run on two threads: which is faster depends on the same spells. In a separate
-  run, 345 requests/s through the connection guard and 364 without it (the guard forwards
-  each request's 0.6 MB in its own thread), against the peer's 394.
+  run, 345 requests/s through the connection guard and 364 without it (the guard then
+  forwarded each request's 0.6 MB in its own thread), against the peer's 394.
 - On the 16-core GPU machine, against Python's onnxruntime there (the section above, 2026-11-28):
   - MobileNetV2 in process: one execution 2.7-2.8 ms against 1.84 ms (1.5x); at 16
     concurrent clients, 1055 against 945 executions/s (1.12x). Since executions share the
