@@ -1,7 +1,7 @@
 /**
  * The server's own TCP connections as the kernel sees them, through libc (Deno's FFI), and
  * the one thing done to them: `shutdown(2)`, which Deno.serve then takes as the client
- * leaving and closes the connection. Linux only (`/proc/self/fd`, `struct tcp_info`).
+ * leaving and closes the connection. Linux only (`/proc/self/status`, `struct tcp_info`).
  *
  * Called on the thread that runs Deno.serve. Its connections are accepted and closed on that
  * thread's event loop, which cannot run during a synchronous call, so a descriptor found
@@ -51,10 +51,15 @@ const SYMBOLS = {
 
 /** The address bytes as a key (IPv4-mapped IPv6 as the IPv4 address it maps). */
 export function addressKey(address: ArrayLike<number>): string {
-  const mapped = address.length === 16 &&
-    Array.from({ length: 10 }, (_, i) => address[i]).every((b) => b === 0) &&
-    address[10] === 0xff && address[11] === 0xff;
-  return (mapped ? Array.from(address).slice(12) : Array.from(address)).join(".");
+  let from = 0;
+  if (address.length === 16) {
+    let mapped = address[10] === 0xff && address[11] === 0xff;
+    for (let i = 0; mapped && i < 10; i++) mapped = address[i] === 0;
+    if (mapped) from = 12;
+  }
+  let key = String(address[from]);
+  for (let i = from + 1; i < address.length; i++) key += `.${address[i]}`;
+  return key;
 }
 
 /**
@@ -132,16 +137,21 @@ export function openSockets(): Sockets | string {
       localPort,
       peer: peer(peerFamily),
       clientEnded: info[INFO_STATE] !== TCP_ESTABLISHED,
-      bytesReceived: Number(infoView.getBigUint64(INFO_BYTES_RECEIVED, true)),
+      bytesReceived: infoView.getUint32(INFO_BYTES_RECEIVED, true) +
+        infoView.getUint32(INFO_BYTES_RECEIVED + 4, true) * 2 ** 32,
       msSinceReceived: infoView.getUint32(INFO_LAST_DATA_RECV, true),
     };
   };
 
   return {
     connections(localPort) {
+      // Every descriptor the table can hold is asked (an unused one answers at once): listing
+      // /proc/self/fd took 6.7 ms for 4,000 descriptors, asking them all 2 ms.
+      const status = Deno.readTextFileSync("/proc/self/status");
+      const size = Number(/^FDSize:\s+(\d+)/m.exec(status)?.[1] ?? 1024);
       const found: Connection[] = [];
-      for (const entry of Deno.readDirSync("/proc/self/fd")) {
-        const connection = describe(Number(entry.name), localPort);
+      for (let fd = 0; fd < size; fd++) {
+        const connection = describe(fd, localPort);
         if (connection) found.push(connection);
       }
       return found;
