@@ -3,8 +3,10 @@
  * (`deno task bench:grpc`): for a tiny model (ADD of two float32[2]) and MobileNetV2 (one
  * 224x224 image), requests one at a time and pipelined, all against one server process
  * measured in the same run: `/v2` infer over HTTP (raw bytes in the binary tensor
- * extension), gRPC ModelInfer with raw contents, gRPC ModelStreamInfer, and a burst. With
- * `--write`, docs/grpc-performance.md gets the table.
+ * extension), gRPC ModelInfer with raw contents, gRPC ModelStreamInfer, and a burst; for the
+ * tiny model also a bare WebSocket echo of its input's bytes in a process of its own, the
+ * floor of a burst's round trip on this machine. With `--write`, docs/grpc-performance.md gets
+ * the table.
  */
 import { Buffer } from "node:buffer";
 import * as grpc from "@grpc/grpc-js";
@@ -14,6 +16,7 @@ import { INFERENCE_HEADER_LENGTH } from "../routes/binary_tensors.ts";
 import { seededFloats } from "../kernels/seeded_random.ts";
 import { MOBILENET_V2_INPUT, mobilenetV2Onnx } from "./mobilenet_v2_onnx.ts";
 import { spawnServer } from "./server_process.ts";
+import { spawnEcho } from "./peers/rest.ts";
 
 const SECONDS = Number(Deno.args.find((a) => a.startsWith("--seconds="))?.slice(10) ?? 2);
 const PIPELINE = 16;
@@ -126,6 +129,28 @@ const CASES: Case[] = [
   },
 ];
 
+/** A round trip of `bytes` through a bare WebSocket echo (the Hono echo's `/ws`). */
+async function echoSocket(url: string, bytes: Uint8Array) {
+  const socket = new WebSocket(`${url.replace(/^http/, "ws")}/ws`);
+  socket.binaryType = "arraybuffer";
+  await new Promise((resolve, reject) => {
+    socket.onopen = resolve;
+    socket.onerror = reject;
+  });
+  // Echoes come back in the order sent.
+  const waiting: ((answer: unknown) => void)[] = [];
+  socket.onmessage = (event) => waiting.shift()!(event.data);
+  return {
+    run: () =>
+      new Promise((resolve) => {
+        waiting.push(resolve);
+        socket.send(bytes);
+      }),
+    close: () => socket.close(),
+  };
+}
+
+const echo = await spawnEcho();
 const rows: string[] = [];
 for (const c of CASES) {
   const bytes = c.inputs.map((i) => new Uint8Array(i.data.buffer));
@@ -170,14 +195,22 @@ for (const c of CASES) {
   const compilation = await client.compile(c.model === "adder" ? tiny.id : mobilenet.id);
   const burst = await compilation.burst();
   const bursted = () => burst.compute(c.inputs.map((i) => i.data));
-  for (
-    const [form, run] of [
-      ["/v2 HTTP (binary tensors)", http],
-      ["gRPC ModelInfer (raw contents)", unary],
-      ["gRPC ModelStreamInfer", streamed],
-      ["burst", bursted],
-    ] as const
-  ) {
+  // The floor where the answer is as small as the question (not MobileNetV2's image).
+  const floor = c.model === "adder"
+    ? await echoSocket(echo.url, new Uint8Array(bytes.flatMap((b) => [...b])))
+    : undefined;
+  const forms: [string, () => Promise<unknown>][] = [
+    ["/v2 HTTP (binary tensors)", http],
+    ["gRPC ModelInfer (raw contents)", unary],
+    ["gRPC ModelStreamInfer", streamed],
+    ["burst", bursted],
+    ...(floor
+      ? [
+        ["bare WebSocket echo of the input's bytes", floor.run] as [string, () => Promise<unknown>],
+      ]
+      : []),
+  ];
+  for (const [form, run] of forms) {
     const r = await rates(run);
     rows.push(
       `| ${c.name} | ${form} | ${r.oneAtATimeUs.toFixed(0)} | ${r.perSecond.toFixed(0)} | ` +
@@ -187,9 +220,11 @@ for (const c of CASES) {
   }
   stream.end();
   await burst.close();
+  floor?.close();
 }
 stub.close();
 await server.stop();
+await echo.stop();
 
 const table = [
   `| model | form | one at a time: median µs | requests/s | ${PIPELINE} in flight: requests/s |`,

@@ -31,7 +31,7 @@ async function wrk(url: string, seconds: number): Promise<number> {
 }
 
 /** The Hono echo process; `url` is its root. */
-async function spawnEcho(): Promise<{ url: string; stop(): Promise<void> }> {
+export async function spawnEcho(): Promise<{ url: string; stop(): Promise<void> }> {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", fileURLToPath(new URL("./hono_echo.ts", import.meta.url))],
     stdout: "piped",
