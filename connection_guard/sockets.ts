@@ -92,7 +92,7 @@ export function addressBytes(hostname: string): number[] {
   return words.flatMap((word) => [word >> 8, word & 0xff]);
 }
 
-/** The server's sockets through libc; undefined, with the reason, where that cannot be. */
+/** The server's sockets through libc, or the reason they cannot be reached here. */
 export function openSockets(): Sockets | string {
   if (Deno.build.os !== "linux") return `${Deno.build.os} is not Linux`;
   let libc: Deno.DynamicLibrary<typeof SYMBOLS> | undefined;
