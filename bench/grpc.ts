@@ -163,7 +163,8 @@ for (const c of CASES) {
     })),
     parameters: { binary_data_output: true },
   }));
-  const body = new Uint8Array([...header, ...bytes.flatMap((b) => [...b])]);
+  const inputBytes = bytes.flatMap((b) => [...b]);
+  const body = new Uint8Array([...header, ...inputBytes]);
   const http = () =>
     fetch(`${server.url}/v2/models/${c.model}/infer`, {
       method: "POST",
@@ -197,19 +198,15 @@ for (const c of CASES) {
   const bursted = () => burst.compute(c.inputs.map((i) => i.data));
   // The floor where the answer is as small as the question (not MobileNetV2's image).
   const floor = c.model === "adder"
-    ? await echoSocket(echo.url, new Uint8Array(bytes.flatMap((b) => [...b])))
+    ? await echoSocket(echo.url, new Uint8Array(inputBytes))
     : undefined;
-  const forms: [string, () => Promise<unknown>][] = [
+  const forms: [form: string, run: () => Promise<unknown>][] = [
     ["/v2 HTTP (binary tensors)", http],
     ["gRPC ModelInfer (raw contents)", unary],
     ["gRPC ModelStreamInfer", streamed],
     ["burst", bursted],
-    ...(floor
-      ? [
-        ["bare WebSocket echo of the input's bytes", floor.run] as [string, () => Promise<unknown>],
-      ]
-      : []),
   ];
+  if (floor) forms.push(["bare WebSocket echo of the input's bytes", floor.run]);
   for (const [form, run] of forms) {
     const r = await rates(run);
     rows.push(

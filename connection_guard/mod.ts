@@ -73,8 +73,8 @@ export interface ConnectionGuard {
   handler(inner: Deno.ServeHandler<Deno.NetAddr>): Deno.ServeHandler<Deno.NetAddr>;
   /** Starts looking at the connections on the server's `port`. */
   watch(port: number): void;
-  /** Shuts down every connection still open on the port; how many it did. */
-  cut(): number;
+  /** Shuts down every connection still open on the port. */
+  cut(): void;
   /** Stops looking. */
   stop(): void;
 }
@@ -108,15 +108,19 @@ class Guard implements ConnectionGuard {
     return peerKey(address, addr.port);
   }
 
+  #requestsOf(peer: string): Requests {
+    let requests = this.#requests.get(peer);
+    if (!requests) {
+      requests = { inFlight: 0, lastEnded: 0, upgraded: false, clientEnded: false };
+      this.#requests.set(peer, requests);
+    }
+    return requests;
+  }
+
   handler(inner: Deno.ServeHandler<Deno.NetAddr>): Deno.ServeHandler<Deno.NetAddr> {
     return async (request, info) => {
       const peer = this.#peer(info.remoteAddr);
-      let requests = this.#requests.get(peer);
-      if (!requests) {
-        requests = { inFlight: 0, lastEnded: 0, upgraded: false, clientEnded: false };
-        this.#requests.set(peer, requests);
-      }
-      const of = requests;
+      const of = this.#requestsOf(peer);
       of.inFlight++;
       guarded.set(request, { guard: this, peer });
       const ended = () => {
@@ -210,12 +214,10 @@ class Guard implements ConnectionGuard {
     return headerMs > 0 && now - (seen.firstBytesAt ?? now) >= headerMs;
   }
 
-  cut(): number {
-    let closed = 0;
+  cut(): void {
     for (const connection of this.#sockets.connections(this.#port)) {
-      if (this.#sockets.shutDown(connection)) closed++;
+      this.#sockets.shutDown(connection);
     }
-    return closed;
   }
 
   stop(): void {
