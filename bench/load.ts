@@ -20,7 +20,10 @@ import { MOBILENET_V2_INPUT, mobilenetV2Onnx } from "./mobilenet_v2_onnx.ts";
 import { seededFloats } from "../kernels/seeded_random.ts";
 import { batchSizes } from "../driver/execution/dynamic_batcher.ts";
 import {
+  type Engine,
+  NNSERVE_IN_PROCESS,
   nnserveCompiled,
+  ONNXRUNTIME_NODE,
   ortServerEndpoint,
   type OrtServerLanguage,
   type PeerInput,
@@ -28,6 +31,7 @@ import {
   rawHeaders,
 } from "./peers/engines.ts";
 import { throughputs } from "./peers/throughput.ts";
+import { measureInTurns } from "./peers/timing.ts";
 
 const flags = parseArgs({
   options: {
@@ -153,6 +157,66 @@ const SERVERS: [string, (model: LoadModel) => Promise<RawEndpoint>][] = [
   ]),
 ];
 
+/** One engine's run time per image at each batch size, one thread, in process. */
+export interface PerImageRow {
+  model: string;
+  engine: string;
+  /** Batch size -> ms per image (median run over its rows). */
+  msPerImage: Map<number, number>;
+}
+
+/** The batch sizes a batched run takes (the first batching's), 1 included. */
+const RUN_SIZES = batchSizes(BATCHINGS[0]);
+
+/**
+ * What a batch of each size costs per image in `engine`, in process at one thread: nnserve's
+ * plan without HTTP or executors, and onnxruntime-node's session. With every core busy,
+ * stacking executions can save no more than what an image costs less in a larger run. The
+ * sizes are measured in turns (`measureInTurns`), so a slow spell falls on all alike.
+ */
+async function perImage(model: LoadModel, engine: Engine): Promise<PerImageRow> {
+  const [, ...rest] = model.input.shape;
+  const runs = [];
+  try {
+    for (const size of RUN_SIZES) {
+      const data = new Float32Array(size * model.input.data.length);
+      for (let row = 0; row < size; row++) {
+        data.set(model.input.data, row * model.input.data.length);
+      }
+      runs.push(
+        await engine.prepare(model.bytes, { ...model.input, shape: [size, ...rest], data }, 1),
+      );
+    }
+    const latencies = await measureInTurns(runs.map((run) => ({ run: () => run.run() })), {
+      warmup: 3,
+      runs: 24,
+      budgetMs: 8000,
+      rounds: 4,
+    });
+    const msPerImage = new Map<number, number>();
+    for (const [k, latency] of latencies.entries()) {
+      if (latency instanceof Error) throw latency;
+      msPerImage.set(RUN_SIZES[k], latency.median / RUN_SIZES[k]);
+    }
+    return { model: model.name, engine: engine.name, msPerImage };
+  } finally {
+    for (const run of runs) await run.close();
+  }
+}
+
+const perImageRows: PerImageRow[] = [];
+for (const model of MODELS) {
+  for (const engine of [NNSERVE_IN_PROCESS, ONNXRUNTIME_NODE]) {
+    const row = await perImage(model, engine);
+    perImageRows.push(row);
+    console.log(
+      `${model.name} | ${engine.name} | ms per image at batch ${
+        [...row.msPerImage].map(([size, ms]) => `${size}: ${ms.toFixed(3)}`).join(", ")
+      }`,
+    );
+  }
+}
+
 const rows: LoadRow[] = [];
 for (const model of MODELS) {
   const body = new Uint8Array(model.input.data.buffer as ArrayBuffer);
@@ -211,7 +275,26 @@ export function loadMarkdown(rows: readonly LoadRow[]): string {
   return lines.join("\n");
 }
 
-console.log(`\n${loadMarkdown(rows)}`);
+/** The per-image table: each batch size's time per image, and the largest's against 1. */
+export function perImageMarkdown(rows: readonly PerImageRow[]): string {
+  const largest = RUN_SIZES[RUN_SIZES.length - 1];
+  const lines = [
+    `| model | engine | ${RUN_SIZES.map((size) => `batch ${size} ms/image | `).join("")}` +
+    `${largest} against 1 |`,
+    `| --- | --- | ${RUN_SIZES.map(() => "--: | ").join("")}--: |`,
+  ];
+  for (const row of rows) {
+    const one = row.msPerImage.get(1)!;
+    lines.push(
+      `| ${row.model} | ${row.engine} | ${
+        RUN_SIZES.map((size) => `${row.msPerImage.get(size)!.toFixed(3)} | `).join("")
+      }${(row.msPerImage.get(largest)! / one).toFixed(2)}x |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+console.log(`\n${loadMarkdown(rows)}\n\n${perImageMarkdown(perImageRows)}`);
 if (flags.write) {
   const cores = navigator.hardwareConcurrency;
   await Deno.writeTextFile(
@@ -219,6 +302,11 @@ if (flags.write) {
     `# Throughput under load\n\nWritten by \`deno task bench:load --write\` on a machine with ` +
       `${cores} cores (${new Date().toISOString().slice(0, 10)}).\nEach server runs with its ` +
       `defaults. The servers of a model are loaded in turn, ${ROUNDS} rounds of ${SECONDS} s ` +
-      `each after a warm-up; a row pools its rounds.\n\n${loadMarkdown(rows)}\n`,
+      `each after a warm-up; a row pools its rounds.\n\n${loadMarkdown(rows)}\n\n` +
+      `## What batching can gain here\n\n` +
+      `With every core busy, a batch saves only what an image costs less in a larger run (the ` +
+      `HTTP work and the client's are per request either way). Each batch size's run, in ` +
+      `process at one thread, measured in turns in the same run as the table above:\n\n` +
+      `${perImageMarkdown(perImageRows)}\n`,
   );
 }
