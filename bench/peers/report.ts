@@ -91,7 +91,21 @@ runs against the forwarding guard, on a host running at about half its usual spe
 PP-OCR classifier over HTTP (binary, one thread) 1.42-1.57 ms against 1.56-1.63 (the
 onnxruntime-node server 1.34-1.39), a burst round trip of the tiny ADD model 169 µs against
 190, \`/v2\` over HTTP 357 against 438 µs; tiny-model REST under wrk unchanged (the serving
-thread is the limit either way).`;
+thread is the limit either way).
+Measured again a session later, on a slower host (the Hono echo at 63-77 k requests/s, nnserve
+at 6-10 k): the same app costs 27-35 µs a request called in process and about 113 µs of the
+serving thread under wrk. Neither HTTP nor work as such explains the gap: a Deno.serve handler
+that reads the body and answers a fixed JSON serves 75-86 k requests/s here (12 µs a request),
+and with 30 µs of arithmetic added 19.8 k (50 µs). Under socket load the app's own functions
+run 2-4x slower than in process (toJsonNumbers 0.6 µs in process, 2.5 µs under wrk), and each
+answer's send costs 3x more while the server is the slower side (it then wakes wrk every time).
+A handler that bypassed Hono (the route matched by a regular expression, zod's
+\`ExecutionRequest\`, \`Driver.execute\`, the JSON answer, the access line and the duration
+histogram) served 10.1-13.1 k (11.7-12.3 k with the access line and the histogram) against the
+app's 6.7-8.4 k in the same runs, and 47-49 k without the execution: \`Driver.execute\` of the
+inline plan takes 55-60 µs of the serving thread under load, against about 8 µs in process. A
+third of the echo (21-25 k here) therefore needs the execution path itself to cost a fraction
+of what it costs under load, not only a leaner HTTP layer.`;
 
 /** The text of a docs file another run writes, or undefined before it exists. */
 function docsFile(name: string): string | undefined {
