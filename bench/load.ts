@@ -32,6 +32,7 @@ import {
 } from "./peers/engines.ts";
 import { throughputs } from "./peers/throughput.ts";
 import { measureInTurns } from "./peers/timing.ts";
+import { measureThreadWakeup, threadWakeupText } from "./thread_wakeup.ts";
 
 const flags = parseArgs({
   options: {
@@ -204,6 +205,9 @@ async function perImage(model: LoadModel, engine: Engine): Promise<PerImageRow> 
   }
 }
 
+const wakeup = threadWakeupText(await measureThreadWakeup());
+console.log(wakeup);
+
 const perImageRows: PerImageRow[] = [];
 for (const model of MODELS) {
   for (const engine of [NNSERVE_IN_PROCESS, ONNXRUNTIME_NODE]) {
@@ -302,7 +306,7 @@ if (flags.write) {
     `# Throughput under load\n\nWritten by \`deno task bench:load --write\` on a machine with ` +
       `${cores} cores (${new Date().toISOString().slice(0, 10)}).\nEach server runs with its ` +
       `defaults. The servers of a model are loaded in turn, ${ROUNDS} rounds of ${SECONDS} s ` +
-      `each after a warm-up; a row pools its rounds.\n\n${loadMarkdown(rows)}\n\n` +
+      `each after a warm-up; a row pools its rounds. ${wakeup}\n\n${loadMarkdown(rows)}\n\n` +
       `## What batching can gain here\n\n` +
       `With every core busy, a batch saves only what an image costs less in a larger run (the ` +
       `HTTP work and the client's are per request either way). Each batch size's run, in ` +

@@ -1,6 +1,10 @@
-/** bench:peers' measurement in turns: every contender runs in every round, failures stay its own. */
+/**
+ * Benchmark measurement: bench:peers' turns (every contender runs in every round, failures stay
+ * its own) and the thread wake-up check.
+ */
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { measureInTurns } from "../bench/peers/timing.ts";
+import { measureThreadWakeup, threadWakeupText } from "../bench/thread_wakeup.ts";
 
 Deno.test("contenders take turns: each round runs each one, a failing one drops out alone", async () => {
   const calls: string[] = [];
@@ -35,4 +39,13 @@ Deno.test("contenders take turns: each round runs each one, a failing one drops 
   ok(!(a instanceof Error) && a.runs === 6 && aMeasured === 6);
   ok(b instanceof Error && b.message === "b stopped answering");
   ok(!(c instanceof Error) && c.runs === 6);
+});
+
+Deno.test("the thread wake-up check answers a round trip for back to back and each idle wait", async () => {
+  const wakeup = await measureThreadWakeup([1, 3], 5);
+  ok(wakeup.backToBackUs > 0);
+  deepStrictEqual([...wakeup.afterIdleUs.keys()], [1, 3]);
+  for (const us of wakeup.afterIdleUs.values()) ok(us > 0 && Number.isFinite(us));
+  const text = threadWakeupText(wakeup);
+  ok(text.includes("after 1 ms idle") && text.includes("after 3 ms idle"), text);
 });
