@@ -13,6 +13,11 @@
  * that is installed: the GPU machine); `--ocr-model PATH` reads the classifier from a file
  * rather than its npm package (which the GPU machine's pack leaves out). With `--write`,
  * `docs/load.md` gets the table.
+ *
+ * Before the servers: what a round trip to a worker thread costs here (every execution on an
+ * executor makes one), and what each batch size's run costs per image in process at one
+ * thread, nnserve's plan and onnxruntime-node's session (the most batching can save with the
+ * cores busy).
  */
 import { parseArgs } from "node:util";
 import { dirname, join } from "node:path";
@@ -159,7 +164,7 @@ const SERVERS: [string, (model: LoadModel) => Promise<RawEndpoint>][] = [
 ];
 
 /** One engine's run time per image at each batch size, one thread, in process. */
-export interface PerImageRow {
+interface PerImageRow {
   model: string;
   engine: string;
   /** Batch size -> ms per image (median run over its rows). */
@@ -280,7 +285,7 @@ export function loadMarkdown(rows: readonly LoadRow[]): string {
 }
 
 /** The per-image table: each batch size's time per image, and the largest's against 1. */
-export function perImageMarkdown(rows: readonly PerImageRow[]): string {
+function perImageMarkdown(rows: readonly PerImageRow[]): string {
   const largest = RUN_SIZES[RUN_SIZES.length - 1];
   const lines = [
     `| model | engine | ${RUN_SIZES.map((size) => `batch ${size} ms/image | `).join("")}` +
