@@ -16,10 +16,14 @@ export interface ThreadWakeup {
 
 const WORKER_SOURCE = `self.onmessage = (event) => self.postMessage(event.data);`;
 
-/** Measures `rounds` round trips for each idle wait (0 = back to back). */
+/**
+ * Measures `trips` round trips for each idle wait (back to back first), taken in turns: a
+ * few of each wait in every round, so that a slow spell of the machine falls on all alike.
+ */
 export async function measureThreadWakeup(
   idleMs: readonly number[] = [1, 10],
-  rounds = 60,
+  trips = 60,
+  rounds = 6,
 ): Promise<ThreadWakeup> {
   const worker = new Worker(
     `data:application/javascript,${encodeURIComponent(WORKER_SOURCE)}`,
@@ -36,18 +40,21 @@ export async function measureThreadWakeup(
       return (performance.now() - start) * 1000;
     };
     for (let i = 0; i < 10; i++) await roundTrip();
-    const median = async (idle: number) => {
-      const times: number[] = [];
-      for (let i = 0; i < rounds; i++) {
-        if (idle > 0) await new Promise((resolve) => setTimeout(resolve, idle));
-        times.push(await roundTrip());
+    const waits = [0, ...idleMs];
+    const times: number[][] = waits.map(() => []);
+    for (let round = 0; round < rounds; round++) {
+      for (const [k, idle] of waits.entries()) {
+        for (let i = 0; i < Math.ceil(trips / rounds); i++) {
+          if (idle > 0) await new Promise((resolve) => setTimeout(resolve, idle));
+          times[k].push(await roundTrip());
+        }
       }
-      return times.sort((a, b) => a - b)[rounds >> 1];
+    }
+    const median = (k: number) => times[k].sort((a, b) => a - b)[times[k].length >> 1];
+    return {
+      backToBackUs: median(0),
+      afterIdleUs: new Map(idleMs.map((idle, k) => [idle, median(k + 1)])),
     };
-    const backToBackUs = await median(0);
-    const afterIdleUs = new Map<number, number>();
-    for (const idle of idleMs) afterIdleUs.set(idle, await median(idle));
-    return { backToBackUs, afterIdleUs };
   } finally {
     worker.terminate();
   }
