@@ -103,9 +103,13 @@ A handler that bypassed Hono (the route matched by a regular expression, zod's
 \`ExecutionRequest\`, \`Driver.execute\`, the JSON answer, the access line and the duration
 histogram) served 10.1-13.1 k (11.7-12.3 k with the access line and the histogram) against the
 app's 6.7-8.4 k in the same runs, and 47-49 k without the execution: \`Driver.execute\` of the
-inline plan takes 55-60 µs of the serving thread under load, against about 8 µs in process. A
-third of the echo (21-25 k here) therefore needs the execution path itself to cost a fraction
-of what it costs under load, not only a leaner HTTP layer.`;
+inline plan takes 40-60 µs of the serving thread under load, against about 8 µs in process,
+where the plan's run alone (\`Executable.run\` called from the same handler: 39-47 k requests/s
+against 15-17 k through \`Driver.execute\`, in turns) takes a few. Of the difference, leaving out
+the execution metrics raised the rate 3-15%, and the chain of awaits is a share: 20 more
+awaited async calls cost that handler 10-14 µs a request under load. A third of the echo (21-25
+k here) therefore needs the execution path itself to cost a fraction of what it costs under
+load, not only a leaner HTTP layer.`;
 
 /** The text of a docs file another run writes, or undefined before it exists. */
 function docsFile(name: string): string | undefined {
