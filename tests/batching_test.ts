@@ -11,6 +11,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { seededFloats } from "../kernels/seeded_random.ts";
 import { NnClient } from "../client/mod.ts";
 import {
+  batchRuns,
   float32Tensor,
   int32Scalar,
   type TestServer,
@@ -71,16 +72,6 @@ function execute(server: TestServer, compilation: string, body: unknown) {
 
 function rowsOf(rows: number, seed: number, depth = DEPTH) {
   return { data: [...seededFloats(rows * depth, seed, 2)], dimensions: [rows, depth] };
-}
-
-/** The batch-size histogram's count and sum of runs (every compilation of the server). */
-async function batchRuns(server: TestServer): Promise<{ runs: number; rows: number }> {
-  const text = await (await fetch(`${server.url}/metrics`)).text();
-  const total = (suffix: string) =>
-    text.split("\n")
-      .filter((line) => line.startsWith(`nnserve_batch_size_${suffix}{`))
-      .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
-  return { runs: total("count"), rows: total("sum") };
 }
 
 async function until(condition: () => Promise<boolean>, what: string) {

@@ -2,11 +2,17 @@
  * The gpu device through the service (WebGPU; Mesa's llvmpipe adapter here, installed by
  * .ci/run): listed with measured capabilities, partitioned against the host devices by cost
  * (forced onto it with test costs, since its measured costs rightly keep it out of plans on
- * this machine), run on it for real (timing names the device that ran each step), and kept
- * out where moving tensors to it would cost more than it saves.
+ * this machine), run on it for real (timing names the device that ran each step), batched
+ * there as on any device, and kept out where moving tensors to it would cost more than it saves.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { float32Tensor, int32Scalar, type TestServer, withTestServer } from "./server_fixture.ts";
+import {
+  batchRuns,
+  float32Tensor,
+  int32Scalar,
+  type TestServer,
+  withTestServer,
+} from "./server_fixture.ts";
 
 /**
  * CONV_2D -> FLOOR -> CONV_2D -> FLOOR: the convolutions run on the gpu, FLOOR does not.
@@ -291,5 +297,41 @@ Deno.test("profile-guided partitioning times the gpu too, and its plan computes 
     got.data.forEach((v, i) =>
       ok(Math.abs(v - want.data[i]) <= 1e-4, `output ${i}: ${v} vs ${want.data[i]}`)
     );
+  });
+});
+
+Deno.test("batched executions run on the gpu as one run and answer what they answer unbatched", async () => {
+  await withTestServer({ gpu: true, deviceCosts: GPU_FIRST }, async (server) => {
+    // The batch extent open, the others fixed: executions of one image each stack into one run.
+    const model = await server.request("POST", "/v1/models", convFloorModel([0, 6, 6, 2]));
+    strictEqual(model.status, 201, JSON.stringify(model.body));
+    const compile = async (batching?: unknown) => {
+      const created = await server.request("POST", "/v1/compilations", {
+        model: model.body.id,
+        ...(batching ? { batching } : {}),
+      });
+      strictEqual(created.status, 201, JSON.stringify(created.body));
+      return created.body.id as string;
+    };
+    const plain = await compile();
+    // A batch forms only by reaching its size (the oldest could wait 10 s), never by timing.
+    const batched = await compile({ maxBatchSize: 3, maxQueueDelayUs: 10_000_000 });
+    const images = [0, 1, 2].map((k) => ({
+      data: INPUT.map((v, i) => v + k * Math.sin(i)),
+      dimensions: [1, 6, 6, 2],
+    }));
+    const together = await Promise.all(images.map((image) => execute(server, batched, image)));
+    for (const [k, image] of images.entries()) {
+      const alone = await execute(server, plain, image);
+      deepStrictEqual(together[k].data, alone.data, `image ${k}`);
+      // The batched run's steps ran where the plan put them: the convolutions on the gpu.
+      deepStrictEqual(together[k].steps.map((s) => s.device), [
+        "gpu",
+        "cpu-reference",
+        "gpu",
+        "cpu-reference",
+      ]);
+    }
+    deepStrictEqual(await batchRuns(server), { runs: 1, rows: 3 });
   });
 });

@@ -314,3 +314,13 @@ export async function metric(baseUrl: string, series: string): Promise<number | 
   const line = text.split("\n").find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
+
+/** The batch-size histogram's count and sum: batched runs and their rows, every compilation's. */
+export async function batchRuns(server: TestServer): Promise<{ runs: number; rows: number }> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const total = (suffix: string) =>
+    text.split("\n")
+      .filter((line) => line.startsWith(`nnserve_batch_size_${suffix}{`))
+      .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
+  return { runs: total("count"), rows: total("sum") };
+}
