@@ -75,16 +75,16 @@ export class OnnxImports {
     await this.#enter(request);
     const stop = new AbortController();
     const { timeoutSeconds } = this.#limits;
-    const timer = setTimeout(() => {
-      stop.abort(
+    const timeLimit = {
+      ms: timeoutSeconds * 1000,
+      error: () =>
         new DriverError(
           "MISSED_DEADLINE_PERSISTENT",
           `the ONNX conversion ran past this service's time limit of ${timeoutSeconds} s ` +
             "(NNSERVE_IMPORT_TIMEOUT) and was stopped",
           { limit: "import_time" },
         ),
-      );
-    }, timeoutSeconds * 1000);
+    };
     const leave = () => stop.abort(clientLeft());
     const close = () => stop.abort(shuttingDown());
     signal?.addEventListener("abort", leave, { once: true });
@@ -95,9 +95,9 @@ export class OnnxImports {
       return await convertOnnxInWorker(bytes, options, {
         signal: stop.signal,
         limits: this.#conversionLimits,
+        timeLimit,
       });
     } finally {
-      clearTimeout(timer);
       signal?.removeEventListener("abort", leave);
       this.#closing.signal.removeEventListener("abort", close);
       this.#leave();

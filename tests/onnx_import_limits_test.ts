@@ -7,7 +7,7 @@
  * NNSERVE_MAX_CONCURRENT_IMPORTS run at once; graph outputs nothing produces, values written
  * twice and int64 extents past int32 are 400s naming them.
  */
-import { match, ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { type GraphSpec, onnxBytes } from "../tools/onnx_graphs.ts";
 import { expectImportRefused } from "./onnx/compare.ts";
 import {
@@ -24,6 +24,7 @@ import {
 } from "./onnx/hostile_graphs.ts";
 import { ANONYMOUS_CLIENT } from "../routes/auth.ts";
 import { convertOnnxInWorker } from "../converter/onnx/convert_in_worker.ts";
+import { afterRunningTime } from "../converter/onnx/running_time.ts";
 import { metric, withMainProcess, withTestServer } from "./server_fixture.ts";
 
 /** An import's answer. */
@@ -343,6 +344,59 @@ Deno.test("a conversion worker that has not taken its job by the start limit is 
   ok(error instanceof Error, "a worker took its job at once");
   match(error.message, /2 conversion workers in turn did not start within 0 s/);
   ok(performance.now() - started < 20_000);
+});
+
+/** Holds this thread (and its event loop) for `ms`, as synchronous work would. */
+function holdThread(ms: number) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+Deno.test("the conversion limits count running time: a held event loop counts as half a second, and they never fire before their wall time", async () => {
+  const started = performance.now();
+  let firedAt: number | undefined;
+  const fired = new Promise<void>((resolve) =>
+    afterRunningTime(1500, () => {
+      firedAt = performance.now();
+      resolve();
+    })
+  );
+  holdThread(4000);
+  // The timer's first look after the hold counts it as 500 ms of the 1500.
+  await sleep(0);
+  strictEqual(firedAt, undefined, "the held time counted in full");
+  await fired;
+  ok(firedAt! - started >= 1500);
+  // Cancelled, it does not fire.
+  let cancelledFired = false;
+  const cancel = afterRunningTime(100, () => cancelledFired = true);
+  cancel();
+  await sleep(400);
+  ok(!cancelledFired);
+});
+
+Deno.test("a conversion that answers while its host's event loop is held up is neither replaced nor cut for it", async () => {
+  // CI twice lost a Moonshine import whose host thread (a test's, which also served) could
+  // not read its worker's answer: the start and time limits had passed by wall time.
+  const bytes = onnxBytes(elementwiseChain(4));
+  // A replaced worker is said on stderr.
+  const said: string[] = [];
+  const consoleError = console.error;
+  console.error = (...parts: unknown[]) => said.push(parts.join(" "));
+  try {
+    const errors: string[] = [];
+    const converting = convertOnnxInWorker(bytes, {}, {
+      startLimitMs: 1500,
+      timeLimit: { ms: 2500, error: () => new Error("the time limit passed") },
+    }).catch((error: Error) => errors.push(error.message));
+    // Far longer than the worker takes to start and convert four nodes (about 0.2 s), and
+    // than both limits by the wall clock.
+    holdThread(6000);
+    const conversion = await converting;
+    deepStrictEqual({ errors, said }, { errors: [], said: [] });
+    ok(typeof conversion === "object" && conversion.model.operations.length > 0);
+  } finally {
+    console.error = consoleError;
+  }
 });
 
 Deno.test("a graph output nothing produces, or one without a name, is a 400 naming it", async () => {

@@ -2,6 +2,7 @@
 import { DriverError, type DriverErrorDetails, type ErrorStatus } from "../../nnapi/errors.ts";
 import type { OnnxConversion, OnnxConversionOptions } from "./convert.ts";
 import type { OnnxImportLimits } from "./limits.ts";
+import { afterRunningTime } from "./running_time.ts";
 
 /** What the worker posts: that it has the job, then the conversion or its fault. */
 export type WorkerAnswer =
@@ -13,7 +14,8 @@ export type WorkerAnswer =
  * How long a worker may take to start and say it has the job: loading the converter's modules
  * takes well under a second, tens of seconds on a machine with every core taken. A worker that
  * has not said so by then is replaced once, so a worker lost in start-up costs this much, not
- * the whole conversion time limit.
+ * the whole conversion time limit. Counted in running time ({@link afterRunningTime}), as the
+ * time limit is.
  */
 export const DEFAULT_START_LIMIT_MS = 20_000;
 
@@ -33,6 +35,12 @@ export interface WorkerConversionControl {
   signal?: AbortSignal;
   /** Milliseconds a worker may take to say it has the job ({@link DEFAULT_START_LIMIT_MS}). */
   startLimitMs?: number;
+  /**
+   * How long the conversion may take, every worker's try included, in running time
+   * ({@link afterRunningTime}): past it the promise rejects with `error()` and the worker
+   * stops, as for `signal`.
+   */
+  timeLimit?: { ms: number; error: () => Error };
 }
 
 /** Converts an ONNX file off the calling thread; faults arrive as the same DriverErrors. */
@@ -41,20 +49,32 @@ export async function convertOnnxInWorker(
   options: OnnxConversionOptions = {},
   control: WorkerConversionControl = {},
 ): Promise<OnnxConversion> {
-  for (let attempt = 1;; attempt++) {
-    const answer = await convertInOneWorker(bytes, options, control);
-    if (answer !== "not started") return answer;
-    const seconds = (control.startLimitMs ?? DEFAULT_START_LIMIT_MS) / 1000;
-    if (attempt === START_ATTEMPTS) {
-      throw new DriverError(
-        "GENERAL_FAILURE",
-        `ONNX conversion failed: ${START_ATTEMPTS} conversion workers in turn did not start ` +
-          `within ${seconds} s`,
+  const { timeLimit } = control;
+  const expired = new AbortController();
+  const cancelTimeLimit = timeLimit
+    ? afterRunningTime(timeLimit.ms, () => expired.abort(timeLimit.error()))
+    : undefined;
+  const signal = control.signal
+    ? AbortSignal.any([control.signal, expired.signal])
+    : expired.signal;
+  try {
+    for (let attempt = 1;; attempt++) {
+      const answer = await convertInOneWorker(bytes, options, { ...control, signal });
+      if (answer !== "not started") return answer;
+      const seconds = (control.startLimitMs ?? DEFAULT_START_LIMIT_MS) / 1000;
+      if (attempt === START_ATTEMPTS) {
+        throw new DriverError(
+          "GENERAL_FAILURE",
+          `ONNX conversion failed: ${START_ATTEMPTS} conversion workers in turn did not start ` +
+            `within ${seconds} s`,
+        );
+      }
+      console.error(
+        `nnserve: an ONNX conversion worker did not start within ${seconds} s; starting another`,
       );
     }
-    console.error(
-      `nnserve: an ONNX conversion worker did not start within ${seconds} s; starting another`,
-    );
+  } finally {
+    cancelTimeLimit?.();
   }
 }
 
@@ -69,7 +89,7 @@ function convertInOneWorker(
   const worker = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
   const stopFlag = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
   let stop: (() => void) | undefined;
-  let startTimer: ReturnType<typeof setTimeout> | undefined;
+  let cancelStartLimit: (() => void) | undefined;
   return new Promise<OnnxConversion | "not started">((resolve, reject) => {
     stop = () => {
       Atomics.store(stopFlag, 0, 1);
@@ -77,13 +97,13 @@ function convertInOneWorker(
       reject(signal!.reason);
     };
     signal?.addEventListener("abort", stop, { once: true });
-    startTimer = setTimeout(() => {
+    cancelStartLimit = afterRunningTime(startLimitMs, () => {
       Atomics.store(stopFlag, 0, 1);
       resolve("not started");
-    }, startLimitMs);
+    });
     worker.onmessage = (event: MessageEvent<WorkerAnswer>) => {
       const answer = event.data;
-      if ("started" in answer) clearTimeout(startTimer);
+      if ("started" in answer) cancelStartLimit?.();
       else if (answer.ok) resolve(answer.conversion);
       else reject(new DriverError(answer.fault.status, answer.fault.message, answer.fault.details));
     };
@@ -93,7 +113,7 @@ function convertInOneWorker(
     };
     worker.postMessage({ bytes, options, limits, stop: stopFlag });
   }).finally(() => {
-    clearTimeout(startTimer);
+    cancelStartLimit?.();
     if (stop) signal?.removeEventListener("abort", stop);
     worker.terminate();
   });
