@@ -6,7 +6,7 @@
  */
 import { DriverError } from "../../../nnapi/errors.ts";
 import { byteSize } from "../../../nnapi/tensor.ts";
-import type { GpuContext } from "./context.ts";
+import type { GpuContext, GpuImplementation } from "./context.ts";
 import type { GpuOperand, PlannedStep } from "./subgraph.ts";
 
 /** A command bound to buffers, ready to record. */
@@ -150,22 +150,36 @@ function pipelineKey(code: string, reads: number, writes: number): string {
 }
 
 /**
- * Records a run's commands, each dispatch in a compute pass of its own. Consecutive
- * dispatches in one pass gave wrong results on Mesa's llvmpipe through Deno's WebGPU: a
- * pooling dispatch followed by an element-wise one with the same binding layout (a smaller
- * uniform) left the second one's output all zeros. WebGPU orders the passes as it orders
- * dispatches within one, so only the passes' own cost is added.
+ * Records a run's commands. On Dawn, consecutive dispatches share one compute pass (WebGPU
+ * orders them as separate passes); every pass encoder is a Node-API object, and Deno 2.9
+ * deregisters each collected one by a scan and a shift of a list of all it tracks, so a
+ * collection of N of them costs N² — a pass per dispatch left hundreds of thousands for a
+ * major collection, which then held the event loop for minutes. On Deno's built-in WebGPU each
+ * dispatch keeps a pass of its own: consecutive dispatches in one pass gave wrong results on
+ * Mesa's llvmpipe there (a pooling dispatch followed by an element-wise one with the same
+ * binding layout and a smaller uniform left the second one's output all zeros).
  */
-export function encodeRun(encoder: GPUCommandEncoder, commands: readonly PreparedCommand[]): void {
+export function encodeRun(
+  encoder: GPUCommandEncoder,
+  commands: readonly PreparedCommand[],
+  implementation: GpuImplementation,
+): void {
+  let pass: GPUComputePassEncoder | undefined;
   for (const command of commands) {
     if (command.kind === "copy") {
+      pass?.end();
+      pass = undefined;
       encoder.copyBufferToBuffer(command.from, 0, command.to, 0, command.bytes);
       continue;
     }
-    const pass = encoder.beginComputePass();
+    pass ??= encoder.beginComputePass();
     pass.setPipeline(command.pipeline);
     pass.setBindGroup(0, command.bindGroup);
     pass.dispatchWorkgroups(...command.workgroups);
-    pass.end();
+    if (implementation === "deno") {
+      pass.end();
+      pass = undefined;
+    }
   }
+  pass?.end();
 }

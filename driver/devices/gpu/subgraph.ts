@@ -332,7 +332,7 @@ function createSubgraph(
       usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
     });
     const encoder = device.createCommandEncoder();
-    encodeRun(encoder, prepared.commands);
+    encodeRun(encoder, prepared.commands, gpu.implementation);
     let offset = 0;
     outputs.forEach((index, k) => {
       encoder.copyBufferToBuffer(prepared.buffers.get(index)!, 0, target, offset, outputBytes[k]);

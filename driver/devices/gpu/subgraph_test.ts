@@ -157,6 +157,41 @@ eachGpu(
   },
 );
 
+eachGpu(
+  "a run records its dispatches in one compute pass on Dawn, one pass each on Deno's WebGPU",
+  async (gpu) => {
+    // Every pass encoder is a Node-API object on Dawn, and Deno 2.9 deregisters each one the
+    // collector takes by scanning and shifting a list of all it tracks: a pass per dispatch
+    // piled up enough of them for one major collection to hold the event loop for minutes.
+    const { graph, image, probabilities } = classifier();
+    const subgraph = await prepareGpuSubgraph(gpu, graph.steps, {
+      operands: graph.operands,
+      needed: new Set([probabilities]),
+    });
+    const { device } = gpu;
+    const createCommandEncoder = device.createCommandEncoder;
+    let passes = 0;
+    device.createCommandEncoder = (descriptor?: GPUCommandEncoderDescriptor) => {
+      const encoder = createCommandEncoder.call(device, descriptor);
+      const beginComputePass = encoder.beginComputePass;
+      encoder.beginComputePass = (pass?: GPUComputePassDescriptor) => {
+        passes++;
+        return beginComputePass.call(encoder, pass);
+      };
+      return encoder;
+    };
+    try {
+      const result = await subgraph.run(new Map([[image, graph.values[image]]]));
+      assertClose(result.get(probabilities)!, graph.values[probabilities], "probabilities");
+      if (gpu.implementation === "dawn") deepStrictEqual(passes, 1);
+      else ok(passes > 1, `${passes} pass for its dispatches`);
+    } finally {
+      device.createCommandEncoder = createCommandEncoder;
+      subgraph.destroy();
+    }
+  },
+);
+
 Deno.test("gpuSupportReason() refuses what the gpu device does not run, saying why", () => {
   const { graph, conv } = classifier();
   const convStep = graph.steps[0];
