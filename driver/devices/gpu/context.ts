@@ -39,6 +39,8 @@ export interface GpuContext {
    * Compiled once per (code, reads, writes); shader errors reject with the compiler's text.
    */
   pipeline(code: string, reads: number, writes: number): Promise<GPUComputePipeline>;
+  /** The bind group layout of those pipelines (one object per binding counts). */
+  bindGroupLayout(reads: number, writes: number): GPUBindGroupLayout;
   /** Releases the device (every buffer and pipeline on it). */
   close(): void;
 }
@@ -129,9 +131,9 @@ function createContext(
   adapter: GpuAdapterDescription,
 ): GpuContext {
   const pipelines = new Map<string, Promise<GPUComputePipeline>>();
-  const layouts = new Map<string, GPUPipelineLayout>();
+  const layouts = new Map<string, { group: GPUBindGroupLayout; pipeline: GPUPipelineLayout }>();
 
-  function layout(reads: number, writes: number): GPUPipelineLayout {
+  function layout(reads: number, writes: number) {
     const key = `${reads}/${writes}`;
     let found = layouts.get(key);
     if (!found) {
@@ -146,7 +148,7 @@ function createContext(
         });
       }
       const group = device.createBindGroupLayout({ entries });
-      found = device.createPipelineLayout({ bindGroupLayouts: [group] });
+      found = { group, pipeline: device.createPipelineLayout({ bindGroupLayouts: [group] }) };
       layouts.set(key, found);
     }
     return found;
@@ -156,7 +158,7 @@ function createContext(
     device.pushErrorScope("validation");
     const module = device.createShaderModule({ code });
     const pipeline = device.createComputePipeline({
-      layout: layout(reads, writes),
+      layout: layout(reads, writes).pipeline,
       compute: { module, entryPoint: "main" },
     });
     const error = await device.popErrorScope();
@@ -178,6 +180,9 @@ function createContext(
         pipelines.set(key, found);
       }
       return found;
+    },
+    bindGroupLayout(reads, writes) {
+      return layout(reads, writes).group;
     },
     close() {
       pipelines.clear();

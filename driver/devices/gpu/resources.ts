@@ -1,8 +1,11 @@
 /**
  * The GPU resources of a prepared subgraph: one storage buffer per float32 operand a
- * command touches (constants filled once here), the weights kernels re-laid out, a uniform
- * buffer and a bind group per dispatch, and the compiled pipelines. Made once at
- * preparation so that a run only writes its inputs, records the commands and reads back.
+ * command touches (constants filled once here), the weights kernels re-laid out, one uniform
+ * buffer holding every dispatch's parameters, a bind group per dispatch, and the compiled
+ * pipelines. Made once at preparation so that a run only writes its inputs, records the
+ * commands and reads back. On Dawn every WebGPU object is a Node-API object, which Deno 2.9
+ * deregisters at a cost that grows with all it tracks ({@link encodeRun}), so a subgraph makes
+ * as few as it can: the parameters share a buffer, bind groups share their layout.
  */
 import { DriverError } from "../../../nnapi/errors.ts";
 import { byteSize } from "../../../nnapi/tensor.ts";
@@ -102,6 +105,8 @@ export async function prepareCommands(
   let failure: unknown;
   try {
     for (const index of [...io.inputs, ...io.outputs]) operandBuffer(index);
+    const parameters = packedParameters(steps, device.limits.minUniformBufferOffsetAlignment);
+    const uniforms = filled(parameters.bytes, GPUBufferUsage.UNIFORM);
     for (const step of steps) {
       for (const command of step.commands) {
         if (command.kind === "copy") {
@@ -115,16 +120,18 @@ export async function prepareCommands(
         }
         const { reads, writes } = command;
         const pipeline = pipelines.get(pipelineKey(command.code, reads.length, writes.length))!;
-        const resources: GPUBuffer[] = [
-          filled(command.params, GPUBufferUsage.UNIFORM),
+        const storage: GPUBuffer[] = [
           ...reads.map((read) =>
             "input" in read ? operandBuffer(step.inputs[read.input]) : filled(read.data, STORAGE)
           ),
           ...writes.map((position) => operandBuffer(step.outputs[position])),
         ];
         const bindGroup = device.createBindGroup({
-          layout: pipeline.getBindGroupLayout(0),
-          entries: resources.map((buffer, binding) => ({ binding, resource: { buffer } })),
+          layout: gpu.bindGroupLayout(reads.length, writes.length),
+          entries: [
+            { binding: 0, resource: { buffer: uniforms, ...parameters.place.get(command)! } },
+            ...storage.map((buffer, k) => ({ binding: 1 + k, resource: { buffer } })),
+          ],
         });
         commands.push({ kind: "dispatch", pipeline, bindGroup, workgroups: command.workgroups });
       }
@@ -143,6 +150,30 @@ export async function prepareCommands(
     throw new DriverError("GENERAL_FAILURE", `gpu subgraph preparation failed: ${message}`);
   }
   return { commands, buffers, owned };
+}
+
+/** A planned dispatch (its parameters and shader). */
+type PlannedDispatch = Extract<PlannedStep["commands"][number], { kind: "dispatch" }>;
+
+/**
+ * Every dispatch's parameters in one buffer's bytes, each at an offset the device allows a
+ * uniform binding to start at, bound with the size a buffer of its own had.
+ */
+function packedParameters(steps: readonly PlannedStep[], alignment: number) {
+  const place = new Map<PlannedDispatch, { offset: number; size: number }>();
+  let end = 0;
+  for (const step of steps) {
+    for (const command of step.commands) {
+      if (command.kind !== "dispatch") continue;
+      const offset = Math.ceil(end / alignment) * alignment;
+      const size = Math.max(16, Math.ceil(command.params.byteLength / 4) * 4);
+      place.set(command, { offset, size });
+      end = offset + size;
+    }
+  }
+  const bytes = new Uint8Array(Math.max(16, end));
+  for (const [command, { offset }] of place) bytes.set(new Uint8Array(command.params), offset);
+  return { bytes, place };
 }
 
 function pipelineKey(code: string, reads: number, writes: number): string {

@@ -192,6 +192,38 @@ eachGpu(
   },
 );
 
+eachGpu(
+  "a prepared subgraph keeps every dispatch's parameters in one uniform buffer",
+  async (gpu) => {
+    // Fewer Node-API objects on Dawn (see above): a buffer per dispatch's parameters was one
+    // more object per dispatch for the collector to deregister.
+    const { graph, image, probabilities } = classifier();
+    const { device } = gpu;
+    const createBuffer = device.createBuffer;
+    let uniformBuffers = 0;
+    device.createBuffer = (descriptor: GPUBufferDescriptor) => {
+      if (descriptor.usage & GPUBufferUsage.UNIFORM) uniformBuffers++;
+      return createBuffer.call(device, descriptor);
+    };
+    let subgraph;
+    try {
+      subgraph = await prepareGpuSubgraph(gpu, graph.steps, {
+        operands: graph.operands,
+        needed: new Set([probabilities]),
+      });
+    } finally {
+      device.createBuffer = createBuffer;
+    }
+    try {
+      deepStrictEqual(uniformBuffers, 1);
+      const result = await subgraph.run(new Map([[image, graph.values[image]]]));
+      assertClose(result.get(probabilities)!, graph.values[probabilities], "probabilities");
+    } finally {
+      subgraph.destroy();
+    }
+  },
+);
+
 Deno.test("gpuSupportReason() refuses what the gpu device does not run, saying why", () => {
   const { graph, conv } = classifier();
   const convStep = graph.steps[0];
