@@ -8,6 +8,8 @@
  * model with the same kernels compiles nothing.
  */
 
+import { paceDawnPolling } from "./dawn_polling.ts";
+
 /** Which WebGPU implementation a context runs on. */
 export type GpuImplementation = "dawn" | "deno";
 
@@ -57,6 +59,7 @@ const RAISED_LIMITS = [
 let dawn: Promise<GPU | undefined> | undefined;
 
 function loadDawn(): Promise<GPU | undefined> {
+  paceDawnPolling();
   return dawn ??= import("webgpu").then(
     // Dawn's WebGPU objects are the standard interfaces; its constants are Deno's globals.
     (module) => module.create([]) as unknown as GPU,
