@@ -10,6 +10,7 @@
 import { DriverError } from "../../../nnapi/errors.ts";
 import { byteSize } from "../../../nnapi/tensor.ts";
 import type { GpuContext, GpuImplementation } from "./context.ts";
+import type { GpuDispatch } from "./kernels/common.ts";
 import type { GpuOperand, PlannedStep } from "./subgraph.ts";
 
 /** A command bound to buffers, ready to record. */
@@ -152,15 +153,12 @@ export async function prepareCommands(
   return { commands, buffers, owned };
 }
 
-/** A planned dispatch (its parameters and shader). */
-type PlannedDispatch = Extract<PlannedStep["commands"][number], { kind: "dispatch" }>;
-
 /**
  * Every dispatch's parameters in one buffer's bytes, each at an offset the device allows a
  * uniform binding to start at, bound with the size a buffer of its own had.
  */
 function packedParameters(steps: readonly PlannedStep[], alignment: number) {
-  const place = new Map<PlannedDispatch, { offset: number; size: number }>();
+  const place = new Map<GpuDispatch, { offset: number; size: number }>();
   let end = 0;
   for (const step of steps) {
     for (const command of step.commands) {
