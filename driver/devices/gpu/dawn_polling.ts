@@ -21,7 +21,7 @@ const PACE_MS = { min: 1, max: 8 };
 let installed = false;
 
 /** Whether `callback` is a native function (Dawn's), not one of JavaScript's. */
-function isNative(callback: unknown): boolean {
+export function isNative(callback: unknown): boolean {
   return typeof callback === "function" &&
     Function.prototype.toString.call(callback).endsWith("{ [native code] }");
 }

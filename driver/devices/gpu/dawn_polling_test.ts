@@ -6,6 +6,7 @@
  */
 import { ok } from "node:assert/strict";
 import { PADDING_SAME } from "../../../nnapi/types.ts";
+import { isNative } from "./dawn_polling.ts";
 import { prepareGpuSubgraph } from "./subgraph.ts";
 import { assertClose, constant, Graph, ints, runtime, testGpu, weights } from "./test_helpers.ts";
 
@@ -27,7 +28,7 @@ Deno.test("while a readback waits on Dawn, its polls come at most 21 in its firs
   const paced = globalThis.setImmediate;
   let polls = 0;
   globalThis.setImmediate = ((callback: () => void) => {
-    if (Function.prototype.toString.call(callback).endsWith("{ [native code] }")) polls++;
+    if (isNative(callback)) polls++;
     return paced(callback);
   }) as typeof setImmediate;
   try {
