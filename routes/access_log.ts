@@ -56,42 +56,83 @@ export function batchedStdout(): BufferedSink {
 /** A client's request id is kept when it is 1-200 visible ASCII characters. */
 const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
 
-/** The access log and duration histogram. */
-export function accessLog(
-  metrics: Metrics,
-  options: { level: LogLevel; sink: LogSink; replica: string },
-): MiddlewareHandler {
-  const threshold = LOG_LEVELS.indexOf(options.level);
-  return async (c, next) => {
-    const started = performance.now();
-    const given = c.req.header("x-request-id");
-    const requestId = given !== undefined && REQUEST_ID.test(given) ? given : crypto.randomUUID();
-    await next();
-    c.res.headers.set("X-Request-Id", requestId);
-    c.res.headers.set("X-Nnserve-Replica", options.replica);
-    const ms = performance.now() - started;
-    const status = c.res.status;
-    const route = c.req.routePath === "/*" ? "unmatched" : c.req.routePath;
-    metrics.observe(
+/** A request as the access log records it once it is answered. */
+export interface LoggedRequest {
+  method: string;
+  /** The route's pattern (`/v1/compilations/:id/executions`), or `unmatched`. */
+  route: string;
+  path: string;
+  client: string | null;
+  requestId: string;
+  /** When it began (`performance.now()`). */
+  started: number;
+}
+
+/**
+ * The access log and duration histogram, for the router's middleware ({@link accessLog}) and
+ * for the routes served without the router (routes/execution_lane.ts) alike.
+ */
+export class RequestLog {
+  readonly #metrics: Metrics;
+  readonly #threshold: number;
+  readonly #sink: LogSink;
+  readonly #replica: string;
+
+  constructor(metrics: Metrics, options: { level: LogLevel; sink: LogSink; replica: string }) {
+    this.#metrics = metrics;
+    this.#threshold = LOG_LEVELS.indexOf(options.level);
+    this.#sink = options.sink;
+    this.#replica = options.replica;
+  }
+
+  /** The id of a request: the client's `X-Request-Id` when it is a plausible one, else new. */
+  requestId(given: string | null | undefined): string {
+    return given != null && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+  }
+
+  /** Records an answered request: its headers on the response, the histogram, the line. */
+  finish(response: Response, request: LoggedRequest): void {
+    response.headers.set("X-Request-Id", request.requestId);
+    response.headers.set("X-Nnserve-Replica", this.#replica);
+    const ms = performance.now() - request.started;
+    const status = response.status;
+    this.#metrics.observe(
       "nnserve_http_request_duration_seconds",
       "HTTP request duration by method, route and status",
-      { method: c.req.method, route, status: String(status) },
+      { method: request.method, route: request.route, status: String(status) },
       ms / 1000,
     );
     const level = status >= 500 ? "error" : status >= 400 ? "warn" : "info";
-    if (LOG_LEVELS.indexOf(level) < threshold) return;
-    options.sink(JSON.stringify({
+    if (LOG_LEVELS.indexOf(level) < this.#threshold) return;
+    this.#sink(JSON.stringify({
       time: new Date().toISOString(),
       level,
       msg: "request",
-      replica: options.replica,
-      requestId,
-      client: (c.get as (key: string) => unknown)("client") ?? null,
-      method: c.req.method,
-      route,
-      path: c.req.path,
+      replica: this.#replica,
+      requestId: request.requestId,
+      client: request.client,
+      method: request.method,
+      route: request.route,
+      path: request.path,
       status,
       ms: Math.round(ms * 1000) / 1000,
     }));
+  }
+}
+
+/** The access log as the router's middleware. */
+export function accessLog(log: RequestLog): MiddlewareHandler {
+  return async (c, next) => {
+    const started = performance.now();
+    const requestId = log.requestId(c.req.header("x-request-id"));
+    await next();
+    log.finish(c.res, {
+      method: c.req.method,
+      route: c.req.routePath === "/*" ? "unmatched" : c.req.routePath,
+      path: c.req.path,
+      client: ((c.get as (key: string) => unknown)("client") as string | undefined) ?? null,
+      requestId,
+      started,
+    });
   };
 }

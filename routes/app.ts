@@ -6,7 +6,7 @@ import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Service } from "../serving/service.ts";
 import { DriverError } from "../nnapi/errors.ts";
-import { type ApiKeys, authenticate } from "./auth.ts";
+import { type ApiKeys, authenticate, keyHolder } from "./auth.ts";
 import { JSON_MEDIA_TYPE } from "./schemas.ts";
 import { bufferRoutes } from "./buffers.ts";
 import { type BurstRouteOptions, burstRoutes } from "./bursts.ts";
@@ -17,7 +17,9 @@ import { deviceRoutes } from "./devices.ts";
 import { errorResponse } from "./errors.ts";
 import { executionRoutes } from "./executions.ts";
 import { healthRoutes, type Readiness } from "./health.ts";
-import { accessLog, type LogLevel, type LogSink } from "./access_log.ts";
+import { accessLog, type LogLevel, type LogSink, RequestLog } from "./access_log.ts";
+import { type BodyLimits, bodyTooLarge } from "./request_body.ts";
+import { executionLane } from "./execution_lane.ts";
 import { serveOpenApi } from "./openapi.ts";
 import { cors } from "hono/cors";
 import { memoryRoutes } from "./memories.ts";
@@ -45,6 +47,11 @@ export interface AppOptions {
    * (the default) sends no CORS headers.
    */
   corsOrigins?: readonly string[];
+  /**
+   * Whether executions take the lane past the router (routes/execution_lane.ts); on unless
+   * CORS is. Off only to compare the two.
+   */
+  executionLane?: boolean;
   /** The model repository directory (NNSERVE_MODEL_REPOSITORY), which `/v2` load re-reads. */
   modelRepository?: string;
   /** The largest repository file `/v2` load reads (NNSERVE_REPOSITORY_MAX_FILE_BYTES). */
@@ -67,24 +74,15 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024 * 1024;
 export const DEFAULT_MAX_JSON_BYTES = 64 * 1024 * 1024;
 
 /** 413 RESOURCE_EXHAUSTED_PERSISTENT past the limit of the body's kind (JSON or other). */
-function bodyLimits(maxBytes: number, maxJsonBytes: number): MiddlewareHandler {
-  const limit = (maxSize: number, message: string) =>
+function bodyLimits(limits: BodyLimits): MiddlewareHandler {
+  const limit = (isJson: boolean) =>
     bodyLimit({
-      maxSize,
+      maxSize: isJson ? limits.maxJsonBytes : limits.maxBytes,
       onError: () => {
-        throw new DriverError("RESOURCE_EXHAUSTED_PERSISTENT", message, { limit: "body_size" });
+        throw bodyTooLarge(limits, isJson);
       },
     });
-  const jsonMax = Math.min(maxJsonBytes, maxBytes);
-  const json = limit(
-    jsonMax,
-    `the JSON request body is larger than ${jsonMax} bytes (NNSERVE_MAX_JSON_BYTES); ` +
-      "send large data as application/octet-stream, e.g. in a memory",
-  );
-  const other = limit(
-    maxBytes,
-    `the request body is larger than ${maxBytes} bytes (NNSERVE_MAX_BODY_BYTES)`,
-  );
+  const [json, other] = [limit(true), limit(false)];
   return (c, next) => {
     const isJson = JSON_MEDIA_TYPE.test(c.req.header("content-type") ?? "");
     // A declared length is checked from the header alone: touching the request's body
@@ -92,8 +90,10 @@ function bodyLimits(maxBytes: number, maxJsonBytes: number): MiddlewareHandler {
     // every request several microseconds more to read.
     const declared = c.req.header("content-length");
     if (declared !== undefined && c.req.header("transfer-encoding") === undefined) {
-      const limit = isJson ? jsonMax : maxBytes;
-      return Number(declared) > limit ? (isJson ? json : other)(c, next) : next();
+      if (Number(declared) > (isJson ? limits.maxJsonBytes : limits.maxBytes)) {
+        throw bodyTooLarge(limits, isJson);
+      }
+      return next();
     }
     return isJson ? json(c, next) : other(c, next);
   };
@@ -103,13 +103,11 @@ function bodyLimits(maxBytes: number, maxJsonBytes: number): MiddlewareHandler {
 export function buildApp(service: Service, options: AppOptions) {
   const { driver } = service;
   const app = newRouter();
-  app.use(
-    "*",
-    accessLog(driver.metrics, {
-      ...options.log ?? { level: "off", sink: () => {} },
-      replica: driver.replica,
-    }),
-  );
+  const log = new RequestLog(driver.metrics, {
+    ...options.log ?? { level: "off", sink: () => {} },
+    replica: driver.replica,
+  });
+  app.use("*", accessLog(log));
   const origins = options.corsOrigins ?? [];
   if (origins.length > 0) {
     app.use(
@@ -144,7 +142,8 @@ export function buildApp(service: Service, options: AppOptions) {
   const auth = authenticate(options.apiKeys);
   app.use("/v1/*", auth);
   app.use("/v2/*", (c, next) => OPEN_V2.test(c.req.path) ? next() : auth(c, next));
-  app.use("*", bodyLimits(maxBodyBytes, maxJsonBytes));
+  const limits: BodyLimits = { maxBytes: maxBodyBytes, maxJsonBytes };
+  app.use("*", bodyLimits(limits));
   const readiness = options.readiness ?? (() => ({ ready: true }));
   app.route("/", rootRoutes());
   app.route("/", healthRoutes(driver, readiness, auth));
@@ -179,5 +178,10 @@ export function buildApp(service: Service, options: AppOptions) {
     driver.countRefusal(error);
     return errorResponse(c, error);
   });
+  if (origins.length === 0 && options.executionLane !== false) {
+    const lane = executionLane({ driver, log, identify: keyHolder(options.apiKeys), limits });
+    const routed = app.fetch;
+    app.fetch = (request, env, context) => lane(request) ?? routed(request, env, context);
+  }
   return app;
 }

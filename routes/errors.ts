@@ -127,21 +127,35 @@ export function toDriverError(error: unknown): DriverError {
   return new DriverError("GENERAL_FAILURE", "internal error");
 }
 
+/** What an error is answered with: the HTTP status, extra headers and the JSON body. */
+export interface ErrorAnswer {
+  status: ContentfulStatusCode;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+}
+
 /**
- * The JSON error response of docs/api.md; under `/v2`, the Open Inference Protocol's
- * `{"error": "..."}` with the same HTTP status.
+ * The error answer of docs/api.md for a request of `method` to `path`; under `/v2`, the Open
+ * Inference Protocol's `{"error": "..."}` with the same HTTP status.
  */
-export function errorResponse(c: Context, error: unknown): Response {
+export function errorAnswer(error: unknown, method: string, path: string): ErrorAnswer {
   if (isClientDisconnect(error)) {
     // One quiet line per dropped client; nobody is left to read the answer.
-    console.log(`nnserve: client left during ${c.req.method} ${c.req.path} (request cut short)`);
+    console.log(`nnserve: client left during ${method} ${path} (request cut short)`);
   }
   const e = toDriverError(error);
-  if (e.details.retryAfterSeconds !== undefined) {
-    c.header("Retry-After", String(e.details.retryAfterSeconds));
-  }
-  if (c.req.path === "/v2" || c.req.path.startsWith("/v2/")) {
-    return c.json({ error: e.message }, httpStatus(e));
-  }
-  return c.json({ status: e.status, message: e.message, ...e.details }, httpStatus(e));
+  const headers: Record<string, string> = e.details.retryAfterSeconds === undefined
+    ? {}
+    : { "Retry-After": String(e.details.retryAfterSeconds) };
+  const body = path === "/v2" || path.startsWith("/v2/")
+    ? { error: e.message }
+    : { status: e.status, message: e.message, ...e.details };
+  return { status: httpStatus(e), headers, body };
+}
+
+/** The error response of the router's handlers ({@link errorAnswer}). */
+export function errorResponse(c: Context, error: unknown): Response {
+  const answer = errorAnswer(error, c.req.method, c.req.path);
+  for (const [name, value] of Object.entries(answer.headers)) c.header(name, value);
+  return c.json(answer.body, answer.status);
 }

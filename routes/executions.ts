@@ -3,7 +3,6 @@
  * regions or driver-managed buffers.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import type { Driver } from "../driver/driver.ts";
 import { invalid } from "../nnapi/errors.ts";
 import type { InputArgument, OutputArgument } from "../driver/execution/request.ts";
@@ -182,26 +181,30 @@ interface ReadRequest {
 }
 
 /** Reads a JSON, framed binary or raw single-input body. */
-async function readRequest(c: Context, maxHeaderBytes: number): Promise<ReadRequest> {
-  const framedLength = c.req.header(INFERENCE_HEADER_LENGTH);
-  const contentType = c.req.header("content-type") ?? "";
-  const query = c.req.url.includes("?") ? RawExecutionQuery.safeParse(c.req.query()) : undefined;
+async function readRequest(
+  request: Request,
+  queryParams: Record<string, string> | undefined,
+  maxHeaderBytes: number,
+): Promise<ReadRequest> {
+  const framedLength = request.headers.get(INFERENCE_HEADER_LENGTH) ?? undefined;
+  const contentType = request.headers.get("content-type") ?? "";
+  const query = queryParams && RawExecutionQuery.safeParse(queryParams);
   if (query?.success === false) throw schemaError(query.error, "query");
   if (framedLength !== undefined) {
-    const framed = splitFramedBody(await c.req.arrayBuffer(), framedLength, maxHeaderBytes);
+    const framed = splitFramedBody(await request.arrayBuffer(), framedLength, maxHeaderBytes);
     const parsed = ExecutionRequest.safeParse(framed.header);
     if (!parsed.success) throw schemaError(parsed.error, "header");
     return { body: parsed.data, binary: new BinarySections(framed.binary) };
   }
   if (JSON_MEDIA_TYPE.test(contentType)) {
-    const parsed = ExecutionRequest.safeParse(await c.req.json());
+    const parsed = ExecutionRequest.safeParse(await request.json());
     if (!parsed.success) throw schemaError(parsed.error, "json");
     return { body: parsed.data };
   }
   if (contentType.toLowerCase().startsWith(OCTET_STREAM)) {
     const { dimensions, outputEncoding, measureTiming, deadlineMs } = query?.data ?? {};
-    const dimensionText = dimensions ?? c.req.header("input-dimensions");
-    const bytes = new Uint8Array(await c.req.arrayBuffer());
+    const dimensionText = dimensions ?? request.headers.get("input-dimensions") ?? undefined;
+    const bytes = new Uint8Array(await request.arrayBuffer());
     return {
       body: {
         inputs: [{
@@ -231,61 +234,91 @@ export function executionRoutes(driver: Driver, options: { maxJsonBytes: number 
   // validator per request for each cost a tiny execution 4 of its 26 µs in the service.
   router.openAPIRegistry.registerPath(execute);
   const { params, body } = execute.request;
-  return router.openapi({ ...execute, hide: true, request: { params, body } }, async (c) => {
-    const { body, binary } = await readRequest(c, options.maxJsonBytes);
-    const inputs = Array.isArray(body.inputs)
-      ? body.inputs.map((arg, k) => inputArgument(arg, k, binary))
-      : Object.fromEntries(
-        Object.entries(body.inputs).map(([name, arg]) => [name, inputArgument(arg, name, binary)]),
-      );
-    binary?.finish();
-    const result = await driver.execute(c.get("client"), c.req.valid("param").id, {
-      inputs,
-      outputs: body.outputs?.map(outputArgument),
-      measureTiming: body.measureTiming,
-      deadlineMs: body.deadlineMs,
-      loopTimeoutMs: body.loopTimeoutMs,
-    });
-    const named = (o: { name?: string }) => (o.name === undefined ? {} : { name: o.name });
-    const timing = result.timing ? { timing: result.timing } : {};
-    const inline = result.outputs.filter((o) => o.data);
-    const raw = acceptsOctetStream(c.req.header("accept"));
-    if (raw && inline.length === 1 && result.outputs.length === 1) {
-      const [only] = result.outputs;
-      return c.body(toBytes(only.data!) as Uint8Array<ArrayBuffer>, 200, {
+  return router.openapi(
+    { ...execute, hide: true, request: { params, body } },
+    (c) =>
+      answerExecution(driver, {
+        client: c.get("client"),
+        id: c.req.valid("param").id,
+        request: c.req.raw,
+        query: c.req.url.includes("?") ? c.req.query() : undefined,
+      }, options.maxJsonBytes),
+  );
+}
+
+/** An execution as the route receives it: the client, the compilation and the request. */
+export interface ExecutionCall {
+  client: string;
+  id: string;
+  request: Request;
+  /** The query's parameters, when the URL has a query. */
+  query?: Record<string, string>;
+}
+
+/**
+ * Runs the execution a request asks for and answers it: JSON, framed binary, or one output's
+ * raw bytes (for the router's route and the execution lane alike).
+ */
+export async function answerExecution(
+  driver: Driver,
+  call: ExecutionCall,
+  maxJsonBytes: number,
+): Promise<Response> {
+  const { body, binary } = await readRequest(call.request, call.query, maxJsonBytes);
+  const inputs = Array.isArray(body.inputs)
+    ? body.inputs.map((arg, k) => inputArgument(arg, k, binary))
+    : Object.fromEntries(
+      Object.entries(body.inputs).map(([name, arg]) => [name, inputArgument(arg, name, binary)]),
+    );
+  binary?.finish();
+  const result = await driver.execute(call.client, call.id, {
+    inputs,
+    outputs: body.outputs?.map(outputArgument),
+    measureTiming: body.measureTiming,
+    deadlineMs: body.deadlineMs,
+    loopTimeoutMs: body.loopTimeoutMs,
+  });
+  const named = (o: { name?: string }) => (o.name === undefined ? {} : { name: o.name });
+  const timing = result.timing ? { timing: result.timing } : {};
+  const inline = result.outputs.filter((o) => o.data);
+  const raw = acceptsOctetStream(call.request.headers.get("accept") ?? undefined);
+  if (raw && inline.length === 1 && result.outputs.length === 1) {
+    const [only] = result.outputs;
+    return new Response(toBytes(only.data!) as Uint8Array<ArrayBuffer>, {
+      headers: {
         "content-type": OCTET_STREAM,
         "output-dimensions": only.shape.join(","),
         ...(only.name === undefined ? {} : { "output-name": only.name }),
         ...(result.timing ? { "server-timing": serverTiming(result.timing) } : {}),
-      });
-    }
-    if (raw || body.outputEncoding === "binary") {
-      const header = {
-        status: "NONE",
-        outputs: result.outputs.map((o) => ({
-          ...named(o),
-          dimensions: o.shape,
-          ...(o.data ? { parameters: { binary_data_size: o.data.byteLength } } : {}),
-        })),
-        outputShapes: result.outputShapes,
-        ...timing,
-      };
-      return framedResponse(header, inline.map((o) => toBytes(o.data!)));
-    }
-    const base64 = body.outputEncoding === "base64";
-    return c.json({
-      status: "NONE" as const,
+      },
+    });
+  }
+  if (raw || body.outputEncoding === "binary") {
+    const header = {
+      status: "NONE",
       outputs: result.outputs.map((o) => ({
         ...named(o),
-        ...(!o.data
-          ? { dimensions: o.shape }
-          : base64
-          ? { dimensions: o.shape, base64: toBytes(o.data).toBase64() }
-          : { dimensions: o.shape, data: toJsonNumbers(o.data) }),
+        dimensions: o.shape,
+        ...(o.data ? { parameters: { binary_data_size: o.data.byteLength } } : {}),
       })),
       outputShapes: result.outputShapes,
       ...timing,
-    }, 200);
+    };
+    return framedResponse(header, inline.map((o) => toBytes(o.data!)));
+  }
+  const base64 = body.outputEncoding === "base64";
+  return Response.json({
+    status: "NONE" as const,
+    outputs: result.outputs.map((o) => ({
+      ...named(o),
+      ...(!o.data
+        ? { dimensions: o.shape }
+        : base64
+        ? { dimensions: o.shape, base64: toBytes(o.data).toBase64() }
+        : { dimensions: o.shape, data: toJsonNumbers(o.data) }),
+    })),
+    outputShapes: result.outputShapes,
+    ...timing,
   });
 }
 

@@ -12,6 +12,21 @@ export interface BodyLimit {
   setting: string;
 }
 
+/** The request body limits: JSON bodies have their own, lower one. */
+export interface BodyLimits {
+  maxBytes: number;
+  maxJsonBytes: number;
+}
+
+/** The 413 RESOURCE_EXHAUSTED_PERSISTENT of a body past the limit of its kind. */
+export function bodyTooLarge(limits: BodyLimits, isJson: boolean): DriverError {
+  const message = isJson
+    ? `the JSON request body is larger than ${limits.maxJsonBytes} bytes (NNSERVE_MAX_JSON_BYTES); ` +
+      "send large data as application/octet-stream, e.g. in a memory"
+    : `the request body is larger than ${limits.maxBytes} bytes (NNSERVE_MAX_BODY_BYTES)`;
+  return new DriverError("RESOURCE_EXHAUSTED_PERSISTENT", message, { limit: "body_size" });
+}
+
 /**
  * Compressed bytes a piece: deflate inflates at most about 1032 times, and an inflater hands
  * out all it inflated from a piece at once, so a piece of this size inflates to at most

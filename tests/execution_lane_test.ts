@@ -1,0 +1,199 @@
+/**
+ * The execution lane (routes/execution_lane.ts) answers exactly as the router does: the same
+ * status, headers and body, the same access-log line and refusal count, for every body form
+ * and every refusal on the way (key, body limit, JSON, schema, driver).
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { RequestLog } from "../routes/access_log.ts";
+import { buildApp } from "../routes/app.ts";
+import { keyHolder } from "../routes/auth.ts";
+import { INFERENCE_HEADER_LENGTH } from "../routes/binary_tensors.ts";
+import { executionLane } from "../routes/execution_lane.ts";
+import { addModel, withTestServer } from "./server_fixture.ts";
+
+const KEY = "lane-test-key";
+const AUTHORIZED = { authorization: `Bearer ${KEY}` };
+
+/** A request to send to both apps: a fresh Request each time (a body is read once). */
+interface Case {
+  name: string;
+  path?: string;
+  headers?: Record<string, string>;
+  body: string | Uint8Array<ArrayBuffer>;
+}
+
+function framed(header: unknown, ...tensors: Float32Array[]): Uint8Array<ArrayBuffer> {
+  const head = new TextEncoder().encode(JSON.stringify(header));
+  const parts = [head, ...tensors.map((t) => new Uint8Array(t.buffer))];
+  const body = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const part of parts) {
+    body.set(part, at);
+    at += part.byteLength;
+  }
+  return body;
+}
+
+/** Status, headers (the answer's own: request ids are given) and body bytes. */
+async function answered(response: Response) {
+  return {
+    status: response.status,
+    headers: [...response.headers].sort(),
+    body: [...new Uint8Array(await response.arrayBuffer())],
+  };
+}
+
+Deno.test("the execution lane answers, logs and counts every request as the router does", async () => {
+  await withTestServer({ apiKeys: new Map([[KEY, "alice"]]) }, async (server) => {
+    const json = { ...AUTHORIZED, "content-type": "application/json" };
+    const model = await server.request("POST", "/v1/models", addModel(4), AUTHORIZED);
+    strictEqual(model.status, 201);
+    const compiled = await server.request(
+      "POST",
+      "/v1/compilations",
+      { model: model.body.id },
+      AUTHORIZED,
+    );
+    strictEqual(compiled.status, 201);
+    const executions = `/v1/compilations/${compiled.body.id}/executions`;
+    const inputs = { inputs: [{ data: [1, 2, 3, 4] }, { data: [5, 6, 7, 8] }] };
+    const a = new Float32Array([1, 2, 3, 4]);
+    const b = new Float32Array([0.5, 0.25, -1, 8]);
+    const binaryInputs = {
+      inputs: [{ parameters: { binary_data_size: 16 } }, { parameters: { binary_data_size: 16 } }],
+    };
+    const framedBody = framed(binaryInputs, a, b);
+    const cases: Case[] = [
+      { name: "JSON", headers: json, body: JSON.stringify(inputs) },
+      {
+        name: "JSON, base64 outputs",
+        headers: json,
+        body: JSON.stringify({ ...inputs, outputEncoding: "base64" }),
+      },
+      {
+        name: "JSON, framed outputs",
+        headers: json,
+        body: JSON.stringify({ ...inputs, outputEncoding: "binary" }),
+      },
+      {
+        name: "JSON, raw output",
+        headers: { ...json, accept: "application/octet-stream" },
+        body: JSON.stringify(inputs),
+      },
+      {
+        name: "framed body",
+        headers: {
+          ...AUTHORIZED,
+          "content-type": "application/octet-stream",
+          [INFERENCE_HEADER_LENGTH]: String(framedBody.byteLength - 32),
+        },
+        body: framedBody,
+      },
+      { name: "no key", headers: { "content-type": "application/json" }, body: "{}" },
+      {
+        name: "unknown key",
+        headers: { "content-type": "application/json", authorization: "Bearer nobody" },
+        body: "{}",
+      },
+      {
+        name: "JSON past its limit",
+        headers: json,
+        body: JSON.stringify({ ...inputs, padding: "x".repeat(300) }),
+      },
+      { name: "malformed JSON", headers: json, body: '{"inputs": [' },
+      { name: "schema error", headers: json, body: JSON.stringify({ inputs: 7 }) },
+      {
+        name: "wrong element count",
+        headers: json,
+        body: JSON.stringify({ inputs: [{ data: [1] }, { data: [5, 6, 7, 8] }] }),
+      },
+      {
+        name: "unknown compilation",
+        path: "/v1/compilations/no-such-compilation/executions",
+        headers: json,
+        body: JSON.stringify(inputs),
+      },
+      { name: "no media type", headers: AUTHORIZED, body: JSON.stringify(inputs) },
+    ];
+    const lines: string[] = [];
+    const sink = (line: string) => lines.push(line);
+    const options = {
+      apiKeys: new Map([[KEY, "alice"]]),
+      maxJsonBytes: 256,
+      log: { level: "info" as const, sink },
+    };
+    const laned = buildApp(server.service, options);
+    const routed = buildApp(server.service, { ...options, executionLane: false });
+    const lane = executionLane({
+      driver: server.service.driver,
+      log: new RequestLog(server.service.driver.metrics, { level: "off", sink, replica: "" }),
+      identify: keyHolder(options.apiKeys),
+      limits: { maxBytes: 1 << 20, maxJsonBytes: 256 },
+    });
+    /** The refusal counts by series. */
+    const refusals = async () => {
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const series = text.split("\n").filter((l) => l.startsWith("nnserve_refusals_total"));
+      return new Map(series.map((l) => [l.split(" ")[0], Number(l.split(" ")[1])]));
+    };
+    /** What each series gained from `from` to `to`. */
+    const added = (to: Map<string, number>, from: Map<string, number>) =>
+      [...to].map(([series, n]) => [series, n - (from.get(series) ?? 0)]).filter(([, n]) => n);
+    for (const c of cases) {
+      const request = () =>
+        new Request(`http://127.0.0.1${c.path ?? executions}`, {
+          method: "POST",
+          headers: {
+            "x-request-id": `case-${c.name.replaceAll(" ", "-")}`,
+            // As served requests declare it (an in-memory Request does not).
+            "content-length": String(new Blob([c.body]).size),
+            ...c.headers,
+          },
+          body: c.body,
+        });
+      const taken = lane(request());
+      ok(taken !== undefined, `${c.name}: the lane takes it`);
+      await taken;
+      const before = await refusals();
+      const fromRouter = await answered(await routed.fetch(request()));
+      const routerRefusals = await refusals();
+      const fromLane = await answered(await laned.fetch(request()));
+      deepStrictEqual(fromLane, fromRouter, c.name);
+      // Both count a refusal the same way: the lane's run adds what the router's added.
+      deepStrictEqual(
+        added(await refusals(), routerRefusals),
+        added(routerRefusals, before),
+        c.name,
+      );
+      const [routerLine, laneLine] = lines.splice(-2).map((line) => {
+        const { time: _time, ms: _ms, ...rest } = JSON.parse(line);
+        return rest;
+      });
+      deepStrictEqual(laneLine, routerLine, `${c.name}: the access-log line`);
+    }
+    // What the lane leaves to the router: other methods, a query, an escaped id, a body
+    // without a declared length.
+    const post = (path: string, init: RequestInit = {}) =>
+      new Request(`http://127.0.0.1${path}`, {
+        method: "POST",
+        body: "{}",
+        headers: { "content-length": "2" },
+        ...init,
+      });
+    strictEqual(lane(new Request(`http://127.0.0.1${executions}`)), undefined);
+    strictEqual(lane(post(`${executions}?dimensions=4`)), undefined);
+    strictEqual(lane(post("/v1/compilations/a%2Fb/executions")), undefined);
+    strictEqual(lane(post(`${executions}/`)), undefined);
+    strictEqual(
+      lane(
+        post("/v1/compilations/abc/executions", {
+          body: ReadableStream.from([new Uint8Array(2)]),
+          headers: {},
+        }),
+      ),
+      undefined,
+    );
+    const taken = lane(post("/v1/compilations/abc/executions"));
+    strictEqual((await taken)?.status, 401);
+  });
+});
