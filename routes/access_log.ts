@@ -53,6 +53,18 @@ export function batchedStdout(): BufferedSink {
   };
 }
 
+/**
+ * The time of a log line, ISO 8601 to the millisecond: formatted once a millisecond (a
+ * `toISOString` costs about half a microsecond, and a busy service logs several lines each
+ * millisecond).
+ */
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== formatted.ms) formatted = { ms, text: new Date(ms).toISOString() };
+  return formatted.text;
+}
+let formatted = { ms: 0, text: "" };
+
 /** A client's request id is kept when it is 1-200 visible ASCII characters. */
 const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
 
@@ -105,7 +117,7 @@ export class RequestLog {
     const level = status >= 500 ? "error" : status >= 400 ? "warn" : "info";
     if (LOG_LEVELS.indexOf(level) < this.#threshold) return;
     this.#sink(JSON.stringify({
-      time: new Date().toISOString(),
+      time: isoNow(),
       level,
       msg: "request",
       replica: this.#replica,

@@ -26,6 +26,7 @@ import {
   ExecutionBody,
   ExecutionRequest,
   JSON_MEDIA_TYPE,
+  parseExecutionRequest,
   RawExecutionQuery,
 } from "./schemas.ts";
 
@@ -197,7 +198,7 @@ async function readRequest(
     return { body: parsed.data, binary: new BinarySections(framed.binary) };
   }
   if (JSON_MEDIA_TYPE.test(contentType)) {
-    const parsed = ExecutionRequest.safeParse(await request.json());
+    const parsed = parseExecutionRequest(await request.json());
     if (!parsed.success) throw schemaError(parsed.error, "json");
     return { body: parsed.data };
   }

@@ -9,6 +9,7 @@ import { buildApp } from "../routes/app.ts";
 import { keyHolder } from "../routes/auth.ts";
 import { INFERENCE_HEADER_LENGTH } from "../routes/binary_tensors.ts";
 import { executionLane } from "../routes/execution_lane.ts";
+import { ExecutionRequest, parseExecutionRequest } from "../routes/schemas.ts";
 import { addModel, withTestServer } from "./server_fixture.ts";
 
 const KEY = "lane-test-key";
@@ -196,4 +197,38 @@ Deno.test("the execution lane answers, logs and counts every request as the rout
     const taken = lane(post("/v1/compilations/abc/executions"));
     strictEqual((await taken)?.status, 401);
   });
+});
+
+Deno.test("parseExecutionRequest takes plain bodies as zod does and gives the rest to zod", () => {
+  const plain = [
+    { inputs: [] },
+    { inputs: [{ data: [] }] },
+    { inputs: [{ data: [1, -0, 2.5e-8, -3] }, { data: [4] }] },
+  ];
+  for (const value of plain) {
+    deepStrictEqual(parseExecutionRequest(value), ExecutionRequest.safeParse(value));
+  }
+  const others = [
+    { inputs: [{ data: [1, "NaN"] }] },
+    { inputs: [{ data: [1, "x"] }] },
+    { inputs: [{ data: [1], dimensions: [1] }] },
+    { inputs: [{ data: [1] }], measureTiming: true },
+    { inputs: { a: { data: [1] } } },
+    { inputs: [{ data: [1], extra: 1 }] },
+    { inputs: [[1]] },
+    { inputs: [null] },
+    { inputs: 7 },
+    JSON.parse('{"inputs": [{"data": [1]}], "__proto__": {}}'),
+    [],
+    null,
+  ];
+  for (const value of others) {
+    const zod = ExecutionRequest.safeParse(value);
+    const parsed = parseExecutionRequest(value);
+    strictEqual(parsed.success, zod.success, JSON.stringify(value));
+    deepStrictEqual(
+      parsed.success ? parsed.data : parsed.error.issues,
+      zod.success ? zod.data : zod.error.issues,
+    );
+  }
 });
