@@ -47,10 +47,26 @@ export const DURATION_BUCKETS = [
 
 interface Series {
   labels: Labels;
+  /** The histogram's bucket bounds. */
+  bounds: readonly number[];
   counts: number[];
   sum: number;
   count: number;
   lastMs: number;
+}
+
+/** Counts `value` in its bucket of a series. */
+function record(series: Series, value: number): void {
+  const bounds = series.bounds;
+  for (let at = 0; at < bounds.length; at++) {
+    if (value <= bounds[at]) {
+      series.counts[at]++;
+      break;
+    }
+  }
+  series.sum += value;
+  series.count++;
+  series.lastMs = Date.now();
 }
 
 /**
@@ -158,6 +174,25 @@ export class Metrics {
     value: number,
     buckets: readonly number[] = DURATION_BUCKETS,
   ): void {
+    record(this.#series(name, help, labels, buckets), value);
+  }
+
+  /**
+   * A histogram series found once (at its first value), to record into many times (an
+   * execution's series, per compilation and client). A series `forget` dropped since is no
+   * longer shown.
+   */
+  series(
+    name: string,
+    help: string,
+    labels: Labels,
+    buckets: readonly number[] = DURATION_BUCKETS,
+  ): (value: number) => void {
+    let series: Series | undefined;
+    return (value) => record(series ??= this.#series(name, help, labels, buckets), value);
+  }
+
+  #series(name: string, help: string, labels: Labels, buckets: readonly number[]): Series {
     let histogram = this.#histograms.get(name);
     if (!histogram) {
       histogram = { help, buckets, series: new Map(), index: new SeriesIndex() };
@@ -168,21 +203,19 @@ export class Metrics {
       const k = key(name, labels);
       series = histogram.series.get(k); // the same labels in another order
       if (!series) {
-        series = { labels, counts: histogram.buckets.map(() => 0), sum: 0, count: 0, lastMs: 0 };
+        series = {
+          labels,
+          bounds: histogram.buckets,
+          counts: histogram.buckets.map(() => 0),
+          sum: 0,
+          count: 0,
+          lastMs: 0,
+        };
         histogram.series.set(k, series);
       }
       histogram.index.set(labels, series);
     }
-    const bounds = histogram.buckets;
-    for (let at = 0; at < bounds.length; at++) {
-      if (value <= bounds[at]) {
-        series.counts[at]++;
-        break;
-      }
-    }
-    series.sum += value;
-    series.count++;
-    series.lastMs = Date.now();
+    return series;
   }
 
   /**

@@ -56,47 +56,69 @@ export function executionLabels(
 }
 
 /**
- * Records a finished execution's phases: input binding, queue wait, compute time per device
- * (the sum of that device's steps) and output delivery.
+ * The series executions of one compilation by one client record into, found once (each
+ * lookup by labels cost a tiny execution about a microsecond, six of them each run).
  */
-export function observeExecution(
-  metrics: Metrics,
-  labels: ExecutionLabels,
-  run: { queuedUs: number; steps: readonly StepTiming[]; inputUs: number; outputUs: number },
-): void {
-  metrics.observe(...QUEUE_WAIT, labels, run.queuedUs / 1e6, EXECUTION_BUCKETS);
-  metrics.observe(...IO, { ...labels, phase: "input" }, run.inputUs / 1e6, EXECUTION_BUCKETS);
-  metrics.observe(...IO, { ...labels, phase: "output" }, run.outputUs / 1e6, EXECUTION_BUCKETS);
-  const perDevice = new Map<string, number>();
-  for (const step of run.steps) {
-    perDevice.set(step.device, (perDevice.get(step.device) ?? 0) + step.onDeviceUs);
-  }
-  for (const [device, us] of perDevice) {
-    metrics.observe(...COMPUTE, { ...labels, device }, us / 1e6, EXECUTION_BUCKETS);
-  }
-}
+export class ExecutionSeries {
+  readonly #metrics: Metrics;
+  readonly #labels: ExecutionLabels;
+  readonly #queueWait: (seconds: number) => void;
+  readonly #input: (seconds: number) => void;
+  readonly #output: (seconds: number) => void;
+  readonly #success: (seconds: number) => void;
+  readonly #fail: (seconds: number) => void;
+  readonly #compute = new Map<string, (seconds: number) => void>();
 
-/** Records a batched run: its rows, and how long each of its executions waited for it. */
-export function observeBatch(
-  metrics: Metrics,
-  labels: ExecutionLabels,
-  rows: number,
-  delaysUs: readonly number[],
-): void {
-  metrics.observe(...BATCH_SIZE, labels, rows, BATCH_SIZE_BUCKETS);
-  for (const us of delaysUs) metrics.observe(...BATCH_DELAY, labels, us / 1e6, EXECUTION_BUCKETS);
-}
+  constructor(metrics: Metrics, labels: ExecutionLabels) {
+    this.#metrics = metrics;
+    this.#labels = labels;
+    this.#queueWait = metrics.series(...QUEUE_WAIT, labels, EXECUTION_BUCKETS);
+    this.#input = metrics.series(...IO, { ...labels, phase: "input" }, EXECUTION_BUCKETS);
+    this.#output = metrics.series(...IO, { ...labels, phase: "output" }, EXECUTION_BUCKETS);
+    const outcome = (result: string) =>
+      metrics.series(...OUTCOMES, { ...labels, result }, EXECUTION_BUCKETS);
+    this.#success = outcome("success");
+    this.#fail = outcome("fail");
+  }
 
-/** Records an execution's whole time in the driver and whether it succeeded. */
-export function observeOutcome(
-  metrics: Metrics,
-  labels: ExecutionLabels,
-  started: number,
-  succeeded: boolean,
-): void {
-  const seconds = (performance.now() - started) / 1000;
-  const result = succeeded ? "success" : "fail";
-  metrics.observe(...OUTCOMES, { ...labels, result }, seconds, EXECUTION_BUCKETS);
+  /**
+   * Records a finished execution's phases: input binding, queue wait, compute time per
+   * device (the sum of that device's steps) and output delivery.
+   */
+  observeRun(
+    run: { queuedUs: number; steps: readonly StepTiming[]; inputUs: number; outputUs: number },
+  ): void {
+    this.#queueWait(run.queuedUs / 1e6);
+    this.#input(run.inputUs / 1e6);
+    this.#output(run.outputUs / 1e6);
+    const perDevice = new Map<string, number>();
+    for (const step of run.steps) {
+      perDevice.set(step.device, (perDevice.get(step.device) ?? 0) + step.onDeviceUs);
+    }
+    for (const [device, us] of perDevice) this.#computeOn(device)(us / 1e6);
+  }
+
+  /** Records an execution's whole time in the driver and whether it succeeded. */
+  observeOutcome(started: number, succeeded: boolean): void {
+    (succeeded ? this.#success : this.#fail)((performance.now() - started) / 1000);
+  }
+
+  /** Records a batched run: its rows, and how long each of its executions waited for it. */
+  observeBatch(rows: number, delaysUs: readonly number[]): void {
+    this.#metrics.observe(...BATCH_SIZE, this.#labels, rows, BATCH_SIZE_BUCKETS);
+    for (const us of delaysUs) {
+      this.#metrics.observe(...BATCH_DELAY, this.#labels, us / 1e6, EXECUTION_BUCKETS);
+    }
+  }
+
+  #computeOn(device: string): (seconds: number) => void {
+    let series = this.#compute.get(device);
+    if (!series) {
+      series = this.#metrics.series(...COMPUTE, { ...this.#labels, device }, EXECUTION_BUCKETS);
+      this.#compute.set(device, series);
+    }
+    return series;
+  }
 }
 
 /** One duration statistic of the Open Inference Protocol: how many, and nanoseconds in all. */

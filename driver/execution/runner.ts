@@ -10,13 +10,7 @@ import { DriverError } from "../../nnapi/errors.ts";
 import { bindArguments, type BindingContext, deliverOutputs } from "./arguments.ts";
 import type { Compilations, LiveCompilation } from "../compilation/compilations.ts";
 import { loopTimeoutMs } from "./control_flow/run.ts";
-import {
-  type ExecutionLabels,
-  executionLabels,
-  observeBatch,
-  observeExecution,
-  observeOutcome,
-} from "./execution_metrics.ts";
+import { executionLabels, ExecutionSeries } from "./execution_metrics.ts";
 import { Executable } from "./executable.ts";
 import {
   checkOutputArguments,
@@ -47,6 +41,8 @@ export class ExecutionRunner {
   readonly #inline = new WeakMap<LiveCompilation, Executable>();
   /** The batchers of compilations with dynamic batching, by live compilation. */
   readonly #batchers = new WeakMap<LiveCompilation, DynamicBatcher>();
+  /** The metrics series of live compilations, by client. */
+  readonly #series = new WeakMap<LiveCompilation, Map<string, ExecutionSeries>>();
   #batchQueued = 0;
 
   constructor(parts: {
@@ -75,6 +71,18 @@ export class ExecutionRunner {
     return executable;
   }
 
+  /** The series executions of a live compilation by `owner` record into, found once. */
+  #seriesOf(owner: string, live: LiveCompilation): ExecutionSeries {
+    let byClient = this.#series.get(live);
+    if (!byClient) this.#series.set(live, byClient = new Map());
+    let series = byClient.get(owner);
+    if (!series) {
+      series = new ExecutionSeries(this.#metrics, executionLabels(owner, live.record));
+      byClient.set(owner, series);
+    }
+    return series;
+  }
+
   /** Executions waiting for their batch to form, of every compilation. */
   get batchQueued(): number {
     return this.#batchQueued;
@@ -86,7 +94,7 @@ export class ExecutionRunner {
     id: string,
     live: LiveCompilation,
     prepared: PreparedModel,
-    labels: ExecutionLabels,
+    series: ExecutionSeries,
   ): DynamicBatcher {
     let batcher = this.#batchers.get(live);
     if (!batcher) {
@@ -98,7 +106,7 @@ export class ExecutionRunner {
             priority: live.record.priority,
             ...options,
           }),
-        observe: (rows, delaysUs) => observeBatch(this.#metrics, labels, rows, delaysUs),
+        observe: (rows, delaysUs) => series.observeBatch(rows, delaysUs),
         queueChanged: (delta) => this.#batchQueued += delta,
       });
       this.#batchers.set(live, batcher);
@@ -114,13 +122,13 @@ export class ExecutionRunner {
     clientRequest: ClientExecutionRequest,
   ): Promise<ExecutionResult> {
     const started = performance.now();
-    const labels = executionLabels(owner, live.record);
+    const series = this.#seriesOf(owner, live);
     try {
-      const result = await this.#run(owner, id, live, clientRequest, started, labels);
-      observeOutcome(this.#metrics, labels, started, true);
+      const result = await this.#run(owner, id, live, clientRequest, started, series);
+      series.observeOutcome(started, true);
       return result;
     } catch (error) {
-      observeOutcome(this.#metrics, labels, started, false);
+      series.observeOutcome(started, false);
       throw error;
     }
   }
@@ -132,7 +140,7 @@ export class ExecutionRunner {
     live: LiveCompilation,
     clientRequest: ClientExecutionRequest,
     started: number,
-    labels: ExecutionLabels,
+    series: ExecutionSeries,
   ): Promise<ExecutionResult> {
     const { record } = live;
     const request: ExecutionRequest = {
@@ -178,7 +186,7 @@ export class ExecutionRunner {
           queuedUs: 0,
         }
         : record.batching
-        ? await this.#batcher(owner, id, live, prepared, labels).run(inputs, {
+        ? await this.#batcher(owner, id, live, prepared, series).run(inputs, {
           deadline,
           loopTimeoutMs: loopTimeout,
         })
@@ -191,7 +199,7 @@ export class ExecutionRunner {
       const outputShapes = checkOutputShapes(outputs, bound.capacities);
       const delivering = performance.now();
       const delivered = await deliverOutputs(context, bound, outputs);
-      observeExecution(this.#metrics, labels, {
+      series.observeRun({
         queuedUs,
         steps,
         inputUs,
