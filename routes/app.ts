@@ -179,7 +179,7 @@ export function buildApp(service: Service, options: AppOptions) {
     return errorResponse(c, error);
   });
   if (origins.length === 0 && options.executionLane !== false) {
-    const lane = executionLane({ driver, log, identify: keyHolder(options.apiKeys), limits });
+    const lane = executionLane({ service, log, identify: keyHolder(options.apiKeys), limits });
     const routed = app.fetch;
     app.fetch = (request, env, context) => lane(request) ?? routed(request, env, context);
   }

@@ -1,7 +1,8 @@
 /**
  * The execution lane (routes/execution_lane.ts) answers exactly as the router does: the same
- * status, headers and body, the same access-log line and refusal count, for every body form
- * and every refusal on the way (key, body limit, JSON, schema, driver).
+ * status, headers and body, the same access-log line and refusal count, for `/v1` executions
+ * and `/v2` inferences, every body form and every refusal on the way (key, body limit, JSON,
+ * schema, driver).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { RequestLog } from "../routes/access_log.ts";
@@ -14,6 +15,32 @@ import { addModel, withTestServer } from "./server_fixture.ts";
 
 const KEY = "lane-test-key";
 const AUTHORIZED = { authorization: `Bearer ${KEY}` };
+
+/** What each case is answered (so that the two paths agreeing means something). */
+const EXPECTED_STATUS: Record<string, number> = {
+  "JSON": 200,
+  "JSON, base64 outputs": 200,
+  "JSON, framed outputs": 200,
+  "JSON, raw output": 200,
+  "framed body": 200,
+  "no key": 401,
+  "unknown key": 401,
+  "JSON past its limit": 413,
+  "malformed JSON": 400,
+  "schema error": 400,
+  "wrong element count": 400,
+  "unknown compilation": 404,
+  "no media type": 400,
+  "v2 JSON": 200,
+  "v2 version, JSON": 200,
+  "v2 binary": 200,
+  "v2 no key": 401,
+  "v2 unknown version": 404,
+  "v2 unknown model": 404,
+  "v2 past the JSON limit": 413,
+  "v2 not JSON": 400,
+  "v2 schema error": 400,
+};
 
 /** A request to send to both apps: a fresh Request each time (a body is read once). */
 interface Case {
@@ -35,6 +62,74 @@ function framed(header: unknown, ...tensors: Float32Array[]): Uint8Array<ArrayBu
   return body;
 }
 
+/** Inferences of the Open Inference Protocol, as `adder` version 3 serves them. */
+function v2Cases(): Case[] {
+  const tensor = (name: string, data: number[]) => ({
+    name,
+    datatype: "FP32",
+    shape: [4],
+    data,
+  });
+  const infer = {
+    id: "r1",
+    inputs: [tensor("input0", [1, 2, 3, 4]), tensor("input1", [5, 6, 7, 8])],
+  };
+  const binaryInfer = {
+    inputs: [
+      { ...tensor("input0", []), data: undefined, parameters: { binary_data_size: 16 } },
+      { ...tensor("input1", []), data: undefined, parameters: { binary_data_size: 16 } },
+    ],
+    outputs: [{ name: "output0", parameters: { binary_data: true } }],
+  };
+  const framedBody = framed(
+    binaryInfer,
+    new Float32Array([1, 2, 3, 4]),
+    new Float32Array([8, 7, 6, 5]),
+  );
+  const header = String(framedBody.byteLength - 32);
+  return [
+    {
+      name: "v2 JSON",
+      path: "/v2/models/adder/infer",
+      headers: AUTHORIZED,
+      body: JSON.stringify(infer),
+    },
+    {
+      name: "v2 version, JSON",
+      path: "/v2/models/adder/versions/3/infer",
+      headers: { ...AUTHORIZED, "content-type": "application/json" },
+      body: JSON.stringify(infer),
+    },
+    {
+      name: "v2 binary",
+      path: "/v2/models/adder/infer",
+      headers: { ...AUTHORIZED, [INFERENCE_HEADER_LENGTH]: header },
+      body: framedBody,
+    },
+    { name: "v2 no key", path: "/v2/models/adder/infer", body: JSON.stringify(infer) },
+    {
+      name: "v2 unknown version",
+      path: "/v2/models/adder/versions/9/infer",
+      headers: AUTHORIZED,
+      body: JSON.stringify(infer),
+    },
+    { name: "v2 unknown model", path: "/v2/models/nobody/infer", headers: AUTHORIZED, body: "{}" },
+    {
+      name: "v2 past the JSON limit",
+      path: "/v2/models/adder/infer",
+      headers: AUTHORIZED,
+      body: JSON.stringify({ ...infer, id: "x".repeat(300) }),
+    },
+    { name: "v2 not JSON", path: "/v2/models/adder/infer", headers: AUTHORIZED, body: "{" },
+    {
+      name: "v2 schema error",
+      path: "/v2/models/adder/infer",
+      headers: AUTHORIZED,
+      body: JSON.stringify({ inputs: 3 }),
+    },
+  ];
+}
+
 /** Status, headers (the answer's own: request ids are given) and body bytes. */
 async function answered(response: Response) {
   return {
@@ -47,7 +142,12 @@ async function answered(response: Response) {
 Deno.test("the execution lane answers, logs and counts every request as the router does", async () => {
   await withTestServer({ apiKeys: new Map([[KEY, "alice"]]) }, async (server) => {
     const json = { ...AUTHORIZED, "content-type": "application/json" };
-    const model = await server.request("POST", "/v1/models", addModel(4), AUTHORIZED);
+    const model = await server.request(
+      "POST",
+      "/v1/models?name=adder&version=3",
+      addModel(4),
+      AUTHORIZED,
+    );
     strictEqual(model.status, 201);
     const compiled = await server.request(
       "POST",
@@ -115,6 +215,7 @@ Deno.test("the execution lane answers, logs and counts every request as the rout
         body: JSON.stringify(inputs),
       },
       { name: "no media type", headers: AUTHORIZED, body: JSON.stringify(inputs) },
+      ...v2Cases(),
     ];
     const lines: string[] = [];
     const sink = (line: string) => lines.push(line);
@@ -126,7 +227,7 @@ Deno.test("the execution lane answers, logs and counts every request as the rout
     const laned = buildApp(server.service, options);
     const routed = buildApp(server.service, { ...options, executionLane: false });
     const lane = executionLane({
-      driver: server.service.driver,
+      service: server.service,
       log: new RequestLog(server.service.driver.metrics, { level: "off", sink, replica: "" }),
       identify: keyHolder(options.apiKeys),
       limits: { maxBytes: 1 << 20, maxJsonBytes: 256 },
@@ -160,6 +261,7 @@ Deno.test("the execution lane answers, logs and counts every request as the rout
       const routerRefusals = await refusals();
       const fromLane = await answered(await laned.fetch(request()));
       deepStrictEqual(fromLane, fromRouter, c.name);
+      strictEqual(fromLane.status, EXPECTED_STATUS[c.name], c.name);
       // Both count a refusal the same way: the lane's run adds what the router's added.
       deepStrictEqual(
         added(await refusals(), routerRefusals),
@@ -185,6 +287,9 @@ Deno.test("the execution lane answers, logs and counts every request as the rout
     strictEqual(lane(post(`${executions}?dimensions=4`)), undefined);
     strictEqual(lane(post("/v1/compilations/a%2Fb/executions")), undefined);
     strictEqual(lane(post(`${executions}/`)), undefined);
+    strictEqual(lane(post("/v2/models/a%20b/infer")), undefined);
+    strictEqual(lane(post("/v2/models/adder/infer?x=1")), undefined);
+    strictEqual(lane(post("/v2/models/adder/ready")), undefined);
     strictEqual(
       lane(
         post("/v1/compilations/abc/executions", {

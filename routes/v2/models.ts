@@ -257,11 +257,11 @@ export async function modelConfigOf(service: Service, client: string, served: Se
 }
 
 /** Reads a request's JSON, and its binary part after the JSON header when it has one. */
-async function readInferRequest(c: Context, limits: InferLimits) {
-  const headerLength = c.req.header(INFERENCE_HEADER_LENGTH);
+async function readInferRequest(request: Request, limits: InferLimits) {
+  const headerLength = request.headers.get(INFERENCE_HEADER_LENGTH) ?? undefined;
   // Without a binary part the whole body is JSON, whatever its Content-Type says.
   const body = await cappedBody(
-    c.req.raw,
+    request,
     headerLength === undefined
       ? { bytes: limits.maxJsonBytes, setting: "NNSERVE_MAX_JSON_BYTES" }
       : { bytes: limits.maxBodyBytes, setting: "NNSERVE_MAX_BODY_BYTES" },
@@ -285,16 +285,32 @@ async function readInferRequest(c: Context, limits: InferLimits) {
 }
 
 /** The body limits of an inference request: the JSON's, and the whole body's. */
-interface InferLimits {
+export interface InferLimits {
   maxJsonBytes: number;
   maxBodyBytes: number;
 }
 
-async function runInference(service: Service, c: Context, limits: InferLimits) {
-  const client = c.get("client");
-  const served = await servedFor(service, c);
+/** An inference as the route receives it: the client, the model's name and version, the request. */
+export interface InferenceCall {
+  client: string;
+  name: string;
+  version?: string;
+  request: Request;
+}
+
+/**
+ * Runs the inference a request asks for and answers it, JSON or framed binary (for the
+ * router's routes and the execution lane alike).
+ */
+export async function answerInference(
+  service: Service,
+  call: InferenceCall,
+  limits: InferLimits,
+): Promise<Response> {
+  const { client } = call;
+  const served = await service.served.resolve(client, call.name, call.version);
   const compilation = servingCompilation(served);
-  const { request, binary } = await readInferRequest(c, limits);
+  const { request, binary } = await readInferRequest(call.request, limits);
   const decoded = await decodeInference(
     request,
     served.model,
@@ -316,7 +332,7 @@ async function runInference(service: Service, c: Context, limits: InferLimits) {
     ...(request.id !== undefined ? { id: request.id } : {}),
     outputs,
   };
-  if (tensors.length === 0) return c.json(response, 200);
+  if (tensors.length === 0) return Response.json(response);
   return framedResponse(response, tensors);
 }
 
@@ -353,7 +369,13 @@ export function v2ModelRoutes(
     });
   }
   for (const route of [infer, versionInfer]) {
-    router.openapi(route, (c) => runInference(service, c, options));
+    router.openapi(route, (c) =>
+      answerInference(service, {
+        client: c.get("client"),
+        name: c.req.param("name")!,
+        version: c.req.param("version"),
+        request: c.req.raw,
+      }, options));
   }
   return router;
 }
