@@ -313,44 +313,6 @@ export const ExecutionRequest = z.object({
   }),
 }).strict().openapi("ExecutionRequest");
 
-/** Whether a JSON value is an array of finite numbers. */
-function isFiniteNumbers(value: unknown): value is number[] {
-  if (!Array.isArray(value)) return false;
-  for (let at = 0; at < value.length; at++) {
-    const v = value[at];
-    if (typeof v !== "number" || !Number.isFinite(v)) return false;
-  }
-  return true;
-}
-
-/**
- * Validates an execution request. The commonest form, `{"inputs": [{"data": [...]}, ...]}`
- * with finite numbers only, is recognized by hand (zod's output would equal it): its zod
- * parse cost a tiny execution several microseconds. Every other body gets zod's full check.
- */
-export function parseExecutionRequest(
-  value: unknown,
-): ReturnType<typeof ExecutionRequest.safeParse> {
-  if (isPlainExecution(value)) return { success: true, data: value };
-  return ExecutionRequest.safeParse(value);
-}
-
-/** `{"inputs": [{"data": [finite numbers]}, ...]}` and nothing else. */
-function isPlainExecution(value: unknown): value is z.infer<typeof ExecutionRequest> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  let keys = 0;
-  for (const _ in value) keys++;
-  const inputs = (value as { inputs?: unknown }).inputs;
-  if (keys !== 1 || !Array.isArray(inputs)) return false;
-  for (const input of inputs) {
-    if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
-    let inputKeys = 0;
-    for (const _ in input) inputKeys++;
-    if (inputKeys !== 1 || !isFiniteNumbers((input as { data?: unknown }).data)) return false;
-  }
-  return true;
-}
-
 /** Query options of an execution whose body is the raw bytes of the model's one input. */
 export const RawExecutionQuery = z.object({
   dimensions: z.string().optional().openapi({

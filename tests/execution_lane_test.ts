@@ -10,7 +10,8 @@ import { buildApp } from "../routes/app.ts";
 import { keyHolder } from "../routes/auth.ts";
 import { INFERENCE_HEADER_LENGTH } from "../routes/binary_tensors.ts";
 import { executionLane } from "../routes/execution_lane.ts";
-import { ExecutionRequest, parseExecutionRequest } from "../routes/schemas.ts";
+import { parseExecutionRequest } from "../routes/executions.ts";
+import { ExecutionRequest } from "../routes/schemas.ts";
 import { addModel, withTestServer } from "./server_fixture.ts";
 
 const KEY = "lane-test-key";
