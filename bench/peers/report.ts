@@ -48,7 +48,39 @@ const NNSERVE_BINARY_OPEN = "nnserve HTTP (binary, extents at execution)";
  * tiny model) and of the app called in process, per-thread CPU from /proc, taken by hand
  * (2026-11-28).
  */
-const REST_PROFILE = `Where a request's time goes (2026-11-28: V8 CPU profiles of the server under
+const REST_PROFILE = `Where a request's time goes now (2026-11-29: \`perf\` of the serving thread under wrk
+with V8's builtins named from its perf map, V8 CPU profiles, the app called in process). The
+serving thread is the limit: busy all the time while the other core is a third idle. Its time
+under wrk: the kernel a quarter, nearly all of it the answer's \`send\` (loopback delivery and
+waking wrk's thread: half of it is the wake-up, an inter-processor interrupt on this virtual
+machine, paid on every answer while the server is the slower side); Deno's Rust and V8's
+runtime with no JavaScript on the stack a sixth (the event loop, hyper, collections); Deno's
+own serve code 6%; the service's JavaScript the rest. That JavaScript costs about three times
+what it costs called in process: the app called in process inside a Deno.serve handler (the
+socket's request ignored) served 7.3 k requests/s where in process it took 35 µs, while five
+in-process calls of a Hono echo app (30 µs) served 19.8 k and 35 µs of arithmetic 17.3 k in
+the same handler. Large code per request suffers, small loops do not; an in-process loop
+also ran 1.5x slower while the other core served wrk and an echo. In this Deno a typed array
+costs 0.2-0.6 µs to make (each is a calloc'd backing store: V8 keeps none on its heap here),
+a Response's headers given in its init about a microsecond each beyond the first, and
+\`toISOString\` half a microsecond.
+
+Changed (2026-11-29): \`POST /v1/compilations/{id}/executions\` and \`/v2\` inference take a
+lane past Hono (routes/execution_lane.ts): the access log, the key check and the declared
+body limit run from the same functions as the middleware, then the route's own handler; the
+router keeps queries, escaped paths, chunked bodies and CORS, and a test compares both paths'
+answers, log lines and refusal counts. Plain JSON bodies (\`{"inputs": [{"data": [...]}]}\`)
+skip zod's parse, which gives the same value; execution metrics find their six series once
+per compilation and client instead of by labels each run; tensors are allocated as one typed
+array instead of a buffer and a view; log times are formatted once a millisecond. In process
+the request went from 35 to 20 µs (\`Driver.execute\` from 10-11 to 8.5). Under wrk, in
+alternating runs against the code before: 12.1-13.2 k executions/s against 8.0-8.3 k, with
+the Hono echo at 68-85 k: 0.15-0.17x against 0.11-0.12x. A third of the echo stays out of
+reach here: a handler that skipped the log, the metrics, the key and validation altogether
+(the body parsed, \`Driver.execute\`, a JSON answer) served 12-20 k, and the minimum is the
+send's wake-up plus three times the in-process JavaScript.
+
+Where a request's time went before (2026-11-28: V8 CPU profiles of the server under
 the same load and of the app called in process, and each thread's CPU time from /proc).
 Under wrk the server's main thread is busy 96% of the time, the connection guard's worker
 49% and wrk 24% of a core: the main thread is the limit, about 39 µs a request at 24.6 k
@@ -246,7 +278,10 @@ const FINDINGS = `## What was found and changed
   (the default log level, \`info\`, logs every request) found a tenth of the event loop in
   \`console.log\`'s one synchronous write per access line: the lines now leave a batch per
   turn of the event loop, one write each (11.0 k -> 16.8 k executions/s at 64 connections
-  with the connection guard, 0.088x -> 0.137x of the Hono echo in the same runs).
+  with the connection guard, 0.088x -> 0.137x of the Hono echo in the same runs). Later the
+  executions and \`/v2\` inference routes took a lane past Hono's router and middleware (the
+  same functions, routes/execution_lane.ts) and plain JSON bodies skip zod: 0.11x -> 0.15-0.17x
+  (2026-11-29, "REST throughput" above).
 
 - **Native kernels through the onnxruntime device** (#31): nnserve's CPU plans now offer
   \`onnxruntime\` beside its own kernels. The partitioner hands it the runs of steps the
