@@ -48,7 +48,8 @@ const NNSERVE_BINARY_OPEN = "nnserve HTTP (binary, extents at execution)";
  * tiny model) and of the app called in process, per-thread CPU from /proc, taken by hand
  * (2026-11-28).
  */
-const REST_PROFILE = `Where a request's time goes now (2026-11-29: \`perf\` of the serving thread under wrk
+const REST_PROFILE =
+  `Where a request's time goes now (2026-11-29: \`perf\` of the serving thread under wrk
 with V8's builtins named from its perf map, V8 CPU profiles, the app called in process). The
 serving thread is the limit: busy all the time while the other core is a third idle. Its time
 under wrk: the kernel a quarter, nearly all of it the answer's \`send\` (loopback delivery and
