@@ -112,14 +112,34 @@ async function bindOutput(
   return { kind: "buffer", buffer };
 }
 
+/** Whether a request refers to no client object: inputs inline, outputs answered inline. */
+function refersToNothing(request: ExecutionRequest): boolean {
+  for (const { value } of request.inputs) {
+    if (value.kind === "memory" || value.kind === "buffer") return false;
+  }
+  return !request.outputs?.some((output) => output?.target !== undefined);
+}
+
+/** Nothing to give back. */
+function releaseNothing(): void {}
+
 /**
  * Resolves every memory and buffer reference of a request, holds its memories and marks its
- * buffers in use; on any failure everything taken so far is given back.
+ * buffers in use; on any failure everything taken so far is given back. A request that
+ * refers to none (most) is bound as it is, without a promise per argument.
  */
 export async function bindArguments(
   context: BindingContext,
   request: ExecutionRequest,
 ): Promise<BoundExecution> {
+  if (refersToNothing(request)) {
+    return {
+      request,
+      targets: context.prepared.outputIndexes.map(() => undefined),
+      capacities: inlineCapacities(context.prepared, request),
+      release: releaseNothing,
+    };
+  }
   const held: Holdings = { reads: [], writes: [], pools: [] };
   const releasePools = () => held.pools.forEach((hold) => hold.release());
   const inputBindings = request.inputs.map((arg, k) => bindInput(context, arg, k, held));
@@ -166,6 +186,7 @@ export async function deliverOutputs(
   bound: BoundExecution,
   outputs: readonly RunOutput[],
 ): Promise<{ shape: number[]; data?: RunOutput["data"] }[]> {
+  if (bound.targets.every((target) => target === undefined)) return [...outputs];
   return await Promise.all(outputs.map(async (output, k) => {
     const target = bound.targets[k];
     if (!target) return output;
