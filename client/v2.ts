@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { arrayOf } from "./tensor.ts";
 import { decodeTensor, encodeTensor, fromJson, type TensorData } from "./v2_tensors.ts";
 
 /** Where the server is and who is asking. */
@@ -356,7 +357,7 @@ export class V2Client {
           return { ...head, parameters: { binary_data_size: bytes.byteLength } };
         }
         const data = ArrayBuffer.isView(input.data) && !Array.isArray(input.data)
-          ? Array.from(input.data as unknown as ArrayLike<number>)
+          ? arrayOf(input.data as unknown as ArrayLike<number>)
           : input.data;
         return { ...head, data };
       }),

@@ -4,6 +4,8 @@
  * where the platform has no Float16Array (Node 20): halves are converted by hand.
  */
 
+import { arrayOf } from "./tensor.ts";
+
 /** Decoded tensor data: the datatype's typed array; booleans for BOOL. */
 export type TensorData = ArrayLike<number> | ArrayLike<bigint> | boolean[];
 
@@ -65,7 +67,7 @@ export function encodeTensor(
     const view = data as ArrayBufferView;
     return new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
   }
-  const values = Array.isArray(data) ? data.flat(Infinity) : Array.from(data as ArrayLike<number>);
+  const values = Array.isArray(data) ? data.flat(Infinity) : arrayOf(data as ArrayLike<number>);
   const size = ELEMENT_BYTES[datatype];
   if (size === undefined) throw new Error(`datatype ${datatype} cannot be sent as binary`);
   const bytes = new Uint8Array(values.length * size);
@@ -119,7 +121,7 @@ export function decodeTensor(datatype: string, bytes: Uint8Array): TensorData {
   const buffer = copy.buffer;
   switch (datatype) {
     case "BOOL":
-      return Array.from(copy, (b) => b !== 0);
+      return arrayOf(copy, (b) => b !== 0);
     case "UINT8":
       return copy;
     case "INT8":

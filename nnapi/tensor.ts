@@ -6,6 +6,7 @@
 import type { OperandType } from "./types.ts";
 import {
   allocate,
+  arrayOf,
   elementBytes,
   elementCount,
   fromJsonNumber,
@@ -17,6 +18,7 @@ import {
 
 export {
   allocate,
+  arrayOf,
   elementBytes,
   elementCount,
   fromJsonNumber,
@@ -148,5 +150,5 @@ export function misfitReason(type: OperandType, value: JsonNumber): string {
 
 /** JSON values of a typed array: float16 widened, non-finite values named, integers as is. */
 export function toJsonNumbers(data: TensorData): JsonNumber[] {
-  return Array.from(data as ArrayLike<number>, toJsonNumber);
+  return arrayOf(data as ArrayLike<number>, toJsonNumber);
 }

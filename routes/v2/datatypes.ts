@@ -5,7 +5,7 @@
  */
 import { invalid } from "../../nnapi/errors.ts";
 import type { JsonNumber, TensorData } from "../../nnapi/tensor.ts";
-import { toJsonNumbers } from "../../nnapi/tensor.ts";
+import { arrayOf, toJsonNumbers } from "../../nnapi/tensor.ts";
 import type { OperandType } from "../../nnapi/types.ts";
 
 /** The protocol's datatype of each NNAPI tensor type a model input or output may have. */
@@ -102,6 +102,6 @@ function flatten(data: unknown[], path: (string | number)[]): unknown[] {
 
 /** A tensor's data as protocol JSON: numbers (non-finite floats by name), booleans for BOOL. */
 export function jsonData(datatype: string, data: TensorData): (JsonNumber | boolean)[] {
-  if (datatype === "BOOL") return Array.from(data as ArrayLike<number>, (v) => v !== 0);
+  if (datatype === "BOOL") return arrayOf(data as ArrayLike<number>, (v) => v !== 0);
   return toJsonNumbers(data);
 }
