@@ -103,7 +103,9 @@ export function packQ8DepthwiseWeights(
   bias: ReadonlyNumbers,
   shape: { channels: number; taps: number },
 ): Int32Array {
-  const offsetFilter = Int32Array.from(filter, (v) => v + filterOffset);
+  // A loop: TypedArray.from with a mapping runs about 60 ns an element in V8.
+  const offsetFilter = new Int32Array(filter.length);
+  for (let i = 0; i < filter.length; i++) offsetFilter[i] = filter[i] + filterOffset;
   const packed = new Int32Array(packedDepthwiseLength(shape.channels, shape.taps));
   return packDepthwiseWeights(offsetFilter, bias, shape, packed);
 }

