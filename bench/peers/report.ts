@@ -72,14 +72,17 @@ body limit run from the same functions as the middleware, then the route's own h
 router keeps queries, escaped paths, chunked bodies and CORS, and a test compares both paths'
 answers, log lines and refusal counts. Plain JSON bodies (\`{"inputs": [{"data": [...]}]}\`)
 skip zod's parse, which gives the same value; execution metrics find their six series once
-per compilation and client instead of by labels each run; tensors are allocated as one typed
-array instead of a buffer and a view; log times are formatted once a millisecond. In process
-the request went from 35 to 20 µs (\`Driver.execute\` from 10-11 to 8.5). Under wrk, in
-alternating runs against the code before: 12.1-13.2 k executions/s against 8.0-8.3 k, with
-the Hono echo at 68-85 k: 0.15-0.17x against 0.11-0.12x. A third of the echo stays out of
-reach here: a handler that skipped the log, the metrics, the key and validation altogether
-(the body parsed, \`Driver.execute\`, a JSON answer) served 12-20 k, and the minimum is the
-send's wake-up plus three times the in-process JavaScript.
+per compilation and client instead of by labels each run; an execution that refers to no
+memory or buffer is bound without a promise per argument; tensors are allocated as one typed
+array instead of a buffer and a view; outputs become JSON numbers in a loop (\`Array.from\` of
+a typed array goes through its iterator: 27 µs for 1000 floats against 2.3); log times are
+formatted once a millisecond. In process the request went from 35 to 20 µs and
+\`Driver.execute\` from 10-11 to 6. Under wrk, in alternating runs against the code before:
+11.8-17.9 k executions/s against 8.0-8.9 k, with the Hono echo at 60-86 k: 0.19-0.22x against
+0.10-0.11x (the access line at the default level, \`info\`, is 5-20% of it). The serving
+thread then spends a third of its time in the kernel, the service's JavaScript 44%. A third of
+the echo stays out of reach here: each answer still wakes wrk's idle thread, and the rest is
+many small costs (the access line, \`request.json\`, the response, the run), each 2-5%.
 
 Where a request's time went before (2026-11-28: V8 CPU profiles of the server under
 the same load and of the app called in process, and each thread's CPU time from /proc).
@@ -281,8 +284,8 @@ const FINDINGS = `## What was found and changed
   turn of the event loop, one write each (11.0 k -> 16.8 k executions/s at 64 connections
   with the connection guard, 0.088x -> 0.137x of the Hono echo in the same runs). Later the
   executions and \`/v2\` inference routes took a lane past Hono's router and middleware (the
-  same functions, routes/execution_lane.ts) and plain JSON bodies skip zod: 0.11x -> 0.15-0.17x
-  (2026-11-29, "REST throughput" above).
+  same functions, routes/execution_lane.ts), plain JSON bodies skip zod and inline executions
+  bind without promises: 0.10-0.11x -> 0.19-0.22x (2026-11-29, "REST throughput" above).
 
 - **Native kernels through the onnxruntime device** (#31): nnserve's CPU plans now offer
   \`onnxruntime\` beside its own kernels. The partitioner hands it the runs of steps the
