@@ -10,6 +10,7 @@ import {
   type BurstArgument,
   type BurstResult,
   encodeRequest,
+  NO_BYTES,
   NO_DIMENSIONS,
 } from "./burst_frames.ts";
 import { copyDimensions, type ExecutionOutput, type ExecutionResult } from "./execution.ts";
@@ -130,7 +131,7 @@ function inputArgument(type: OperandType, index: number, input: BurstInput): Bur
 function outputArgument(index: number, output: BurstOutput): BurstArgument {
   if (output !== undefined && isSlotRegion(output)) return slotArgument(`output ${index}`, output);
   checkDimensions(`output ${index}`, output?.dimensions);
-  return { kind: "inline", bytes: new Uint8Array(0), ...copyDimensions(output?.dimensions) };
+  return { kind: "inline", bytes: NO_BYTES, ...copyDimensions(output?.dimensions) };
 }
 
 /** The request's deadline in the frame's microseconds (0: none), checked. */

@@ -13,6 +13,8 @@ export const RESULT_FRAME = 0x81;
 export const FLAG_MEASURE_TIMING = 0x01;
 /** Rank value meaning "no dimensions given". */
 export const NO_DIMENSIONS = 0xff;
+/** The bytes of an inline output in a request: none (one shared empty array: each costs). */
+export const NO_BYTES = new Uint8Array(0);
 
 /** NNAPI HAL `ErrorStatus` by the code result frames carry (NONE = 0). */
 export const STATUS_NAMES: readonly ("NONE" | ErrorStatus)[] = [
@@ -107,9 +109,7 @@ function writeArgument(view: DataView, bytes: Uint8Array, at: number, arg: Burst
 
 /** Encodes an EXECUTE frame (inline outputs carry no bytes). */
 export function encodeRequest(request: BurstRequest): Uint8Array<ArrayBuffer> {
-  const outputs = request.outputs.map((a) =>
-    a.kind === "inline" ? { ...a, bytes: new Uint8Array(0) } : a
-  );
+  const outputs = request.outputs.map((a) => a.kind === "inline" ? { ...a, bytes: NO_BYTES } : a);
   const all = [...request.inputs, ...outputs];
   const bytes = new Uint8Array(16 + all.reduce((n, a) => n + argumentSize(a), 0));
   const view = new DataView(bytes.buffer);
@@ -143,7 +143,8 @@ export function decodeResult(bytes: Uint8Array): BurstResult {
   for (let k = 0; k < count; k++) {
     const rank = view.getUint8(at + 1);
     const length = view.getUint32(at + 4, true);
-    const dimensions = Array.from({ length: rank }, (_, i) => view.getUint32(at + 8 + 4 * i, true));
+    const dimensions = new Array<number>(rank);
+    for (let i = 0; i < rank; i++) dimensions[i] = view.getUint32(at + 8 + 4 * i, true);
     const isSufficient = view.getUint8(at) === 1;
     at += pad8(8 + 4 * rank);
     outputs.push({ dimensions, isSufficient, bytes: bytes.subarray(at, at + length) });

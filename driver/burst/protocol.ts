@@ -60,7 +60,8 @@ function readArgument(
     if (at + 16 + 4 * rank > bytes.byteLength) {
       throw new FrameError(`${what}: frame ends inside dimensions`, id);
     }
-    dimensions = Array.from({ length: rank }, (_, i) => view.getUint32(at + 16 + 4 * i, true));
+    dimensions = new Array<number>(rank);
+    for (let i = 0; i < rank; i++) dimensions[i] = view.getUint32(at + 16 + 4 * i, true);
   }
   let next = at + pad8(16 + 4 * (rank === NO_DIMENSIONS ? 0 : rank));
   if (kind === "omitted") return { arg: { kind }, next };
