@@ -163,7 +163,7 @@ export function buildApp(service: Service, options: AppOptions) {
       maxFileBytes: options.repositoryMaxFileBytes ?? maxBodyBytes,
     }),
   );
-  app.route("/", v2ModelRoutes(service, { readiness, maxJsonBytes, maxBodyBytes }));
+  app.route("/", v2ModelRoutes(service, { readiness, ...limits }));
   app.route("/", v2SharedMemoryRoutes(driver));
   app.route("/", demoRoutes());
   serveOpenApi(app);

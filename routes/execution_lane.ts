@@ -59,20 +59,16 @@ const ROUTES: readonly LaneRoute[] = [
     route: "/v2/models/:name/infer",
     keyAt: "/v2/*",
     answer: ({ service, limits }, client, [name], request) =>
-      answerInference(service, { client, name, request }, inferLimits(limits)),
+      answerInference(service, { client, name, request }, limits),
   },
   {
     path: /^\/v2\/models\/([^/?%]+)\/versions\/([^/?%]+)\/infer$/,
     route: "/v2/models/:name/versions/:version/infer",
     keyAt: "/v2/*",
     answer: ({ service, limits }, client, [name, version], request) =>
-      answerInference(service, { client, name, version, request }, inferLimits(limits)),
+      answerInference(service, { client, name, version, request }, limits),
   },
 ];
-
-function inferLimits(limits: BodyLimits) {
-  return { maxJsonBytes: limits.maxJsonBytes, maxBodyBytes: limits.maxBytes };
-}
 
 /**
  * The router's access log names `unmatched` for a request the body limit refused (its

@@ -19,7 +19,7 @@ import {
   splitFramedBody,
 } from "../binary_tensors.ts";
 import { schemaError } from "../errors.ts";
-import { cappedBody } from "../request_body.ts";
+import { type BodyLimits, cappedBody } from "../request_body.ts";
 import type { Readiness } from "../health.ts";
 import { newRouter } from "../router.ts";
 import { isQuantized, oipDatatype, oipShape } from "./datatypes.ts";
@@ -257,14 +257,14 @@ export async function modelConfigOf(service: Service, client: string, served: Se
 }
 
 /** Reads a request's JSON, and its binary part after the JSON header when it has one. */
-async function readInferRequest(request: Request, limits: InferLimits) {
+async function readInferRequest(request: Request, limits: BodyLimits) {
   const headerLength = request.headers.get(INFERENCE_HEADER_LENGTH) ?? undefined;
   // Without a binary part the whole body is JSON, whatever its Content-Type says.
   const body = await cappedBody(
     request,
     headerLength === undefined
       ? { bytes: limits.maxJsonBytes, setting: "NNSERVE_MAX_JSON_BYTES" }
-      : { bytes: limits.maxBodyBytes, setting: "NNSERVE_MAX_BODY_BYTES" },
+      : { bytes: limits.maxBytes, setting: "NNSERVE_MAX_BODY_BYTES" },
   );
   let json: unknown;
   let binary: BinarySections | undefined;
@@ -284,12 +284,6 @@ async function readInferRequest(request: Request, limits: InferLimits) {
   return { request: parsed.data, binary };
 }
 
-/** The body limits of an inference request: the JSON's, and the whole body's. */
-export interface InferLimits {
-  maxJsonBytes: number;
-  maxBodyBytes: number;
-}
-
 /** An inference as the route receives it: the client, the model's name and version, the request. */
 export interface InferenceCall {
   client: string;
@@ -305,7 +299,7 @@ export interface InferenceCall {
 export async function answerInference(
   service: Service,
   call: InferenceCall,
-  limits: InferLimits,
+  limits: BodyLimits,
 ): Promise<Response> {
   const { client } = call;
   const served = await service.served.resolve(client, call.name, call.version);
@@ -339,7 +333,7 @@ export async function answerInference(
 /** The protocol's core routes. */
 export function v2ModelRoutes(
   service: Service,
-  options: { readiness: () => Readiness } & InferLimits,
+  options: { readiness: () => Readiness } & BodyLimits,
 ) {
   const router = newRouter();
   router.openAPIRegistry.register("V2InferRequest", InferRequest);
