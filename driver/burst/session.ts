@@ -85,8 +85,12 @@ export const CLOSE_GOING_AWAY = 1001;
 const OVERSHOOT_WINDOWS = 4;
 
 /** Whether a request reads or writes memory slots (and so must run in order). */
-function usesSlots(pending: Pending): boolean {
-  return [...pending.request.inputs, ...pending.request.outputs].some((a) => a.kind === "slot");
+function usesSlots(request: BurstRequest): boolean {
+  return request.inputs.some(isSlot) || request.outputs.some(isSlot);
+}
+
+function isSlot(argument: BurstArgument): boolean {
+  return argument.kind === "slot";
 }
 
 /** An accepted request waiting for its turn. */
@@ -330,7 +334,7 @@ export class BurstSession {
   #startQueued(): void {
     const started = this.#started;
     while (this.#queue.length > 0 && started.length < this.#options.parallelism) {
-      const ordered = usesSlots(this.#queue[0]);
+      const ordered = usesSlots(this.#queue[0].request);
       if (started.some((s) => s.ordered) || (ordered && started.length > 0)) break;
       const pending = this.#queue.shift()!;
       started.push({ result: this.#run(pending.request, pending.received), ordered });
@@ -406,7 +410,7 @@ export class BurstSession {
   async #run(request: BurstRequest, received: number): Promise<BurstResult> {
     const holds: HeldPool[] = [];
     try {
-      await this.#resolveSlots(request);
+      if (usesSlots(request)) await this.#resolveSlots(request);
       const deadlineMs = request.deadlineUs > 0
         ? Math.max(0.001, request.deadlineUs / 1000 - (performance.now() - received))
         : undefined;

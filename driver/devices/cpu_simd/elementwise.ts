@@ -89,6 +89,19 @@ function planned(
   };
 }
 
+/**
+ * Outputs of fewer elements run the reference kernel: a SIMD call costs about half a
+ * microsecond before its first element (operands placed in the kernel heap, the call), the
+ * reference about 3 ns an element, so below this the reference is the faster.
+ */
+export const SIMD_MIN_ELEMENTS = 128;
+
+/** Whether the step's output is known to be too small to pay for a SIMD call. */
+function tooSmall(step: StepOperands): boolean {
+  const shape = step.outputs[0].shape;
+  return isFullySpecified(shape) && elementCount(shape) < SIMD_MIN_ELEMENTS;
+}
+
 /** The operations of the binary SIMD kernels. */
 type BinaryType = "ADD" | "SUB" | "MUL" | "DIV" | "MINIMUM" | "MAXIMUM";
 
@@ -112,6 +125,7 @@ function binary<T extends OperationType & BinaryType>(
     type,
     supports: (step) => floatFits(step, 2, () => forms(step) !== undefined) && !!range(step),
     bind(step) {
+      if (tooSmall(step)) return reference.execute;
       const clamp = range(step);
       const [aForm, bForm] = forms(step) ?? [];
       if (!clamp || !aForm || !bForm) return undefined;
@@ -139,7 +153,7 @@ export const hardSwishStep: StepImplementation<"HARD_SWISH"> = {
   type: "HARD_SWISH",
   supports: (step) => floatFits(step, 1),
   bind: (step) =>
-    planned(
+    tooSmall(step) ? hardSwish.execute : planned(
       step,
       1,
       hardSwish,

@@ -20,7 +20,15 @@ import type { OperationDefinition, PrepareInput } from "../../../operations/oper
 import type { StepImplementation } from "../device.ts";
 import { conv2dSimd, depthwiseConv2dSimd } from "./convolution.ts";
 import { fullyConnectedSimd } from "./fully_connected.ts";
-import { maximumSimd, minimumSimd, mulSimd, subSimd } from "./elementwise.ts";
+import {
+  hardSwishStep,
+  maximumSimd,
+  minimumSimd,
+  mulSimd,
+  SIMD_MIN_ELEMENTS,
+  subSimd,
+} from "./elementwise.ts";
+import { hardSwish } from "../../../operations/hard_swish.ts";
 import { maximum } from "../../../operations/maximum.ts";
 import { minimum } from "../../../operations/minimum.ts";
 import { mul } from "../../../operations/mul.ts";
@@ -331,10 +339,10 @@ Deno.test("arithmetic on cpu-simd reads a block of the output's trailing extents
   const cases: [number[], number[], boolean][] = [
     [[1, 8, 40, 32], [1, 1, 40, 32], true], // a position table over attention heads
     [[1, 8, 40, 30], [40, 30], true], // a row whose width is not a multiple of 4
-    [[2, 5, 7], [7], true], // a per-channel row
-    [[2, 5, 7], [1], true], // one value
+    [[4, 5, 7], [7], true], // a per-channel row
+    [[4, 5, 7], [1], true], // one value
     [[1, 1, 40, 32], [1, 8, 40, 32], true], // the block on the left
-    [[2, 5, 7], [2, 1, 7], false], // a middle axis broadcast: the reference's
+    [[4, 5, 7], [4, 1, 7], false], // a middle axis broadcast: the reference's
   ];
   for (const [type, reference, simd] of [["MUL", mul, mulSimd], ["SUB", sub, subSimd]] as const) {
     for (const [aShape, bShape, taken] of cases) {
@@ -366,8 +374,34 @@ Deno.test("arithmetic on cpu-simd reads a block of the output's trailing extents
   }
 });
 
+Deno.test("element-wise steps on cpu-simd with outputs under SIMD_MIN_ELEMENTS bind the reference kernel", () => {
+  const small = [2, SIMD_MIN_ELEMENTS / 2 - 1];
+  const large = [2, SIMD_MIN_ELEMENTS / 2];
+  const step = (shape: number[]) => {
+    const t = operand("TENSOR_FLOAT32", shape, null);
+    return {
+      inputs: [{ ...t, value: undefined }, { ...t, value: undefined }, {
+        ...int32(0),
+        value: new Int32Array([0]),
+      }],
+      outputs: [t],
+    };
+  };
+  strictEqual(subSimd.bind(step(small), []), sub.execute);
+  strictEqual(
+    hardSwishStep.bind({ ...step(small), inputs: step(small).inputs.slice(0, 1) }, []),
+    hardSwish.execute,
+  );
+  ok(subSimd.bind(step(large), []) !== sub.execute);
+  ok(
+    hardSwishStep.bind({ ...step(large), inputs: step(large).inputs.slice(0, 1) }, []) !==
+      hardSwish.execute,
+  );
+  ok(subSimd.bind(step([2, -1]), []) !== sub.execute, "an open extent binds the SIMD kernel");
+});
+
 Deno.test("MINIMUM and MAXIMUM on cpu-simd equal the reference bit for bit in the SIMD forms", () => {
-  const cases: [number[], number[]][] = [[[1, 40, 288], [1]], [[2, 5, 7], [7]], [[3, 8], [3, 8]]];
+  const cases: [number[], number[]][] = [[[1, 40, 288], [1]], [[4, 5, 7], [7]], [[16, 8], [16, 8]]];
   const steps = [[minimum, minimumSimd], [maximum, maximumSimd]] as const;
   for (const [reference, simd] of steps) {
     for (const [aShape, bShape] of cases) {
