@@ -39,7 +39,7 @@ import {
   type RawEndpoint,
 } from "./engines.ts";
 import { gemmGflops } from "./gemm.ts";
-import { restThroughput, uploadFloor } from "./rest.ts";
+import { restSummary, restThroughput, uploadFloor } from "./rest.ts";
 import { TFJS_WASM } from "./tfjs_wasm.ts";
 import { simd128PeakGflops } from "./simd_peak.ts";
 import { type ThroughputBudget, throughputs } from "./throughput.ts";
@@ -349,12 +349,11 @@ for (const n of [512, 1024]) {
   }
 }
 
-const rest = await restThroughput(flags.quick ? 2 : 5);
+const rest = await restThroughput(flags.quick ? 1 : 3, flags.quick ? 1 : 3);
 results.rest = rest;
 console.log(
   rest
-    ? `REST: ${rest.executions.toFixed(0)} executions/s, Hono echo ${rest.echoes.toFixed(0)} ` +
-      `req/s, ratio ${(rest.executions / rest.echoes).toFixed(2)}`
+    ? `REST: ${restSummary(rest)}`
     : "REST: wrk is not installed (apt install wrk); not measured",
 );
 

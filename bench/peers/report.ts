@@ -1,5 +1,6 @@
 /** The peers benchmark's results as Markdown tables and an SVG bar chart. */
 import type { Latency } from "./timing.ts";
+import { restSummary, type RestThroughput } from "./rest.ts";
 
 export interface Results {
   machine: string;
@@ -13,7 +14,7 @@ export interface Results {
   }[];
   gemm: { n: number; threads: number; gflops: number }[];
   peak?: { gflops: number; relaxed: boolean };
-  rest?: { executions: number; echoes: number };
+  rest?: RestThroughput;
   /**
    * Per model: its input's bytes POSTed to a bare Hono server answering with its output's
    * bytes, HTTP's own floor for that model here.
@@ -633,13 +634,7 @@ ${gemmTable(results)}
 
 ## REST throughput (tiny model, ADD of two float32[4], wrk, 64 connections)
 
-${
-    rest
-      ? `${rest.executions.toFixed(0)} executions/s against ${
-        rest.echoes.toFixed(0)
-      } requests/s of a Hono JSON echo: ${(rest.executions / rest.echoes).toFixed(2)}x.`
-      : "Not measured: wrk is not installed (`apt install wrk`)."
-  }
+${rest ? `${restSummary(rest)}.` : "Not measured: wrk is not installed (`apt install wrk`)."}
 
 ${REST_PROFILE}
 
@@ -655,9 +650,7 @@ ${
     SPEED_TARGETS.replace(
       "${REST_RATIO}",
       rest
-        ? `${rest.executions / rest.echoes >= 0.5 ? "met" : "missed"} (${
-          (rest.executions / rest.echoes).toFixed(2)
-        }x in the run above)`
+        ? `${rest.ratio >= 0.5 ? "met" : "missed"} (${rest.ratio.toFixed(2)}x in the run above)`
         : "not measured in the run above",
     )
   }`;

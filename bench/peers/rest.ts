@@ -1,7 +1,7 @@
 /**
  * REST throughput of a tiny model (ADD of two float32[4]) against a Hono JSON echo of the
- * same body, both servers as processes of their own and loaded by `wrk` (64 connections,
- * one client thread), which must report no errors.
+ * same body, both servers as processes of their own and loaded in turn by `wrk` (64
+ * connections, one client thread), which must report no errors.
  */
 import { fileURLToPath } from "node:url";
 import { TINY_ADD_MODEL } from "../rest_overhead.ts";
@@ -48,10 +48,35 @@ export async function spawnEcho(): Promise<{ url: string; stop(): Promise<void> 
   };
 }
 
-/** Executions/s, echoes/s; undefined when wrk is not installed. */
+/** REST against the echo: medians of alternating rounds, and each round's ratio. */
+export interface RestThroughput {
+  /** Median executions/s of nnserve's rounds. */
+  executions: number;
+  /** Median requests/s of the echo's rounds. */
+  echoes: number;
+  /** Each round's executions/s over its echo's requests/s. */
+  ratios: number[];
+  /** The median of `ratios`. */
+  ratio: number;
+  /** Seconds of wrk per round and server. */
+  seconds: number;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/**
+ * nnserve's executions/s and the echo's requests/s, loaded in turn for `rounds` rounds of
+ * `seconds` each (after a warm-up of each), so that a slow spell of the machine falls on
+ * both alike; undefined when wrk is not installed.
+ */
 export async function restThroughput(
   seconds: number,
-): Promise<{ executions: number; echoes: number } | undefined> {
+  rounds = 3,
+): Promise<RestThroughput | undefined> {
   try {
     await new Deno.Command("wrk", { args: ["--version"], stdout: "null", stderr: "null" })
       .output();
@@ -65,15 +90,38 @@ export async function restThroughput(
     const model = await post("/v1/models", TINY_ADD_MODEL);
     const compilation = await post("/v1/compilations", { model: model.id });
     const url = `${server.url}/v1/compilations/${compilation.id}/executions`;
+    const echoUrl = `${echo.url}/echo`;
     await wrk(url, 1);
-    const executions = await wrk(url, seconds);
-    await wrk(`${echo.url}/echo`, 1);
-    const echoes = await wrk(`${echo.url}/echo`, seconds);
-    return { executions, echoes };
+    await wrk(echoUrl, 1);
+    const executions: number[] = [];
+    const echoes: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      executions.push(await wrk(url, seconds));
+      echoes.push(await wrk(echoUrl, seconds));
+    }
+    const ratios = executions.map((n, k) => n / echoes[k]);
+    return {
+      executions: median(executions),
+      echoes: median(echoes),
+      ratios,
+      ratio: median(ratios),
+      seconds,
+    };
   } finally {
     await echo.stop();
     await server.stop();
   }
+}
+
+/** The measurement in words: the medians, the ratio and each round's. */
+export function restSummary(rest: RestThroughput): string {
+  const rounds = rest.ratios.length;
+  return `${rest.executions.toFixed(0)} executions/s against ${rest.echoes.toFixed(0)} ` +
+    `requests/s of a Hono JSON echo (medians of ${rounds} alternating round${
+      rounds === 1 ? "" : "s"
+    } of ${rest.seconds} s each): ${rest.ratio.toFixed(2)}x (by round: ${
+      rest.ratios.map((r) => r.toFixed(2)).join(", ")
+    })`;
 }
 
 /**
