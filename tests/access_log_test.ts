@@ -1,4 +1,5 @@
 import { deepStrictEqual } from "node:assert/strict";
+import { accessLine } from "../routes/access_log.ts";
 
 /** What a process writing `script`'s lines through `batchedStdout()` printed. */
 async function printed(script: string): Promise<string[]> {
@@ -37,4 +38,44 @@ Deno.test("batchedStdout() writes every line whole and in order, with console.lo
       Deno.exit(0);`),
     ["one", "two", "three"],
   );
+});
+
+Deno.test("accessLine() is what JSON.stringify makes of the record, whatever the fields hold", () => {
+  const requests = [
+    {
+      requestId: "7d1f0c1e-8a2b-4c3d-9e4f-5a6b7c8d9e0f",
+      client: null,
+      method: "POST",
+      route: "/v1/compilations/:id/executions",
+      path: "/v1/compilations/abc/executions",
+    },
+    {
+      requestId: `a"b\\c`,
+      client: 'key "one" \u2028',
+      method: "GET",
+      route: "unmatched",
+      path: "/v1/\u0000%22x\n\ty/\ud800",
+    },
+  ];
+  for (const request of requests) {
+    for (const [status, ms] of [[200, 0.1234567], [404, 12], [500, 1e-7], [201, 123456.78949]]) {
+      const time = "2026-11-29T03:04:05.678Z";
+      deepStrictEqual(
+        accessLine(time, "warn", 'replica "1"', request, status, ms),
+        JSON.stringify({
+          time,
+          level: "warn",
+          msg: "request",
+          replica: 'replica "1"',
+          requestId: request.requestId,
+          client: request.client,
+          method: request.method,
+          route: request.route,
+          path: request.path,
+          status,
+          ms: Math.round(ms * 1000) / 1000,
+        }),
+      );
+    }
+  }
 });
