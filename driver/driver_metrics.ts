@@ -87,6 +87,9 @@ export function registerDriverMetrics(
   });
 }
 
+/** Each registry's execution counters by status, found once. */
+const executionCounters = new WeakMap<Metrics, Map<string, () => void>>();
+
 /** Counts one execution by its NNAPI status (NONE when it succeeded). */
 export function countExecution(metrics: Metrics, error?: unknown): void {
   const status = error === undefined
@@ -94,7 +97,11 @@ export function countExecution(metrics: Metrics, error?: unknown): void {
     : error instanceof DriverError
     ? error.status
     : "GENERAL_FAILURE";
-  metrics.count(...EXECUTIONS, { status });
+  let byStatus = executionCounters.get(metrics);
+  if (!byStatus) executionCounters.set(metrics, byStatus = new Map());
+  let count = byStatus.get(status);
+  if (!count) byStatus.set(status, count = metrics.counter(...EXECUTIONS, { status }));
+  count();
 }
 
 /** Counts the kernel calls of a run that were split across compute lanes. */

@@ -123,13 +123,28 @@ export class Metrics {
 
   /** Adds `by` to a counter (created on first use). */
   count(name: string, help: string, labels: Labels = {}, by = 1): void {
+    const values = this.#counterValues(name, help);
+    const k = key(name, labels);
+    values.set(k, (values.get(k) ?? 0) + by);
+  }
+
+  /**
+   * A counter series found once, to add to many times (`count` builds the series' key on
+   * every call; an execution counts once).
+   */
+  counter(name: string, help: string, labels: Labels = {}): (by?: number) => void {
+    const values = this.#counterValues(name, help);
+    const k = key(name, labels);
+    return (by = 1) => values.set(k, (values.get(k) ?? 0) + by);
+  }
+
+  #counterValues(name: string, help: string): Map<string, number> {
     let counter = this.#counters.get(name);
     if (!counter) {
       counter = { name, help, values: new Map() };
       this.#counters.set(name, counter);
     }
-    const k = key(name, labels);
-    counter.values.set(k, (counter.values.get(k) ?? 0) + by);
+    return counter.values;
   }
 
   /** Declares a counter with a series at zero for each of the label sets. */

@@ -103,6 +103,33 @@ export function fromNumbers(type: OperandType, values: readonly JsonNumber[]): T
   return out;
 }
 
+/**
+ * JSON values as a tensor of `type` in one pass, or the index of the first value that does
+ * not fit the type ({@link numberFitsType}: `misfitReason` says why).
+ */
+export function fromCheckedNumbers(
+  type: OperandType,
+  values: readonly JsonNumber[],
+): TensorData | number {
+  const out = allocate(type, values.length);
+  const n = values.length;
+  if (type === "TENSOR_FLOAT32" || type === "FLOAT32") {
+    for (let i = 0; i < n; i++) {
+      const v = values[i];
+      if (typeof v === "string") out[i] = fromJsonNumber(v);
+      else if (Number.isFinite(Math.fround(v))) out[i] = v;
+      else return i;
+    }
+    return out;
+  }
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (!numberFitsType(type, v)) return i;
+    out[i] = fromJsonNumber(v);
+  }
+  return out;
+}
+
 /** The value a float operand type would store for a number (float16 and float32 rounding). */
 function roundToFloatType(type: OperandType, value: number): number {
   return type === "FLOAT16" || type === "TENSOR_FLOAT16"

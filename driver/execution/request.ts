@@ -11,12 +11,11 @@ import type { PlanWithoutWeights } from "../compilation/plan.ts";
 import {
   byteSize,
   elementCount,
-  fromNumbers,
+  fromCheckedNumbers,
   isFullySpecified,
   isScalarType,
   type JsonNumber,
   misfitReason,
-  numberFitsType,
   type TensorData,
   viewBytes,
 } from "../../nnapi/tensor.ts";
@@ -145,21 +144,22 @@ export interface ExecutionResult {
 export function combineDimensions(
   model: readonly number[],
   requested: readonly number[] | undefined,
-  what: string,
+  what: string | (() => string),
   scalar: boolean,
 ): number[] {
   if (requested === undefined) return [...model];
+  const name = typeof what === "string" ? () => what : what;
   if (scalar) {
-    if (requested.length !== 0) throw invalid(`${what} is a scalar; dimensions must be []`);
+    if (requested.length !== 0) throw invalid(`${name()} is a scalar; dimensions must be []`);
     return [];
   }
   if (model.length !== 0 && requested.length !== model.length) {
-    throw invalid(`${what} has rank ${model.length}, dimensions give rank ${requested.length}`);
+    throw invalid(`${name()} has rank ${model.length}, dimensions give rank ${requested.length}`);
   }
   return requested.map((d, i) => {
     const declared = model[i] ?? 0;
     if (declared !== 0 && d !== 0 && d !== declared) {
-      throw invalid(`${what}: dimension ${i} is ${declared} in the model, not ${d}`);
+      throw invalid(`${name()}: dimension ${i} is ${declared} in the model, not ${d}`);
     }
     return declared !== 0 ? declared : d;
   });
@@ -176,30 +176,30 @@ export function resolveInputs(prepared: PlanWithoutWeights, request: ExecutionRe
   return request.inputs.map((arg, k) => {
     const operandIndex = prepared.inputIndexes[k];
     const operand = prepared.operands[operandIndex];
-    const what = `input ${k} (operand ${operandIndex}, ${operand.type})`;
-    const path = ["inputs", k];
+    // Named only when a check fails: most requests pass them all.
+    const what = () => `input ${k} (operand ${operandIndex}, ${operand.type})`;
     const scalar = isScalarType(operand.type);
     if (arg.value.kind === "omitted") {
       if (!prepared.omittableInputs[k]) {
-        throw invalid(`${what} is omitted, but an operation reading it needs its value`, {
-          path,
+        throw invalid(`${what()} is omitted, but an operation reading it needs its value`, {
+          path: ["inputs", k],
         });
       }
       return { data: null, shape: [...operand.shape] };
     }
     if (arg.value.kind === "memory" || arg.value.kind === "buffer") {
-      throw new DriverError("GENERAL_FAILURE", `${what}: ${arg.value.kind} argument not bound`);
+      throw new DriverError("GENERAL_FAILURE", `${what()}: ${arg.value.kind} argument not bound`);
     }
     let shape: number[];
     try {
       const given = arg.value.kind === "tensor" ? arg.value.shape : arg.dimensions;
       shape = combineDimensions(operand.shape, given, what, scalar);
     } catch (error) {
-      throw invalid((error as Error).message, { path: [...path, "dimensions"] });
+      throw invalid((error as Error).message, { path: ["inputs", k, "dimensions"] });
     }
     if (!scalar && (shape.length === 0 || !isFullySpecified(shape))) {
-      throw invalid(`${what} has unknown dimensions [${shape}]; give "dimensions"`, {
-        path: [...path, "dimensions"],
+      throw invalid(`${what()} has unknown dimensions [${shape}]; give "dimensions"`, {
+        path: ["inputs", k, "dimensions"],
       });
     }
     if (arg.value.kind === "tensor") return { data: arg.value.data, shape };
@@ -207,23 +207,23 @@ export function resolveInputs(prepared: PlanWithoutWeights, request: ExecutionRe
       const values = arg.value.values;
       const count = elementCount(shape);
       if (values.length !== count) {
-        throw invalid(`${what} needs ${count} values for [${shape}], got ${values.length}`, {
-          path,
+        throw invalid(`${what()} needs ${count} values for [${shape}], got ${values.length}`, {
+          path: ["inputs", k],
         });
       }
-      const bad = values.findIndex((v) => !numberFitsType(operand.type, v));
-      if (bad >= 0) {
-        throw invalid(`${what}: value ${bad}: ${misfitReason(operand.type, values[bad])}`, {
-          path: [...path, "data", bad],
+      const data = fromCheckedNumbers(operand.type, values);
+      if (typeof data === "number") {
+        throw invalid(`${what()}: value ${data}: ${misfitReason(operand.type, values[data])}`, {
+          path: ["inputs", k, "data", data],
         });
       }
-      return { data: fromNumbers(operand.type, values), shape };
+      return { data, shape };
     }
     const size = byteSize(operand.type, shape);
     if (arg.value.bytes.byteLength !== size) {
       throw invalid(
-        `${what} needs ${size} bytes for [${shape}], got ${arg.value.bytes.byteLength}`,
-        { path },
+        `${what()} needs ${size} bytes for [${shape}], got ${arg.value.bytes.byteLength}`,
+        { path: ["inputs", k] },
       );
     }
     return { data: viewBytes(operand.type, arg.value.bytes), shape };

@@ -42,7 +42,8 @@ export class StepClock {
     const timing = this.#timing;
     if (!timing) return;
     const us = (performance.now() - this.#started) * 1000;
-    const operations = this.#steps.slice(step, step + count).map((s) => s.operation);
+    const operations = new Array<number>(count);
+    for (let k = 0; k < count; k++) operations[k] = this.#steps[step + k].operation;
     const last = timing[timing.length - 1];
     const sameRun = !this.#perOperation && last && last.device === device && step > 0 &&
       this.#steps[step - 1].device === this.#steps[step].device &&

@@ -10,12 +10,11 @@ import {
   elementBytes,
   elementCount,
   fromBytes,
-  fromNumbers,
+  fromCheckedNumbers,
   isFullySpecified,
   isScalarType,
   MAX_TENSOR_BYTES,
   misfitReason,
-  numberFitsType,
   type TensorData,
 } from "../../nnapi/tensor.ts";
 import type { HalVersion, Lifetime, OperandType } from "../../nnapi/types.ts";
@@ -156,15 +155,15 @@ function decodeConstant(
         "value",
       ]);
     }
-    const bad = value.findIndex((v) => !numberFitsType(operand.type, v));
-    if (bad >= 0) {
-      fail(`${at}: value[${bad}]: ${misfitReason(operand.type, value[bad])}`, [
+    const data = fromCheckedNumbers(operand.type, value);
+    if (typeof data === "number") {
+      fail(`${at}: value[${data}]: ${misfitReason(operand.type, value[data])}`, [
         ...path,
         "value",
-        bad,
+        data,
       ]);
     }
-    return fromNumbers(operand.type, value);
+    return data;
   }
   let decoded: Uint8Array;
   try {
