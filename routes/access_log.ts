@@ -120,6 +120,19 @@ export class RequestLog {
   }
 }
 
+/** Characters JSON.stringify escapes in a string: quote, backslash, controls, surrogates. */
+// deno-lint-ignore no-control-regex -- control characters are what JSON escapes
+const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * A string (or null) as JSON: quoted as it is when nothing in it needs escaping (the common
+ * case, without a call into the runtime's JSON.stringify), else `JSON.stringify`'s.
+ */
+function jsonString(value: string | null): string {
+  if (value === null) return "null";
+  return ESCAPED.test(value) ? JSON.stringify(value) : `"${value}"`;
+}
+
 /**
  * The JSON line of an answered request: what `JSON.stringify` makes of the record (time,
  * level, msg, replica, requestId, client, method, route, path, status, ms), built from its
@@ -134,7 +147,7 @@ export function accessLine(
   status: number,
   ms: number,
 ): string {
-  const json = JSON.stringify;
+  const json = jsonString;
   return `{"time":"${time}","level":"${level}","msg":"request","replica":${json(replica)},` +
     `"requestId":${json(request.requestId)},"client":${json(request.client)},` +
     `"method":${json(request.method)},"route":${json(request.route)},` +

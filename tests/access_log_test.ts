@@ -50,6 +50,21 @@ Deno.test("accessLine() is what JSON.stringify makes of the record, whatever the
       path: "/v1/compilations/abc/executions",
     },
     {
+      requestId: "x-\u007f-\u00e9-\u{1F600}-\u2028",
+      client: "plain",
+      method: "DELETE",
+      route: "/v2/models/:name/infer",
+      path: "/v2/models/caf%C3%A9/infer",
+    },
+    {
+      // Each escaped kind alone in a field.
+      requestId: "lone \udc00 surrogate",
+      client: "back\\slash",
+      method: "tab\there",
+      route: 'quote"d',
+      path: "/\u001f",
+    },
+    {
       requestId: `a"b\\c`,
       client: 'key "one" \u2028',
       method: "GET",
