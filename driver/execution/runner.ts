@@ -22,7 +22,7 @@ import {
   resolveInputs,
 } from "./request.ts";
 import type { ExecutorPool } from "./executors/pool.ts";
-import { runMeasured } from "./measured_run.ts";
+import { type MeasuredRun, runMeasured } from "./measured_run.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
 import { type PreparedModel, runsOnHost } from "../compilation/plan.ts";
 import { estimateWork } from "../compilation/work_estimate.ts";
@@ -178,24 +178,22 @@ export class ExecutionRunner {
       const inline = !record.batching && work !== undefined && work <= this.#inlineWork &&
         runsOnHost(prepared);
       const loopTimeout = loopTimeoutMs(request.loopTimeoutMs);
-      const { outputs, onDeviceUs, steps, queuedUs } = inline
-        ? {
-          ...runMeasured(this.#inlineExecutable(live, prepared), inputs, {
+      const { outputs, onDeviceUs, steps, queuedUs = 0 }: MeasuredRun & { queuedUs?: number } =
+        inline
+          ? runMeasured(this.#inlineExecutable(live, prepared), inputs, {
             limits: { loopTimeoutMs: loopTimeout, deadline },
-          }),
-          queuedUs: 0,
-        }
-        : record.batching
-        ? await this.#batcher(owner, id, live, prepared, series).run(inputs, {
-          deadline,
-          loopTimeoutMs: loopTimeout,
-        })
-        : await this.#pool.run(id, prepared, inputs, {
-          client: owner,
-          priority: record.priority,
-          deadline,
-          loopTimeoutMs: loopTimeout,
-        });
+          })
+          : record.batching
+          ? await this.#batcher(owner, id, live, prepared, series).run(inputs, {
+            deadline,
+            loopTimeoutMs: loopTimeout,
+          })
+          : await this.#pool.run(id, prepared, inputs, {
+            client: owner,
+            priority: record.priority,
+            deadline,
+            loopTimeoutMs: loopTimeout,
+          });
       const outputShapes = checkOutputShapes(outputs, bound.capacities);
       const delivering = performance.now();
       const delivered = await deliverOutputs(context, bound, outputs);
@@ -208,11 +206,16 @@ export class ExecutionRunner {
       const inDriverUs = Math.max(onDeviceUs, Math.round((performance.now() - started) * 1000));
       const names = record.outputNames;
       // ONNX scalars travel as [1] and are answered as the scalars they are.
-      const scalar = (k: number) => record.scalarOutputs?.includes(k) ?? false;
-      const shaped = delivered.map((o, k) => scalar(k) ? { ...o, shape: [] } : o);
+      const scalars = record.scalarOutputs;
+      const scalar = (k: number) => scalars!.includes(k);
+      const shaped = scalars?.length
+        ? delivered.map((o, k) => scalar(k) ? { ...o, shape: [] } : o)
+        : delivered;
       return {
         outputs: names ? shaped.map((o, i) => ({ ...o, name: names[i] })) : shaped,
-        outputShapes: outputShapes.map((o, k) => scalar(k) ? { ...o, dimensions: [] } : o),
+        outputShapes: scalars?.length
+          ? outputShapes.map((o, k) => scalar(k) ? { ...o, dimensions: [] } : o)
+          : outputShapes,
         timing: request.measureTiming ? { onDeviceUs, inDriverUs, steps } : undefined,
       };
     } finally {
