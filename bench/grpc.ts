@@ -5,8 +5,10 @@
  * measured in the same run: `/v2` infer over HTTP (raw bytes in the binary tensor
  * extension), gRPC ModelInfer with raw contents, gRPC ModelStreamInfer, and a burst; for the
  * tiny model also a bare WebSocket echo of its input's bytes in a process of its own, the
- * floor of a burst's round trip on this machine. With `--write`, docs/grpc-performance.md gets
- * the table.
+ * floor of a burst's round trip on this machine, and a bare TCP echo, the floor of any round
+ * trip between two processes here. The forms of a model are measured in turn, `--rounds N`
+ * rounds of `--seconds S` each (default 3 of 1 s), a row the medians of its rounds. With
+ * `--write`, docs/grpc-performance.md gets the table.
  */
 import { Buffer } from "node:buffer";
 import * as grpc from "@grpc/grpc-js";
@@ -18,7 +20,8 @@ import { MOBILENET_V2_INPUT, mobilenetV2Onnx } from "./mobilenet_v2_onnx.ts";
 import { spawnServer } from "./server_process.ts";
 import { spawnEcho } from "./peers/rest.ts";
 
-const SECONDS = Number(Deno.args.find((a) => a.startsWith("--seconds="))?.slice(10) ?? 2);
+const SECONDS = Number(Deno.args.find((a) => a.startsWith("--seconds="))?.slice(10) ?? 1);
+const ROUNDS = Number(Deno.args.find((a) => a.startsWith("--rounds="))?.slice(9) ?? 3);
 const PIPELINE = 16;
 
 interface Case {
@@ -35,7 +38,7 @@ function freePort(): number {
   return port;
 }
 
-/** Requests/s and median µs of `run` one at a time, and requests/s `PIPELINE` at once. */
+/** One round of `run`: requests/s and median µs one at a time, requests/s `PIPELINE` at once. */
 async function rates(run: () => Promise<unknown>) {
   const end = (ms: number) => performance.now() + ms;
   for (const stop = end(300); performance.now() < stop;) await run();
@@ -129,6 +132,48 @@ const CASES: Case[] = [
   },
 ];
 
+/**
+ * A round trip of `bytes` through the echo process's bare TCP echo (TCP_NODELAY); requests
+ * may overlap: writes go out in order, and each answer is the next `bytes.byteLength` bytes
+ * read.
+ */
+async function echoTcp(port: number, bytes: Uint8Array) {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  conn.setNoDelay(true);
+  const waiting: (() => void)[] = [];
+  (async () => {
+    const buffer = new Uint8Array(64 * 1024);
+    let received = 0;
+    for (;;) {
+      const n = await conn.read(buffer).catch(() => null);
+      if (n === null) return;
+      received += n;
+      while (received >= bytes.byteLength && waiting.length > 0) {
+        received -= bytes.byteLength;
+        waiting.shift()!();
+      }
+    }
+  })();
+  let writing = Promise.resolve();
+  const write = async () => {
+    for (let at = 0; at < bytes.byteLength;) at += await conn.write(bytes.subarray(at));
+  };
+  return {
+    run: () =>
+      new Promise<void>((resolve) => {
+        waiting.push(resolve);
+        writing = writing.then(write);
+      }),
+    close: () => conn.close(),
+  };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 /** A round trip of `bytes` through a bare WebSocket echo (the Hono echo's `/ws`). */
 async function echoSocket(url: string, bytes: Uint8Array) {
   const socket = new WebSocket(`${url.replace(/^http/, "ws")}/ws`);
@@ -196,36 +241,53 @@ for (const c of CASES) {
   const compilation = await client.compile(c.model === "adder" ? tiny.id : mobilenet.id);
   const burst = await compilation.burst();
   const bursted = () => burst.compute(c.inputs.map((i) => i.data));
-  // The floor where the answer is as small as the question (not MobileNetV2's image).
-  const floor = c.model === "adder"
-    ? await echoSocket(echo.url, new Uint8Array(inputBytes))
-    : undefined;
+  // The floors where the answer is as small as the question (not MobileNetV2's image).
+  const floors = c.model === "adder"
+    ? [
+      await echoSocket(echo.url, new Uint8Array(inputBytes)),
+      await echoTcp(echo.tcpPort, new Uint8Array(inputBytes)),
+    ]
+    : [];
   const forms: [form: string, run: () => Promise<unknown>][] = [
     ["/v2 HTTP (binary tensors)", http],
     ["gRPC ModelInfer (raw contents)", unary],
     ["gRPC ModelStreamInfer", streamed],
     ["burst", bursted],
   ];
-  if (floor) forms.push(["bare WebSocket echo of the input's bytes", floor.run]);
-  for (const [form, run] of forms) {
-    const r = await rates(run);
+  if (floors.length > 0) {
+    forms.push(
+      ["bare WebSocket echo of the input's bytes", floors[0].run],
+      ["bare TCP echo of the input's bytes (no WebSocket)", floors[1].run],
+    );
+  }
+  // Rounds in turn, so that a slow spell of the machine falls on every form alike.
+  const measured = forms.map(() => [] as Awaited<ReturnType<typeof rates>>[]);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [k, [, run]] of forms.entries()) measured[k].push(await rates(run));
+  }
+  for (const [k, [form]] of forms.entries()) {
+    const r = measured[k];
+    const oneAtATime = r.map((x) => x.oneAtATimeUs);
     rows.push(
-      `| ${c.name} | ${form} | ${r.oneAtATimeUs.toFixed(0)} | ${r.perSecond.toFixed(0)} | ` +
-        `${r.pipelinedPerSecond.toFixed(0)} |`,
+      `| ${c.name} | ${form} | ${median(oneAtATime).toFixed(0)} | ` +
+        `${oneAtATime.map((us) => us.toFixed(0)).join(", ")} | ` +
+        `${median(r.map((x) => x.perSecond)).toFixed(0)} | ` +
+        `${median(r.map((x) => x.pipelinedPerSecond)).toFixed(0)} |`,
     );
     console.log(rows[rows.length - 1]);
   }
   stream.end();
   await burst.close();
-  floor?.close();
+  for (const floor of floors) floor.close();
 }
 stub.close();
 await server.stop();
 await echo.stop();
 
 const table = [
-  `| model | form | one at a time: median µs | requests/s | ${PIPELINE} in flight: requests/s |`,
-  "| --- | --- | --: | --: | --: |",
+  `| model | form | one at a time: median µs | by round | requests/s | ${PIPELINE} in flight: ` +
+  "requests/s |",
+  "| --- | --- | --: | --: | --: | --: |",
   ...rows,
 ].join("\n");
 console.log(`\n${table}`);
@@ -234,7 +296,8 @@ if (Deno.args.includes("--write")) {
     new URL("../docs/grpc-performance.md", import.meta.url),
     `# The Open Inference Protocol: gRPC, HTTP and bursts\n\nWritten by \`deno task bench:grpc ` +
       `--write\` (${new Date().toISOString().slice(0, 10)}, ${navigator.hardwareConcurrency} ` +
-      `cores): one server process,\nthe client in another; ${SECONDS} s per row after a ` +
-      `warm-up.\n\n${table}\n`,
+      `cores): one server process,\nthe client in another; the forms of a model measured in ` +
+      `turn, ${ROUNDS} rounds of ${SECONDS} s each\n(after a warm-up each), a row the medians ` +
+      `of its rounds.\n\n${table}\n`,
   );
 }

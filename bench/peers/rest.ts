@@ -30,8 +30,10 @@ async function wrk(url: string, seconds: number): Promise<number> {
   }
 }
 
-/** The Hono echo process; `url` is its root. */
-export async function spawnEcho(): Promise<{ url: string; stop(): Promise<void> }> {
+/** The Hono echo process; `url` is its root, `tcpPort` its bare TCP echo's port. */
+export async function spawnEcho(): Promise<
+  { url: string; tcpPort: number; stop(): Promise<void> }
+> {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", fileURLToPath(new URL("./hono_echo.ts", import.meta.url))],
     stdout: "piped",
@@ -41,6 +43,7 @@ export async function spawnEcho(): Promise<{ url: string; stop(): Promise<void> 
   while (!/listening on/.test(seen)) seen += (await reader.read()).value ?? "";
   return {
     url: /listening on (\S+)/.exec(seen)![1],
+    tcpPort: Number(/tcp echo on port (\d+)/.exec(seen)![1]),
     async stop() {
       child.kill("SIGTERM");
       await child.status;
