@@ -50,7 +50,21 @@ const NNSERVE_BINARY_OPEN = "nnserve HTTP (binary, extents at execution)";
  * (2026-11-28).
  */
 const REST_PROFILE =
-  `Where a request's time goes now (2026-11-29: \`perf\` of the serving thread under wrk
+  `Changed later (2026-11-29, a session after): the access line is built from its fields' own
+JSON (a string that needs no escaping is quoted as it is: six \`JSON.stringify\` calls into
+the runtime were about 1.5% of the serving thread), the executions counter is found once per
+status, inputs are checked and converted in one pass, runs start from a kept copy of their
+constant and arena tensors (a view costs about half a microsecond to make), and element-wise
+outputs under 128 elements run the reference kernel on \`cpu-simd\` (a SIMD call costs about
+half a microsecond before its first element, the reference about 3 ns an element).
+\`Driver.execute\` of the tiny model went from 6.4-6.8 to 5.2 µs in process, the laned request
+from about 16 to 14.5 µs. This bench now loads nnserve and the echo in turn, three rounds
+each: one run of each had swung 0.14-0.22x with the host; rounds of one run after these
+changes went 0.15-0.31x, their median 0.24-0.26x. The rest is as below: each answer still
+wakes wrk's idle thread while the server is the slower side, and the service's JavaScript is
+many small costs.
+
+Where a request's time goes now (2026-11-29: \`perf\` of the serving thread under wrk
 with V8's builtins named from its perf map, V8 CPU profiles, the app called in process). The
 serving thread is the limit: busy all the time while the other core is a third idle. Its time
 under wrk: the kernel a quarter, nearly all of it the answer's \`send\` (loopback delivery and
@@ -413,6 +427,72 @@ function within(ratio: number, bound: number, atLeast = false) {
   return { text: `${ratio.toFixed(digits)}x`, met: atLeast ? ratio >= bound : ratio <= bound };
 }
 
+/** The cells of the markdown table rows in `text` whose first cells are `lead`. */
+function tableRows(text: string | undefined, ...lead: string[]): string[][] {
+  return (text ?? "").split("\n")
+    .filter((line) => line.startsWith("| "))
+    .map((line) => line.slice(2, -2).split(" | "))
+    .filter((cells) => lead.every((cell, k) => cells[k] === cell));
+}
+
+/**
+ * #33's targets (throughput): REST from the run above; bursts and batching from the files
+ * their own benchmarks write (docs/grpc-performance.md, docs/load.md), with the floors and
+ * ceilings measured there.
+ */
+function issue33Targets(results: Results): string {
+  const rest = results.rest;
+  const restLine = rest
+    ? `- REST at least 0.33x of the Hono echo: ${rest.ratio >= 0.33 ? "met" : "missed"} ` +
+      `(${rest.ratio.toFixed(2)}x, the median of ${rest.ratios.length} rounds: ` +
+      `${rest.ratios.map((r) => r.toFixed(2)).join(", ")}).`
+    : "- REST at least 0.33x of the Hono echo: not measured in the run above.";
+  const grpc = docsFile("grpc-performance.md");
+  const roundTrip = (form: string) =>
+    Number(tableRows(grpc, "ADD of two float32[2]", form)[0]?.[2] ?? NaN);
+  const burst = roundTrip("burst");
+  const burstLine = Number.isNaN(burst)
+    ? "- Bursts under 100 µs a round trip: not measured yet (`deno task bench:grpc --write`)."
+    : `- Bursts under 100 µs a round trip: ${burst < 100 ? "met" : "missed"} (${burst} µs for ` +
+      `the tiny model, docs/grpc-performance.md; the floors in the same run: a bare WebSocket ` +
+      `echo ${roundTrip("bare WebSocket echo of the input's bytes")} µs, a bare TCP echo ` +
+      `${roundTrip("bare TCP echo of the input's bytes (no WebSocket)")} µs).`;
+  const load = docsFile("load.md");
+  const models = ["MobileNetV2 1.0 224x224", "PP-OCR text direction 48x192"];
+  const onOff = models.flatMap((model) =>
+    tableRows(load, model)
+      .filter((cells) => cells[2] === "16" && cells[1].startsWith("nnserve, batching on"))
+      .map((cells) => ({
+        model: model.split(" ")[0],
+        delay: /maxQueueDelayUs (\d+)/.exec(cells[1])?.[1] ?? "?",
+        ratio: cells[7],
+      }))
+  );
+  const perImage = models.flatMap((model) =>
+    tableRows(load, model, "nnserve in process").map((cells) =>
+      `${model.split(" ")[0]} ${cells[6]}`
+    )
+  );
+  const batchingLine = onOff.length === 0
+    ? "- Batching at least 1.5x at 16 clients: not measured yet (`deno task bench:load --write`)."
+    : `- Batching on at least 1.5x off at 16 clients: ${
+      onOff.some((r) => parseFloat(r.ratio) >= 1.5) ? "met for some rows" : "missed"
+    } (${
+      onOff.map((r) => `${r.model} ${r.ratio} with a queue delay of ${r.delay} µs`).join(", ")
+    }; docs/load.md). With every ` +
+      `core busy a batch saves at most what an image costs less in a larger run: in process, a ` +
+      `batch of 8 costs ${perImage.join(", ")} of a batch of 1 per image there.`;
+  const manyCores = docsFile("many-cores.md") !== undefined;
+  return `## Targets of the throughput issue
+
+${restLine}
+${burstLine}
+${batchingLine}
+- Throughput on the 16-core GPU machine at 1 and 16 clients: ${
+    manyCores ? "in docs/many-cores.md (the section above)" : "not measured yet"
+  }.`;
+}
+
 /**
  * One of #31's targets in the run above: per model (and thread count), nnserve's ratio to
  * its peer, and which rows missed.
@@ -645,6 +725,8 @@ ${manyCoresSection()}
 ${FINDINGS.trimEnd()}
 
 ${issue31Targets(results)}
+
+${issue33Targets(results)}
 
 ${
     SPEED_TARGETS.replace(
