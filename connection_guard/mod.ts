@@ -56,14 +56,25 @@ interface Seen {
   firstBytesAt?: number;
 }
 
-const guarded = new WeakMap<Request, { guard: Guard; peer: string }>();
+/**
+ * Where the guard leaves its word on a request's `Deno.ServeHandlerInfo` (which reaches Hono's
+ * handlers as `c.env`): a property of that per-request object, where a WeakMap keyed by the
+ * request cost about a tenth of a tiny execution's throughput (every entry is an ephemeron
+ * the garbage collector must trace).
+ */
+const GUARDED = Symbol("connection guard");
+
+interface GuardedInfo {
+  [GUARDED]?: { guard: Guard; peer: string };
+}
 
 /**
  * Aborted when the client of `request` leaves: its own signal, or the guard's, which sees the
  * client's end of the connection close (a request that did not pass the guard: its own).
+ * `info` is the request's `Deno.ServeHandlerInfo` (Hono's `c.env`).
  */
-export function clientLeft(request: Request): AbortSignal {
-  const g = guarded.get(request);
+export function clientLeft(request: Request, info: unknown): AbortSignal {
+  const g = (info as GuardedInfo | undefined)?.[GUARDED];
   return g ? AbortSignal.any([request.signal, g.guard.leaving(g.peer)]) : request.signal;
 }
 
@@ -122,7 +133,7 @@ class Guard implements ConnectionGuard {
       const peer = this.#peer(info.remoteAddr);
       const of = this.#requestsOf(peer);
       of.inFlight++;
-      guarded.set(request, { guard: this, peer });
+      (info as GuardedInfo)[GUARDED] = { guard: this, peer };
       const ended = () => {
         of.inFlight--;
         of.lastEnded = performance.now();

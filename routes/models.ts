@@ -206,7 +206,7 @@ export function modelRoutes(service: Service) {
         // guard's, which sees it for bodies of any size) and is refused at once when every
         // conversion slot is taken.
         info = await service.importOnnx(owner, bytes, { name, version, shapes, values }, {
-          signal: clientLeft(c.req.raw),
+          signal: clientLeft(c.req.raw, c.env),
           whenBusy: "refuse",
         });
       } else if (JSON_MEDIA_TYPE.test(c.req.header("content-type") ?? "")) {
