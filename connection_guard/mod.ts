@@ -99,6 +99,12 @@ class Guard implements ConnectionGuard {
   readonly #seen = new Map<string, Seen>();
   /** Deno's text form of a client address -> its {@link addressKey}. */
   readonly #addresses = new Map<string, string>();
+  /**
+   * The requests of a connection by Deno's text form of its client's address and its port:
+   * found without building the peer's key each request. Emptied whenever `#requests` lets go
+   * of one, so it never holds a connection's record the guard no longer keeps.
+   */
+  readonly #recent = new Map<string, Map<number, { peer: string; requests: Requests }>>();
   #port = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #stopped = false;
@@ -128,10 +134,24 @@ class Guard implements ConnectionGuard {
     return requests;
   }
 
+  /** The peer key and request record of the connection from `addr`. */
+  #connectionOf(addr: Deno.NetAddr): { peer: string; requests: Requests } {
+    let ports = this.#recent.get(addr.hostname);
+    if (!ports) {
+      if (this.#recent.size >= 4096) this.#recent.clear();
+      this.#recent.set(addr.hostname, ports = new Map());
+    }
+    let connection = ports.get(addr.port);
+    if (!connection) {
+      const peer = this.#peer(addr);
+      ports.set(addr.port, connection = { peer, requests: this.#requestsOf(peer) });
+    }
+    return connection;
+  }
+
   handler(inner: Deno.ServeHandler<Deno.NetAddr>): Deno.ServeHandler<Deno.NetAddr> {
     return async (request, info) => {
-      const peer = this.#peer(info.remoteAddr);
-      const of = this.#requestsOf(peer);
+      const { peer, requests: of } = this.#connectionOf(info.remoteAddr);
       of.inFlight++;
       (info as GuardedInfo)[GUARDED] = { guard: this, peer };
       const ended = () => {
@@ -199,7 +219,10 @@ class Guard implements ConnectionGuard {
       if (open.has(peer)) continue;
       // Its connection closed: a request still in flight lost its client.
       if (requests.inFlight > 0) this.#left(requests);
-      else this.#requests.delete(peer);
+      else {
+        this.#requests.delete(peer);
+        this.#recent.clear();
+      }
     }
   }
 
