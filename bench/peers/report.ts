@@ -59,10 +59,17 @@ outputs under 128 elements run the reference kernel on \`cpu-simd\` (a SIMD call
 half a microsecond before its first element, the reference about 3 ns an element).
 \`Driver.execute\` of the tiny model went from 6.4-6.8 to 5.2 µs in process, the laned request
 from about 16 to 14.5 µs. This bench now loads nnserve and the echo in turn, three rounds
-each: one run of each had swung 0.14-0.22x with the host; rounds of one run after these
-changes went 0.15-0.31x, their median 0.24-0.26x. The rest is as below: each answer still
-wakes wrk's idle thread while the server is the slower side, and the service's JavaScript is
-many small costs.
+each: one run of each had swung 0.14-0.22x with the host; rounds after these changes went
+0.15-0.31x, their median 0.24-0.26x. Then the connection guard: it kept a WeakMap entry per
+request (the request's connection, for \`clientLeft\`, which only ONNX imports ask), and every
+entry is an ephemeron the garbage collector must trace: about a tenth of tiny-model
+throughput (with the guard off altogether 28.5-30.0 k against 25.3-28.2 k). Its word now
+rides on the request's \`ServeHandlerInfo\` (Hono's \`c.env\`), and a connection's record is
+found by the client's address text and port without building its key: against the code
+before, by round under wrk, 1.02-1.21x and then 0.99-1.13x. Tried without gain: writing the
+access log a batch per 50 ms or 64 KB instead of per turn of the event loop (0.89-1.13x by
+round, median 0.99). The rest is as below: each answer still wakes wrk's idle thread while
+the server is the slower side, and the service's JavaScript is many small costs.
 
 Where a request's time goes now (2026-11-29: \`perf\` of the serving thread under wrk
 with V8's builtins named from its perf map, V8 CPU profiles, the app called in process). The
