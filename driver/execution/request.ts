@@ -140,26 +140,28 @@ export interface ExecutionResult {
   timing?: Timing;
 }
 
-/** Combines model dimensions with request dimensions as NNAPI does (0 = unknown). */
+/**
+ * Combines model dimensions with request dimensions as NNAPI does (0 = unknown); `what` names
+ * the operand in an error (made only then).
+ */
 export function combineDimensions(
   model: readonly number[],
   requested: readonly number[] | undefined,
-  what: string | (() => string),
+  what: () => string,
   scalar: boolean,
 ): number[] {
   if (requested === undefined) return [...model];
-  const name = typeof what === "string" ? () => what : what;
   if (scalar) {
-    if (requested.length !== 0) throw invalid(`${name()} is a scalar; dimensions must be []`);
+    if (requested.length !== 0) throw invalid(`${what()} is a scalar; dimensions must be []`);
     return [];
   }
   if (model.length !== 0 && requested.length !== model.length) {
-    throw invalid(`${name()} has rank ${model.length}, dimensions give rank ${requested.length}`);
+    throw invalid(`${what()} has rank ${model.length}, dimensions give rank ${requested.length}`);
   }
   return requested.map((d, i) => {
     const declared = model[i] ?? 0;
     if (declared !== 0 && d !== 0 && d !== declared) {
-      throw invalid(`${name()}: dimension ${i} is ${declared} in the model, not ${d}`);
+      throw invalid(`${what()}: dimension ${i} is ${declared} in the model, not ${d}`);
     }
     return declared !== 0 ? declared : d;
   });
@@ -246,7 +248,7 @@ export function checkOutputArguments(
   outputs.forEach((arg, k) => {
     const operandIndex = prepared.outputIndexes[k];
     const operand = prepared.operands[operandIndex];
-    const what = `output ${k} (operand ${operandIndex}, ${operand.type})`;
+    const what = () => `output ${k} (operand ${operandIndex}, ${operand.type})`;
     try {
       combineDimensions(operand.shape, arg.dimensions, what, isScalarType(operand.type));
     } catch (error) {
