@@ -336,7 +336,8 @@ export class Driver {
     request: ClientExecutionRequest,
   ): Promise<ExecutionResult> {
     try {
-      const live = await this.#compilations.live(owner, id);
+      const found = this.#compilations.live(owner, id);
+      const live = found instanceof Promise ? await found : found;
       const result = await this.#runner.run(owner, id, live, request);
       countExecution(this.metrics);
       return result;

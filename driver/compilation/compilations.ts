@@ -226,13 +226,19 @@ export class Compilations {
     return record.batchExtentOpened ? openBatchExtent(model) : model;
   }
 
-  /** A live compilation of this client, prepared again (or taken from cache) after a restart. */
-  async live(owner: string, id: string): Promise<LiveCompilation> {
+  /**
+   * A compilation of this client, live: at once when it is (executions ask on every run),
+   * else prepared again from its record (after a restart, or on another replica).
+   */
+  live(owner: string, id: string): LiveCompilation | Promise<LiveCompilation> {
     const live = this.#live.get(id);
-    if (live) {
-      if (live.record.owner !== owner) throw notFound(`no compilation ${id}`);
-      return live;
-    }
+    if (!live) return this.#revive(owner, id);
+    if (live.record.owner !== owner) return Promise.reject(notFound(`no compilation ${id}`));
+    return live;
+  }
+
+  /** A compilation of this client prepared again (or taken from cache) from its record. */
+  async #revive(owner: string, id: string): Promise<LiveCompilation> {
     const stored = await this.#store.get(owner, id);
     if (!stored) throw notFound(`no compilation ${id}`);
     const record = { ...stored, devices: this.#compiler.devices.known(stored.devices) };

@@ -126,12 +126,12 @@ function releaseNothing(): void {}
 /**
  * Resolves every memory and buffer reference of a request, holds its memories and marks its
  * buffers in use; on any failure everything taken so far is given back. A request that
- * refers to none (most) is bound as it is, without a promise per argument.
+ * refers to none (most) is bound as it is, at once (no promise at all).
  */
-export async function bindArguments(
+export function bindArguments(
   context: BindingContext,
   request: ExecutionRequest,
-): Promise<BoundExecution> {
+): BoundExecution | Promise<BoundExecution> {
   if (refersToNothing(request)) {
     return {
       request,
@@ -140,6 +140,14 @@ export async function bindArguments(
       release: releaseNothing,
     };
   }
+  return bindReferences(context, request);
+}
+
+/** {@link bindArguments} of a request that refers to memories or buffers. */
+async function bindReferences(
+  context: BindingContext,
+  request: ExecutionRequest,
+): Promise<BoundExecution> {
   const held: Holdings = { reads: [], writes: [], pools: [] };
   const releasePools = () => held.pools.forEach((hold) => hold.release());
   const inputBindings = request.inputs.map((arg, k) => bindInput(context, arg, k, held));
@@ -177,17 +185,20 @@ export async function bindArguments(
   return { request: { ...request, inputs }, targets, capacities, release };
 }
 
+/** An output after delivery: its data when it stays inline, its shape only otherwise. */
+export type DeliveredOutput = { shape: number[]; data?: RunOutput["data"] };
+
 /**
  * Writes outputs to their memory regions (made durable) and buffers (new contents with
- * their shapes); returns what stays inline.
+ * their shapes); returns what stays inline, at once when every output does.
  */
-export async function deliverOutputs(
+export function deliverOutputs(
   context: BindingContext,
   bound: BoundExecution,
   outputs: readonly RunOutput[],
-): Promise<{ shape: number[]; data?: RunOutput["data"] }[]> {
+): DeliveredOutput[] | Promise<DeliveredOutput[]> {
   if (bound.targets.every((target) => target === undefined)) return [...outputs];
-  return await Promise.all(outputs.map(async (output, k) => {
+  return Promise.all(outputs.map(async (output, k) => {
     const target = bound.targets[k];
     if (!target) return output;
     if (target.kind === "memory") {

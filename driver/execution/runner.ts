@@ -150,7 +150,7 @@ export class ExecutionRunner {
         clientRequest.inputs,
       ),
     };
-    const prepared = await this.#compilations.complete(live);
+    const prepared = live.prepared ?? await this.#compilations.complete(live);
     checkOutputArguments(prepared, request);
     const context: BindingContext = {
       owner,
@@ -159,7 +159,9 @@ export class ExecutionRunner {
       pools: this.#memories,
       buffers: this.#buffers,
     };
-    const bound = await bindArguments(context, request);
+    // Awaited only when it is a promise: most requests refer to no memory nor buffer.
+    const binding = bindArguments(context, request);
+    const bound = binding instanceof Promise ? await binding : binding;
     try {
       const inputs = resolveInputs(prepared, bound.request);
       const inputUs = (performance.now() - started) * 1000;
@@ -196,7 +198,8 @@ export class ExecutionRunner {
           });
       const outputShapes = checkOutputShapes(outputs, bound.capacities);
       const delivering = performance.now();
-      const delivered = await deliverOutputs(context, bound, outputs);
+      const delivery = deliverOutputs(context, bound, outputs);
+      const delivered = delivery instanceof Promise ? await delivery : delivery;
       series.observeRun({
         queuedUs,
         steps,
