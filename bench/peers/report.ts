@@ -58,7 +58,8 @@ constant and arena tensors (a view costs about half a microsecond to make), and 
 outputs under 128 elements run the reference kernel on \`cpu-simd\` (a SIMD call costs about
 half a microsecond before its first element, the reference about 3 ns an element).
 \`Driver.execute\` of the tiny model went from 6.4-6.8 to 5.2 µs in process, the laned request
-from about 16 to 14.5 µs. This bench now loads nnserve and the echo in turn, three rounds
+from about 16 to 14.5 µs; awaiting only what is pending (a live compilation, its plan, the
+binding and delivery of inline arguments come at once) took it to 4.3 µs. This bench now loads nnserve and the echo in turn, three rounds
 each: one run of each had swung 0.14-0.22x with the host; rounds after these changes went
 0.15-0.31x, their median 0.24-0.26x. Then the connection guard: it kept a WeakMap entry per
 request (the request's connection, for \`clientLeft\`, which only ONNX imports ask), and every
