@@ -19,6 +19,7 @@ import { seededFloats } from "../kernels/seeded_random.ts";
 import { MOBILENET_V2_INPUT, mobilenetV2Onnx } from "./mobilenet_v2_onnx.ts";
 import { spawnServer } from "./server_process.ts";
 import { spawnEcho } from "./peers/rest.ts";
+import { median } from "./peers/timing.ts";
 
 const SECONDS = Number(Deno.args.find((a) => a.startsWith("--seconds="))?.slice(10) ?? 1);
 const ROUNDS = Number(Deno.args.find((a) => a.startsWith("--rounds="))?.slice(9) ?? 3);
@@ -166,12 +167,6 @@ async function echoTcp(port: number, bytes: Uint8Array) {
       }),
     close: () => conn.close(),
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 /** A round trip of `bytes` through a bare WebSocket echo (the Hono echo's `/ws`). */

@@ -29,16 +29,11 @@ import {
   type KernelIsa,
   type KernelVariant,
 } from "../kernels/manifest.ts";
+import { median } from "./peers/timing.ts";
 
 const WARMUP = 2;
 const RUNS = 7;
 const RELU6 = activationRangeFloat(3);
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-}
 
 /** Median milliseconds of `run` after a warm-up. */
 export function time(run: () => void, warmup = WARMUP, runs = RUNS): number {

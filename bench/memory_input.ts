@@ -10,17 +10,12 @@
  */
 import { startServer } from "../server.ts";
 import { float32Tensor as tensor, int32Scalar as int32 } from "../tools/model_json.ts";
+import { median } from "./peers/timing.ts";
 
 const SIDE = 1024;
 const ELEMENTS = SIDE * SIDE;
 const WARMUP = 3;
 const RUNS = 25;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-}
 
 /** The global average pool of a [1, SIDE, SIDE, 1] float32 input (implicit VALID padding). */
 function poolModel() {

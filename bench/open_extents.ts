@@ -22,6 +22,7 @@ import {
 } from "./peers/engines.ts";
 import { MOONSHINE_ENCODER, OCR_DETECTOR, OCR_RECOGNIZER } from "./published_models.ts";
 import { seededFloats } from "../kernels/seeded_random.ts";
+import { median } from "./peers/timing.ts";
 
 /** How often each extent is repeated after its first request. */
 const REPEATS = 3;
@@ -88,12 +89,6 @@ async function request(
     throw new Error(`${endpoint.url}: ${response.status} ${new TextDecoder().decode(bytes)}`);
   }
   return { ms, output: new Float32Array(bytes) };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 /** Throws unless `actual` is `expected` within `tolerance` of its largest magnitude. */

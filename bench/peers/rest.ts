@@ -6,7 +6,7 @@
 import { fileURLToPath } from "node:url";
 import { TINY_ADD_MODEL } from "../rest_overhead.ts";
 import { postJson, spawnServer } from "../server_process.ts";
-import { type Latency, measure } from "./timing.ts";
+import { type Latency, measure, median } from "./timing.ts";
 
 const BODY = '{"inputs":[{"data":[1,2,3,4]},{"data":[5,6,7,8]}]}';
 
@@ -63,12 +63,6 @@ export interface RestThroughput {
   ratio: number;
   /** Seconds of wrk per round and server. */
   seconds: number;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 /**

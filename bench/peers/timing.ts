@@ -1,6 +1,13 @@
 /** Latency statistics of repeated runs (after a warm-up), for every peer alike. */
 
 /** Median and 90th percentile in milliseconds. */
+/** The median of `values` (the mean of the middle two for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
 export interface Latency {
   median: number;
   p90: number;

@@ -337,7 +337,7 @@ export class BurstSession {
       const ordered = usesSlots(this.#queue[0].request);
       if (started.some((s) => s.ordered) || (ordered && started.length > 0)) break;
       const pending = this.#queue.shift()!;
-      started.push({ result: this.#run(pending.request, pending.received), ordered });
+      started.push({ result: this.#run(pending.request, pending.received, ordered), ordered });
       this.#active++;
     }
   }
@@ -407,10 +407,11 @@ export class BurstSession {
     return held.pool;
   }
 
-  async #run(request: BurstRequest, received: number): Promise<BurstResult> {
+  /** Runs one request; `withSlots`: it reads or writes memory slots (`usesSlots`). */
+  async #run(request: BurstRequest, received: number, withSlots: boolean): Promise<BurstResult> {
     const holds: HeldPool[] = [];
     try {
-      if (usesSlots(request)) await this.#resolveSlots(request);
+      if (withSlots) await this.#resolveSlots(request);
       const deadlineMs = request.deadlineUs > 0
         ? Math.max(0.001, request.deadlineUs / 1000 - (performance.now() - received))
         : undefined;
