@@ -222,6 +222,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         modelLimits: config.modelLimits,
         imports: config.imports,
         maxBurstsPerClient: config.maxBurstsPerClient,
+        burstPollingWindowUs: config.burstPollingWindowUs,
         maxCompilationsPerClient: config.maxCompilationsPerClient,
         inlineWork: config.inlineWork,
         devices,

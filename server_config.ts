@@ -65,6 +65,8 @@ export interface ServerConfig {
   driverVersion?: string;
   /** Seconds a burst peer may stay silent to pings (NNSERVE_BURST_IDLE_TIMEOUT, default 4). */
   burstIdleTimeoutSeconds?: number;
+  /** µs the service polls for a burst's next request (NNSERVE_BURST_POLLING_WINDOW). */
+  burstPollingWindowUs?: number;
   /** Burst limits (in-flight window, slot callback time, unread bytes). */
   burst?: Partial<BurstOptions>;
   /** Largest request body in bytes (NNSERVE_MAX_BODY_BYTES). */
@@ -208,6 +210,7 @@ export function configFromEnv(): ServerConfig {
     grpcPort: number("NNSERVE_GRPC_PORT", { integer: true, min: 0, max: 65535 }),
     modelRepositoryMaxFileBytes: bytes("NNSERVE_REPOSITORY_MAX_FILE_BYTES"),
     burstIdleTimeoutSeconds: number("NNSERVE_BURST_IDLE_TIMEOUT", { min: 0 }),
+    burstPollingWindowUs: number("NNSERVE_BURST_POLLING_WINDOW", { min: 0, max: 1_000_000 }),
     maxBurstsPerClient: number("NNSERVE_MAX_BURSTS_PER_CLIENT", { integer: true, min: 1 }),
     maxCompilationsPerClient: number("NNSERVE_MAX_COMPILATIONS_PER_CLIENT", {
       integer: true,

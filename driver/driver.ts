@@ -13,7 +13,9 @@ import { SharedRegions } from "../memory/regions.ts";
 import { CompilationStore } from "../store/compilation_store.ts";
 import { ModelStore } from "../store/model_store.ts";
 import { OpenBursts } from "./burst/open_bursts.ts";
+import { DEFAULT_BURST_POLLING_WINDOW_US, PollingWindow } from "./burst/polling_window.ts";
 import {
+  countBurstPolling,
   countExecution,
   countRefusal,
   countSplitCalls,
@@ -69,6 +71,8 @@ export class Driver {
   readonly #buffers = new BufferRegistry();
   readonly #compilations: Compilations;
   readonly #bursts: OpenBursts;
+  /** Polling for bursts' next requests, while no executor runs anything. */
+  readonly #polling: PollingWindow;
   readonly #runner: ExecutionRunner;
   /** Where changes go once committed. */
   readonly #announce: (change: Change) => Promise<void>;
@@ -85,10 +89,18 @@ export class Driver {
     });
     this.regions = new SharedRegions(config.kv, this.#memories);
     this.replica = config.replica ?? Deno.hostname();
+    this.#polling = new PollingWindow(
+      config.burstPollingWindowUs ?? DEFAULT_BURST_POLLING_WINDOW_US,
+      {
+        idle: () => this.#pool.running === 0,
+        spent: (seconds) => countBurstPolling(this.metrics, seconds),
+      },
+    );
     this.#bursts = new OpenBursts({
       execute: (o, c, request) => this.execute(o, c, request),
       memory: (o, id) => this.#memories.hold(o, id),
       countRefusal: (error) => this.countRefusal(error),
+      polling: this.#polling,
     }, config.maxBurstsPerClient);
     this.#models = new Models(
       new ModelStore(config.kv, config.dataDir, blobs),
@@ -197,9 +209,10 @@ export class Driver {
     countRefusal(this.metrics, error);
   }
 
-  /** Stops the executor workers. */
-  close(): void {
+  /** Stops the executor workers and the burst polling. */
+  async close(): Promise<void> {
     this.#pool.close();
+    await this.#polling.close();
   }
 
   /** A change announced by a replica (this one included): drops what it made stale. */

@@ -58,6 +58,11 @@ export interface DriverConfig {
   maxCompilationsPerClient?: number;
   /** Bursts one client may hold open at once (NNSERVE_MAX_BURSTS_PER_CLIENT). */
   maxBurstsPerClient?: number;
+  /**
+   * How long, in µs, the service polls for a burst's next request after answering one
+   * (NNSERVE_BURST_POLLING_WINDOW; driver/burst/polling_window.ts; 0: never).
+   */
+  burstPollingWindowUs?: number;
   /** The devices and their measured costs (default: the host devices). */
   devices?: DeviceSet;
   /** Device costs that replace the measured ones (tests that force a partition). */

@@ -23,6 +23,16 @@ const SPLIT_CALLS = [
   "nnserve_kernel_split_calls_total",
   "Kernel calls split across compute lanes (threads)",
 ] as const;
+const BURST_POLLING = [
+  "nnserve_burst_polling_seconds_total",
+  "Seconds the service spent polling for bursts' next requests (NNSERVE_BURST_POLLING_WINDOW)",
+] as const;
+
+/** Counts time spent polling for bursts' next requests. */
+export function countBurstPolling(metrics: Metrics, seconds: number): void {
+  metrics.count(...BURST_POLLING, {}, seconds);
+}
+
 /** Declares the driver's counters and registers its gauges over its parts. */
 export function registerDriverMetrics(
   metrics: Metrics,
@@ -40,6 +50,7 @@ export function registerDriverMetrics(
   metrics.declare(...EXECUTIONS, ["NONE", ...ERROR_STATUSES].map((status) => ({ status })));
   metrics.declare(...REFUSALS, LIMITS.map((limit) => ({ limit })));
   metrics.declare(...SPLIT_CALLS, [{}]);
+  metrics.declare(...BURST_POLLING, [{}]);
   const { threads, pool, buffers, memories, compilations, runner, bursts } = parts;
   const gauges: [string, string, () => number][] = [
     [

@@ -104,7 +104,7 @@ export class Service {
   /** Stops ONNX conversions and the executor workers, and stops hearing other replicas. */
   async close(): Promise<void> {
     this.#imports.close();
-    this.driver.close();
+    await this.driver.close();
     await this.#changes.close();
   }
 }

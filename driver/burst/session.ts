@@ -26,6 +26,7 @@ import type {
   OutputArgument,
 } from "../execution/request.ts";
 import { toBytes } from "../../nnapi/tensor.ts";
+import type { RequestPolling } from "./polling_window.ts";
 
 /** What a burst needs from the driver. */
 export interface BurstHost {
@@ -34,6 +35,8 @@ export interface BurstHost {
   memory(owner: string, id: string): Promise<HeldPool>;
   /** Counts a refusal by a limit (metrics); other errors are ignored. */
   countRefusal(error: DriverError): void;
+  /** Polling for the next request after a result (NNAPI's burst server polling window). */
+  readonly polling: RequestPolling;
 }
 
 /** The socket as the burst sees it. */
@@ -122,6 +125,14 @@ export class BurstSession {
   #slotWaiter?: SlotWaiter;
   /** Frames refused minus requests accepted since (never below 0): how far past the window. */
   #overshoot = 0;
+  /** When the latest result went out (performance.now()). */
+  #answeredAt = -Infinity;
+  /**
+   * Whether results are followed by polling for the next request: the latest request came
+   * within the polling window of the result before it. A client that takes longer (a camera
+   * between frames, a peer across a network) costs no polling after its first miss.
+   */
+  #pollAfterResult = false;
 
   constructor(
     host: BurstHost,
@@ -171,7 +182,9 @@ export class BurstSession {
       return;
     }
     this.#overshoot = Math.max(0, this.#overshoot - 1);
-    this.#queue.push({ request, received: performance.now() });
+    const received = performance.now();
+    this.#pollAfterResult = received - this.#answeredAt <= this.#host.polling.windowMs;
+    this.#queue.push({ request, received });
     // While the pump awaits the oldest request, a new one starts beside it at once (its
     // execution may share a batch, or an executor, with those running).
     if (this.#running) this.#startQueued();
@@ -355,6 +368,8 @@ export class BurstSession {
         this.#active--;
         if (this.#closed) return;
         this.#transport.sendBinary(encodeResult(result));
+        this.#answeredAt = performance.now();
+        if (this.#pollAfterResult) this.#host.polling.hold();
       }
     } finally {
       this.#running = false;
