@@ -171,8 +171,8 @@ interface PerImageRow {
   msPerImage: Map<number, number>;
 }
 
-/** The batch sizes a batched run takes (the first batching's), 1 included. */
-const RUN_SIZES = batchSizes(BATCHINGS[0]);
+/** The batch sizes measured per image in process: powers of two up to the largest batch. */
+const RUN_SIZES = [1, 2, 4, 8];
 
 /**
  * What a batch of each size costs per image in `engine`, in process at one thread: nnserve's

@@ -9,6 +9,8 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { seededFloats } from "../kernels/seeded_random.ts";
+import { batchSizes } from "../driver/execution/dynamic_batcher.ts";
+import { MAX_SHAPE_BINDINGS } from "../driver/execution/shape_bindings.ts";
 import { NnClient } from "../client/mod.ts";
 import {
   batchRuns,
@@ -150,6 +152,44 @@ Deno.test("a lone execution waits out its queue delay, then runs alone", async (
     deepStrictEqual(await batchRuns(server), { runs: 1, rows: 1 });
     const delay = await metricValue(server, "nnserve_batch_queue_delay_seconds_sum");
     ok(delay >= 0.04, `queue delay sum ${delay} s`);
+  });
+});
+
+Deno.test("run sizes: the preferred ones; by default every size up to a maxBatchSize of 8, powers of two beyond", () => {
+  deepStrictEqual(batchSizes({ maxBatchSize: 6, maxQueueDelayUs: 0 }), [1, 2, 3, 4, 5, 6]);
+  deepStrictEqual(
+    batchSizes({ maxBatchSize: MAX_SHAPE_BINDINGS, maxQueueDelayUs: 0 }).length,
+    MAX_SHAPE_BINDINGS,
+  );
+  deepStrictEqual(batchSizes({ maxBatchSize: 20, maxQueueDelayUs: 0 }), [1, 2, 4, 8, 16, 20]);
+  deepStrictEqual(
+    batchSizes({ maxBatchSize: 8, preferredBatchSizes: [4, 2], maxQueueDelayUs: 0 }),
+    [2, 4, 8],
+  );
+});
+
+Deno.test("a batch runs the rows it holds up to a maxBatchSize of 8, padded to the next power of two beyond", async () => {
+  await withTestServer({}, async (server) => {
+    // Two executions sent together (1 + 2 rows) form one batch when the first one's queue
+    // delay of 1.5 s ends: the second comes within it unless the host stalls that long.
+    const batching = { maxQueueDelayUs: 1_500_000 };
+    const unpadded = await compile(server, denseModel(), { maxBatchSize: 8, ...batching });
+    const padded = await compile(server, denseModel(), { maxBatchSize: 16, ...batching });
+    const requests = [1, 2].map((rows, k) => ({
+      inputs: [rowsOf(rows, 60 + k)],
+      outputEncoding: "base64",
+    }));
+    const plain = await compile(server, denseModel());
+    const alone: unknown[] = [];
+    for (const r of requests) alone.push((await execute(server, plain, r)).body.outputs);
+    for (const [id, rows] of [[unpadded, 3], [padded, 3 + 4]] as const) {
+      const answers = await Promise.all(requests.map((r) => execute(server, id, r)));
+      answers.forEach((answer, k) => {
+        strictEqual(answer.status, 200, JSON.stringify(answer.body));
+        deepStrictEqual(answer.body.outputs, alone[k]);
+      });
+      strictEqual((await batchRuns(server)).rows, rows, "rows run, padding included");
+    }
   });
 });
 

@@ -8,8 +8,9 @@
  * the queue. When an executor is free and the queue holds less than a full batch, the
  * oldest execution waits at most `maxQueueDelayUs` for others; reaching `maxBatchSize`
  * dispatches at once. A run's rows are padded with zero rows up to the next of a few sizes
- * (the preferred ones, else powers of two) and the padding's outputs dropped: a plan whose
- * extents come at execution is bound per shape, and few shapes stay bound.
+ * and the padding's outputs dropped: a plan whose extents come at execution is bound per
+ * shape, and few shapes stay bound. The sizes are the preferred ones; by default every size
+ * when there are no more than the bindings an executable keeps, else powers of two.
  *
  * Only executions whose inputs agree in every extent but the first are stacked (each shape
  * signature waits for its own batch). Each execution keeps its own deadline: it is answered
@@ -25,6 +26,7 @@ import type { BatchingConfig } from "../../store/compilation_store.ts";
 import type { PoolResult } from "./executors/pool.ts";
 import { rowsOf, stackLater } from "./stacked_inputs.ts";
 import { callAt, startPreciseTimer } from "./precise_timer/mod.ts";
+import { MAX_SHAPE_BINDINGS } from "./shape_bindings.ts";
 
 /**
  * A batching request as clients write it (`batching` on `POST /v1/compilations`, and in a
@@ -36,7 +38,8 @@ export const BatchingSchema = z.object({
   ),
   preferredBatchSizes: z.array(z.number().int().min(1).max(4096)).max(16).optional().describe(
     "the sizes runs take, each at most maxBatchSize: a batch is padded with zero rows up to " +
-      "the next of them or maxBatchSize (default: powers of two)",
+      "the next of them or maxBatchSize (default: every size up to a maxBatchSize of 8, " +
+      "powers of two beyond)",
   ),
   maxQueueDelayUs: z.number().int().min(0).max(10_000_000).describe(
     "how long the oldest queued execution waits for others while an executor is free (µs)",
@@ -336,14 +339,19 @@ function detached(input: RunInput): boolean {
 }
 
 /**
- * The run sizes of a batching config: its preferred sizes and `maxBatchSize`, or without
- * preferred sizes the powers of two below `maxBatchSize` and itself; ascending.
+ * The run sizes of a batching config, ascending: its preferred sizes and `maxBatchSize`.
+ * Without preferred sizes, every size from 1 when the executable keeps a binding for each
+ * (`maxBatchSize` at most {@link MAX_SHAPE_BINDINGS}): padding would be work thrown away
+ * (MobileNetV2 at 16 clients: batching 0.95x of off padded to powers of two, 1.07x unpadded,
+ * for 10% more memory in the server); beyond, the powers of two below `maxBatchSize`.
  */
 export function batchSizes(config: BatchingConfig): number[] {
   const { maxBatchSize, preferredBatchSizes } = config;
   const sizes = new Set([maxBatchSize]);
   if (preferredBatchSizes) {
     for (const size of preferredBatchSizes) if (size <= maxBatchSize) sizes.add(size);
+  } else if (maxBatchSize <= MAX_SHAPE_BINDINGS) {
+    for (let size = 1; size < maxBatchSize; size++) sizes.add(size);
   } else {
     for (let size = 1; size < maxBatchSize; size *= 2) sizes.add(size);
   }
