@@ -1,13 +1,13 @@
 /**
  * A burst (NNAPI HAL 1.2 `IBurstContext`): one session of executions of one compilation
- * over a message channel. It keeps the memory slot cache for its lifetime (asking the
- * client for unknown slots, NNAPI's `IBurstCallback::getMemories`), runs requests in
- * arrival order through the same execution path as REST, answers each with a RESULT
- * frame, and bounds what it holds: at most `maxInFlight` requests (refusals hold nothing),
+ * over a message channel. It keeps the memory slot cache for its lifetime (`slot_table.ts`:
+ * unknown slots are asked of the client, NNAPI's `IBurstCallback::getMemories`), runs
+ * requests in arrival order through the same execution path as REST, answers each with a
+ * RESULT frame, and bounds what it holds: at most `maxInFlight` requests (refusals hold nothing),
  * at most `maxSlots` memory slots, and no new result while the client leaves more than
  * `maxBufferedBytes` unread.
  */
-import type { HeldPool, Pool } from "../../memory/pools.ts";
+import type { HeldPool } from "../../memory/pools.ts";
 import { checkRegion } from "../../memory/pools.ts";
 import {
   type BurstArgument,
@@ -27,6 +27,7 @@ import type {
 } from "../execution/request.ts";
 import { toBytes } from "../../nnapi/tensor.ts";
 import type { RequestPolling } from "./polling_window.ts";
+import { SlotTable } from "./slot_table.ts";
 
 /** What a burst needs from the driver. */
 export interface BurstHost {
@@ -102,11 +103,6 @@ interface Pending {
   received: number;
 }
 
-interface SlotWaiter {
-  slots: Set<number>;
-  resolve(): void;
-}
-
 /** One burst session. */
 export class BurstSession {
   readonly owner: string;
@@ -114,7 +110,7 @@ export class BurstSession {
   readonly #host: BurstHost;
   readonly #transport: BurstTransport;
   readonly #options: BurstOptions;
-  readonly #slots = new Map<number, HeldPool>();
+  readonly #slots: SlotTable;
   readonly #queue: Pending[] = [];
   #running = false;
   /** Requests the running pump has started and not answered yet, oldest first. */
@@ -122,7 +118,6 @@ export class BurstSession {
   /** Requests taken from the queue whose results are not sent yet. */
   #active = 0;
   #closed = false;
-  #slotWaiter?: SlotWaiter;
   /** Frames refused minus requests accepted since (never below 0): how far past the window. */
   #overshoot = 0;
   /** When the latest result went out (performance.now()). */
@@ -144,6 +139,7 @@ export class BurstSession {
     this.owner = context.owner;
     this.compilation = context.compilation;
     this.#options = { ...DEFAULT_BURST_OPTIONS, ...context.options };
+    this.#slots = new SlotTable(this.#options.maxSlots);
   }
 
   /** Announces the burst's limits to the client (the first message on the channel). */
@@ -217,9 +213,8 @@ export class BurstSession {
   /** Releases everything the burst holds (the channel closed or died). */
   release(): void {
     this.#closed = true;
-    for (const slot of [...this.#slots.keys()]) this.#freeSlot(slot);
+    this.#slots.release();
     this.#queue.length = 0;
-    this.#slotWaiter?.resolve();
   }
 
   #sendControl(message: Record<string, unknown>): void {
@@ -245,7 +240,7 @@ export class BurstSession {
     }
     if (message.type === "map") this.#map(slot as number, message.memory);
     else if (message.type === "free") {
-      this.#freeSlot(slot as number);
+      this.#slots.free(slot as number);
       this.#sendControl({ type: "freed", slot });
     } else {
       this.#sendControl({
@@ -260,82 +255,22 @@ export class BurstSession {
   async #map(slot: number, memory: unknown): Promise<void> {
     if (typeof memory !== "string") {
       this.#sendControl({ type: "error", status: "INVALID_ARGUMENT", slot, message: "no memory" });
-      this.#settleSlot(slot);
+      this.#slots.settle(slot);
       return;
     }
     try {
-      if (!this.#roomForSlot(slot)) throw this.#slotsFull();
+      if (!this.#slots.roomFor(slot)) throw this.#slots.full();
       const held = await this.#host.memory(this.owner, memory);
-      if (!this.#setSlot(slot, held)) {
+      if (!this.#slots.set(slot, held)) {
         if (this.#closed) return;
-        throw this.#slotsFull();
+        throw this.#slots.full();
       }
       this.#sendControl({ type: "mapped", slot, size: held.pool.size });
     } catch (error) {
       const e = error as DriverError;
       this.#sendControl({ type: "error", status: e.status, slot, message: e.message });
     }
-    this.#settleSlot(slot);
-  }
-
-  /** Whether `slot` may be mapped: it is mapped already (a remap), or the table has room. */
-  #roomForSlot(slot: number): boolean {
-    return this.#slots.has(slot) || this.#slots.size < this.#options.maxSlots;
-  }
-
-  #slotsFull(): DriverError {
-    return new DriverError(
-      "RESOURCE_EXHAUSTED_PERSISTENT",
-      `the burst maps ${this.#options.maxSlots} memory slots already (maxSlots): free one first`,
-    );
-  }
-
-  /**
-   * The one place a slot takes a memory, new or in place of the one it held. Keeps nothing
-   * (false) when the burst has ended or the table filled up while the memory was resolved.
-   */
-  #setSlot(slot: number, held: HeldPool): boolean {
-    if (this.#closed || !this.#roomForSlot(slot)) {
-      held.release();
-      return false;
-    }
-    this.#slots.get(slot)?.release();
-    this.#slots.set(slot, held);
-    return true;
-  }
-
-  /** The one place a slot lets go of its memory (freed, or the burst ended). */
-  #freeSlot(slot: number): void {
-    this.#slots.get(slot)?.release();
-    this.#slots.delete(slot);
-  }
-
-  #settleSlot(slot: number): void {
-    const waiter = this.#slotWaiter;
-    if (!waiter) return;
-    waiter.slots.delete(slot);
-    if (waiter.slots.size === 0) waiter.resolve();
-  }
-
-  /** Asks the client for unmapped slots and waits for its answers (or the time limit). */
-  async #resolveSlots(request: BurstRequest): Promise<void> {
-    const missing = new Set<number>();
-    for (const arg of [...request.inputs, ...request.outputs]) {
-      if (arg.kind === "slot" && !this.#slots.has(arg.slot)) missing.add(arg.slot);
-    }
-    if (missing.size === 0) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, this.#options.slotCallbackMs);
-      this.#slotWaiter = {
-        slots: new Set(missing),
-        resolve: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      };
-      this.#sendControl({ type: "getMemories", requestId: request.id, slots: [...missing] });
-    });
-    this.#slotWaiter = undefined;
+    this.#slots.settle(slot);
   }
 
   /**
@@ -390,7 +325,7 @@ export class BurstSession {
     if (arg.kind === "inline") {
       return { value: { kind: "bytes", bytes: arg.bytes }, dimensions: arg.dimensions };
     }
-    const pool = this.#slot(arg.slot, what, holds);
+    const pool = this.#slots.hold(arg.slot, what, holds);
     checkRegion(pool.size, arg.offset, arg.length, what);
     return {
       value: { kind: "bytes", bytes: pool.bytes.subarray(arg.offset, arg.offset + arg.length) },
@@ -402,31 +337,22 @@ export class BurstSession {
     if (arg.kind !== "slot") {
       return { dimensions: arg.kind === "inline" ? arg.dimensions : undefined };
     }
-    const pool = this.#slot(arg.slot, what, holds);
+    const pool = this.#slots.hold(arg.slot, what, holds);
     return {
       dimensions: arg.dimensions,
       target: { kind: "pool", pool, offset: arg.offset, length: arg.length },
     };
   }
 
-  /**
-   * The memory of a mapped slot, held for the request (in `holds`) so that freeing the slot
-   * while the request runs keeps it counted until the request is done.
-   */
-  #slot(slot: number, what: string, holds: HeldPool[]): Pool {
-    const held = this.#slots.get(slot);
-    if (!held) {
-      throw new DriverError("INVALID_ARGUMENT", `${what}: memory slot ${slot} is not mapped`);
-    }
-    holds.push(held.retain());
-    return held.pool;
-  }
-
   /** Runs one request; `withSlots`: it reads or writes memory slots (`usesSlots`). */
   async #run(request: BurstRequest, received: number, withSlots: boolean): Promise<BurstResult> {
     const holds: HeldPool[] = [];
     try {
-      if (withSlots) await this.#resolveSlots(request);
+      if (withSlots) {
+        await this.#slots.resolve(request, this.#options.slotCallbackMs, (slots) => {
+          this.#sendControl({ type: "getMemories", requestId: request.id, slots });
+        });
+      }
       const deadlineMs = request.deadlineUs > 0
         ? Math.max(0.001, request.deadlineUs / 1000 - (performance.now() - received))
         : undefined;
