@@ -13,7 +13,11 @@ import { SharedRegions } from "../memory/regions.ts";
 import { CompilationStore } from "../store/compilation_store.ts";
 import { ModelStore } from "../store/model_store.ts";
 import { OpenBursts } from "./burst/open_bursts.ts";
-import { DEFAULT_BURST_POLLING_WINDOW_US, PollingWindow } from "./burst/polling_window.ts";
+import {
+  DEFAULT_BURST_POLLING_WINDOW_US,
+  PollingWindow,
+  type RequestPolling,
+} from "./burst/polling_window.ts";
 import {
   countBurstPolling,
   countExecution,
@@ -335,6 +339,11 @@ export class Driver {
   /** Checks that the client has this compilation (before a burst starts on it). */
   async checkCompilation(owner: string, id: string): Promise<void> {
     await this.#compilations.live(owner, id);
+  }
+
+  /** Polling for the next request of a stream after an answer (bursts, gRPC streams). */
+  get polling(): RequestPolling {
+    return this.#polling;
   }
 
   /** Open bursts and the places clients hold (routes reserve, open and end them). */

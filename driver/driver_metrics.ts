@@ -25,10 +25,11 @@ const SPLIT_CALLS = [
 ] as const;
 const BURST_POLLING = [
   "nnserve_burst_polling_seconds_total",
-  "Seconds the service spent polling for bursts' next requests (NNSERVE_BURST_POLLING_WINDOW)",
+  "Seconds the service spent polling for the next requests of bursts and gRPC streams " +
+  "(NNSERVE_BURST_POLLING_WINDOW)",
 ] as const;
 
-/** Counts time spent polling for bursts' next requests. */
+/** Counts time spent polling for the next requests of bursts and gRPC streams. */
 export function countBurstPolling(metrics: Metrics, seconds: number): void {
   metrics.count(...BURST_POLLING, {}, seconds);
 }

@@ -8,7 +8,8 @@ import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import * as grpc from "@grpc/grpc-js";
 import { GrpcCallError, GrpcClient, GRPCInferenceService } from "../client/grpc.ts";
-import { addModel, type TestServer, withTestServer } from "./server_fixture.ts";
+import { addModel, metric, type TestServer, withTestServer } from "./server_fixture.ts";
+import { pollUntil } from "./burst_fixture.ts";
 
 const KEYS = new Map([["key-a", "alice"]]);
 
@@ -333,6 +334,39 @@ Deno.test("ModelStreamInfer answers 10k requests pipelined on each of two stream
       for (const { close } of streams) close();
     }
   });
+});
+
+Deno.test("ModelStreamInfer: the service polls after the answers of a stream that asks again at once, not of one slower than the window", async () => {
+  await withTestServer(
+    { apiKeys: KEYS, grpcPort: 0, burstPollingWindowUs: 300_000 },
+    async (server) => {
+      await serveAdder(server);
+      const polled = async () =>
+        await metric(server.url, "nnserve_burst_polling_seconds_total") ?? NaN;
+      /** Sends `count` requests one at a time, `gapMs` after each answer. */
+      const sendInTurn = async (count: number, gapMs: number) => {
+        const { stream, answers, done, close } = openStream(server.grpcPort!, "key-a");
+        try {
+          for (let id = 0; id < count; id++) {
+            if (id > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
+            stream.write(adderRequest("adder", id));
+            while (answers.length <= id) await new Promise((resolve) => setTimeout(resolve, 0));
+            strictEqual(answers[id].error_message, "", answers[id].error_message);
+          }
+          stream.end();
+          await done;
+        } finally {
+          close();
+        }
+      };
+      // 0.4 s after each answer, past the window of 0.3 s: no polling.
+      await sendInTurn(2, 400);
+      strictEqual(await polled(), 0, "no polling for a stream slower than the window");
+      await sendInTurn(20, 0);
+      const seconds = await pollUntil(polled, (s) => s > 0);
+      ok(seconds > 0, `polled ${seconds} s`);
+    },
+  );
 });
 
 Deno.test("a stream past its window of 32 in flight is refused at once; the rest answer", async () => {

@@ -22,7 +22,35 @@ export interface RequestPolling {
   hold(): void;
 }
 
-/** The process's one polling loop, shared by every burst. */
+/**
+ * One stream's use of the window (a burst, a gRPC ModelStreamInfer stream): it polls after
+ * an answer only when its latest request came within the window of the answer before it. A
+ * client that takes longer (a camera between frames, a peer across a network) costs no
+ * polling after its first slow request.
+ */
+export class StreamPolling {
+  readonly #polling: RequestPolling;
+  /** When the latest answer went out (performance.now()). */
+  #answeredAt = -Infinity;
+  #pollAfterAnswer = false;
+
+  constructor(polling: RequestPolling) {
+    this.#polling = polling;
+  }
+
+  /** A request arrived. */
+  received(): void {
+    this.#pollAfterAnswer = performance.now() - this.#answeredAt <= this.#polling.windowMs;
+  }
+
+  /** An answer went out. */
+  answered(): void {
+    this.#answeredAt = performance.now();
+    if (this.#pollAfterAnswer) this.#polling.hold();
+  }
+}
+
+/** The process's one polling loop, shared by every burst and stream. */
 export class PollingWindow implements RequestPolling {
   readonly windowMs: number;
   readonly #idle: () => boolean;

@@ -26,7 +26,7 @@ import type {
   OutputArgument,
 } from "../execution/request.ts";
 import { toBytes } from "../../nnapi/tensor.ts";
-import type { RequestPolling } from "./polling_window.ts";
+import { type RequestPolling, StreamPolling } from "./polling_window.ts";
 import { SlotTable } from "./slot_table.ts";
 
 /** What a burst needs from the driver. */
@@ -120,14 +120,8 @@ export class BurstSession {
   #closed = false;
   /** Frames refused minus requests accepted since (never below 0): how far past the window. */
   #overshoot = 0;
-  /** When the latest result went out (performance.now()). */
-  #answeredAt = -Infinity;
-  /**
-   * Whether results are followed by polling for the next request: the latest request came
-   * within the polling window of the result before it. A client that takes longer (a camera
-   * between frames, a peer across a network) costs no polling after its first miss.
-   */
-  #pollAfterResult = false;
+  /** Polling for the next request after a result. */
+  readonly #polling: StreamPolling;
 
   constructor(
     host: BurstHost,
@@ -140,6 +134,7 @@ export class BurstSession {
     this.compilation = context.compilation;
     this.#options = { ...DEFAULT_BURST_OPTIONS, ...context.options };
     this.#slots = new SlotTable(this.#options.maxSlots);
+    this.#polling = new StreamPolling(host.polling);
   }
 
   /** Announces the burst's limits to the client (the first message on the channel). */
@@ -178,9 +173,8 @@ export class BurstSession {
       return;
     }
     this.#overshoot = Math.max(0, this.#overshoot - 1);
-    const received = performance.now();
-    this.#pollAfterResult = received - this.#answeredAt <= this.#host.polling.windowMs;
-    this.#queue.push({ request, received });
+    this.#polling.received();
+    this.#queue.push({ request, received: performance.now() });
     // While the pump awaits the oldest request, a new one starts beside it at once (its
     // execution may share a batch, or an executor, with those running).
     if (this.#running) this.#startQueued();
@@ -303,8 +297,7 @@ export class BurstSession {
         this.#active--;
         if (this.#closed) return;
         this.#transport.sendBinary(encodeResult(result));
-        this.#answeredAt = performance.now();
-        if (this.#pollAfterResult) this.#host.polling.hold();
+        this.#polling.answered();
       }
     } finally {
       this.#running = false;

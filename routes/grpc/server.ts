@@ -199,7 +199,11 @@ export async function startGrpc(service: Service, options: GrpcOptions): Promise
       return { model_stats: versions.map((v) => modelStatisticsOf(service, client, v)) };
     }),
     ModelStreamInfer: (call: grpc.ServerDuplexStream<Record<string, unknown>, unknown>) =>
-      streamInfer(call, (client, request) => infer(client, request, Infinity), identify),
+      streamInfer(call, {
+        infer: (client, request) => infer(client, request, Infinity),
+        identify,
+        polling: service.driver.polling,
+      }),
   });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(

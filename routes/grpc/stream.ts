@@ -4,6 +4,7 @@
 import type * as grpc from "@grpc/grpc-js";
 import { DriverError } from "../../nnapi/errors.ts";
 import { bearerKey } from "../auth.ts";
+import { type RequestPolling, StreamPolling } from "../../driver/burst/polling_window.ts";
 
 /** Requests one ModelStreamInfer stream may have in flight (as a burst's window). */
 export const STREAM_WINDOW = 32;
@@ -15,14 +16,22 @@ export const STREAM_WINDOW = 32;
  * the order their requests came, each carrying its request's id, an error as
  * `error_message`. The stream's key is checked once, from its metadata. When the client
  * goes (cancelled, or its connection lost) nothing more is written, and what runs finishes
- * into nothing.
+ * into nothing. As a burst, a stream whose requests come back quickly has the service poll
+ * for the next one after each answer (NNSERVE_BURST_POLLING_WINDOW).
  */
 export function streamInfer(
   call: grpc.ServerDuplexStream<Record<string, unknown>, unknown>,
-  infer: (client: string, request: Record<string, unknown>) => Promise<unknown>,
-  identify: (key: string | undefined) => Promise<string>,
+  service: {
+    infer: (client: string, request: Record<string, unknown>) => Promise<unknown>;
+    identify: (key: string | undefined) => Promise<string>;
+    polling: RequestPolling;
+  },
 ): void {
-  const client = identify(bearerKey(call.metadata.get("authorization")[0]?.toString()));
+  const { infer } = service;
+  const client = service.identify(
+    bearerKey(call.metadata.get("authorization")[0]?.toString()),
+  );
+  const polling = new StreamPolling(service.polling);
   /** Answers in request order; each settles to the message to write. */
   const pending: Promise<unknown>[] = [];
   let inFlight = 0;
@@ -44,13 +53,16 @@ export function streamInfer(
       while (pending.length > 0 && !gone) {
         const message = await pending.shift()!;
         inFlight--;
-        if (!gone) call.write(message);
+        if (gone) break;
+        call.write(message);
+        polling.answered();
       }
       if (ended && pending.length === 0 && !gone) call.end();
     });
   };
   call.on("data", (request: Record<string, unknown>) => {
     if (gone) return;
+    polling.received();
     if (inFlight >= STREAM_WINDOW) {
       // A refusal holds no place: it overtakes the answers still running.
       call.write(failure(
