@@ -10,7 +10,7 @@ import { PollingWindow } from "../driver/burst/polling_window.ts";
 import { NnClient } from "../client/mod.ts";
 import { configFromEnv, startServer } from "../server.ts";
 import { pollUntil } from "./burst_fixture.ts";
-import { metric } from "./server_fixture.ts";
+import { addModel, metric } from "./server_fixture.ts";
 
 /** A window whose polling time is summed, over an `idle` of the test's choosing. */
 function windowOf(windowUs: number, idle: () => boolean = () => true) {
@@ -96,16 +96,15 @@ Deno.test("burst polling: a server polls after results for a client that asks ag
   const polled = async () => await metric(server.url, "nnserve_burst_polling_seconds_total");
   try {
     strictEqual(await polled(), 0, "declared at zero");
-    const client = new NnClient({ baseUrl: server.url });
-    const model = client.model();
-    const a = model.addOperand({ type: "TENSOR_FLOAT32", dimensions: [2] });
-    const b = model.addOperand({ type: "TENSOR_FLOAT32", dimensions: [2] });
-    const act = model.addOperand({ type: "INT32" });
-    const out = model.addOperand({ type: "TENSOR_FLOAT32", dimensions: [2] });
-    model.setOperandValue(act, 0);
-    model.addOperation("ADD", [a, b, act], [out]);
-    model.identifyInputsAndOutputs([a, b], [out]);
-    const compilation = await client.compile(model);
+    const registered = await fetch(`${server.url}/v1/models`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(addModel(2)),
+    });
+    strictEqual(registered.status, 201);
+    const compilation = await new NnClient({ baseUrl: server.url }).compile(
+      (await registered.json()).id,
+    );
     {
       // A request 0.4 s after the result before it: the window (0.3 s) would have been spent
       // for nothing, so none is.
