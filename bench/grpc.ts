@@ -7,7 +7,8 @@
  * tiny model also a bare WebSocket echo of its input's bytes in a process of its own, the
  * floor of a burst's round trip on this machine, and a bare TCP echo, the floor of any round
  * trip between two processes here. The forms of a model are measured in turn, `--rounds N`
- * rounds of `--seconds S` each (default 3 of 1 s), a row the medians of its rounds. With
+ * rounds of `--seconds S` each (default 5 of 1 s: this host's slow spells move a round by
+ * half), a row the medians of its rounds. With
  * `--write`, docs/grpc-performance.md gets the table.
  */
 import { Buffer } from "node:buffer";
@@ -22,7 +23,7 @@ import { spawnEcho } from "./peers/rest.ts";
 import { median } from "./peers/timing.ts";
 
 const SECONDS = Number(Deno.args.find((a) => a.startsWith("--seconds="))?.slice(10) ?? 1);
-const ROUNDS = Number(Deno.args.find((a) => a.startsWith("--rounds="))?.slice(9) ?? 3);
+const ROUNDS = Number(Deno.args.find((a) => a.startsWith("--rounds="))?.slice(9) ?? 5);
 const PIPELINE = 16;
 
 interface Case {
