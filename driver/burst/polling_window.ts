@@ -2,8 +2,8 @@
  * The burst server's polling window (NNAPI's `debug.nn.burst-server-polling-window`): after
  * answering a burst request, the server polls for the next one for a while before it
  * sleeps. Here the sleep is the event loop's wait in the kernel, and the wake-up it costs
- * (the thread is scheduled again, on a virtual machine the virtual CPU too) was about a
- * fifth of a tiny model's round trip (docs/performance.md). Polling keeps the event loop
+ * (the thread is scheduled again, on a virtual machine the virtual CPU too) was about 40%
+ * of a tiny model's round trip (docs/burst-protocol.md). Polling keeps the event loop
  * turning: each turn writes a byte to a Unix socket pair of its own and reads it back, so
  * the loop's wait returns at once and finds whatever else is ready, the burst's socket
  * included. Every other event is handled as it would be; the cost is the CPU the turns burn,
@@ -14,7 +14,7 @@
 /** Default window: a loopback client's next request came 50-80 µs after a result here. */
 export const DEFAULT_BURST_POLLING_WINDOW_US = 200;
 
-/** What a burst session sees of the polling window. */
+/** What a stream (a burst, a gRPC stream) sees of the polling window. */
 export interface RequestPolling {
   /** The window, in ms (0: never polls). */
   readonly windowMs: number;
@@ -80,7 +80,9 @@ export class PollingWindow implements RequestPolling {
     this.#loop ??= this.#turn().catch((error) => {
       // A pair that fails once is not trusted again: the window stays shut.
       console.warn(`nnserve: the burst polling window is off: ${error}`);
+      const broken = this.#pair;
       this.#pair = Promise.resolve(undefined);
+      return broken?.then((pair) => pair?.close());
     }).finally(() => this.#loop = undefined);
   }
 
@@ -137,8 +139,13 @@ async function openPair(): Promise<SocketPair | undefined> {
         await receiver.read(sink);
       },
       close: () => {
-        sender.close();
-        receiver.close();
+        for (const end of [sender, receiver]) {
+          try {
+            end.close();
+          } catch {
+            // Closed already (it failed).
+          }
+        }
       },
     };
   } catch (error) {
