@@ -18,8 +18,8 @@ export const DEFAULT_BURST_POLLING_WINDOW_US = 200;
 export interface RequestPolling {
   /** The window, in ms (0: never polls). */
   readonly windowMs: number;
-  /** A result went out: poll for the window from now (when the executors are idle). */
-  hold(): void;
+  /** A result went out (at `now`): poll for the window from then (when the executors are idle). */
+  hold(now?: number): void;
 }
 
 /**
@@ -38,15 +38,16 @@ export class StreamPolling {
     this.#polling = polling;
   }
 
-  /** A request arrived. */
-  received(): void {
-    this.#pollAfterAnswer = performance.now() - this.#answeredAt <= this.#polling.windowMs;
+  /** A request arrived (at `now`). */
+  received(now = performance.now()): void {
+    this.#pollAfterAnswer = now - this.#answeredAt <= this.#polling.windowMs;
   }
 
   /** An answer went out. */
   answered(): void {
-    this.#answeredAt = performance.now();
-    if (this.#pollAfterAnswer) this.#polling.hold();
+    const now = performance.now();
+    this.#answeredAt = now;
+    if (this.#pollAfterAnswer) this.#polling.hold(now);
   }
 }
 
@@ -74,9 +75,9 @@ export class PollingWindow implements RequestPolling {
     this.#spent = hooks.spent;
   }
 
-  hold(): void {
+  hold(now = performance.now()): void {
     if (this.windowMs <= 0 || this.#closed) return;
-    this.#until = performance.now() + this.windowMs;
+    this.#until = now + this.windowMs;
     this.#loop ??= this.#turn().catch((error) => {
       // A pair that fails once is not trusted again: the window stays shut.
       console.warn(`nnserve: the burst polling window is off: ${error}`);

@@ -173,8 +173,9 @@ export class BurstSession {
       return;
     }
     this.#overshoot = Math.max(0, this.#overshoot - 1);
-    this.#polling.received();
-    this.#queue.push({ request, received: performance.now() });
+    const received = performance.now();
+    this.#polling.received(received);
+    this.#queue.push({ request, received });
     // While the pump awaits the oldest request, a new one starts beside it at once (its
     // execution may share a batch, or an executor, with those running).
     if (this.#running) this.#startQueued();
