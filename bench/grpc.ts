@@ -6,7 +6,8 @@
  * extension), gRPC ModelInfer with raw contents, gRPC ModelStreamInfer, and a burst; for the
  * tiny model also a bare WebSocket echo of its input's bytes in a process of its own, the
  * floor of a burst's round trip on this machine, and a bare TCP echo, the floor of any round
- * trip between two processes here. The forms of a model are measured in turn, `--rounds N`
+ * trip between two processes here, and a burst on a second server with the polling window
+ * off (NNSERVE_BURST_POLLING_WINDOW=0). The forms of a model are measured in turn, `--rounds N`
  * rounds of `--seconds S` each (default 5 of 1 s: this host's slow spells move a round by
  * half), a row the medians of its rounds. With
  * `--write`, docs/grpc-performance.md gets the table.
@@ -67,9 +68,14 @@ async function rates(run: () => Promise<unknown>) {
   };
 }
 
+/** The form of a burst on the server without the polling window. */
+const UNPOLLED_BURST = "burst, polling window off (NNSERVE_BURST_POLLING_WINDOW=0)";
+
 const grpcPort = freePort();
 const server = await spawnServer({ NNSERVE_GRPC_PORT: String(grpcPort) });
 const client = new NnClient({ baseUrl: server.url });
+/** A server that never polls for a burst's next request: what the window saves. */
+const unpolled = await spawnServer({ NNSERVE_BURST_POLLING_WINDOW: "0" });
 const stub = new GRPCInferenceService(
   `127.0.0.1:${grpcPort}`,
   grpc.credentials.createInsecure(),
@@ -78,8 +84,8 @@ const stub = new GRPCInferenceService(
   ModelStreamInfer(): grpc.ClientDuplexStream<unknown, { error_message: string }>;
 };
 
-const post = async (path: string, body: BodyInit, type: string) => {
-  const response = await fetch(`${server.url}${path}`, {
+const post = async (path: string, body: BodyInit, type: string, on = server) => {
+  const response = await fetch(`${on.url}${path}`, {
     method: "POST",
     headers: { "content-type": type },
     body,
@@ -105,6 +111,7 @@ const tiny = await post(
   "application/json",
 );
 await post("/v1/compilations", JSON.stringify({ model: tiny.id }), "application/json");
+const unpolledTiny = await post("/v1/models", JSON.stringify(adder), "application/json", unpolled);
 const mobilenet = await post(
   `/v1/models?name=mobilenet&version=1&shape=${
     encodeURIComponent(`${MOBILENET_V2_INPUT.name}:${MOBILENET_V2_INPUT.dims.join("x")}`)
@@ -244,12 +251,21 @@ for (const c of CASES) {
       await echoTcp(echo.tcpPort, new Uint8Array(inputBytes)),
     ]
     : [];
+  const unpolledBurst = c.model === "adder"
+    ? await (await new NnClient({ baseUrl: unpolled.url }).compile(unpolledTiny.id)).burst()
+    : undefined;
   const forms: [form: string, run: () => Promise<unknown>][] = [
     ["/v2 HTTP (binary tensors)", http],
     ["gRPC ModelInfer (raw contents)", unary],
     ["gRPC ModelStreamInfer", streamed],
     ["burst", bursted],
   ];
+  if (unpolledBurst) {
+    forms.push([
+      UNPOLLED_BURST,
+      () => unpolledBurst.compute(c.inputs.map((i) => i.data)),
+    ]);
+  }
   if (floors.length > 0) {
     forms.push(
       ["bare WebSocket echo of the input's bytes", floors[0].run],
@@ -274,10 +290,12 @@ for (const c of CASES) {
   }
   stream.end();
   await burst.close();
+  await unpolledBurst?.close();
   for (const floor of floors) floor.close();
 }
 stub.close();
 await server.stop();
+await unpolled.stop();
 await echo.stop();
 
 const table = [

@@ -466,8 +466,9 @@ function issue33Targets(results: Results): string {
       `docs/grpc-performance.md; the floors in the same run, servers that sleep between ` +
       `frames: a bare WebSocket echo ${roundTrip("bare WebSocket echo of the input's bytes")} ` +
       `µs, a bare TCP echo ${roundTrip("bare TCP echo of the input's bytes (no WebSocket)")} ` +
-      `µs). Without the window the burst took 106-138 µs by round (NNSERVE_BURST_POLLING_WINDOW, ` +
-      `docs/burst-protocol.md).`;
+      `µs; the burst on a server with the window off ${
+        roundTrip("burst, polling window off (NNSERVE_BURST_POLLING_WINDOW=0)")
+      } µs: docs/burst-protocol.md).`;
   const load = docsFile("load.md");
   const models = ["MobileNetV2 1.0 224x224", "PP-OCR text direction 48x192"];
   const onOff = models.flatMap((model) =>
