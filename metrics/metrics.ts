@@ -52,7 +52,10 @@ interface Series {
   counts: number[];
   sum: number;
   count: number;
+  /** When it was last observed (epoch ms; 0 when never), kept when `stamped`. */
   lastMs: number;
+  /** Whether observations note their time (a clock read each: only where it is read). */
+  stamped: boolean;
 }
 
 /** Counts `value` in its bucket of a series. */
@@ -66,7 +69,7 @@ function record(series: Series, value: number): void {
   }
   series.sum += value;
   series.count++;
-  series.lastMs = Date.now();
+  if (series.stamped) series.lastMs = Date.now();
 }
 
 /**
@@ -195,19 +198,26 @@ export class Metrics {
   /**
    * A histogram series found once (at its first value), to record into many times (an
    * execution's series, per compilation and client). A series `forget` dropped since is no
-   * longer shown.
+   * longer shown. A `stamped` series notes when it was last observed (`totals`' `lastMs`).
    */
   series(
     name: string,
     help: string,
     labels: Labels,
     buckets: readonly number[] = DURATION_BUCKETS,
+    stamped = false,
   ): (value: number) => void {
     let series: Series | undefined;
-    return (value) => record(series ??= this.#series(name, help, labels, buckets), value);
+    return (value) => record(series ??= this.#series(name, help, labels, buckets, stamped), value);
   }
 
-  #series(name: string, help: string, labels: Labels, buckets: readonly number[]): Series {
+  #series(
+    name: string,
+    help: string,
+    labels: Labels,
+    buckets: readonly number[],
+    stamped = false,
+  ): Series {
     let histogram = this.#histograms.get(name);
     if (!histogram) {
       histogram = { help, buckets, series: new Map(), index: new SeriesIndex() };
@@ -225,17 +235,19 @@ export class Metrics {
           sum: 0,
           count: 0,
           lastMs: 0,
+          stamped,
         };
         histogram.series.set(k, series);
       }
       histogram.index.set(labels, series);
     }
+    if (stamped) series.stamped = true;
     return series;
   }
 
   /**
    * Count and sum of a histogram's series whose labels include `match`, and when the last
-   * of them was observed (epoch ms; 0 when never).
+   * of them was observed (epoch ms; 0 when never, or when none is `stamped`).
    */
   totals(name: string, match: Labels): { count: number; sum: number; lastMs: number } {
     const totals = { count: 0, sum: 0, lastMs: 0 };

@@ -105,13 +105,14 @@ export function fromNumbers(type: OperandType, values: readonly JsonNumber[]): T
 
 /**
  * JSON values as a tensor of `type` in one pass, or the index of the first value that does
- * not fit the type ({@link numberFitsType}: `misfitReason` says why).
+ * not fit the type ({@link numberFitsType}: `misfitReason` says why). `out`, when given, is
+ * an array of `type` and of the values' length that is written instead of a new one.
  */
 export function fromCheckedNumbers(
   type: OperandType,
   values: readonly JsonNumber[],
+  out: TensorData = allocate(type, values.length),
 ): TensorData | number {
-  const out = allocate(type, values.length);
   const n = values.length;
   if (type === "TENSOR_FLOAT32" || type === "FLOAT32") {
     for (let i = 0; i < n; i++) {

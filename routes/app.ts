@@ -6,7 +6,7 @@ import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Service } from "../serving/service.ts";
 import { DriverError } from "../nnapi/errors.ts";
-import { type ApiKeys, authenticate, keyHolder } from "./auth.ts";
+import { type ApiKeys, authenticate } from "./auth.ts";
 import { JSON_MEDIA_TYPE } from "./schemas.ts";
 import { bufferRoutes } from "./buffers.ts";
 import { type BurstRouteOptions, burstRoutes } from "./bursts.ts";
@@ -179,7 +179,7 @@ export function buildApp(service: Service, options: AppOptions) {
     return errorResponse(c, error);
   });
   if (origins.length === 0 && options.executionLane !== false) {
-    const lane = executionLane({ service, log, identify: keyHolder(options.apiKeys), limits });
+    const lane = executionLane({ service, log, keys: options.apiKeys, limits });
     const routed = app.fetch;
     app.fetch = (request, env, context) => lane(request) ?? routed(request, env, context);
   }

@@ -14,19 +14,19 @@
  */
 import type { Service } from "../serving/service.ts";
 import type { RequestLog } from "./access_log.ts";
-import { bearerKey } from "./auth.ts";
+import { ANONYMOUS_CLIENT, type ApiKeys, bearerKey, keyHolder } from "./auth.ts";
 import { errorAnswer } from "./errors.ts";
 import { answerExecution } from "./executions.ts";
 import { type BodyLimits, bodyTooLarge } from "./request_body.ts";
 import { JSON_MEDIA_TYPE } from "./schemas.ts";
 import { answerInference } from "./v2/models.ts";
 
-/** What the lane runs with: the service, the access log, the key check and the body limits. */
+/** What the lane runs with: the service, the access log, the API keys and the body limits. */
 export interface ExecutionLaneParts {
   service: Service;
   log: RequestLog;
-  /** The client holding a bearer key (routes/auth.ts `keyHolder`). */
-  identify: (key: string | undefined) => Promise<string>;
+  /** The clients' keys; none: the service is open, and no request's key is read. */
+  keys: ApiKeys;
   limits: BodyLimits;
 }
 
@@ -80,6 +80,8 @@ const AT_BODY_LIMIT = "unmatched";
 export function executionLane(
   parts: ExecutionLaneParts,
 ): (request: Request) => Promise<Response> | undefined {
+  const identify = keyHolder(parts.keys);
+  const open = parts.keys.size === 0;
   return (request) => {
     if (request.method !== "POST") return undefined;
     const url = request.url;
@@ -93,6 +95,7 @@ export function executionLane(
         params: match.slice(1),
         path,
         declared: Number(declared),
+        identify: open ? undefined : identify,
       });
     }
     return undefined;
@@ -103,16 +106,24 @@ async function answer(
   parts: ExecutionLaneParts,
   route: LaneRoute,
   request: Request,
-  { params, path, declared }: { params: string[]; path: string; declared: number },
+  { params, path, declared, identify }: {
+    params: string[];
+    path: string;
+    declared: number;
+    /** The key check; none for an open service. */
+    identify?: (key: string | undefined) => Promise<string>;
+  },
 ): Promise<Response> {
-  const { service, log, identify, limits } = parts;
+  const { service, log, limits } = parts;
   const started = performance.now();
   const requestId = log.requestId(request.headers.get("x-request-id"));
   let client: string | null = null;
   let at = route.keyAt;
   let response: Response;
   try {
-    client = await identify(bearerKey(request.headers.get("authorization") ?? undefined));
+    client = identify
+      ? await identify(bearerKey(request.headers.get("authorization") ?? undefined))
+      : ANONYMOUS_CLIENT;
     at = AT_BODY_LIMIT;
     const isJson = JSON_MEDIA_TYPE.test(request.headers.get("content-type") ?? "");
     if (declared > (isJson ? limits.maxJsonBytes : limits.maxBytes)) {

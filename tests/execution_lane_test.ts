@@ -7,7 +7,6 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { RequestLog } from "../routes/access_log.ts";
 import { buildApp } from "../routes/app.ts";
-import { keyHolder } from "../routes/auth.ts";
 import { INFERENCE_HEADER_LENGTH } from "../routes/binary_tensors.ts";
 import { executionLane } from "../routes/execution_lane.ts";
 import { parseExecutionRequest } from "../routes/executions.ts";
@@ -230,7 +229,7 @@ Deno.test("the execution lane answers, logs and counts every request as the rout
     const lane = executionLane({
       service: server.service,
       log: new RequestLog(server.service.driver.metrics, { level: "off", sink, replica: "" }),
-      identify: keyHolder(options.apiKeys),
+      keys: options.apiKeys,
       limits: { maxBytes: 1 << 20, maxJsonBytes: 256 },
     });
     /** The refusal counts by series. */

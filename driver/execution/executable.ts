@@ -81,6 +81,8 @@ export interface RunOptions {
   timing?: StepTiming[];
   /** Time each host operation apart (profiling) instead of each plan step. */
   perOperation?: boolean;
+  /** When the run began (`performance.now()`), where the first step's time begins. */
+  startedAt?: number;
   /** Loop timeout and deadline for WHILE loops. */
   limits?: RunLimits;
 }
@@ -311,7 +313,12 @@ export class Executable {
     units: boolean,
   ): Generator<Promise<unknown>, RunOutput[], unknown> {
     const { tensors, binding } = this.#begin(inputs);
-    const clock = new StepClock(this.#graph.steps, options.timing, options.perOperation ?? false);
+    const clock = new StepClock(
+      this.#graph.steps,
+      options.timing,
+      options.perOperation ?? false,
+      options.startedAt,
+    );
     const limits = options.limits ?? DEFAULT_RUN_LIMITS;
     for (let s = 0; s < this.#steps.length;) {
       const unit = units ? binding?.units.get(s) : undefined;
@@ -322,7 +329,7 @@ export class Executable {
           planned: binding === this.#planned,
         }))) as RunnableSubgraph | null
         : null;
-      clock.start(s);
+      if (unit) clock.restart();
       if (unit && runnable) {
         const uploads = new Map(runnable.inputs.map((i) => [i, tensors[i]!.data!]));
         const results = (yield runnable.run(uploads)) as Awaited<

@@ -76,7 +76,7 @@ export class ExecutionSeries {
     this.#input = metrics.series(...IO, { ...labels, phase: "input" }, EXECUTION_BUCKETS);
     this.#output = metrics.series(...IO, { ...labels, phase: "output" }, EXECUTION_BUCKETS);
     const outcome = (result: string) =>
-      metrics.series(...OUTCOMES, { ...labels, result }, EXECUTION_BUCKETS);
+      metrics.series(...OUTCOMES, { ...labels, result }, EXECUTION_BUCKETS, true);
     this.#success = outcome("success");
     this.#fail = outcome("fail");
   }

@@ -19,17 +19,21 @@ export interface MeasuredRun {
  * Runs and times one execution, turning every failure into a DriverError (an allocation
  * that cannot be had is RESOURCE_EXHAUSTED_PERSISTENT). Used by executor workers (which run
  * device units through `runAsync`) and by the driver for plans small enough to run on its
- * own thread (host steps only).
+ * own thread (host steps only), which passes the time it read just before (`startedAt`).
  */
 export function runMeasured(
   executable: Executable,
   inputs: readonly RunInput[],
   options: Omit<RunOptions, "timing"> = {},
 ): MeasuredRun {
-  const started = performance.now();
+  const started = options.startedAt ?? performance.now();
   const steps: StepTiming[] = [];
   try {
-    return measured(executable.run(inputs, { ...options, timing: steps }), started, steps);
+    return measured(
+      executable.run(inputs, { ...options, startedAt: started, timing: steps }),
+      started,
+      steps,
+    );
   } catch (error) {
     throw asDriverError(error);
   }
@@ -42,11 +46,11 @@ export async function runMeasuredAsync(
   options: Omit<RunOptions, "timing"> = {},
 ): Promise<MeasuredRun> {
   if (!executable.hasDeviceUnits) return runMeasured(executable, inputs, options);
-  const started = performance.now();
+  const started = options.startedAt ?? performance.now();
   const steps: StepTiming[] = [];
   try {
     return measured(
-      await executable.runAsync(inputs, { ...options, timing: steps }),
+      await executable.runAsync(inputs, { ...options, startedAt: started, timing: steps }),
       started,
       steps,
     );

@@ -8,6 +8,7 @@ import type { Pool } from "../../memory/pools.ts";
 import type { RunInput, RunOutput } from "../compilation/plan.ts";
 import type { StepTiming } from "../compilation/plan.ts";
 import type { PlanWithoutWeights } from "../compilation/plan.ts";
+import type { InputArrays } from "./input_arrays.ts";
 import {
   byteSize,
   elementCount,
@@ -167,8 +168,15 @@ export function combineDimensions(
   });
 }
 
-/** Checks and decodes the inputs of a request into typed arrays with full shapes. */
-export function resolveInputs(prepared: PlanWithoutWeights, request: ExecutionRequest): RunInput[] {
+/**
+ * Checks and decodes the inputs of a request into typed arrays with full shapes (JSON
+ * numbers into the arrays `reuse` keeps, when given: runs on the driver's thread).
+ */
+export function resolveInputs(
+  prepared: PlanWithoutWeights,
+  request: ExecutionRequest,
+  reuse?: InputArrays,
+): RunInput[] {
   const expected = prepared.inputIndexes.length;
   if (request.inputs.length !== expected) {
     throw invalid(`the model has ${expected} inputs, the request gives ${request.inputs.length}`, {
@@ -213,7 +221,7 @@ export function resolveInputs(prepared: PlanWithoutWeights, request: ExecutionRe
           path: ["inputs", k],
         });
       }
-      const data = fromCheckedNumbers(operand.type, values);
+      const data = fromCheckedNumbers(operand.type, values, reuse?.array(k, operand.type, count));
       if (typeof data === "number") {
         throw invalid(`${what()}: value ${data}: ${misfitReason(operand.type, values[data])}`, {
           path: ["inputs", k, "data", data],

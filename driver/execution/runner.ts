@@ -11,7 +11,7 @@ import { bindArguments, type BindingContext, deliverOutputs } from "./arguments.
 import type { Compilations, LiveCompilation } from "../compilation/compilations.ts";
 import { loopTimeoutMs } from "./control_flow/run.ts";
 import { executionLabels, ExecutionSeries } from "./execution_metrics.ts";
-import { Executable } from "./executable.ts";
+import { Executable, type RunOptions } from "./executable.ts";
 import {
   checkOutputArguments,
   checkOutputShapes,
@@ -24,9 +24,10 @@ import {
 import type { ExecutorPool } from "./executors/pool.ts";
 import { type MeasuredRun, runMeasured } from "./measured_run.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
-import { type PreparedModel, runsOnHost } from "../compilation/plan.ts";
+import { type PreparedModel, type RunInput, runsOnHost } from "../compilation/plan.ts";
 import { estimateWork } from "../compilation/work_estimate.ts";
 import { DynamicBatcher } from "./dynamic_batcher.ts";
+import { InputArrays } from "./input_arrays.ts";
 
 /** Runs executions with the driver's parts. */
 export class ExecutionRunner {
@@ -37,8 +38,14 @@ export class ExecutionRunner {
   readonly #metrics: Metrics;
   /** Plans of at most this many estimated multiply-adds run on the driver's own thread. */
   readonly #inlineWork: number;
-  /** Plans bound on the driver's thread, by live compilation (dropped with it). */
-  readonly #inline = new WeakMap<LiveCompilation, Executable>();
+  /**
+   * Plans bound on the driver's thread, and the input arrays their runs reuse, by live
+   * compilation (dropped with it).
+   */
+  readonly #inline = new WeakMap<
+    LiveCompilation,
+    { executable: Executable; inputs: InputArrays }
+  >();
   /** The batchers of compilations with dynamic batching, by live compilation. */
   readonly #batchers = new WeakMap<LiveCompilation, DynamicBatcher>();
   /** The metrics series of live compilations, by client. */
@@ -61,14 +68,17 @@ export class ExecutionRunner {
     this.#inlineWork = parts.inlineWork;
   }
 
-  /** The plan of a live compilation bound on the driver's thread, once. */
-  #inlineExecutable(live: LiveCompilation, prepared: PreparedModel): Executable {
-    let executable = this.#inline.get(live);
-    if (!executable) {
-      executable = new Executable(prepared);
-      this.#inline.set(live, executable);
+  /** The plan of a live compilation bound on the driver's thread, once, and its inputs. */
+  #inlinePlan(
+    live: LiveCompilation,
+    prepared: PreparedModel,
+  ): { executable: Executable; inputs: InputArrays } {
+    let plan = this.#inline.get(live);
+    if (!plan) {
+      plan = { executable: new Executable(prepared), inputs: new InputArrays() };
+      this.#inline.set(live, plan);
     }
-    return executable;
+    return plan;
   }
 
   /** The series executions of a live compilation by `owner` record into, found once. */
@@ -163,27 +173,33 @@ export class ExecutionRunner {
     const binding = bindArguments(context, request);
     const bound = binding instanceof Promise ? await binding : binding;
     try {
-      const inputs = resolveInputs(prepared, bound.request);
-      const inputUs = (performance.now() - started) * 1000;
+      // Only plans of known, small work run on this thread, where nothing could stop them.
+      const work = estimateWork(prepared);
+      const inlinePlan = !record.batching && work !== undefined && work <= this.#inlineWork &&
+          runsOnHost(prepared)
+        ? this.#inlinePlan(live, prepared)
+        : undefined;
+      // From here to the run's outputs nothing waits when it runs here: no other run can
+      // touch the input arrays it reuses meanwhile.
+      const inputs = resolveInputs(prepared, bound.request, inlinePlan?.inputs);
+      const resolved = performance.now();
+      const inputUs = (resolved - started) * 1000;
       // Epoch ms, counted from the request's start (loading and binding count too).
       const deadline = request.deadlineMs === undefined
         ? undefined
-        : Date.now() - (performance.now() - started) + request.deadlineMs;
+        : Date.now() - (resolved - started) + request.deadlineMs;
       if (deadline !== undefined && Date.now() >= deadline) {
         throw new DriverError(
           "MISSED_DEADLINE_TRANSIENT",
           "the deadline passed before the execution started",
         );
       }
-      // Only plans of known, small work run on this thread, where nothing could stop them.
-      const work = estimateWork(prepared);
-      const inline = !record.batching && work !== undefined && work <= this.#inlineWork &&
-        runsOnHost(prepared);
       const loopTimeout = loopTimeoutMs(request.loopTimeoutMs);
       const { outputs, onDeviceUs, steps, queuedUs = 0 }: MeasuredRun & { queuedUs?: number } =
-        inline
-          ? runMeasured(this.#inlineExecutable(live, prepared), inputs, {
+        inlinePlan
+          ? inlineRun(inlinePlan, inputs, {
             limits: { loopTimeoutMs: loopTimeout, deadline },
+            startedAt: resolved,
           })
           : record.batching
           ? await this.#batcher(owner, id, live, prepared, series).run(inputs, {
@@ -200,13 +216,9 @@ export class ExecutionRunner {
       const delivering = performance.now();
       const delivery = deliverOutputs(context, bound, outputs);
       const delivered = delivery instanceof Promise ? await delivery : delivery;
-      series.observeRun({
-        queuedUs,
-        steps,
-        inputUs,
-        outputUs: (performance.now() - delivering) * 1000,
-      });
-      const inDriverUs = Math.max(onDeviceUs, Math.round((performance.now() - started) * 1000));
+      const done = performance.now();
+      series.observeRun({ queuedUs, steps, inputUs, outputUs: (done - delivering) * 1000 });
+      const inDriverUs = Math.max(onDeviceUs, Math.round((done - started) * 1000));
       const names = record.outputNames;
       // ONNX scalars travel as [1] and are answered as the scalars they are.
       const scalars = record.scalarOutputs;
@@ -225,4 +237,21 @@ export class ExecutionRunner {
       bound.release();
     }
   }
+}
+
+/**
+ * A measured run on the driver's thread, whose inputs are arrays its plan keeps for the next
+ * run: an output that is one of them (a model output that is also its input) is copied.
+ */
+function inlineRun(
+  plan: { executable: Executable; inputs: InputArrays },
+  inputs: readonly RunInput[],
+  options: Omit<RunOptions, "timing">,
+): MeasuredRun {
+  const run = runMeasured(plan.executable, inputs, options);
+  if (!run.outputs.some((o) => plan.inputs.holds(o.data))) return run;
+  const outputs = run.outputs.map((o) =>
+    plan.inputs.holds(o.data) ? { ...o, data: o.data!.slice() } : o
+  );
+  return { ...run, outputs };
 }

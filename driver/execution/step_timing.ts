@@ -13,35 +13,47 @@ export class StepClock {
   readonly #timing: StepTiming[] | undefined;
   /** Keep each host operation's time apart (profiling) instead of adding up plan steps. */
   readonly #perOperation: boolean;
+  /** Where the next step's time begins: the run's start, then each step's end. */
   #started = 0;
 
+  /** A clock started at `startedAt` (`performance.now()`; now by default). */
   constructor(
     steps: readonly PreparedStep[],
     timing: StepTiming[] | undefined,
     perOperation: boolean,
+    startedAt?: number,
   ) {
     this.#steps = steps;
     this.#timing = timing;
     this.#perOperation = perOperation;
+    if (timing) this.#started = startedAt ?? performance.now();
   }
 
-  start(_step: number): void {
+  /**
+   * Starts the next step's time now, leaving out what passed since the last step ended (a
+   * wait no step is charged for: preparing a device unit). Steps that follow one another
+   * need no start: each begins where the one before it ended (one clock read a step).
+   */
+  restart(): void {
     if (this.#timing) this.#started = performance.now();
   }
 
   /**
-   * Charges the time since `start` to steps [step, step + count) on the plan's device, or
-   * on the fallback device that ran them instead and why (`fallback`).
+   * Charges the time since the last step ended (or the clock started) to steps [step, step +
+   * count) on the plan's device, or on the fallback device that ran them instead and why
+   * (`fallback`).
    */
   stop(
     step: number,
     count: number,
     fallback?: { device: string; reason: string },
   ): void {
-    const device = fallback?.device ?? this.#steps[step].device;
     const timing = this.#timing;
     if (!timing) return;
-    const us = (performance.now() - this.#started) * 1000;
+    const device = fallback?.device ?? this.#steps[step].device;
+    const now = performance.now();
+    const us = (now - this.#started) * 1000;
+    this.#started = now;
     const operations = new Array<number>(count);
     for (let k = 0; k < count; k++) operations[k] = this.#steps[step + k].operation;
     const last = timing[timing.length - 1];
