@@ -20,7 +20,6 @@ import {
 } from "./burst/polling_window.ts";
 import {
   countBurstPolling,
-  countExecution,
   countRefusal,
   countSplitCalls,
   registerDriverMetrics,
@@ -351,22 +350,13 @@ export class Driver {
     return this.#bursts;
   }
 
-  /** Runs one synchronous execution (NNAPI `executeSynchronously`). */
-  async execute(
+  /** Runs one synchronous execution (NNAPI `executeSynchronously`), counted by outcome. */
+  execute(
     owner: string,
     id: string,
     request: ClientExecutionRequest,
   ): Promise<ExecutionResult> {
-    try {
-      const found = this.#compilations.live(owner, id);
-      const live = found instanceof Promise ? await found : found;
-      const result = await this.#runner.run(owner, id, live, request);
-      countExecution(this.metrics);
-      return result;
-    } catch (error) {
-      countExecution(this.metrics, error);
-      throw error;
-    }
+    return this.#runner.run(owner, id, this.#compilations.live(owner, id), request);
   }
 
   /** Creates a memory pool from bytes or zero-filled (NNAPI `ANeuralNetworksMemory`). */

@@ -6,8 +6,14 @@
  */
 import type { BufferRegistry } from "../../memory/buffers.ts";
 import type { MemoryPools } from "../../memory/pools.ts";
-import { DriverError } from "../../nnapi/errors.ts";
-import { bindArguments, type BindingContext, deliverOutputs } from "./arguments.ts";
+import { DriverError, type OutputShape } from "../../nnapi/errors.ts";
+import {
+  bindArguments,
+  type BindingContext,
+  type DeliveredOutput,
+  deliverOutputs,
+} from "./arguments.ts";
+import { countExecution } from "../driver_metrics.ts";
 import type { Compilations, LiveCompilation } from "../compilation/compilations.ts";
 import { loopTimeoutMs } from "./control_flow/run.ts";
 import { executionLabels, ExecutionSeries } from "./execution_metrics.ts";
@@ -124,119 +130,155 @@ export class ExecutionRunner {
     return batcher;
   }
 
-  /** Runs one execution of compilation `id` (live) for `owner`, its outcome timed. */
+  /**
+   * Runs one execution of compilation `id` for `owner` (its live compilation, or the promise
+   * of it), timed by phase for the metrics and counted by outcome. One async function from
+   * the driver's call to the result: each awaited layer costs a small execution about half a
+   * microsecond under load, and only what is pending is awaited.
+   */
   async run(
     owner: string,
     id: string,
-    live: LiveCompilation,
+    found: LiveCompilation | Promise<LiveCompilation>,
     clientRequest: ClientExecutionRequest,
   ): Promise<ExecutionResult> {
-    const started = performance.now();
-    const series = this.#seriesOf(owner, live);
+    let series: ExecutionSeries | undefined;
+    let started = 0;
     try {
-      const result = await this.#run(owner, id, live, clientRequest, started, series);
+      const live = found instanceof Promise ? await found : found;
+      started = performance.now();
+      series = this.#seriesOf(owner, live);
+      const { record } = live;
+      const request: ExecutionRequest = {
+        ...clientRequest,
+        inputs: positionalInputs(
+          { names: record.inputNames, scalars: record.scalarInputs },
+          clientRequest.inputs,
+        ),
+      };
+      const prepared = live.prepared ?? await this.#compilations.complete(live);
+      checkOutputArguments(prepared, request);
+      const context: BindingContext = {
+        owner,
+        compilation: id,
+        prepared,
+        pools: this.#memories,
+        buffers: this.#buffers,
+      };
+      // Awaited only when it is a promise: most requests refer to no memory nor buffer.
+      const binding = bindArguments(context, request);
+      const bound = binding instanceof Promise ? await binding : binding;
+      let result: ExecutionResult;
+      try {
+        const running = this.#start(owner, id, live, prepared, bound.request, started, series);
+        const { inputUs, outputs, onDeviceUs, steps, queuedUs = 0 } = running instanceof Promise
+          ? await running
+          : running;
+        const outputShapes = checkOutputShapes(outputs, bound.capacities);
+        const delivering = performance.now();
+        const delivery = deliverOutputs(context, bound, outputs);
+        const delivered = delivery instanceof Promise ? await delivery : delivery;
+        const done = performance.now();
+        series.observeRun({ queuedUs, steps, inputUs, outputUs: (done - delivering) * 1000 });
+        const inDriverUs = Math.max(onDeviceUs, Math.round((done - started) * 1000));
+        result = answered(record, delivered, outputShapes);
+        if (request.measureTiming) result.timing = { onDeviceUs, inDriverUs, steps };
+      } finally {
+        bound.release();
+      }
       series.observeOutcome(started, true);
+      countExecution(this.#metrics);
       return result;
     } catch (error) {
-      series.observeOutcome(started, false);
+      series?.observeOutcome(started, false);
+      countExecution(this.#metrics, error);
       throw error;
     }
   }
 
-  /** An execution of a live compilation, timed by phase for the metrics. */
-  async #run(
+  /**
+   * Decodes the inputs and starts the run: a small host-only plan runs here at once (its
+   * result returned as it is), others on the executor pool, through the batcher when the
+   * compilation batches.
+   */
+  #start(
     owner: string,
     id: string,
     live: LiveCompilation,
-    clientRequest: ClientExecutionRequest,
+    prepared: PreparedModel,
+    request: ExecutionRequest,
     started: number,
     series: ExecutionSeries,
-  ): Promise<ExecutionResult> {
+  ): StartedRun | Promise<StartedRun> {
     const { record } = live;
-    const request: ExecutionRequest = {
-      ...clientRequest,
-      inputs: positionalInputs(
-        { names: record.inputNames, scalars: record.scalarInputs },
-        clientRequest.inputs,
-      ),
-    };
-    const prepared = live.prepared ?? await this.#compilations.complete(live);
-    checkOutputArguments(prepared, request);
-    const context: BindingContext = {
-      owner,
-      compilation: id,
-      prepared,
-      pools: this.#memories,
-      buffers: this.#buffers,
-    };
-    // Awaited only when it is a promise: most requests refer to no memory nor buffer.
-    const binding = bindArguments(context, request);
-    const bound = binding instanceof Promise ? await binding : binding;
-    try {
-      // Only plans of known, small work run on this thread, where nothing could stop them.
-      const work = estimateWork(prepared);
-      const inlinePlan = !record.batching && work !== undefined && work <= this.#inlineWork &&
-          runsOnHost(prepared)
-        ? this.#inlinePlan(live, prepared)
-        : undefined;
-      // From here to the run's outputs nothing waits when it runs here: no other run can
-      // touch the input arrays it reuses meanwhile.
-      const inputs = resolveInputs(prepared, bound.request, inlinePlan?.inputs);
-      const resolved = performance.now();
-      const inputUs = (resolved - started) * 1000;
-      // Epoch ms, counted from the request's start (loading and binding count too).
-      const deadline = request.deadlineMs === undefined
-        ? undefined
-        : Date.now() - (resolved - started) + request.deadlineMs;
-      if (deadline !== undefined && Date.now() >= deadline) {
-        throw new DriverError(
-          "MISSED_DEADLINE_TRANSIENT",
-          "the deadline passed before the execution started",
-        );
-      }
-      const loopTimeout = loopTimeoutMs(request.loopTimeoutMs);
-      const { outputs, onDeviceUs, steps, queuedUs = 0 }: MeasuredRun & { queuedUs?: number } =
-        inlinePlan
-          ? inlineRun(inlinePlan, inputs, {
-            limits: { loopTimeoutMs: loopTimeout, deadline },
-            startedAt: resolved,
-          })
-          : record.batching
-          ? await this.#batcher(owner, id, live, prepared, series).run(inputs, {
-            deadline,
-            loopTimeoutMs: loopTimeout,
-          })
-          : await this.#pool.run(id, prepared, inputs, {
-            client: owner,
-            priority: record.priority,
-            deadline,
-            loopTimeoutMs: loopTimeout,
-          });
-      const outputShapes = checkOutputShapes(outputs, bound.capacities);
-      const delivering = performance.now();
-      const delivery = deliverOutputs(context, bound, outputs);
-      const delivered = delivery instanceof Promise ? await delivery : delivery;
-      const done = performance.now();
-      series.observeRun({ queuedUs, steps, inputUs, outputUs: (done - delivering) * 1000 });
-      const inDriverUs = Math.max(onDeviceUs, Math.round((done - started) * 1000));
-      const names = record.outputNames;
-      // ONNX scalars travel as [1] and are answered as the scalars they are.
-      const scalars = record.scalarOutputs;
-      const scalar = (k: number) => scalars!.includes(k);
-      const shaped = scalars?.length
-        ? delivered.map((o, k) => scalar(k) ? { ...o, shape: [] } : o)
-        : delivered;
-      return {
-        outputs: names ? shaped.map((o, i) => ({ ...o, name: names[i] })) : shaped,
-        outputShapes: scalars?.length
-          ? outputShapes.map((o, k) => scalar(k) ? { ...o, dimensions: [] } : o)
-          : outputShapes,
-        timing: request.measureTiming ? { onDeviceUs, inDriverUs, steps } : undefined,
-      };
-    } finally {
-      bound.release();
+    // Only plans of known, small work run on this thread, where nothing could stop them.
+    const work = estimateWork(prepared);
+    const inlinePlan = !record.batching && work !== undefined && work <= this.#inlineWork &&
+        runsOnHost(prepared)
+      ? this.#inlinePlan(live, prepared)
+      : undefined;
+    // From here to the run's outputs nothing waits when it runs here: no other run can
+    // touch the input arrays it reuses meanwhile.
+    const inputs = resolveInputs(prepared, request, inlinePlan?.inputs);
+    const resolved = performance.now();
+    const inputUs = (resolved - started) * 1000;
+    // Epoch ms, counted from the request's start (loading and binding count too).
+    const deadline = request.deadlineMs === undefined
+      ? undefined
+      : Date.now() - (resolved - started) + request.deadlineMs;
+    if (deadline !== undefined && Date.now() >= deadline) {
+      throw new DriverError(
+        "MISSED_DEADLINE_TRANSIENT",
+        "the deadline passed before the execution started",
+      );
     }
+    const loopTimeout = loopTimeoutMs(request.loopTimeoutMs);
+    if (inlinePlan) {
+      const { outputs, onDeviceUs, steps } = inlineRun(inlinePlan, inputs, {
+        limits: { loopTimeoutMs: loopTimeout, deadline },
+        startedAt: resolved,
+      });
+      return { outputs, onDeviceUs, steps, inputUs };
+    }
+    const running = record.batching
+      ? this.#batcher(owner, id, live, prepared, series).run(inputs, {
+        deadline,
+        loopTimeoutMs: loopTimeout,
+      })
+      : this.#pool.run(id, prepared, inputs, {
+        client: owner,
+        priority: record.priority,
+        deadline,
+        loopTimeoutMs: loopTimeout,
+      });
+    return running.then((run) => ({ ...run, inputUs }));
   }
+}
+
+/** A run as it ended, with the time its inputs took to decode and how long it queued. */
+type StartedRun = MeasuredRun & { queuedUs?: number; inputUs: number };
+
+/**
+ * An execution's answer from its delivered outputs: named as the model's outputs are, ONNX
+ * scalars (carried as [1]) answered as the scalars they are.
+ */
+function answered(
+  record: LiveCompilation["record"],
+  delivered: DeliveredOutput[],
+  outputShapes: OutputShape[],
+): ExecutionResult {
+  const names = record.outputNames;
+  const scalars = record.scalarOutputs;
+  const scalar = (k: number) => scalars!.includes(k);
+  const shaped = scalars?.length
+    ? delivered.map((o, k) => scalar(k) ? { ...o, shape: [] } : o)
+    : delivered;
+  return {
+    outputs: names ? shaped.map((o, i) => ({ ...o, name: names[i] })) : shaped,
+    outputShapes: scalars?.length
+      ? outputShapes.map((o, k) => scalar(k) ? { ...o, dimensions: [] } : o)
+      : outputShapes,
+  };
 }
 
 /**
