@@ -218,50 +218,70 @@ interface ReadRequest {
   binary?: BinarySections;
 }
 
-/** Reads a JSON, framed binary or raw single-input body. */
-async function readRequest(
+/**
+ * Reads a framed binary or raw single-input body; a JSON body is left to the caller as the
+ * promise of its value (`json`), to await itself (an awaited layer less for the commonest
+ * form: about half a microsecond of a tiny execution under load).
+ */
+function readRequest(
   request: Request,
   queryParams: Record<string, string> | undefined,
   maxHeaderBytes: number,
-): Promise<ReadRequest> {
+): { json: Promise<unknown> } | Promise<ReadRequest> {
   const framedLength = request.headers.get(INFERENCE_HEADER_LENGTH) ?? undefined;
   const contentType = request.headers.get("content-type") ?? "";
   const query = queryParams && RawExecutionQuery.safeParse(queryParams);
   if (query?.success === false) throw schemaError(query.error, "query");
-  if (framedLength !== undefined) {
-    const framed = splitFramedBody(await request.arrayBuffer(), framedLength, maxHeaderBytes);
-    const parsed = ExecutionRequest.safeParse(framed.header);
-    if (!parsed.success) throw schemaError(parsed.error, "header");
-    return { body: parsed.data, binary: new BinarySections(framed.binary) };
-  }
-  if (JSON_MEDIA_TYPE.test(contentType)) {
-    const parsed = parseExecutionRequest(await request.json());
-    if (!parsed.success) throw schemaError(parsed.error, "json");
-    return { body: parsed.data };
-  }
-  if (contentType.toLowerCase().startsWith(OCTET_STREAM)) {
-    const { dimensions, outputEncoding, measureTiming, deadlineMs } = query?.data ?? {};
-    const dimensionText = dimensions ?? request.headers.get("input-dimensions") ?? undefined;
-    const bytes = new Uint8Array(await request.arrayBuffer());
-    return {
-      body: {
-        inputs: [{
-          parameters: { binary_data_size: bytes.byteLength },
-          ...(dimensionText === undefined
-            ? {}
-            : { dimensions: parseDimensionList(dimensionText, "dimensions") }),
-        }],
-        outputEncoding,
-        measureTiming: measureTiming === "true",
-        deadlineMs,
-      },
-      binary: new BinarySections(bytes),
-    };
-  }
+  if (framedLength !== undefined) return readFramed(request, framedLength, maxHeaderBytes);
+  if (JSON_MEDIA_TYPE.test(contentType)) return { json: request.json() };
+  if (contentType.toLowerCase().startsWith(OCTET_STREAM)) return readOctets(request, query?.data);
   throw invalid(
     "send the execution as application/json, as a framed binary body " +
       `(${INFERENCE_HEADER_LENGTH}), or a single input's bytes as ${OCTET_STREAM}`,
   );
+}
+
+/** A JSON body's value as the execution it asks for. */
+function jsonRequest(value: unknown): ReadRequest {
+  const parsed = parseExecutionRequest(value);
+  if (!parsed.success) throw schemaError(parsed.error, "json");
+  return { body: parsed.data };
+}
+
+/** A framed binary body: its JSON header and the binary sections after it. */
+async function readFramed(
+  request: Request,
+  framedLength: string,
+  maxHeaderBytes: number,
+): Promise<ReadRequest> {
+  const framed = splitFramedBody(await request.arrayBuffer(), framedLength, maxHeaderBytes);
+  const parsed = ExecutionRequest.safeParse(framed.header);
+  if (!parsed.success) throw schemaError(parsed.error, "header");
+  return { body: parsed.data, binary: new BinarySections(framed.binary) };
+}
+
+/** A single input's raw bytes, its dimensions and options from the query or headers. */
+async function readOctets(
+  request: Request,
+  query: z.infer<typeof RawExecutionQuery> | undefined,
+): Promise<ReadRequest> {
+  const { dimensions, outputEncoding, measureTiming, deadlineMs } = query ?? {};
+  const dimensionText = dimensions ?? request.headers.get("input-dimensions") ?? undefined;
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  return {
+    body: {
+      inputs: [{
+        parameters: { binary_data_size: bytes.byteLength },
+        ...(dimensionText === undefined
+          ? {}
+          : { dimensions: parseDimensionList(dimensionText, "dimensions") }),
+      }],
+      outputEncoding,
+      measureTiming: measureTiming === "true",
+      deadlineMs,
+    },
+    binary: new BinarySections(bytes),
+  };
 }
 
 /** Execution routes. */
@@ -302,7 +322,10 @@ export async function answerExecution(
   call: ExecutionCall,
   maxJsonBytes: number,
 ): Promise<Response> {
-  const { body, binary } = await readRequest(call.request, call.query, maxJsonBytes);
+  const reading = readRequest(call.request, call.query, maxJsonBytes);
+  const { body, binary } = reading instanceof Promise
+    ? await reading
+    : jsonRequest(await reading.json);
   const inputs = Array.isArray(body.inputs)
     ? body.inputs.map((arg, k) => inputArgument(arg, k, binary))
     : Object.fromEntries(

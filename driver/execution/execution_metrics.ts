@@ -98,9 +98,12 @@ export class ExecutionSeries {
     for (const [device, us] of perDevice) this.#computeOn(device)(us / 1e6);
   }
 
-  /** Records an execution's whole time in the driver and whether it succeeded. */
-  observeOutcome(started: number, succeeded: boolean): void {
-    (succeeded ? this.#success : this.#fail)((performance.now() - started) / 1000);
+  /**
+   * Records an execution's whole time in the driver (from `started` to `ended`, now by
+   * default) and whether it succeeded.
+   */
+  observeOutcome(started: number, succeeded: boolean, ended = performance.now()): void {
+    (succeeded ? this.#success : this.#fail)((ended - started) / 1000);
   }
 
   /** Records a batched run: its rows, and how long each of its executions waited for it. */

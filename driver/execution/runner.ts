@@ -169,6 +169,7 @@ export class ExecutionRunner {
       const binding = bindArguments(context, request);
       const bound = binding instanceof Promise ? await binding : binding;
       let result: ExecutionResult;
+      let done: number;
       try {
         const running = this.#start(owner, id, live, prepared, bound.request, started, series);
         const { inputUs, outputs, onDeviceUs, steps, queuedUs = 0 } = running instanceof Promise
@@ -178,7 +179,7 @@ export class ExecutionRunner {
         const delivering = performance.now();
         const delivery = deliverOutputs(context, bound, outputs);
         const delivered = delivery instanceof Promise ? await delivery : delivery;
-        const done = performance.now();
+        done = performance.now();
         series.observeRun({ queuedUs, steps, inputUs, outputUs: (done - delivering) * 1000 });
         const inDriverUs = Math.max(onDeviceUs, Math.round((done - started) * 1000));
         result = answered(record, delivered, outputShapes);
@@ -186,7 +187,7 @@ export class ExecutionRunner {
       } finally {
         bound.release();
       }
-      series.observeOutcome(started, true);
+      series.observeOutcome(started, true, done);
       countExecution(this.#metrics);
       return result;
     } catch (error) {
