@@ -45,7 +45,22 @@ function smallPieces(): TransformStream<Uint8Array<ArrayBuffer>, BufferSource> {
   });
 }
 
-/** The body's bytes (inflated), at most `limit.bytes` of them; 413 past that. */
+/** The 413 of a body past `limit` (`inflated`: once inflated). */
+function pastLimit(limit: BodyLimit, inflated: boolean): DriverError {
+  return new DriverError(
+    "RESOURCE_EXHAUSTED_PERSISTENT",
+    `the request body is larger than ${limit.bytes} bytes` +
+      `${inflated ? " once inflated" : ""} (${limit.setting})`,
+    { limit: "body_size" },
+  );
+}
+
+/**
+ * The body's bytes (inflated), at most `limit.bytes` of them; 413 past that. A body sent as
+ * it is with a declared length is checked by that length and read at once (the HTTP server
+ * reads no byte past it): reading a small body piece by piece cost a tiny `/v2` inference
+ * about a tenth of its throughput.
+ */
 export async function cappedBody(
   request: Request,
   limit: BodyLimit,
@@ -54,6 +69,11 @@ export async function cappedBody(
   const identity = !encoding || encoding === "identity";
   if (!identity && encoding !== "gzip" && encoding !== "deflate") {
     throw invalid(`Content-Encoding ${encoding} is not supported (gzip, deflate)`);
+  }
+  const declared = identity ? request.headers.get("content-length") : null;
+  if (declared !== null && /^\d+$/.test(declared)) {
+    if (Number(declared) > limit.bytes) throw pastLimit(limit, false);
+    return new Uint8Array(await request.arrayBuffer());
   }
   if (!request.body) return new Uint8Array(0);
   const stream = identity ? request.body : request.body
@@ -73,14 +93,7 @@ export async function cappedBody(
       }
       if (next.done) break;
       total += next.value.byteLength;
-      if (total > limit.bytes) {
-        throw new DriverError(
-          "RESOURCE_EXHAUSTED_PERSISTENT",
-          `the request body is larger than ${limit.bytes} bytes` +
-            `${identity ? "" : " once inflated"} (${limit.setting})`,
-          { limit: "body_size" },
-        );
-      }
+      if (total > limit.bytes) throw pastLimit(limit, !identity);
       chunks.push(next.value);
     }
   } catch (error) {

@@ -11,6 +11,7 @@ import { INFERENCE_HEADER_LENGTH } from "../routes/binary_tensors.ts";
 import { executionLane } from "../routes/execution_lane.ts";
 import { parseExecutionRequest } from "../routes/executions.ts";
 import { ExecutionRequest } from "../routes/schemas.ts";
+import { InferRequest, parseInferRequest } from "../routes/v2/infer.ts";
 import { addModel, withTestServer } from "./server_fixture.ts";
 
 const KEY = "lane-test-key";
@@ -330,6 +331,44 @@ Deno.test("parseExecutionRequest takes plain bodies as zod does and gives the re
   for (const value of others) {
     const zod = ExecutionRequest.safeParse(value);
     const parsed = parseExecutionRequest(value);
+    strictEqual(parsed.success, zod.success, JSON.stringify(value));
+    deepStrictEqual(
+      parsed.success ? parsed.data : parsed.error.issues,
+      zod.success ? zod.data : zod.error.issues,
+    );
+  }
+});
+
+Deno.test("parseInferRequest takes plain /v2 bodies as zod does and gives the rest to zod", () => {
+  const input = { name: "input0", shape: [2], datatype: "FP32", data: [1, 2] };
+  const plain = [
+    { inputs: [input] },
+    { id: "request 7", inputs: [input, { ...input, name: "input1", shape: [1, 0], data: [] }] },
+  ];
+  for (const value of plain) {
+    deepStrictEqual(parseInferRequest(value), InferRequest.safeParse(value));
+  }
+  const others = [
+    { inputs: [] },
+    { id: 7, inputs: [input] },
+    { inputs: [{ ...input, shape: [-1] }] },
+    { inputs: [{ ...input, shape: [1.5] }] },
+    { inputs: [{ ...input, shape: "2" }] },
+    { inputs: [{ ...input, datatype: 1 }] },
+    { inputs: [{ ...input, data: 1 }] },
+    { inputs: [{ ...input, extra: 1 }] },
+    { inputs: [{ ...input, parameters: { binary_data_size: 8 } }] },
+    { inputs: [input], outputs: [{ name: "output0" }] },
+    { inputs: [input], parameters: { binary_data_output: true } },
+    { inputs: [input], extra: true },
+    { inputs: [null] },
+    JSON.parse(`{"inputs": [${JSON.stringify(input)}], "__proto__": {}}`),
+    [],
+    null,
+  ];
+  for (const value of others) {
+    const zod = InferRequest.safeParse(value);
+    const parsed = parseInferRequest(value);
     strictEqual(parsed.success, zod.success, JSON.stringify(value));
     deepStrictEqual(
       parsed.success ? parsed.data : parsed.error.issues,

@@ -23,7 +23,13 @@ import { type BodyLimits, cappedBody } from "../request_body.ts";
 import type { Readiness } from "../health.ts";
 import { newRouter } from "../router.ts";
 import { isQuantized, oipDatatype, oipShape } from "./datatypes.ts";
-import { decodeInference, encodeInference, InferRequest, portName } from "./infer.ts";
+import {
+  decodeInference,
+  encodeInference,
+  InferRequest,
+  parseInferRequest,
+  portName,
+} from "./infer.ts";
 import {
   INFER_REQUEST_EXAMPLE,
   INFER_RESPONSE_EXAMPLE,
@@ -279,7 +285,7 @@ async function readInferRequest(request: Request, limits: BodyLimits) {
       throw invalid(`the body is not JSON: ${(error as Error).message}`);
     }
   }
-  const parsed = InferRequest.safeParse(json);
+  const parsed = parseInferRequest(json);
   if (!parsed.success) throw schemaError(parsed.error, "request");
   return { request: parsed.data, binary };
 }
