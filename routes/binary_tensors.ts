@@ -18,6 +18,9 @@ export const OCTET_STREAM = "application/octet-stream";
  */
 const HEADER_ALIGNMENT = 8;
 
+/** The decoder of JSON headers, made once (a TextDecoder costs about 0.2 µs to make). */
+const UTF8 = new TextDecoder();
+
 /** Bodies whose tensors total fewer bytes than this are sent as one buffer, not a stream. */
 const STREAM_THRESHOLD = 64 * 1024;
 
@@ -49,7 +52,7 @@ export function splitFramedBody(
         "(NNSERVE_MAX_JSON_BYTES); tensors belong in the binary part",
     );
   }
-  const text = new TextDecoder().decode(new Uint8Array(body, 0, length));
+  const text = UTF8.decode(new Uint8Array(body, 0, length));
   let header: unknown;
   try {
     header = JSON.parse(text);

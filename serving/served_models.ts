@@ -98,6 +98,17 @@ export function servingCompilation(version: ServedVersion): string {
 /** How long a lookup is kept at most (another replica's changes show after it). */
 const MAX_AGE_MS = 1000;
 
+/** A kept lookup of a client's model's versions. */
+interface Lookup {
+  /** The client's count of changes when it began. */
+  generation: number;
+  /** When it began (`performance.now()`). */
+  at: number;
+  versions: Promise<ServedVersion[]>;
+  /** The versions, once the lookup is done. */
+  found?: ServedVersion[];
+}
+
 /**
  * The served models of every client, looked up in the stores and kept per client and name
  * until the client's models or compilations change: the driver says so (`changed`) after
@@ -109,10 +120,7 @@ export class ServedModels {
   readonly #driver: Driver;
   /** Per client, how many changes it has had. */
   readonly #generations = new Map<string, number>();
-  readonly #cache = new Map<
-    string,
-    { generation: number; at: number; versions: Promise<ServedVersion[]> }
-  >();
+  readonly #cache = new Map<string, Lookup>();
 
   constructor(driver: Driver) {
     this.#driver = driver;
@@ -134,15 +142,24 @@ export class ServedModels {
     const now = performance.now();
     if (cached?.generation === generation && now - cached.at < MAX_AGE_MS) return cached.versions;
     const versions = this.#lookUp(owner, name);
-    this.#cache.set(key, { generation, at: now, versions });
+    const entry: Lookup = { generation, at: now, versions };
+    this.#cache.set(key, entry);
     versions.then(
-      () => {
+      (found) => {
         // A change landed while it was looked up: it may be stale.
         if ((this.#generations.get(owner) ?? 0) !== generation) this.#cache.delete(key);
+        else entry.found = found;
       },
       () => this.#cache.delete(key),
     );
     return versions;
+  }
+
+  /** The versions of a client's model `name` as a fresh, finished lookup kept them. */
+  #kept(owner: string, name: string): ServedVersion[] | undefined {
+    const cached = this.#cache.get(`${owner}\0${name}`);
+    if (!cached?.found || cached.generation !== (this.#generations.get(owner) ?? 0)) return;
+    return performance.now() - cached.at < MAX_AGE_MS ? cached.found : undefined;
   }
 
   async #lookUp(owner: string, name: string): Promise<ServedVersion[]> {
@@ -154,16 +171,17 @@ export class ServedModels {
   /**
    * One version of a client's model `name`: the given one, or else the highest version that
    * is ready (the highest of all when none is). NOT_FOUND when the name or version is unknown.
+   * Answered at once from a kept lookup (an inference awaits one layer less), else when the
+   * lookup is done.
    */
-  async resolve(owner: string, name: string, version?: string): Promise<ServedVersion> {
-    const versions = await this.versions(owner, name);
-    if (version !== undefined) {
-      const found = versions.find((v) => v.version === version);
-      if (!found) throw notFound(`model '${name}' has no version ${version}`);
-      return found;
-    }
-    const ready = versions.filter((v) => v.compilation);
-    return (ready.length > 0 ? ready : versions).at(-1)!;
+  resolve(
+    owner: string,
+    name: string,
+    version?: string,
+  ): ServedVersion | Promise<ServedVersion> {
+    const kept = this.#kept(owner, name);
+    if (kept) return pick(kept, name, version);
+    return this.versions(owner, name).then((versions) => pick(versions, name, version));
   }
 
   /** Every version of every named model of the client, by name then version. */
@@ -193,4 +211,15 @@ export class ServedModels {
       }
     }
   }
+}
+
+/** The version `version` of a model's versions, else the highest ready one (or highest). */
+function pick(versions: ServedVersion[], name: string, version?: string): ServedVersion {
+  if (version !== undefined) {
+    const found = versions.find((v) => v.version === version);
+    if (!found) throw notFound(`model '${name}' has no version ${version}`);
+    return found;
+  }
+  const ready = versions.filter((v) => v.compilation);
+  return (ready.length > 0 ? ready : versions).at(-1)!;
 }

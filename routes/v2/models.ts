@@ -184,7 +184,7 @@ const [infer, versionInfer] = bothPaths("/infer", {
 });
 
 /** The served version a request names (`/versions/{v}` or the default one). */
-function servedFor(service: Service, c: Context): Promise<ServedVersion> {
+function servedFor(service: Service, c: Context): ServedVersion | Promise<ServedVersion> {
   return service.served.resolve(c.get("client"), c.req.param("name")!, c.req.param("version"));
 }
 
@@ -262,6 +262,9 @@ export async function modelConfigOf(service: Service, client: string, served: Se
   };
 }
 
+/** The decoder of JSON bodies, made once (a TextDecoder costs about 0.2 µs to make). */
+const UTF8 = new TextDecoder();
+
 /** Reads a request's JSON, and its binary part after the JSON header when it has one. */
 async function readInferRequest(request: Request, limits: BodyLimits) {
   const headerLength = request.headers.get(INFERENCE_HEADER_LENGTH) ?? undefined;
@@ -280,7 +283,7 @@ async function readInferRequest(request: Request, limits: BodyLimits) {
     binary = new BinarySections(framed.binary);
   } else {
     try {
-      json = JSON.parse(new TextDecoder().decode(body));
+      json = JSON.parse(UTF8.decode(body));
     } catch (error) {
       throw invalid(`the body is not JSON: ${(error as Error).message}`);
     }
