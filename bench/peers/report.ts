@@ -50,7 +50,32 @@ const NNSERVE_BINARY_OPEN = "nnserve HTTP (binary, extents at execution)";
  * (2026-11-28).
  */
 const REST_PROFILE =
-  `Changed later (2026-11-29, a session after): the access line is built from its fields' own
+  `Why each microsecond counts more than itself here (2026-11-29, the session after the burst
+polling window): a Hono echo given a busy loop of 0, 5, 10 and 20 µs per request answered
+87.9 k, 57.0 k, 40.3 k and 23.4 k requests/s under the same wrk, 11.4, 17.6, 24.8 and 42.7 µs a
+request: each microsecond of the serving thread costs 1.2-1.8 µs of a request. The slower the
+server, the more often an answer finds wrk's thread asleep and pays its wake-up: wrk switched
+context 0.18 times a request against the echo and 0.75 against nnserve (17.2 k times a second
+at 23 k requests/s). Changed then, found by \`perf\` of the serving thread: a typed array
+costs about 0.3 µs to make in this Deno, and a tiny execution made three; plans run on the
+driver's thread now decode JSON inputs into arrays they keep between runs
+(driver/execution/input_arrays.ts: a run there is synchronous from its inputs' decoding to its
+outputs' copy, and a test fails if a wait comes between). An awaited layer costs about half a
+microsecond under load: \`Driver.execute\`, the runner and its run were three async functions
+and are one, and the route awaits a JSON body's promise itself. On an open service the lane
+reads no Authorization header; step timing reads the clock once a step; only the outcome
+histograms (whose last observation the statistics report) read \`Date.now\` per observation.
+Against the code before, nnserve in alternating rounds under wrk: 28.8 k -> 31.1 k
+executions/s (the per-round ratios' median 1.11; 9 rounds of 10 faster) and, in a slow spell,
+24.0 k -> 26.0 k (1.14); the serving thread's CPU per request 34.6 -> 31.9 µs and 45.6 ->
+38.5 µs. The \`/v2\` JSON inference of the same model (measured beside it above, from this session on) took
+these and changes of its own: its body was read piece by piece to enforce the size cap (a
+declared length is now checked and the body read at once), its plain form
+(\`{"inputs": [{"name", "shape", "datatype", "data"}]}\`) skips zod, whose output would equal
+it, and its served version comes at once from a kept lookup: 12.6 k -> 20.8 k inferences/s in
+alternating rounds (the rounds' median ratio 1.53), 79 -> 52 µs of the serving thread.
+
+Changed before (2026-11-29, a session earlier): the access line is built from its fields' own
 JSON (a string that needs no escaping is quoted as it is: six \`JSON.stringify\` calls into
 the runtime were about 1.5% of the serving thread), the executions counter is found once per
 status, inputs are checked and converted in one pass, runs start from a kept copy of their

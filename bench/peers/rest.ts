@@ -1,7 +1,8 @@
 /**
  * REST throughput of a tiny model (ADD of two float32[4]) against a Hono JSON echo of the
  * same body, both servers as processes of their own and loaded in turn by `wrk` (64
- * connections, one client thread), which must report no errors.
+ * connections, one client thread), which must report no errors: nnserve's execution route
+ * (`/v1`) and the Open Inference Protocol's JSON inference (`/v2`), in turns with the echo.
  */
 import { fileURLToPath } from "node:url";
 import { TINY_ADD_MODEL } from "../rest_overhead.ts";
@@ -10,12 +11,17 @@ import { type Latency, measure, median } from "./timing.ts";
 
 const BODY = '{"inputs":[{"data":[1,2,3,4]},{"data":[5,6,7,8]}]}';
 
+/** The same inference as `/v2` JSON. */
+const V2_BODY = '{"inputs":[' +
+  '{"name":"input0","shape":[4],"datatype":"FP32","data":[1,2,3,4]},' +
+  '{"name":"input1","shape":[4],"datatype":"FP32","data":[5,6,7,8]}]}';
+
 /** Requests per second wrk measured; throws on socket errors or non-2xx answers. */
-async function wrk(url: string, seconds: number): Promise<number> {
+async function wrk(url: string, seconds: number, body = BODY): Promise<number> {
   const script = await Deno.makeTempFile({ suffix: ".lua" });
   await Deno.writeTextFile(
     script,
-    `wrk.method = "POST"\nwrk.body = '${BODY}'\nwrk.headers["Content-Type"] = "application/json"\n`,
+    `wrk.method = "POST"\nwrk.body = '${body}'\nwrk.headers["Content-Type"] = "application/json"\n`,
   );
   try {
     const { stdout } = await new Deno.Command("wrk", {
@@ -55,6 +61,12 @@ export async function spawnEcho(): Promise<
 export interface RestThroughput {
   /** Median executions/s of nnserve's rounds. */
   executions: number;
+  /** Median inferences/s of nnserve's `/v2` rounds. */
+  inferences: number;
+  /** Each round's `/v2` inferences/s over its echo's requests/s. */
+  v2Ratios: number[];
+  /** The median of `v2Ratios`. */
+  v2Ratio: number;
   /** Median requests/s of the echo's rounds. */
   echoes: number;
   /** Each round's executions/s over its echo's requests/s. */
@@ -84,24 +96,32 @@ export async function restThroughput(
   const echo = await spawnEcho();
   try {
     const post = (path: string, body: unknown) => postJson(server.url, path, body);
-    const model = await post("/v1/models", TINY_ADD_MODEL);
+    const model = await post("/v1/models?name=tiny&version=1", TINY_ADD_MODEL);
     const compilation = await post("/v1/compilations", { model: model.id });
     const url = `${server.url}/v1/compilations/${compilation.id}/executions`;
+    const v2Url = `${server.url}/v2/models/tiny/infer`;
     const echoUrl = `${echo.url}/echo`;
     await wrk(url, 1);
+    await wrk(v2Url, 1, V2_BODY);
     await wrk(echoUrl, 1);
     const executions: number[] = [];
+    const inferences: number[] = [];
     const echoes: number[] = [];
     for (let round = 0; round < rounds; round++) {
       executions.push(await wrk(url, seconds));
       echoes.push(await wrk(echoUrl, seconds));
+      inferences.push(await wrk(v2Url, seconds, V2_BODY));
     }
     const ratios = executions.map((n, k) => n / echoes[k]);
+    const v2Ratios = inferences.map((n, k) => n / echoes[k]);
     return {
       executions: median(executions),
+      inferences: median(inferences),
       echoes: median(echoes),
       ratios,
       ratio: median(ratios),
+      v2Ratios,
+      v2Ratio: median(v2Ratios),
       seconds,
     };
   } finally {
@@ -110,15 +130,18 @@ export async function restThroughput(
   }
 }
 
-/** The measurement in words: the medians, the ratio and each round's. */
+/** The measurement in words: the medians, the ratios and each round's. */
 export function restSummary(rest: RestThroughput): string {
   const rounds = rest.ratios.length;
+  const byRound = (ratios: number[]) => ratios.map((r) => r.toFixed(2)).join(", ");
   return `${rest.executions.toFixed(0)} executions/s against ${rest.echoes.toFixed(0)} ` +
     `requests/s of a Hono JSON echo (medians of ${rounds} alternating round${
       rounds === 1 ? "" : "s"
     } of ${rest.seconds} s each): ${rest.ratio.toFixed(2)}x (by round: ${
-      rest.ratios.map((r) => r.toFixed(2)).join(", ")
-    })`;
+      byRound(rest.ratios)
+    }); the same inference as \`/v2\` JSON ${rest.inferences.toFixed(0)} inferences/s, ${
+      rest.v2Ratio.toFixed(2)
+    }x (by round: ${byRound(rest.v2Ratios)})`;
 }
 
 /**
