@@ -19,7 +19,7 @@ import {
   splitFramedBody,
 } from "../binary_tensors.ts";
 import { schemaError } from "../errors.ts";
-import { type BodyLimit, type BodyLimits, cappedBody, readableAtOnce } from "../request_body.ts";
+import { type BodyLimits, cappedBody, readableAtOnce } from "../request_body.ts";
 import type { Readiness } from "../health.ts";
 import { newRouter } from "../router.ts";
 import { isQuantized, oipDatatype, oipShape } from "./datatypes.ts";
@@ -265,20 +265,6 @@ export async function modelConfigOf(service: Service, client: string, served: Se
 /** The decoder of JSON bodies, made once (a TextDecoder costs about 0.2 µs to make). */
 const UTF8 = new TextDecoder();
 
-/** The value of a JSON body (400 when it is not JSON). */
-async function jsonBody(request: Request, limit: BodyLimit): Promise<unknown> {
-  // One that can be read at once is parsed by the runtime straight from its bytes.
-  const reading = readableAtOnce(request, limit)
-    ? request.json()
-    : cappedBody(request, limit).then((body) => JSON.parse(UTF8.decode(body)));
-  try {
-    return await reading;
-  } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
-    throw invalid(`the body is not JSON: ${error.message}`);
-  }
-}
-
 /** Reads a request's JSON, and its binary part after the JSON header when it has one. */
 async function readInferRequest(request: Request, limits: BodyLimits) {
   const headerLength = request.headers.get(INFERENCE_HEADER_LENGTH) ?? undefined;
@@ -293,11 +279,17 @@ async function readInferRequest(request: Request, limits: BodyLimits) {
     json = framed.header;
     binary = new BinarySections(framed.binary);
   } else {
-    // Without a binary part the whole body is JSON, whatever its Content-Type says.
-    json = await jsonBody(request, {
-      bytes: limits.maxJsonBytes,
-      setting: "NNSERVE_MAX_JSON_BYTES",
-    });
+    // Without a binary part the whole body is JSON, whatever its Content-Type says. One that
+    // can be read at once is parsed by the runtime straight from its bytes.
+    const limit = { bytes: limits.maxJsonBytes, setting: "NNSERVE_MAX_JSON_BYTES" };
+    try {
+      json = readableAtOnce(request, limit)
+        ? await request.json()
+        : JSON.parse(UTF8.decode(await cappedBody(request, limit)));
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      throw invalid(`the body is not JSON: ${error.message}`);
+    }
   }
   const parsed = parseInferRequest(json);
   if (!parsed.success) throw schemaError(parsed.error, "request");
@@ -322,7 +314,8 @@ export async function answerInference(
   limits: BodyLimits,
 ): Promise<Response> {
   const { client } = call;
-  const served = await service.served.resolve(client, call.name, call.version);
+  const resolving = service.served.resolve(client, call.name, call.version);
+  const served = resolving instanceof Promise ? await resolving : resolving;
   const compilation = servingCompilation(served);
   const { request, binary } = await readInferRequest(call.request, limits);
   const decoded = await decodeInference(
