@@ -95,6 +95,26 @@ Deno.test("answers carry a request id and each request is one JSON access-log li
   });
 });
 
+Deno.test("made-up methods share one duration series, `other`; the access line keeps each", async () => {
+  const lines: AccessLine[] = [];
+  const sink = (line: string) => lines.push(JSON.parse(line));
+  await withTestServer({ logLevel: "info", logSink: sink }, async (server) => {
+    for (const method of ["FOOA", "FOOB", "FOOC", "PATCH"]) {
+      const answer = await fetch(`${server.url}/v1/models`, { method });
+      await answer.body?.cancel();
+      strictEqual(answer.status, 404, method);
+    }
+    deepStrictEqual(lines.map((l) => l.method), ["FOOA", "FOOB", "FOOC", "PATCH"]);
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    const series = metrics.split("\n")
+      .filter((l) => l.startsWith("nnserve_http_request_duration_seconds_count"));
+    deepStrictEqual(series, [
+      'nnserve_http_request_duration_seconds_count{method="other",route="unmatched",status="404"} 3',
+      'nnserve_http_request_duration_seconds_count{method="PATCH",route="unmatched",status="404"} 1',
+    ]);
+  });
+});
+
 Deno.test("NNSERVE_LOG_LEVEL filters access lines; a bad value stops the start", async () => {
   const lines: string[] = [];
   await withTestServer({ logLevel: "warn", logSink: (l) => lines.push(l) }, async (server) => {
