@@ -136,13 +136,12 @@ export class ServedModels {
 
   /** Every version of a client's model `name`, ascending; NOT_FOUND when it has none. */
   versions(owner: string, name: string): Promise<ServedVersion[]> {
+    const fresh = this.#fresh(owner, name);
+    if (fresh) return fresh.versions;
     const key = `${owner}\0${name}`;
     const generation = this.#generations.get(owner) ?? 0;
-    const cached = this.#cache.get(key);
-    const now = performance.now();
-    if (cached?.generation === generation && now - cached.at < MAX_AGE_MS) return cached.versions;
     const versions = this.#lookUp(owner, name);
-    const entry: Lookup = { generation, at: now, versions };
+    const entry: Lookup = { generation, at: performance.now(), versions };
     this.#cache.set(key, entry);
     versions.then(
       (found) => {
@@ -155,11 +154,11 @@ export class ServedModels {
     return versions;
   }
 
-  /** The versions of a client's model `name` as a fresh, finished lookup kept them. */
-  #kept(owner: string, name: string): ServedVersion[] | undefined {
+  /** The kept lookup of a client's model `name`, if no change came since and it is young. */
+  #fresh(owner: string, name: string): Lookup | undefined {
     const cached = this.#cache.get(`${owner}\0${name}`);
-    if (!cached?.found || cached.generation !== (this.#generations.get(owner) ?? 0)) return;
-    return performance.now() - cached.at < MAX_AGE_MS ? cached.found : undefined;
+    if (cached?.generation !== (this.#generations.get(owner) ?? 0)) return undefined;
+    return performance.now() - cached.at < MAX_AGE_MS ? cached : undefined;
   }
 
   async #lookUp(owner: string, name: string): Promise<ServedVersion[]> {
@@ -179,8 +178,8 @@ export class ServedModels {
     name: string,
     version?: string,
   ): ServedVersion | Promise<ServedVersion> {
-    const kept = this.#kept(owner, name);
-    if (kept) return pick(kept, name, version);
+    const found = this.#fresh(owner, name)?.found;
+    if (found) return pick(found, name, version);
     return this.versions(owner, name).then((versions) => pick(versions, name, version));
   }
 

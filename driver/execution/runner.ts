@@ -35,6 +35,12 @@ import { estimateWork } from "../compilation/work_estimate.ts";
 import { DynamicBatcher } from "./dynamic_batcher.ts";
 import { InputArrays } from "./input_arrays.ts";
 
+/** A plan bound on the driver's thread, and the input arrays its runs reuse. */
+interface InlinePlan {
+  executable: Executable;
+  inputs: InputArrays;
+}
+
 /** Runs executions with the driver's parts. */
 export class ExecutionRunner {
   readonly #compilations: Compilations;
@@ -48,10 +54,7 @@ export class ExecutionRunner {
    * Plans bound on the driver's thread, and the input arrays their runs reuse, by live
    * compilation (dropped with it).
    */
-  readonly #inline = new WeakMap<
-    LiveCompilation,
-    { executable: Executable; inputs: InputArrays }
-  >();
+  readonly #inline = new WeakMap<LiveCompilation, InlinePlan>();
   /** The batchers of compilations with dynamic batching, by live compilation. */
   readonly #batchers = new WeakMap<LiveCompilation, DynamicBatcher>();
   /** The metrics series of live compilations, by client. */
@@ -75,10 +78,7 @@ export class ExecutionRunner {
   }
 
   /** The plan of a live compilation bound on the driver's thread, once, and its inputs. */
-  #inlinePlan(
-    live: LiveCompilation,
-    prepared: PreparedModel,
-  ): { executable: Executable; inputs: InputArrays } {
+  #inlinePlan(live: LiveCompilation, prepared: PreparedModel): InlinePlan {
     let plan = this.#inline.get(live);
     if (!plan) {
       plan = { executable: new Executable(prepared), inputs: new InputArrays() };
@@ -287,7 +287,7 @@ function answered(
  * run: an output that is one of them (a model output that is also its input) is copied.
  */
 function inlineRun(
-  plan: { executable: Executable; inputs: InputArrays },
+  plan: InlinePlan,
   inputs: readonly RunInput[],
   options: Omit<RunOptions, "timing">,
 ): MeasuredRun {
