@@ -4,6 +4,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { DriverError } from "../nnapi/errors.ts";
+import { sha256 } from "./sha256.ts";
 
 /** Client name by API key. */
 export type ApiKeys = Map<string, string>;
@@ -70,10 +71,6 @@ export interface AuthVariables {
  */
 const BURST_UPGRADE_PATH = /^\/v1\/compilations\/[^/]+\/burst$/;
 
-async function digest(key: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)));
-}
-
 /** Compares two SHA-256 digests in time independent of where they differ. */
 function sameDigest(a: Uint8Array, b: Uint8Array): boolean {
   let difference = 0;
@@ -106,7 +103,7 @@ export function authenticate(keys: ApiKeys): MiddlewareHandler<{ Variables: Auth
           : "missing bearer API key",
       );
     }
-    c.set("client", await identify(key));
+    c.set("client", identify(key));
     await next();
   };
 }
@@ -120,16 +117,16 @@ export function bearerKey(authorization: string | undefined): string | undefined
  * The client holding a key (the anonymous one when no keys are configured), or
  * UNAUTHORIZED: for every transport (HTTP's middleware, gRPC's metadata).
  */
-export function keyHolder(keys: ApiKeys): (key: string | undefined) => Promise<string> {
-  const entries = Promise.all(
-    [...keys].map(async ([key, client]) => ({ digest: await digest(key), client })),
-  );
-  return async (key) => {
+export function keyHolder(keys: ApiKeys): (key: string | undefined) => string {
+  const entries = [...keys].map(([key, client]) => ({ digest: sha256(key), client }));
+  // Hashed into at once and compared before anything else runs: one array serves all.
+  const presented = new Uint8Array(32);
+  return (key) => {
     if (keys.size === 0) return ANONYMOUS_CLIENT;
     if (!key) throw new DriverError("UNAUTHORIZED", "missing bearer API key");
-    const presented = await digest(key);
+    sha256(key, presented);
     let client: string | undefined;
-    for (const entry of await entries) {
+    for (const entry of entries) {
       if (sameDigest(entry.digest, presented)) client = entry.client;
     }
     if (client === undefined) throw new DriverError("UNAUTHORIZED", "unknown API key");

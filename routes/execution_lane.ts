@@ -111,7 +111,7 @@ async function answer(
     path: string;
     declared: number;
     /** The key check; none for an open service. */
-    identify?: (key: string | undefined) => Promise<string>;
+    identify?: (key: string | undefined) => string;
   },
 ): Promise<Response> {
   const { service, log, limits } = parts;
@@ -122,7 +122,7 @@ async function answer(
   let response: Response;
   try {
     client = identify
-      ? await identify(bearerKey(request.headers.get("authorization") ?? undefined))
+      ? identify(bearerKey(request.headers.get("authorization") ?? undefined))
       : ANONYMOUS_CLIENT;
     at = AT_BODY_LIMIT;
     const isJson = JSON_MEDIA_TYPE.test(request.headers.get("content-type") ?? "");

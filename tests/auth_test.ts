@@ -3,7 +3,9 @@
  * echoes key material, and keys that name exactly one client.
  */
 import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { parseApiKeys } from "../routes/auth.ts";
+import { sha256 } from "../routes/sha256.ts";
 import { burstUrl, MessageSocket } from "./burst_fixture.ts";
 import {
   addModel,
@@ -165,5 +167,22 @@ Deno.test("main.ts with a malformed NNSERVE_API_KEYS exits with one line that na
     ok(!leaksSecret(stderr), stderr);
   } finally {
     await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("sha256() is node:crypto's SHA-256 of the UTF-8 bytes, over one block and several", () => {
+  const hex = (bytes: Uint8Array) =>
+    [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+  strictEqual(
+    hex(sha256("")),
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+  );
+  const out = new Uint8Array(32);
+  // Lengths across the padding's edges (55, 56, 64 bytes) and several blocks, some not ASCII.
+  for (let n = 0; n < 200; n++) {
+    const text = Array.from({ length: n }, (_, i) => String.fromCharCode(33 + (i * 7 + n) % 94))
+      .join("") + (n % 3 === 0 ? "é✓😀" : "");
+    strictEqual(sha256(text, out), out);
+    strictEqual(hex(out), createHash("sha256").update(text).digest("hex"), `length ${n}`);
   }
 });

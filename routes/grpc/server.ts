@@ -62,7 +62,7 @@ export async function startGrpc(service: Service, options: GrpcOptions): Promise
     callback: grpc.sendUnaryData<unknown>,
   ) => {
     const key = bearerKey(call.metadata.get("authorization")[0]?.toString());
-    (open ? Promise.resolve("") : identify(key))
+    new Promise<string>((resolve) => resolve(open ? "" : identify(key)))
       .then((client) => handler(checked(call), client))
       .then((response) => callback(null, response), (error) => callback(grpcError(error)));
   };

@@ -23,14 +23,14 @@ export function streamInfer(
   call: grpc.ServerDuplexStream<Record<string, unknown>, unknown>,
   service: {
     infer: (client: string, request: Record<string, unknown>) => Promise<unknown>;
-    identify: (key: string | undefined) => Promise<string>;
+    identify: (key: string | undefined) => string;
     polling: RequestPolling;
   },
 ): void {
   const { infer } = service;
-  const client = service.identify(
-    bearerKey(call.metadata.get("authorization")[0]?.toString()),
-  );
+  const key = bearerKey(call.metadata.get("authorization")[0]?.toString());
+  // Settled once: every message of the stream waits on it, refused alike without a key.
+  const client = new Promise<string>((resolve) => resolve(service.identify(key)));
   const polling = new StreamPolling(service.polling);
   /** Answers in request order; each settles to the message to write. */
   const pending: Promise<unknown>[] = [];
