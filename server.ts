@@ -293,13 +293,21 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       );
     };
     let shutdown: ShutdownState = { step: "not shutting down", inFlightAtStart: [], running: [] };
-    const http = serveHttp(config, async (request, info) => {
+    const http = serveHttp(config, (request, info) => {
       running.set(request, performance.now());
+      const ended = () => running.delete(request);
+      let answer: Response | Promise<Response>;
       try {
-        return await app.fetch(request, info);
-      } finally {
-        running.delete(request);
+        answer = app.fetch(request, info);
+      } catch (error) {
+        ended();
+        throw error;
       }
+      // The answer goes back as it is (no awaited layer of its own); it leaves `running` as
+      // it settles.
+      if (answer instanceof Promise) answer.then(ended, ended);
+      else ended();
+      return answer;
     });
     const shownHost = config.hostname === "0.0.0.0" ? "127.0.0.1" : config.hostname;
     if (config.verbose) console.log(`nnserve: listening on http://${shownHost}:${http.port}`);

@@ -150,7 +150,7 @@ class Guard implements ConnectionGuard {
   }
 
   handler(inner: Deno.ServeHandler<Deno.NetAddr>): Deno.ServeHandler<Deno.NetAddr> {
-    return async (request, info) => {
+    return (request, info) => {
       const { peer, requests: of } = this.#connectionOf(info.remoteAddr);
       of.inFlight++;
       (info as GuardedInfo)[GUARDED] = { guard: this, peer };
@@ -158,20 +158,25 @@ class Guard implements ConnectionGuard {
         of.inFlight--;
         of.lastEnded = performance.now();
       };
-      let response: Response;
+      const answered = (response: Response) => {
+        if (response.status === 101) {
+          of.upgraded = true;
+          ended();
+        } else {
+          info.completed.then(ended, ended);
+        }
+      };
+      let answer: Response | Promise<Response>;
       try {
-        response = await inner(request, info);
+        answer = inner(request, info);
       } catch (error) {
         ended();
         throw error;
       }
-      if (response.status === 101) {
-        of.upgraded = true;
-        ended();
-      } else {
-        info.completed.then(ended, ended);
-      }
-      return response;
+      // The answer goes back as it is (no awaited layer of its own), watched on the side.
+      if (answer instanceof Promise) answer.then(answered, ended);
+      else answered(answer);
+      return answer;
     };
   }
 
