@@ -74,6 +74,16 @@ declared length is now checked and the body read at once), its plain form
 (\`{"inputs": [{"name", "shape", "datatype", "data"}]}\`) skips zod, whose output would equal
 it, and its served version comes at once from a kept lookup: 12.6 k -> 20.8 k inferences/s in
 alternating rounds (the rounds' median ratio 1.53), 79 -> 52 µs of the serving thread.
+The serving handler and the connection guard no longer await the app's answer in async
+functions of their own (they watch it settle on the side): 30.9 k -> 32.2 k (1.04, every round
+at or above 1.00). With API keys (\`NNSERVE_API_KEYS\`) each request hashes its bearer key:
+Web Crypto's \`digest\` answered through a thread pool in 30-45 µs, and \`node:crypto\`'s
+hash, 2 µs in a loop, cost the serving thread about 11 µs a request under load (an A/B with
+the hash skipped: 22.4 k against 29.9 k); a SHA-256 of the service's own in arrays made once
+(routes/sha256.ts, 0.5 µs) took a service with keys from 19.3 k to 27.9 k executions/s, an
+open one's rate. From the start of the session to its end, in alternating rounds: \`/v1\`
+24.6 k -> 30.0 k (the serving thread 40.5 -> 35.1 µs a request), \`/v2\` JSON 14.0 k -> 23.9 k
+(72.4 -> 40.9 µs), \`/v1\` with a key 22.5 k -> 28.9 k (44.4 -> 35.0 µs).
 
 Changed before (2026-11-29, a session earlier): the access line is built from its fields' own
 JSON (a string that needs no escaping is quoted as it is: six \`JSON.stringify\` calls into
