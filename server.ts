@@ -13,7 +13,7 @@ import { S3BlobStore } from "./store/s3_blob_store.ts";
 import { PostgresStateStore } from "./store/postgres_state.ts";
 import { KvStateStore, type StateStore } from "./store/state_store.ts";
 import { CompilationCache, DEFAULT_CACHE_BUDGET } from "./cache/compilation_cache.ts";
-import { type ConnectionGuard, guardConnections } from "./connection_guard/mod.ts";
+import { type ConnectionGuard, guardConnections, watchAnswer } from "./connection_guard/mod.ts";
 import { startGrpc } from "./routes/grpc/server.ts";
 import { discoverDevices } from "./driver/devices/device_list.ts";
 import { DRIVER_VERSION } from "./driver/compilation/plan_codec.ts";
@@ -295,19 +295,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     let shutdown: ShutdownState = { step: "not shutting down", inFlightAtStart: [], running: [] };
     const http = serveHttp(config, (request, info) => {
       running.set(request, performance.now());
-      const ended = () => running.delete(request);
-      let answer: Response | Promise<Response>;
-      try {
-        answer = app.fetch(request, info);
-      } catch (error) {
-        ended();
-        throw error;
-      }
-      // The answer goes back as it is (no awaited layer of its own); it leaves `running` as
-      // it settles.
-      if (answer instanceof Promise) answer.then(ended, ended);
-      else ended();
-      return answer;
+      return watchAnswer(() => app.fetch(request, info), () => running.delete(request));
     });
     const shownHost = config.hostname === "0.0.0.0" ? "127.0.0.1" : config.hostname;
     if (config.verbose) console.log(`nnserve: listening on http://${shownHost}:${http.port}`);
