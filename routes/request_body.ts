@@ -72,7 +72,11 @@ function contentEncoding(request: Request): string | undefined {
  * compressed, or of no declared length.
  */
 export function readableAtOnce(request: Request, limit: BodyLimit): boolean {
-  if (contentEncoding(request) !== undefined) return false;
+  return contentEncoding(request) === undefined && declaredWithin(request, limit);
+}
+
+/** Whether the body has a declared length within `limit` (413 past it). */
+function declaredWithin(request: Request, limit: BodyLimit): boolean {
   const declared = request.headers.get("content-length");
   if (declared === null || !/^\d+$/.test(declared)) return false;
   if (Number(declared) > limit.bytes) throw pastLimit(limit, false);
@@ -88,9 +92,11 @@ export async function cappedBody(
   request: Request,
   limit: BodyLimit,
 ): Promise<Uint8Array<ArrayBuffer>> {
-  if (readableAtOnce(request, limit)) return new Uint8Array(await request.arrayBuffer());
   const encoding = contentEncoding(request);
   const identity = encoding === undefined;
+  if (identity && declaredWithin(request, limit)) {
+    return new Uint8Array(await request.arrayBuffer());
+  }
   if (!request.body) return new Uint8Array(0);
   const stream = identity ? request.body : request.body
     .pipeThrough(smallPieces())

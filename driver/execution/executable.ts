@@ -313,12 +313,7 @@ export class Executable {
     units: boolean,
   ): Generator<Promise<unknown>, RunOutput[], unknown> {
     const { tensors, binding } = this.#begin(inputs);
-    const clock = new StepClock(
-      this.#graph.steps,
-      options.timing,
-      options.perOperation ?? false,
-      options.startedAt,
-    );
+    const clock = new StepClock(this.#graph.steps, options);
     const limits = options.limits ?? DEFAULT_RUN_LIMITS;
     for (let s = 0; s < this.#steps.length;) {
       const unit = units ? binding?.units.get(s) : undefined;

@@ -16,17 +16,18 @@ export class StepClock {
   /** Where the next step's time begins: the run's start, then each step's end. */
   #started = 0;
 
-  /** A clock started at `startedAt` (`performance.now()`; now by default). */
+  /**
+   * A clock adding to a run's `timing` (when asked for), per operation when `perOperation`,
+   * started at `startedAt` (`performance.now()`; now by default).
+   */
   constructor(
     steps: readonly PreparedStep[],
-    timing: StepTiming[] | undefined,
-    perOperation: boolean,
-    startedAt?: number,
+    run: { timing?: StepTiming[]; perOperation?: boolean; startedAt?: number },
   ) {
     this.#steps = steps;
-    this.#timing = timing;
-    this.#perOperation = perOperation;
-    if (timing) this.#started = startedAt ?? performance.now();
+    this.#timing = run.timing;
+    this.#perOperation = run.perOperation ?? false;
+    if (run.timing) this.#started = run.startedAt ?? performance.now();
   }
 
   /**
