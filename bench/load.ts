@@ -4,15 +4,17 @@
  * concurrent clients, nnserve with dynamic batching off and on (its defaults otherwise)
  * against the Node HTTP server around onnxruntime-node, all measured in the same run. Each
  * client sends one image's raw float32 bytes with `Input-Dimensions` and waits for the
- * answer before sending again; requests/s, median and p99 latency per row.
+ * answer before sending again (wrk's connections where wrk is installed, else fetch loops:
+ * `peers/throughput.ts`); requests/s, median and p99 latency per row, and the CPU each
+ * server's threads spent per request.
  *
  * The servers of a model run at once and are loaded in turn, `--rounds N` windows of
- * `--seconds S` each (default 3 of 1.5 s) after a warm-up each, so that a slow spell of the
- * machine falls on all alike; a row pools its rounds. `--clients 1,16` picks the client counts;
- * `--peers node,python` adds the same server written in Python around its onnxruntime (where
- * that is installed: the GPU machine); `--ocr-model PATH` reads the classifier from a file
- * rather than its npm package (which the GPU machine's pack leaves out). With `--write`,
- * `docs/load.md` gets the table.
+ * `--seconds S` each (default 3 of 2 s: wrk takes whole seconds) after a warm-up each, so
+ * that a slow spell of the machine falls on all alike; a row pools its rounds. `--clients 1,16`
+ * picks the client counts; `--peers node,python` adds the same server written in Python
+ * around its onnxruntime (where that is installed: the GPU machine); `--ocr-model PATH` reads
+ * the classifier from a file rather than its npm package (which the GPU machine's pack leaves
+ * out). With `--write`, `docs/load.md` gets the tables.
  *
  * Before the servers: what a round trip to a worker thread costs here (every execution on an
  * executor makes one), and what each batch size's run costs per image in process at one
@@ -35,14 +37,14 @@ import {
   type RawEndpoint,
   rawHeaders,
 } from "./peers/engines.ts";
-import { throughputs } from "./peers/throughput.ts";
+import { loadClient, type ServerCpu, throughputs } from "./peers/throughput.ts";
 import { measureInTurns } from "./peers/timing.ts";
 import { measureThreadWakeup, threadWakeupText } from "./thread_wakeup.ts";
 
 const flags = parseArgs({
   options: {
     clients: { type: "string", default: "1,4,16,32" },
-    seconds: { type: "string", default: "1.5" },
+    seconds: { type: "string", default: "2" },
     rounds: { type: "string", default: "3" },
     models: { type: "string" },
     peers: { type: "string", default: "node" },
@@ -102,6 +104,8 @@ export interface LoadRow {
   requestsPerSecond: number;
   medianMs: number;
   p99Ms: number;
+  /** CPU ms per request: every thread of the server's process, and its serving thread. */
+  cpu?: ServerCpu;
 }
 
 /**
@@ -137,7 +141,12 @@ async function nnserveEndpoint(
       );
     }
   }
-  return { url, headers: rawHeaders(model.input, true), close: () => server.stop() };
+  return {
+    url,
+    headers: rawHeaders(model.input, true),
+    pid: server.pid,
+    close: () => server.stop(),
+  };
 }
 
 /** The peers' names in the table: the server a user would write, in each language. */
@@ -241,14 +250,18 @@ for (const model of MODELS) {
         rounds: ROUNDS,
       });
       for (const [k, [server]] of SERVERS.entries()) {
-        const { requestsPerSecond, medianMs, p99Ms, roundRates } = rates[k];
-        const row = { model: model.name, server, clients, requestsPerSecond, medianMs, p99Ms };
+        const { requestsPerSecond, medianMs, p99Ms, roundRates, cpu } = rates[k];
+        const row = { model: model.name, server, clients, requestsPerSecond, medianMs, p99Ms, cpu };
         rows.push(row);
         console.log(
           `${model.name} | ${server} | ${clients} clients | ` +
             `${requestsPerSecond.toFixed(1)} requests/s (rounds: ${
               roundRates.map((r) => r.toFixed(0)).join(", ")
-            }) | median ${medianMs.toFixed(2)} ms | p99 ${p99Ms.toFixed(2)} ms`,
+            }) | median ${medianMs.toFixed(2)} ms | p99 ${p99Ms.toFixed(2)} ms` +
+            (cpu
+              ? ` | CPU ${cpu.total.toFixed(3)} ms a request (serving thread ` +
+                `${cpu.serving.toFixed(3)})`
+              : ""),
         );
       }
     }
@@ -284,6 +297,31 @@ export function loadMarkdown(rows: readonly LoadRow[]): string {
   return lines.join("\n");
 }
 
+/**
+ * Where each server's CPU went at `clients` (16, or the most measured below it): per request,
+ * every thread of its process and its serving thread. nnserve's serving thread reads the
+ * bodies and answers; the rest is its executors (onnxruntime's threads among them). A peer
+ * runs its session on its serving thread, so its split says nothing and is left out.
+ */
+function cpuMarkdown(rows: readonly LoadRow[]): string | undefined {
+  const counts = [...new Set(rows.map((r) => r.clients))].filter((c) => c <= 16);
+  if (counts.length === 0 || rows.some((r) => !r.cpu)) return undefined;
+  const clients = Math.max(...counts);
+  const lines = [
+    `| model | server | requests/s | CPU ms a request | of it the serving thread |`,
+    `| --- | --- | --: | --: | --: |`,
+  ];
+  for (const row of rows.filter((r) => r.clients === clients)) {
+    lines.push(
+      `| ${row.model} | ${row.server} | ${row.requestsPerSecond.toFixed(1)} | ` +
+        `${row.cpu!.total.toFixed(3)} | ${
+          row.server.startsWith("nnserve") ? row.cpu!.serving.toFixed(3) : ""
+        } |`,
+    );
+  }
+  return `At ${clients} clients:\n\n${lines.join("\n")}`;
+}
+
 /** The per-image table: each batch size's time per image, and the largest's against 1. */
 function perImageMarkdown(rows: readonly PerImageRow[]): string {
   const largest = RUN_SIZES[RUN_SIZES.length - 1];
@@ -303,15 +341,29 @@ function perImageMarkdown(rows: readonly PerImageRow[]): string {
   return lines.join("\n");
 }
 
-console.log(`\n${loadMarkdown(rows)}\n\n${perImageMarkdown(perImageRows)}`);
+const cpu = cpuMarkdown(rows);
+console.log(`\n${loadMarkdown(rows)}\n\n${cpu ?? ""}\n\n${perImageMarkdown(perImageRows)}`);
 if (flags.write) {
   const cores = navigator.hardwareConcurrency;
+  const clientText = await loadClient() === "wrk"
+    ? "The clients are wrk's connections (one client thread in C: its own CPU is next to " +
+      "nothing beside the servers')."
+    : "The clients are fetch loops in the benchmark's process (wrk is not installed): they " +
+      "take CPU of the same cores.";
   await Deno.writeTextFile(
     new URL("../docs/load.md", import.meta.url),
     `# Throughput under load\n\nWritten by \`deno task bench:load --write\` on a machine with ` +
       `${cores} cores (${new Date().toISOString().slice(0, 10)}).\nEach server runs with its ` +
       `defaults. The servers of a model are loaded in turn, ${ROUNDS} rounds of ${SECONDS} s ` +
-      `each after a warm-up; a row pools its rounds. ${wakeup}\n\n${loadMarkdown(rows)}\n\n` +
+      `each after a warm-up; a row pools its rounds. ${clientText} ${wakeup}\n\n` +
+      `${loadMarkdown(rows)}\n\n` +
+      (cpu
+        ? `## Where the CPU went\n\nWhat each server's threads spent per request, read from ` +
+          `\`/proc\` over its windows. nnserve's serving thread reads the bodies and answers; ` +
+          `the rest is its executors, onnxruntime's threads among them. Batching shares only ` +
+          `what the executors spend per run besides the run's arithmetic; the serving ` +
+          `thread's work is per request either way. ${cpu}\n\n`
+        : "") +
       `## What batching can gain here\n\n` +
       `With every core busy, a batch saves only what an image costs less in a larger run (the ` +
       `HTTP work and the client's are per request either way). Each batch size's run, in ` +

@@ -7,6 +7,8 @@ import { fileURLToPath } from "node:url";
 /** A server process and its URL. */
 export interface ServerProcess {
   url: string;
+  /** Its process id (the benchmarks read its threads' CPU time). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -35,6 +37,7 @@ export async function spawnServer(env: Record<string, string> = {}): Promise<Ser
   })();
   return {
     url,
+    pid: child.pid,
     async stop() {
       child.kill("SIGTERM");
       await child.status;

@@ -173,6 +173,8 @@ type HttpEncoding = "base64" | "binary";
 export interface RawEndpoint {
   url: string;
   headers: Record<string, string>;
+  /** The server's process, where the benchmark started it (its threads' CPU is read). */
+  pid?: number;
   close(): Promise<void>;
 }
 
@@ -308,6 +310,7 @@ function nnserveHttp(
         return {
           url: `${server.url}${executions}`,
           headers: rawHeaders(input, open),
+          pid: server.pid,
           close: () => server.stop(),
         };
       }
@@ -380,7 +383,7 @@ async function spawnOrtServer(
   (async () => {
     while (!(await lines.read()).done) { /* discard */ }
   })();
-  return { url, stop };
+  return { url, pid: child.pid, stop };
 }
 
 /**
@@ -414,7 +417,12 @@ export async function ortServerEndpoint(
   language: OrtServerLanguage,
 ): Promise<RawEndpoint> {
   const server = await spawnOrtServer(model, undefined, language);
-  return { url: server.url, headers: ortServerHeaders(input), close: () => server.stop() };
+  return {
+    url: server.url,
+    headers: ortServerHeaders(input),
+    pid: server.pid,
+    close: () => server.stop(),
+  };
 }
 
 /** What the peer servers take: the input's raw bytes and its extents. */

@@ -42,7 +42,7 @@ import { gemmGflops } from "./gemm.ts";
 import { restSummary, restThroughput, uploadFloor } from "./rest.ts";
 import { TFJS_WASM } from "./tfjs_wasm.ts";
 import { simd128PeakGflops } from "./simd_peak.ts";
-import { type ThroughputBudget, throughputs } from "./throughput.ts";
+import { loadClient, type ThroughputBudget, throughputs } from "./throughput.ts";
 import { measureInTurns } from "./timing.ts";
 import { barChartSvg, performanceMarkdown, type Results } from "./report.ts";
 
@@ -175,6 +175,7 @@ const results: Results = {
   floors: [],
   notBuilt: [],
   throughput: [],
+  throughputClient: await loadClient(),
   machine: machine(),
 };
 /** Each model's first output's bytes (what the throughput runs expect back). */

@@ -22,9 +22,11 @@ export interface Results {
   floors: { model: string; inBytes: number; outBytes: number; latency: Latency }[];
   /** Engines that could not take a model, and why (no latency row for them). */
   notBuilt: { model: string; engine: string; reason: string }[];
+  /** What loaded the throughput runs: wrk, or fetch loops where wrk is not installed. */
+  throughputClient?: "wrk" | "fetch";
   /**
    * Per model and raw-body HTTP server (each with its defaults): requests/s under
-   * `connections` concurrent client loops, or why it was not measured.
+   * `connections` concurrent clients, or why it was not measured.
    */
   throughput: {
     model: string;
@@ -742,9 +744,12 @@ process of its own, answered with as many bytes as the model's output, with the 
 
 ${throughputTable(results)}
 
-Requests per second with that many client loops at once in the benchmark's process (fetch,
-keep-alive, each loop sends its next request when its answer came), raw float32 bodies with
-\`Input-Dimensions\` where the server takes the extents at execution. The servers of a model
+Requests per second with that many clients at once (${
+    results.throughputClient === "fetch"
+      ? "client loops of fetch in the benchmark's process: wrk is not installed"
+      : "wrk's connections, one client thread in C"
+  }; keep-alive, each client sends its next request when its answer came), raw float32 bodies
+with \`Input-Dimensions\` where the server takes the extents at execution. The servers of a model
 run at once and are loaded in turn: a warm-up each, then three rounds of 2 s each, pooled per
 server, so that a slow spell of the machine falls on every server alike (one 3 s window each
 had the onnxruntime-node server's own rate move between 258 and 370 requests/s). Each server runs with its defaults, as a user starts it: nnserve's executors and

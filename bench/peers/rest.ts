@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { TINY_ADD_MODEL } from "../rest_overhead.ts";
 import { postJson, spawnServer } from "../server_process.ts";
 import { type Latency, measure, median } from "./timing.ts";
+import { runWrk, wrkInstalled } from "./wrk.ts";
 
 const BODY = '{"inputs":[{"data":[1,2,3,4]},{"data":[5,6,7,8]}]}';
 
@@ -16,24 +17,10 @@ const V2_BODY = '{"inputs":[' +
   '{"name":"input0","shape":[4],"datatype":"FP32","data":[1,2,3,4]},' +
   '{"name":"input1","shape":[4],"datatype":"FP32","data":[5,6,7,8]}]}';
 
-/** Requests per second wrk measured; throws on socket errors or non-2xx answers. */
+/** Requests per second wrk measured at 64 connections (it throws on errors). */
 async function wrk(url: string, seconds: number, body = BODY): Promise<number> {
-  const script = await Deno.makeTempFile({ suffix: ".lua" });
-  await Deno.writeTextFile(
-    script,
-    `wrk.method = "POST"\nwrk.body = '${body}'\nwrk.headers["Content-Type"] = "application/json"\n`,
-  );
-  try {
-    const { stdout } = await new Deno.Command("wrk", {
-      args: ["-t1", "-c64", `-d${seconds}s`, "-s", script, url],
-      stdout: "piped",
-    }).output();
-    const text = new TextDecoder().decode(stdout);
-    if (/Non-2xx|Socket errors/.test(text)) throw new Error(`wrk saw errors:\n${text}`);
-    return Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1]);
-  } finally {
-    await Deno.remove(script);
-  }
+  const headers = { "content-type": "application/json" };
+  return (await runWrk({ url, connections: 64, seconds, headers, body })).requestsPerSecond;
 }
 
 /** The Hono echo process; `url` is its root, `tcpPort` its bare TCP echo's port. */
@@ -86,12 +73,7 @@ export async function restThroughput(
   seconds: number,
   rounds = 3,
 ): Promise<RestThroughput | undefined> {
-  try {
-    await new Deno.Command("wrk", { args: ["--version"], stdout: "null", stderr: "null" })
-      .output();
-  } catch {
-    return undefined;
-  }
+  if (!(await wrkInstalled())) return undefined;
   const server = await spawnServer();
   const echo = await spawnEcho();
   try {
