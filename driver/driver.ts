@@ -24,7 +24,12 @@ import {
   countSplitCalls,
   registerDriverMetrics,
 } from "./driver_metrics.ts";
-import { type ModelStatistics, modelStatistics } from "./execution/execution_metrics.ts";
+import {
+  type ModelStatistics,
+  modelStatistics,
+  versionLabels,
+} from "./execution/execution_metrics.ts";
+import type { ModelRecord } from "../store/model_store.ts";
 import {
   type CompilationDescription,
   type CompilationInfo,
@@ -222,6 +227,15 @@ export class Driver {
   heard(change: Change): void {
     if (change.kind === "compilation-deleted") this.#dropCompilation(change.id);
     if (change.kind === "memory-deleted") this.#memories.forgetDeleted(change.owner, change.id);
+    if (change.kind === "version-removed") {
+      // Its executions' series (its last compilation went before it), unless this process
+      // still runs a compilation of that name and version: a client that rolls versions does
+      // not grow /metrics without end.
+      const { owner, name, version } = change;
+      if (!this.#compilations.servesVersion(owner, name, version)) {
+        this.metrics.forget(versionLabels(owner, name, version));
+      }
+    }
   }
 
   /** Drops what this process holds of a deleted compilation; nothing when it holds none. */
@@ -230,8 +244,22 @@ export class Driver {
     this.#bursts.closeForCompilation(id);
     this.#pool.unload(id);
     this.#buffers.deleteForCompilation(id);
-    // The series of a compilation of a model without a name (named models' stay).
-    this.metrics.forget("model", id);
+    // The series of a compilation of a model without a name (a named version's go with it).
+    this.metrics.forget({ model: id, version: "" });
+  }
+
+  /**
+   * Tells every replica that a named model version was removed for good, if it was and no
+   * other model took its name and version (a repository entry read again registers its new
+   * model before it deletes the old one: the version lives on, and its series with it).
+   */
+  async #removed(owner: string, record: ModelRecord | undefined): Promise<void> {
+    if (record?.name === undefined) return;
+    const { name } = record;
+    const version = record.version ?? "1";
+    const others = await this.#models.named(owner, name);
+    if (others.some((model) => (model.version ?? "1") === version)) return;
+    await this.#announce({ kind: "version-removed", owner, name, version });
   }
 
   /** Descriptions of every device. */
@@ -290,8 +318,11 @@ export class Driver {
   }
 
   /** Deletes a model; its document stays while compilations of it exist. */
-  deleteModel(owner: string, id: string): Promise<void> {
-    return this.#changing(owner, this.#compilations.deleteModel(owner, id));
+  async deleteModel(owner: string, id: string): Promise<void> {
+    await this.#removed(
+      owner,
+      await this.#changing(owner, this.#compilations.deleteModel(owner, id)),
+    );
   }
 
   /** Per device, whether it supports each operation of the model (model order). */
@@ -323,7 +354,10 @@ export class Driver {
     const record = await this.#changing(owner, this.#compilations.remove(owner, id));
     this.#dropCompilation(id);
     await this.#announce({ kind: "compilation-deleted", owner, id });
-    await this.#changing(owner, this.#compilations.collectModel(owner, record.model));
+    await this.#removed(
+      owner,
+      await this.#changing(owner, this.#compilations.collectModel(owner, record.model)),
+    );
   }
 
   /** Waits for a change to the client's models or compilations, then announces it. */

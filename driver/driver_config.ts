@@ -13,14 +13,16 @@ import type { ModelLimits } from "./model/models.ts";
 
 /**
  * A change that makes what other replicas hold in memory stale (a deleted compilation's
- * prepared plan, the served models of a client, a deleted memory's loaded bytes). The driver
- * hands its own to {@link DriverConfig.announce}; the serving layer tells every replica, and
- * hands back what it hears through {@link Driver.heard}.
+ * prepared plan, the served models of a client, a deleted memory's loaded bytes, the
+ * execution series of a named model version removed for good). The driver hands its own to
+ * {@link DriverConfig.announce}; the serving layer tells every replica, and hands back what
+ * it hears through {@link Driver.heard}.
  */
 export type Change =
   | { kind: "compilation-deleted"; owner: string; id: string }
   | { kind: "models-changed"; owner: string }
-  | { kind: "memory-deleted"; owner: string; id: string };
+  | { kind: "memory-deleted"; owner: string; id: string }
+  | { kind: "version-removed"; owner: string; name: string; version: string };
 
 /** Default of {@link DriverConfig.maxCompilationsPerClient}. */
 export const DEFAULT_MAX_COMPILATIONS_PER_CLIENT = 1000;

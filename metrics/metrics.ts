@@ -169,12 +169,16 @@ export class Metrics {
     this.#gauges.push({ name, help, read });
   }
 
-  /** Drops every histogram series carrying `label="value"` (a deleted compilation's). */
-  forget(label: string, value: string): void {
+  /**
+   * Drops every histogram series whose labels include all of `match` (a deleted compilation's,
+   * a removed model version's).
+   */
+  forget(match: Labels): void {
+    const pairs = Object.entries(match);
     for (const histogram of this.#histograms.values()) {
       let forgot = false;
       for (const [k, series] of histogram.series) {
-        if (series.labels[label] !== value) continue;
+        if (!pairs.every(([label, value]) => series.labels[label] === value)) continue;
         histogram.series.delete(k);
         forgot = true;
       }

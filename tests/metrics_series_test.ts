@@ -15,7 +15,7 @@ Deno.test("a series found once records into the series observe finds, shown from
   ok(text.includes('t_seconds_bucket{client="a",model="m",version="1",le="1"} 2'), text);
   ok(text.includes('t_seconds_count{client="a",model="m",version="1"} 3'), text);
   // A series forgotten (its compilation deleted) is no longer shown, whatever still holds it.
-  metrics.forget("model", "m");
+  metrics.forget({ model: "m" });
   record(0.05);
   ok(!(await metrics.render()).includes("t_seconds_count"));
 });

@@ -4,8 +4,9 @@
  * warn for 4xx) naming the request id, client, method, route and status; `/metrics` has the
  * request duration histogram and `nnserve_build_info`; NNSERVE_LOG_LEVEL filters the lines
  * and a bad value stops the start with one line. Executions: queue wait and compute time
- * histograms per compilation (and device), gone when the compilation is deleted; memory
- * bytes per client; counters of known label values present at zero from the start.
+ * histograms per compilation (and device), gone when the compilation is deleted; a named
+ * model's per version, gone when the version's model is removed and not before; memory bytes
+ * per client; counters of known label values present at zero from the start.
  */
 import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
 import { configFromEnv, StartupError } from "../server.ts";
@@ -189,5 +190,61 @@ Deno.test("executions are timed per compilation and device; memory bytes per cli
     await server.request("DELETE", `/v1/compilations/${id}`, undefined, ALICE);
     const text = await (await fetch(`${server.url}/metrics`)).text();
     ok(!text.includes(`model="${id}"`), "a deleted compilation's series are gone");
+  });
+});
+
+Deno.test("a named version's series stay while its model does, and go when it is removed", async () => {
+  await withTestServer({ apiKeys: KEYS, inlineWork: 0 }, async (server) => {
+    /** Registers version `version` of `m`, compiles it and runs it once. */
+    const deploy = async (version: string) => {
+      const model = await server.request(
+        "POST",
+        `/v1/models?name=m&version=${version}`,
+        addModel(4),
+        ALICE,
+      );
+      strictEqual(model.status, 201, JSON.stringify(model.body));
+      const compilation = await server.request("POST", "/v1/compilations", {
+        model: model.body.id,
+        devices: ["cpu-reference"],
+      }, ALICE);
+      strictEqual(compilation.status, 201, JSON.stringify(compilation.body));
+      const run = await server.request(
+        "POST",
+        `/v1/compilations/${compilation.body.id}/executions`,
+        { inputs: [{ data: [1, 2, 3, 4] }, { data: [1, 1, 1, 1] }] },
+        ALICE,
+      );
+      strictEqual(run.status, 200, JSON.stringify(run.body));
+      return { model: model.body.id as string, compilation: compilation.body.id as string };
+    };
+    const queued = (version: string) =>
+      metric(
+        server.url,
+        `nnserve_execution_queue_seconds_count{client="alice",model="m",version="${version}"}`,
+      );
+    const one = await deploy("1");
+    const two = await deploy("2");
+    strictEqual(await queued("1"), 1);
+    strictEqual(await queued("2"), 1);
+
+    // Deleted while its compilation lives: hidden, not removed, and its series stay.
+    strictEqual(
+      (await server.request("DELETE", `/v1/models/${one.model}`, undefined, ALICE)).status,
+      204,
+    );
+    strictEqual(await queued("1"), 1, "a compilation still runs the version");
+    // Its last compilation deleted: the model is removed for good, and its series with it.
+    await server.request("DELETE", `/v1/compilations/${one.compilation}`, undefined, ALICE);
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    ok(!text.includes('model="m",version="1"'), "a removed version's series are gone");
+    strictEqual(await queued("2"), 1, "another version's stay");
+
+    // A version's compilations go (as an unload does) and its model stays: so do its series.
+    await server.request("DELETE", `/v1/compilations/${two.compilation}`, undefined, ALICE);
+    strictEqual(await queued("2"), 1);
+    // Deleted with no compilation left: removed at once.
+    await server.request("DELETE", `/v1/models/${two.model}`, undefined, ALICE);
+    strictEqual(await queued("2"), undefined);
   });
 });

@@ -165,8 +165,20 @@ Deno.test("two replicas on one database and one S3 bucket: a model one registers
     }
     strictEqual(status, 404, "A stops serving the deleted compilation");
     ok(performance.now() - deleted < 1000, `within a second: ${performance.now() - deleted} ms`);
+    // Removed for good through B (no compilation of it left): A drops the version's
+    // execution series too (the other version's stay).
+    const versionSeries = async (version: string, on = a) =>
+      (await (await fetch(`${on.url}/metrics`)).text())
+        .includes(`model="shared",version="${version}"`);
+    ok(await versionSeries("1"), "A ran version 1");
     await b.request("DELETE", `/v1/models/${model.body.id}`);
     strictEqual((await a.request("GET", `/v1/models/${model.body.id}`)).status, 404);
+    const removed = performance.now();
+    while (await versionSeries("1") && performance.now() - removed < 3000) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    ok(!await versionSeries("1"), "A forgets the removed version's series");
+    ok(await versionSeries("2", b), "B keeps the version 2 it ran");
   } finally {
     for (const server of [a, b]) {
       await server.close();

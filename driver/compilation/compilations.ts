@@ -298,18 +298,28 @@ export class Compilations {
     return record;
   }
 
+  /** Whether a live compilation here is of the client's model `name` at `version`. */
+  servesVersion(owner: string, name: string, version: string): boolean {
+    for (const { record } of this.#live.values()) {
+      if (record.owner === owner && record.modelName === name && record.modelVersion === version) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Drops a compilation's live state (another replica deleted it). */
   forget(id: string): void {
     this.#live.delete(id);
   }
 
   /** Deletes a model; its document stays while compilations of it exist. */
-  deleteModel(owner: string, id: string): Promise<void> {
+  deleteModel(owner: string, id: string): Promise<ModelRecord | undefined> {
     return this.#models.delete(owner, id, () => this.#store.modelInUse(owner, id));
   }
 
   /** Removes a model its client deleted once no compilation of it is left. */
-  collectModel(owner: string, model: string): Promise<void> {
+  collectModel(owner: string, model: string): Promise<ModelRecord | undefined> {
     return this.#models.collect(owner, model, () => this.#store.modelInUse(owner, model));
   }
 }

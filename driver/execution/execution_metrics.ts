@@ -52,7 +52,12 @@ export function executionLabels(
 ): ExecutionLabels {
   return record.modelName === undefined
     ? { client, model: record.id, version: "" }
-    : { client, model: record.modelName, version: record.modelVersion ?? "1" };
+    : versionLabels(client, record.modelName, record.modelVersion ?? "1");
+}
+
+/** The labels of executions of a named model's version. */
+export function versionLabels(client: string, name: string, version: string): ExecutionLabels {
+  return { client, model: name, version };
 }
 
 /**

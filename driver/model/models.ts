@@ -201,26 +201,39 @@ export class Models {
 
   /**
    * Deletes a model in one atomic step against `inUse`: hidden while compilations still need
-   * its document, removed for good otherwise. A compilation saved meanwhile changes the
-   * model's record, which makes the step look again, so no compilation is left without it.
+   * its document, removed for good otherwise (its record returned then). A compilation saved
+   * meanwhile changes the model's record, which makes the step look again, so no compilation
+   * is left without it.
    */
-  async delete(owner: string, id: string, inUse: () => Promise<boolean>): Promise<void> {
+  async delete(
+    owner: string,
+    id: string,
+    inUse: () => Promise<boolean>,
+  ): Promise<ModelRecord | undefined> {
     for (;;) {
       const entry = await this.#store.entry(owner, id);
       if (!entry.value || entry.value.deleted) throw notFound(`no model ${id}`);
-      const done = await inUse()
-        ? await this.#store.markDeleted(entry as StateEntry<ModelRecord>)
-        : await this.#store.remove(entry as StateEntry<ModelRecord>);
-      if (done) return;
+      if (await inUse()) {
+        if (await this.#store.markDeleted(entry as StateEntry<ModelRecord>)) return undefined;
+      } else if (await this.#store.remove(entry as StateEntry<ModelRecord>)) {
+        return entry.value;
+      }
     }
   }
 
-  /** Removes a model its client deleted once no compilation needs its document any more. */
-  async collect(owner: string, id: string, inUse: () => Promise<boolean>): Promise<void> {
+  /**
+   * Removes a model its client deleted once no compilation needs its document any more; its
+   * record when it was removed.
+   */
+  async collect(
+    owner: string,
+    id: string,
+    inUse: () => Promise<boolean>,
+  ): Promise<ModelRecord | undefined> {
     for (;;) {
       const entry = await this.#store.entry(owner, id);
-      if (!entry.value?.deleted || await inUse()) return;
-      if (await this.#store.remove(entry as StateEntry<ModelRecord>)) return;
+      if (!entry.value?.deleted || await inUse()) return undefined;
+      if (await this.#store.remove(entry as StateEntry<ModelRecord>)) return entry.value;
     }
   }
 }
