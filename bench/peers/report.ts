@@ -522,6 +522,12 @@ function issue33Targets(results: Results): string {
       `${model.split(" ")[0]} ${cells[6]}`
     )
   );
+  // The CPU table's rows (model, server, requests/s, CPU ms, serving thread ms): five cells.
+  const servingShare = models.flatMap((model) =>
+    tableRows(load, model, "nnserve, batching off")
+      .filter((cells) => cells.length === 5)
+      .map((cells) => `${model.split(" ")[0]} ${cells[4]} of ${cells[3]} ms`)
+  );
   const batchingLine = onOff.length === 0
     ? "- Batching at least 1.5x at 16 clients: not measured yet (`deno task bench:load --write`)."
     : `- Batching on at least 1.5x off at 16 clients: ${
@@ -530,7 +536,9 @@ function issue33Targets(results: Results): string {
       onOff.map((r) => `${r.model} ${r.ratio} with a queue delay of ${r.delay} µs`).join(", ")
     }; docs/load.md). With every ` +
       `core busy a batch saves at most what an image costs less in a larger run: in process, a ` +
-      `batch of 8 costs ${perImage.join(", ")} of a batch of 1 per image there.`;
+      `batch of 8 costs ${perImage.join(", ")} of a batch of 1 per image there.` +
+      (servingShare.length === 0 ? "" : ` Of the CPU a request took with batching off, the ` +
+        `serving thread's part, which no batch shares: ${servingShare.join(", ")}.`);
   const manyCores = docsFile("many-cores.md") !== undefined;
   return `## Targets of the throughput issue
 
