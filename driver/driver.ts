@@ -257,7 +257,17 @@ export class Driver {
     if (record?.name === undefined) return;
     const { name } = record;
     const version = record.version ?? "1";
-    const others = await this.#models.named(owner, name);
+    let others;
+    try {
+      others = await this.#models.named(owner, name);
+    } catch (error) {
+      // The removal stands; only its series stay (as an announcement that fails leaves them).
+      console.error(
+        `nnserve: could not look for other models named ${name} after a removal: ` +
+          (error as Error).message,
+      );
+      return;
+    }
     if (others.some((model) => (model.version ?? "1") === version)) return;
     await this.#announce({ kind: "version-removed", owner, name, version });
   }
