@@ -763,6 +763,10 @@ server, so that a slow spell of the machine falls on every server alike (one 3 s
 had the onnxruntime-node server's own rate move between 258 and 370 requests/s). Each server runs with its defaults, as a user starts it: nnserve's executors and
 kernel threads (\`NNSERVE_WORKERS\`, \`NNSERVE_THREADS\`: this machine's cores), the
 onnxruntime-node server's one session with onnxruntime's default threads, runs overlapping.
+Until 2026-11-29 the clients were fetch loops in the benchmark's process, which spent CPU of the
+same cores, and took more from the onnxruntime-node server (its threads spin between its runs'
+parts) than from nnserve: MobileNetV2 measured 1.13x that server then (1.18x with the extents at
+execution), and 1.00x (1.02x) in the first run under wrk.
 
 ## GEMM
 
