@@ -17,6 +17,7 @@ import {
   addModel,
   float32Tensor,
   metric,
+  registerCompiled,
   SLOW_INPUT_ELEMENTS,
   slowConvModel,
   type TestServer,
@@ -28,13 +29,7 @@ const KEYS = new Map([["key-a", "alice"], ["key-b", "bob"]]);
 /** Registers the model, a memory holding its input and a compilation on the reference CPU. */
 async function prepare(server: TestServer, key: string) {
   const headers = { authorization: `Bearer ${key}` };
-  const model = await server.request("POST", "/v1/models", slowConvModel(20), headers);
-  strictEqual(model.status, 201, JSON.stringify(model.body));
-  const compilation = await server.request("POST", "/v1/compilations", {
-    model: model.body.id,
-    devices: ["cpu-reference"],
-  }, headers);
-  strictEqual(compilation.status, 201, JSON.stringify(compilation.body));
+  const { compilation } = await registerCompiled(server, slowConvModel(20), headers);
   const bytes = new Uint8Array(seededFloats(SLOW_INPUT_ELEMENTS, 7, 2).buffer as ArrayBuffer);
   const memory = await fetch(`${server.url}/v1/memories`, {
     method: "POST",
@@ -44,7 +39,7 @@ async function prepare(server: TestServer, key: string) {
   strictEqual(memory.status, 201);
   const { id } = await memory.json();
   return () =>
-    fetch(`${server.url}/v1/compilations/${compilation.body.id}/executions`, {
+    fetch(`${server.url}/v1/compilations/${compilation}/executions`, {
       method: "POST",
       headers: { ...headers, "content-type": "application/json" },
       body: JSON.stringify({

@@ -10,7 +10,7 @@
  */
 import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
 import { configFromEnv, StartupError } from "../server.ts";
-import { addModel, metric, withTestServer } from "./server_fixture.ts";
+import { addModel, metric, registerCompiled, withTestServer } from "./server_fixture.ts";
 
 const KEYS = new Map([["key-a", "alice"]]);
 const ALICE = { authorization: "Bearer key-a" };
@@ -149,13 +149,7 @@ Deno.test("executions are timed per compilation and device; memory bytes per cli
     ];
     for (const series of zeros) strictEqual(await metric(server.url, series), 0, series);
 
-    const model = await server.request("POST", "/v1/models", addModel(4), ALICE);
-    const compilation = await server.request("POST", "/v1/compilations", {
-      model: model.body.id,
-      devices: ["cpu-reference"],
-    }, ALICE);
-    strictEqual(compilation.status, 201, JSON.stringify(compilation.body));
-    const id = compilation.body.id as string;
+    const id = (await registerCompiled(server, addModel(4), ALICE)).compilation;
     for (let i = 0; i < 3; i++) {
       const run = await server.request("POST", `/v1/compilations/${id}/executions`, {
         inputs: [{ data: [1, 2, 3, 4] }, { data: [1, 1, 1, 1] }],
@@ -197,26 +191,20 @@ Deno.test("a named version's series stay while its model does, and go when it is
   await withTestServer({ apiKeys: KEYS, inlineWork: 0 }, async (server) => {
     /** Registers version `version` of `m`, compiles it and runs it once. */
     const deploy = async (version: string) => {
-      const model = await server.request(
-        "POST",
-        `/v1/models?name=m&version=${version}`,
+      const ids = await registerCompiled(
+        server,
         addModel(4),
         ALICE,
+        `/v1/models?name=m&version=${version}`,
       );
-      strictEqual(model.status, 201, JSON.stringify(model.body));
-      const compilation = await server.request("POST", "/v1/compilations", {
-        model: model.body.id,
-        devices: ["cpu-reference"],
-      }, ALICE);
-      strictEqual(compilation.status, 201, JSON.stringify(compilation.body));
       const run = await server.request(
         "POST",
-        `/v1/compilations/${compilation.body.id}/executions`,
+        `/v1/compilations/${ids.compilation}/executions`,
         { inputs: [{ data: [1, 2, 3, 4] }, { data: [1, 1, 1, 1] }] },
         ALICE,
       );
       strictEqual(run.status, 200, JSON.stringify(run.body));
-      return { model: model.body.id as string, compilation: compilation.body.id as string };
+      return ids;
     };
     const queued = (version: string) =>
       metric(

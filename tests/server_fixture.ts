@@ -238,6 +238,26 @@ export interface JsonOutput {
 }
 
 /**
+ * Registers `model` (at `path`: a name and version go in its query) and compiles it on
+ * cpu-reference, as the client `headers` name; both ids.
+ */
+export async function registerCompiled(
+  server: TestServer,
+  model: unknown,
+  headers: Record<string, string> = {},
+  path = "/v1/models",
+): Promise<{ model: string; compilation: string }> {
+  const registered = await server.request("POST", path, model, headers);
+  strictEqual(registered.status, 201, JSON.stringify(registered.body));
+  const compilation = await server.request("POST", "/v1/compilations", {
+    model: registered.body.id,
+    devices: ["cpu-reference"],
+  }, headers);
+  strictEqual(compilation.status, 201, JSON.stringify(compilation.body));
+  return { model: String(registered.body.id), compilation: String(compilation.body.id) };
+}
+
+/**
  * Registers a one-operation model, checks cpu-reference reports it supported, and compiles
  * it there; returns a function running one execution with the given inputs.
  */
