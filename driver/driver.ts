@@ -248,28 +248,10 @@ export class Driver {
     this.metrics.forget({ model: id, version: "" });
   }
 
-  /**
-   * Tells every replica that a named model version was removed for good, if it was and no
-   * other model took its name and version (a repository entry read again registers its new
-   * model before it deletes the old one: the version lives on, and its series with it).
-   */
+  /** Tells every replica that a named model version is gone, if `record`'s removal did it. */
   async #removed(owner: string, record: ModelRecord | undefined): Promise<void> {
-    if (record?.name === undefined) return;
-    const { name } = record;
-    const version = record.version ?? "1";
-    let others;
-    try {
-      others = await this.#models.named(owner, name);
-    } catch (error) {
-      // The removal stands; only its series stay (as an announcement that fails leaves them).
-      console.error(
-        `nnserve: could not look for other models named ${name} after a removal: ` +
-          (error as Error).message,
-      );
-      return;
-    }
-    if (others.some((model) => (model.version ?? "1") === version)) return;
-    await this.#announce({ kind: "version-removed", owner, name, version });
+    const gone = await this.#models.versionGone(owner, record);
+    if (gone) await this.#announce({ kind: "version-removed", owner, ...gone });
   }
 
   /** Descriptions of every device. */

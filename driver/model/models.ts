@@ -222,6 +222,33 @@ export class Models {
   }
 
   /**
+   * The named version a model's removal (`record`, from {@link delete} or {@link collect})
+   * left without any model: none when the model had no name, or when another model holds its
+   * name and version (a repository entry read again registers its new model before it
+   * deletes the old one: the version lives on). A failed look leaves it unsaid (logged): the
+   * removal stands.
+   */
+  async versionGone(
+    owner: string,
+    record: ModelRecord | undefined,
+  ): Promise<{ name: string; version: string } | undefined> {
+    if (record?.name === undefined) return undefined;
+    const { name } = record;
+    const version = record.version ?? "1";
+    try {
+      const others = await this.#store.named(owner, name);
+      if (others.some((model) => (model.version ?? "1") === version)) return undefined;
+    } catch (error) {
+      console.error(
+        `nnserve: could not look for other models named ${name} after a removal: ` +
+          (error as Error).message,
+      );
+      return undefined;
+    }
+    return { name, version };
+  }
+
+  /**
    * Removes a model its client deleted once no compilation needs its document any more; its
    * record when it was removed.
    */
