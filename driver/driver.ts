@@ -244,7 +244,8 @@ export class Driver {
     this.#bursts.closeForCompilation(id);
     this.#pool.unload(id);
     this.#buffers.deleteForCompilation(id);
-    // The series of a compilation of a model without a name (a named version's go with it).
+    // The series of a compilation of a model without a name (a named version's go when its
+    // model is removed: version-removed).
     this.metrics.forget({ model: id, version: "" });
   }
 
