@@ -276,6 +276,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       readiness: () => readiness,
       modelRepository: repositoryDir,
       maxFileBytes: repositoryMaxFileBytes,
+      maxMessageBytes: config.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     }).catch((error) => {
       throw new StartupError(
         `NNSERVE_GRPC_PORT ${config.grpcPort}: cannot serve gRPC (${error.message})`,

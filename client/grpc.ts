@@ -144,6 +144,10 @@ export class GrpcClient {
     this.#stub = new GRPCInferenceService(
       options.address,
       grpc.credentials.createInsecure(),
+      // Any size each way, as Triton's client: the service's body limit is what bounds a
+      // request, and an answer is as large as its model makes it (grpc-js's default
+      // refused answers over 4 MiB).
+      { "grpc.max_receive_message_length": -1, "grpc.max_send_message_length": -1 },
     ) as unknown as Stub;
     this.#apiKey = options.apiKey;
   }

@@ -8,7 +8,13 @@ import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import * as grpc from "@grpc/grpc-js";
 import { GrpcCallError, GrpcClient, GRPCInferenceService } from "../client/grpc.ts";
-import { addModel, metric, type TestServer, withTestServer } from "./server_fixture.ts";
+import {
+  addModel,
+  metric,
+  registerCompiled,
+  type TestServer,
+  withTestServer,
+} from "./server_fixture.ts";
 import { pollUntil } from "./burst_fixture.ts";
 
 const KEYS = new Map([["key-a", "alice"]]);
@@ -584,6 +590,47 @@ Deno.test("the SDK's GrpcClient: calls, inference with typed arrays, and a strea
         );
       }
       await stream.close();
+    } finally {
+      sdk.close();
+    }
+  });
+});
+
+Deno.test("gRPC messages may be as large as the service's body limit, past gRPC's 4 MiB default", async () => {
+  // 9.6 MB of inputs up and 4.8 MB of output down, under a 16 MiB body limit.
+  const elements = 1_200_000;
+  await withTestServer({ apiKeys: KEYS, grpcPort: 0, maxBodyBytes: 16 << 20 }, async (server) => {
+    const headers = { authorization: "Bearer key-a" };
+    await registerCompiled(server, addModel(elements), headers, "/v1/models?name=large&version=1");
+    const sdk = new GrpcClient({ address: `127.0.0.1:${server.grpcPort}`, apiKey: "key-a" });
+    try {
+      const ramp = Float32Array.from({ length: elements }, (_, k) => k);
+      const inputs = [
+        { name: "input0", datatype: "FP32", shape: [elements], data: ramp },
+        {
+          name: "input1",
+          datatype: "FP32",
+          shape: [elements],
+          data: new Float32Array(elements).fill(0.5),
+        },
+      ];
+      const result = await sdk.infer("large", inputs);
+      const sum = result.outputs[0].data as Float32Array;
+      strictEqual(sum.length, elements);
+      strictEqual(sum[0], 0.5);
+      strictEqual(sum[elements - 1], elements - 0.5);
+      // Past the body limit: refused before it is decoded, as HTTP's 413.
+      const over = new Float32Array(elements * 2);
+      await rejects(
+        sdk.infer("large", [
+          { name: "input0", datatype: "FP32", shape: [elements * 2], data: over },
+          { name: "input1", datatype: "FP32", shape: [elements * 2], data: over },
+        ]),
+        (error: GrpcCallError) => {
+          strictEqual(error.code, grpc.status.RESOURCE_EXHAUSTED, error.message);
+          return true;
+        },
+      );
     } finally {
       sdk.close();
     }

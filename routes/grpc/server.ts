@@ -39,7 +39,16 @@ export interface GrpcOptions extends RepositoryOptions {
   /** 0 takes a free port. */
   port: number;
   apiKeys: ApiKeys;
+  /**
+   * The largest message a client may send (the service's body limit, NNSERVE_MAX_BODY_BYTES;
+   * at most gRPC's own 2 GiB - 1): grpc-js's default of 4 MiB refused a camera frame that
+   * HTTP takes.
+   */
+  maxMessageBytes: number;
 }
+
+/** The largest message length gRPC can carry (its length prefix is a signed 32-bit integer). */
+const GRPC_MAX_MESSAGE_BYTES = 2 ** 31 - 1;
 
 /** A running gRPC endpoint. */
 export interface GrpcServer {
@@ -115,7 +124,11 @@ export async function startGrpc(service: Service, options: GrpcOptions): Promise
     };
   };
 
-  const server = new grpc.Server();
+  const server = new grpc.Server({
+    "grpc.max_receive_message_length": Math.min(options.maxMessageBytes, GRPC_MAX_MESSAGE_BYTES),
+    // Answers are as large as the model makes them; the client says what it takes.
+    "grpc.max_send_message_length": -1,
+  });
   server.addService(tolerantService(GRPCInferenceService.service), {
     ServerLive: unary(() => Promise.resolve({ live: true }), true),
     ServerReady: unary(() => Promise.resolve({ ready: options.readiness().ready }), true),
