@@ -20,7 +20,11 @@
  * (`httpStatus` 0: there is no HTTP exchange); when the socket closes, everything pending
  * rejects too.
  */
-import { type BurstResult, decodeResult as decodeResultFrame } from "./burst_frames.ts";
+import {
+  type BurstResult,
+  decodeResult as decodeResultFrame,
+  MAX_FRAME_BYTES,
+} from "./burst_frames.ts";
 import {
   type BurstComputeOptions,
   type BurstInput,
@@ -54,6 +58,7 @@ export const CLOSE_POLICY = 1008;
 
 type ControlMessage = {
   type?: unknown;
+  maxFrameBytes?: unknown;
   slot?: unknown;
   slots?: unknown;
   requestId?: unknown;
@@ -81,6 +86,8 @@ export class Burst {
   readonly #ready: Promise<number>;
   readonly #window: RequestWindow;
   readonly #slots: SlotTable;
+  /** The longest frame the service takes (its `ready` says; 64 MiB until then). */
+  #maxFrameBytes = MAX_FRAME_BYTES;
   #close: BurstClose | undefined;
 
   /** Use `Compilation.burst()`. */
@@ -185,6 +192,7 @@ export class Burst {
     const slot = typeof message.slot === "number" ? message.slot : undefined;
     switch (message.type) {
       case "ready":
+        if (typeof message.maxFrameBytes === "number") this.#maxFrameBytes = message.maxFrameBytes;
         ready(typeof message.maxInFlight === "number" ? message.maxInFlight : 1);
         return;
       case "mapped":
@@ -263,6 +271,16 @@ export class Burst {
         resolve: () => {},
         reject: () => {},
       };
+      // Sent, a longer frame would end the connection (and every request on it).
+      if (request.frame.byteLength > this.#maxFrameBytes) {
+        throw new NnapiError(
+          "INVALID_ARGUMENT",
+          0,
+          `the inputs take an EXECUTE frame of ${request.frame.byteLength} bytes, more than a ` +
+            `burst frame carries (${this.#maxFrameBytes}): pass them in memories (slots), or ` +
+            "execute over HTTP",
+        );
+      }
     } catch (error) {
       return Promise.reject(error);
     }

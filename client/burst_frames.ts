@@ -13,6 +13,12 @@ export const RESULT_FRAME = 0x81;
 export const FLAG_MEASURE_TIMING = 0x01;
 /** Rank value meaning "no dimensions given". */
 export const NO_DIMENSIONS = 0xff;
+/**
+ * The longest EXECUTE frame the service takes: the longest WebSocket message Deno's server
+ * (2.9) accepts, 64 MiB. A longer one closes the connection without a close frame (1006), so
+ * the SDK sends none: larger inputs go through memories (slots). RESULT frames may be longer.
+ */
+export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 /** The bytes of an inline output in a request: none (one shared empty array: each costs). */
 export const NO_BYTES = new Uint8Array(0);
 

@@ -26,6 +26,7 @@ export {
   encodeRequest,
   EXECUTE_FRAME,
   FLAG_MEASURE_TIMING,
+  MAX_FRAME_BYTES,
   NO_DIMENSIONS,
   RESULT_FRAME,
   type ResultOutput as BurstOutput,

@@ -17,6 +17,7 @@ import {
   decodeRequest,
   encodeResult,
   FrameError,
+  MAX_FRAME_BYTES,
 } from "./protocol.ts";
 import { DriverError, type ErrorStatus, type Limit } from "../../nnapi/errors.ts";
 import type {
@@ -144,6 +145,7 @@ export class BurstSession {
       compilation: this.compilation,
       maxInFlight: this.#options.maxInFlight,
       maxSlots: this.#options.maxSlots,
+      maxFrameBytes: MAX_FRAME_BYTES,
     });
   }
 
