@@ -141,24 +141,22 @@ export {
   type Timing,
   type ValueJson,
 } from "./types.ts";
-export {
-  V2Client,
-  type V2ClientOptions,
-  type V2Duration,
-  V2Error,
-  type V2InferOptions,
-  type V2InferResult,
-  type V2Input,
-  type V2ModelMetadata,
-  type V2ModelStatistics,
-  type V2Output,
-  type V2Parameter,
-  type V2RegionSpan,
-  type V2RegionStatus,
-  type V2RepositoryEntry,
-  type V2RequestedOutput,
-  type V2ServerMetadata,
-  type V2TensorData,
-  type V2TensorMetadata,
-} from "./v2.ts";
+export { V2Client, type V2ClientOptions, V2Error } from "./v2.ts";
+export type {
+  V2Duration,
+  V2InferOptions,
+  V2InferResult,
+  V2Input,
+  V2ModelMetadata,
+  V2ModelStatistics,
+  V2Output,
+  V2Parameter,
+  V2RegionSpan,
+  V2RegionStatus,
+  V2RepositoryEntry,
+  V2RequestedOutput,
+  V2ServerMetadata,
+  V2TensorData,
+  V2TensorMetadata,
+} from "./v2_types.ts";
 export type { TensorData as V2OutputData } from "./v2_tensors.ts";
