@@ -14,9 +14,10 @@ export const FLAG_MEASURE_TIMING = 0x01;
 /** Rank value meaning "no dimensions given". */
 export const NO_DIMENSIONS = 0xff;
 /**
- * The longest EXECUTE frame the service takes: the longest WebSocket message Deno's server
- * (2.9) accepts, 64 MiB. A longer one closes the connection without a close frame (1006), so
- * the SDK sends none: larger inputs go through memories (slots). RESULT frames may be longer.
+ * The longest frame a burst carries, either way: the longest WebSocket message Deno (2.9)
+ * accepts, 64 MiB, as a server and as a client. A longer one ends the connection (and every
+ * request on it), so neither side sends one: the SDK refuses such a request, the service such
+ * a result, each alone; larger tensors go through memories (slots).
  */
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 /** The bytes of an inline output in a request: none (one shared empty array: each costs). */

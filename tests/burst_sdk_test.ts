@@ -3,9 +3,9 @@
  * its typed outputs, memory slots (mapped up front, answered through `getMemories`, freed),
  * per-request errors, pipelining beyond the service's window with results in order, and
  * the burst's lifetime (close, compilation deleted, authentication) with the burst gauges of
- * `/metrics` back at zero afterwards; inline inputs longer than the service takes in a frame
- * refused each on its own, the burst going on. Every test but that one runs over the SDK's
- * own Deno socket and over the standard WebSocket.
+ * `/metrics` back at zero afterwards; inputs and outputs longer than a frame carries refused
+ * each on its own, the burst going on. Every test runs over the SDK's own Deno socket and
+ * over the standard WebSocket.
  */
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import {
@@ -379,35 +379,44 @@ for (const socket of SOCKETS) {
   });
 }
 
-Deno.test("inputs longer than a burst frame are refused on their own; slots carry them, large outputs come back", async () => {
-  await withServer(async (_server, client) => {
-    const compilation = await compileAdd(client, 0, true);
-    await using burst = await compilation.burst();
-    await burst.ready();
-    // Two inputs of 33.6 MB: an EXECUTE frame past 64 MiB, which would end the connection.
-    const half = 8_400_000;
-    const large = { data: new Float32Array(half), dimensions: [half] };
-    await rejects(burst.compute([large, large]), (error: NnapiError) => {
-      strictEqual(error.status, "INVALID_ARGUMENT");
-      ok(/more than a burst frame carries \(67108864\)/.test(error.message), error.message);
-      return true;
+for (const socket of SOCKETS) {
+  Deno.test(`tensors longer than a burst frame are refused alone; slots carry them (${socket})`, async () => {
+    await withServer(async (_server, client) => {
+      const compilation = await compileAdd(client, 0, true);
+      await using burst = await compilation.burst({ socket });
+      await burst.ready();
+      // Two inputs of 33.6 MB: an EXECUTE frame past 64 MiB, which would end the connection.
+      const half = 8_400_000;
+      const large = { data: new Float32Array(half), dimensions: [half] };
+      await rejects(burst.compute([large, large]), (error: NnapiError) => {
+        strictEqual(error.status, "INVALID_ARGUMENT");
+        ok(/more than a burst frame carries \(67108864\)/.test(error.message), error.message);
+        return true;
+      });
+      // Larger inputs from a slot: their 68 MB of outputs would take a RESULT frame past it too.
+      const elements = 17_000_000;
+      const bytes = elements * 4;
+      const memory = await client.createMemory({ size: 2 * bytes });
+      await memory.write(bytes - 8, bytesOf(1.5, 2.5));
+      await burst.mapMemory(0, memory);
+      const region = { slot: 0, offset: 0, length: bytes, dimensions: [elements] };
+      await rejects(burst.compute([region, region]), (error: NnapiError) => {
+        strictEqual(error.status, "INVALID_ARGUMENT");
+        ok(/write them to memories/.test(error.message), error.message);
+        return true;
+      });
+      // Written to the slot, they fit; small requests go on as before.
+      const written = await burst.compute([region, region], {
+        outputs: [{ slot: 0, offset: bytes, length: bytes }],
+      });
+      deepStrictEqual(written.outputs, [{ dimensions: [elements] }]);
+      const tail = new Float32Array((await memory.read()).buffer, 2 * bytes - 8, 2);
+      deepStrictEqual(tail, floats(3, 5));
+      const small = await burst.compute([
+        { data: [1, 2], dimensions: [2] },
+        { data: [3, 4], dimensions: [2] },
+      ]);
+      deepStrictEqual(small.outputs[0].data, floats(4, 6));
     });
-    // Larger inputs from a slot; their 68 MB of outputs come back in one RESULT frame (that
-    // way is not limited).
-    const elements = 17_000_000;
-    const bytes = elements * 4;
-    const memory = await client.createMemory({ size: bytes });
-    await memory.write(bytes - 8, bytesOf(1.5, 2.5));
-    await burst.mapMemory(0, memory);
-    const region = { slot: 0, offset: 0, length: bytes, dimensions: [elements] };
-    const doubled = (await burst.compute([region, region])).outputs[0].data as Float32Array;
-    strictEqual(doubled.length, elements);
-    deepStrictEqual([doubled[0], doubled[elements - 2], doubled[elements - 1]], [0, 3, 5]);
-    // And small requests go on as before.
-    const small = await burst.compute([
-      { data: [1, 2], dimensions: [2] },
-      { data: [3, 4], dimensions: [2] },
-    ]);
-    deepStrictEqual(small.outputs[0].data, floats(4, 6));
   });
-});
+}

@@ -299,7 +299,7 @@ export class BurstSession {
         if (this.#transport.bufferedAmount() > this.#options.maxBufferedBytes) await this.#drain();
         this.#active--;
         if (this.#closed) return;
-        this.#transport.sendBinary(encodeResult(result));
+        this.#transport.sendBinary(carriedResult(result));
         this.#polling.answered();
       }
     } finally {
@@ -384,4 +384,21 @@ export class BurstSession {
       for (const held of holds) held.release();
     }
   }
+}
+
+/**
+ * A result's frame; or, when its outputs are more than a frame carries ({@link MAX_FRAME_BYTES}:
+ * Deno's own WebSocket client, for one, drops the connection on a longer message), an
+ * INVALID_ARGUMENT result of that request alone, saying where they fit.
+ */
+function carriedResult(result: BurstResult): Uint8Array<ArrayBuffer> {
+  const frame = encodeResult(result);
+  if (frame.byteLength <= MAX_FRAME_BYTES) return frame;
+  return encodeResult({
+    id: result.id,
+    status: "INVALID_ARGUMENT",
+    message: `the outputs take a result frame of ${frame.byteLength} bytes, more than a ` +
+      `burst frame carries (${MAX_FRAME_BYTES}): write them to memories (slots)`,
+    outputs: [],
+  });
 }
