@@ -142,21 +142,6 @@ export {
   type ValueJson,
 } from "./types.ts";
 export { V2Client, type V2ClientOptions, V2Error } from "./v2.ts";
-export type {
-  V2Duration,
-  V2InferOptions,
-  V2InferResult,
-  V2Input,
-  V2ModelMetadata,
-  V2ModelStatistics,
-  V2Output,
-  V2Parameter,
-  V2RegionSpan,
-  V2RegionStatus,
-  V2RepositoryEntry,
-  V2RequestedOutput,
-  V2ServerMetadata,
-  V2TensorData,
-  V2TensorMetadata,
-} from "./v2_types.ts";
+// The protocol's shapes, every one (each named V2…).
+export type * from "./v2_types.ts";
 export type { TensorData as V2OutputData } from "./v2_tensors.ts";
