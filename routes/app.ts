@@ -18,7 +18,7 @@ import { errorResponse } from "./errors.ts";
 import { executionRoutes } from "./executions.ts";
 import { healthRoutes, type Readiness } from "./health.ts";
 import { accessLog, type LogLevel, type LogSink, RequestLog } from "./access_log.ts";
-import { type BodyLimits, bodyTooLarge } from "./request_body.ts";
+import { type BodyLimits, bodyTooLarge, inflatedRequest } from "./request_body.ts";
 import { executionLane } from "./execution_lane.ts";
 import { serveOpenApi } from "./openapi.ts";
 import { cors } from "hono/cors";
@@ -144,6 +144,10 @@ export function buildApp(service: Service, options: AppOptions) {
   app.use("/v2/*", (c, next) => OPEN_V2.test(c.req.path) ? next() : auth(c, next));
   const limits: BodyLimits = { maxBytes: maxBodyBytes, maxJsonBytes };
   app.use("*", bodyLimits(limits));
+  app.use("*", async (c, next) => {
+    c.req.raw = await inflatedRequest(c.req.raw, limits);
+    await next();
+  });
   const readiness = options.readiness ?? (() => ({ ready: true }));
   app.route("/", rootRoutes());
   app.route("/", healthRoutes(driver, readiness, auth));

@@ -9,8 +9,9 @@
  * `answerInference`), and errors answered as the router answers them (routes/errors.ts).
  *
  * The router keeps every request the lane does not take, and answers it the same way: a URL
- * with a query or an escaped character, a body without a declared length (chunked), and
- * every request while CORS is on (its headers are the router's middleware's).
+ * with a query or an escaped character, a body without a declared length (chunked) or with a
+ * Content-Encoding (inflated by the router's middleware), and every request while CORS is on
+ * (its headers are the router's middleware's).
  */
 import type { Service } from "../serving/service.ts";
 import type { RequestLog } from "./access_log.ts";
@@ -90,7 +91,10 @@ export function executionLane(
       const match = route.path.exec(path);
       if (!match) continue;
       const declared = request.headers.get("content-length");
-      if (declared === null || request.headers.has("transfer-encoding")) return undefined;
+      if (
+        declared === null || request.headers.has("transfer-encoding") ||
+        request.headers.has("content-encoding")
+      ) return undefined;
       return answer(parts, route, request, {
         params: match.slice(1),
         path,

@@ -92,20 +92,27 @@ async function gzipZeros(bytes: number): Promise<Uint8Array<ArrayBuffer>> {
   );
 }
 
-Deno.test("a gzip bomb on /v2 infer is refused with 413 before it inflates", async () => {
+Deno.test("a gzip bomb is refused with 413 before it inflates: /v2 infer, a /v1 execution, a memory", async () => {
   await withService(async (service) => {
     const bomb = await gzipZeros(512 * 1024 * 1024);
     ok(bomb.byteLength < 1024 * 1024, `the bomb is ${bomb.byteLength} bytes`);
-    const watched = await underWatch(service, () =>
-      fetch(`${service.url}/v2/models/calc/infer`, {
-        method: "POST",
-        headers: { "content-encoding": "gzip" },
-        body: bomb,
-      }));
-    strictEqual(watched.status, 413, watched.text);
-    ok(watched.text.includes("NNSERVE_MAX_JSON_BYTES"), watched.text);
-    ok(watched.growth < RSS_BOUND, `RSS grew ${watched.growth} bytes`);
-    ok(watched.slowest < 2000, `/healthz took up to ${watched.slowest} ms`);
+    const bombs: [string, Record<string, string>, string][] = [
+      ["/v2/models/calc/infer", {}, "NNSERVE_MAX_JSON_BYTES"],
+      ["/v1/models", { "content-type": "application/json" }, "NNSERVE_MAX_JSON_BYTES"],
+      ["/v1/memories", { "content-type": "application/octet-stream" }, "NNSERVE_MAX_BODY_BYTES"],
+    ];
+    for (const [path, headers, limit] of bombs) {
+      const watched = await underWatch(service, () =>
+        fetch(`${service.url}${path}`, {
+          method: "POST",
+          headers: { ...headers, "content-encoding": "gzip" },
+          body: bomb,
+        }));
+      strictEqual(watched.status, 413, `${path}: ${watched.text}`);
+      ok(watched.text.includes(`once inflated (${limit})`), watched.text);
+      ok(watched.growth < RSS_BOUND, `${path}: RSS grew ${watched.growth} bytes`);
+      ok(watched.slowest < 2000, `${path}: /healthz took up to ${watched.slowest} ms`);
+    }
   });
 });
 
