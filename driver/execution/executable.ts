@@ -14,7 +14,6 @@ import {
   type PrepareInput,
   ValueNotYetKnown,
 } from "../../operations/operation.ts";
-import { operationDefinition } from "../../operations/table.ts";
 import { CONTROL_FLOW_OPERATIONS } from "../../operations/common/control_flow.ts";
 import {
   type ControlFlowContext,
@@ -34,46 +33,11 @@ import {
   storeUnitResults,
 } from "./device_units.ts";
 import { fittingRepresentativeShapes, stepOutputShapes } from "../model/shape_inference.ts";
-import {
-  type BindableStep,
-  inferRunShapes,
-  ShapeBinding,
-  ShapeBindings,
-  signatureOf,
-} from "./shape_bindings.ts";
+import type { ShapeBinding } from "./shape_bindings.ts";
+import { BoundGraph, type BoundStep } from "./bound_graph.ts";
 import { StepClock } from "./step_timing.ts";
-import {
-  constantView,
-  type PreparedGraph,
-  type PreparedModel,
-  type RunInput,
-  type RunOutput,
-  stepImplementation,
-  type StepTiming,
-} from "../compilation/plan.ts";
-import {
-  allocate,
-  elementCount,
-  type Tensor,
-  type TensorData,
-  typedView,
-} from "../../nnapi/tensor.ts";
-
-/** How many signatures a referenced subgraph remembers having run once. */
-const MAX_SEEN_ONCE = 64;
-
-interface BoundStep extends BindableStep {
-  packed: TensorData[];
-  inputs: number[];
-  outputs: number[];
-}
-
-/** The tensors the runs of one binding start from, and what they were built from. */
-interface RunStart {
-  unpacked: number;
-  bytes: { buffer: ArrayBufferLike; offset: number } | undefined;
-  tensors: (Tensor | undefined)[];
-}
+import type { PreparedModel, RunInput, RunOutput, StepTiming } from "../compilation/plan.ts";
+import { allocate, elementCount, type Tensor, type TensorData } from "../../nnapi/tensor.ts";
 
 /** Options of one run. */
 export interface RunOptions {
@@ -97,25 +61,13 @@ interface ReferencedGraph {
 /** A plan bound to kernels, ready to run many times. */
 export class Executable {
   readonly prepared: PreparedModel;
-  /** The graph it runs: the plan's main graph, or one referenced subgraph of it. */
-  readonly #graph: PreparedGraph;
   /** Set when it runs a referenced subgraph. */
   readonly #referenced: ReferencedGraph | undefined;
   readonly #executables: (Executable | undefined)[];
-  readonly #steps: BoundStep[];
-  readonly #constants: (TensorData | undefined)[];
+  /** The graph it runs (the plan's main graph, or one referenced subgraph), bound. */
+  readonly #bound: BoundGraph;
   /** Whether some steps run on a device with memory of its own. */
   readonly #hasUnits: boolean;
-  /** The binding for the plan's own shapes, when they are all known. */
-  readonly #planned: ShapeBinding | undefined;
-  /** Bindings for other input shapes, by signature. */
-  readonly #bindings = new ShapeBindings();
-  /** A referenced subgraph's signatures run once, unbound (see `#bindingFor`). */
-  readonly #seenOnce = new Set<string>();
-  /** The tensors runs start from, per binding (the executable itself for unbound runs). */
-  readonly #starts = new WeakMap<object, RunStart>();
-  /** How many times constants were unpacked: a start built before is built again. */
-  #unpacked = 0;
 
   /**
    * Binds the plan's main graph (`referenced` is for the executable itself: it binds each
@@ -127,107 +79,24 @@ export class Executable {
     this.#executables = referenced?.executables ?? [];
     const graph = referenced ? prepared.referenced?.[referenced.subgraph] : prepared;
     if (!graph) throw new DriverError("GENERAL_FAILURE", "the plan lacks a referenced subgraph");
-    this.#graph = graph;
-    this.#constants = graph.operands.map((o) =>
-      o.constant ? constantView(prepared, o.constant) : undefined
-    );
-    this.#steps = graph.steps.map((step) => {
-      const definition = operationDefinition(step.type);
-      if (!definition) {
-        throw new DriverError("GENERAL_FAILURE", `no kernel for ${step.type}`);
-      }
-      const packed = (step.packed ?? []).map((ref) => constantView(prepared, ref));
-      return { ...step, definition, implementation: stepImplementation(step), packed };
-    });
+    this.#bound = new BoundGraph(prepared, graph, referenced !== undefined);
     this.#hasUnits = !referenced && deviceUnits(graph.steps).size > 0;
-    if (!referenced && prepared.arena) {
-      const runs = new Map<number, number>();
-      graph.steps.forEach((step, s) => step.chain && runs.set(s, step.chain));
-      this.#planned = this.#bind(graph.operands.map((o) => o.shape), {
-        arena: prepared.arena,
-        runs,
-      });
-    }
-  }
-
-  /**
-   * Binds the steps for operands of `shapes` (see `shape_bindings.ts`); steps whose device
-   * has no kernel for them get their raw constants back for the reference kernel.
-   */
-  #bind(
-    shapes: readonly (readonly number[])[],
-    planned?: ConstructorParameters<typeof ShapeBinding>[2],
-  ): ShapeBinding {
-    const source = { graph: this.#graph, constants: this.#constants, steps: this.#steps };
-    const binding = new ShapeBinding(source, shapes, planned);
-    this.#steps.forEach((step, s) => {
-      if (binding.kernels[s] === step.definition.execute) this.#unpack(step);
-    });
-    return binding;
-  }
-
-  /**
-   * The binding for these input shapes: the planned one, or one kept per signature (built
-   * on first use; for a referenced subgraph, on second use); undefined runs step by step
-   * (shapes that depend on values, or a subgraph's first run of a set of shapes).
-   */
-  #bindingFor(inputs: readonly RunInput[]): ShapeBinding | undefined {
-    const { operands, inputIndexes } = this.#graph;
-    const planned = this.#planned;
-    const plannedShapes = (input: RunInput, k: number) =>
-      input.shape.every((d, j) => d === operands[inputIndexes[k]].shape[j]);
-    if (planned && inputs.every(plannedShapes)) return planned;
-    const shapes = inputs.map((input) => input.shape);
-    const signature = signatureOf(shapes);
-    if (this.#referenced && !this.#bindings.has(signature) && !this.#seenOnce.has(signature)) {
-      // A subgraph binds a set of shapes the second time it runs them: an IF branch or a
-      // WHILE body of steady shapes runs bound from its second run, one whose values grow
-      // each iteration (new shapes each time) stays step by step, as binding would not pay.
-      if (this.#seenOnce.size >= MAX_SEEN_ONCE) this.#seenOnce.clear();
-      this.#seenOnce.add(signature);
-      return undefined;
-    }
-    const entry = this.#bindings.get(signature, () => {
-      const source = { graph: this.#graph, constants: this.#constants, steps: this.#steps };
-      const inferred = inferRunShapes(source, shapes);
-      return inferred ? this.#bind(inferred) : "step by step";
-    });
-    return entry === "step by step" ? undefined : entry;
   }
 
   /** How many input-shape signatures it keeps bindings (or step-by-step marks) for. */
   get shapeSignatures(): number {
-    return this.#bindings.size;
+    return this.#bound.shapeSignatures;
   }
 
   /** Arena bytes its bindings for other shapes than the plan's hold. */
   get shapeBindingBytes(): number {
-    return this.#bindings.arenaBytes;
+    return this.#bound.shapeBindingBytes;
   }
 
   /** Returns its bindings' arenas to the heap (the executable is being dropped). */
   release(): void {
-    this.#bindings.clear();
-    this.#planned?.release();
+    this.#bound.release();
     if (!this.#referenced) { for (const executable of this.#executables) executable?.release(); }
-  }
-
-  /**
-   * Rebuilds the raw values of constants the plan keeps only packed, for the reference
-   * kernel (a worker without the optimized kernel, or a run on unplanned shapes).
-   */
-  #unpack(step: BoundStep): void {
-    const { operands } = this.#graph;
-    const replaced = step.inputs.filter((i) => operands[i].packedIn !== undefined);
-    if (replaced.every((i) => this.#constants[i] !== undefined)) return;
-    const positions = step.implementation?.packReplaces ?? [];
-    const raw = step.implementation?.unpack?.(step.inputs.map((i) => operands[i]), step.packed) ??
-      [];
-    positions.forEach((j, k) => {
-      const i = step.inputs[j];
-      if (operands[i].packedIn !== undefined) this.#constants[i] = raw[k];
-    });
-    this.#unpacked++;
   }
 
   /**
@@ -245,10 +114,10 @@ export class Executable {
    * the artifacts the others left for the compilation cache.
    */
   prepareUnits(): Promise<PreparedUnits> {
-    const binding = this.#planned;
+    const binding = this.#bound.planned;
     if (!binding) return this.#prepareRepresentativeUnits();
     return prepareUnits(binding.units.values(), this.prepared, {
-      constants: this.#constants,
+      constants: this.#bound.constants,
       shapes: binding.shapes,
     });
   }
@@ -262,16 +131,16 @@ export class Executable {
    * Nothing to report: no run brings these shapes unless a client sends them.
    */
   async #prepareRepresentativeUnits(): Promise<PreparedUnits> {
-    const { operands, inputIndexes } = this.#graph;
+    const { operands, inputIndexes } = this.#bound.graph;
     const declared = inputIndexes.map((i) => operands[i].shape);
     const binding = fittingRepresentativeShapes(
       declared,
-      (shapes) => this.#bindingFor(shapes.map((shape) => ({ data: null, shape }))),
+      (shapes) => this.#bound.bindingFor(shapes.map((shape) => ({ data: null, shape }))),
     );
     for (const unit of binding?.units.values() ?? []) {
       if (!unit.runtime.servesOtherShapes) continue;
       await (unit.runnable ??= prepareUnit(unit, this.prepared, {
-        constants: this.#constants,
+        constants: this.#bound.constants,
         shapes: binding!.shapes,
       }));
     }
@@ -312,16 +181,16 @@ export class Executable {
     options: RunOptions,
     units: boolean,
   ): Generator<Promise<unknown>, RunOutput[], unknown> {
-    const { tensors, binding } = this.#begin(inputs);
-    const clock = new StepClock(this.#graph.steps, options);
+    const { tensors, binding } = this.#bound.begin(inputs);
+    const clock = new StepClock(this.#bound.graph.steps, options);
     const limits = options.limits ?? DEFAULT_RUN_LIMITS;
-    for (let s = 0; s < this.#steps.length;) {
+    for (let s = 0; s < this.#bound.steps.length;) {
       const unit = units ? binding?.units.get(s) : undefined;
       const runnable = unit
         ? (yield (unit.runnable ??= prepareUnit(unit, this.prepared, {
-          constants: this.#constants,
+          constants: this.#bound.constants,
           shapes: binding!.shapes,
-          planned: binding === this.#planned,
+          planned: binding === this.#bound.planned,
         }))) as RunnableSubgraph | null
         : null;
       if (unit) clock.restart();
@@ -338,7 +207,12 @@ export class Executable {
       const pass = binding?.fused.get(s);
       if (pass) {
         const inputs = pass.inputs.map((i) => tensors[i]!);
-        this.#runKernel(this.#steps[s], pass.kernel, inputs, pass.outputs.map((i) => tensors[i]!));
+        this.#runKernel(
+          this.#bound.steps[s],
+          pass.kernel,
+          inputs,
+          pass.outputs.map((i) => tensors[i]!),
+        );
         clock.stop(s, pass.steps);
         s += pass.steps;
         continue;
@@ -353,66 +227,12 @@ export class Executable {
     return this.#outputs(tensors, binding);
   }
 
-  /** Per-execution tensors: constants, inputs, and the arena of the run's shape binding. */
-  #begin(inputs: readonly RunInput[]): {
-    tensors: (Tensor | undefined)[];
-    binding: ShapeBinding | undefined;
-  } {
-    const { operands, inputIndexes } = this.#graph;
-    const binding = this.#bindingFor(inputs);
-    if (!binding) { for (const step of this.#steps) this.#unpack(step); }
-    const tensors = this.#startOf(binding).slice();
-    const offsets = binding?.arena.offsets;
-    for (let k = 0; k < inputIndexes.length; k++) {
-      const i = inputIndexes[k];
-      if (offsets === undefined || offsets[i] < 0) tensors[i] = { ...operands[i], ...inputs[k] };
-    }
-    return { tensors, binding };
-  }
-
-  /**
-   * The tensors every run of `binding` (or every unbound run) starts from: the constants, the
-   * omitted operands, and views of the binding's arena. Built once and copied per run (a
-   * view costs about half a microsecond to make, and a model has hundreds); built again when
-   * a step's constants were unpacked since. Tensors are never changed in place: a run puts
-   * new ones in its own copy of the array.
-   */
-  #startOf(binding: ShapeBinding | undefined): (Tensor | undefined)[] {
-    const key = binding ?? this;
-    // Asked each run: a released binding throws, and an arena placed anew gets new views.
-    const bytes = binding?.bytes();
-    const kept = this.#starts.get(key);
-    if (kept && kept.unpacked === this.#unpacked && kept.bytes === bytes) return kept.tensors;
-    const { operands } = this.#graph;
-    const tensors: (Tensor | undefined)[] = operands.map((o, i) =>
-      this.#constants[i]
-        ? { ...o, data: this.#constants[i]! }
-        : o.lifetime === "NO_VALUE"
-        ? { ...o, data: null }
-        : undefined
-    );
-    if (binding && bytes) {
-      const { buffer, offset: base } = bytes;
-      binding.arena.offsets.forEach((offset, i) => {
-        if (offset < 0) return;
-        const shape = binding.shapes[i];
-        tensors[i] = {
-          ...operands[i],
-          shape,
-          data: typedView(operands[i].type, buffer, base + offset, elementCount(shape)),
-        };
-      });
-    }
-    this.#starts.set(key, { unpacked: this.#unpacked, bytes, tensors });
-    return tensors;
-  }
-
   #runStep(
     s: number,
     tensors: (Tensor | undefined)[],
     run: { binding: ShapeBinding | undefined; limits: RunLimits },
   ): void {
-    const step = this.#steps[s];
+    const step = this.#bound.steps[s];
     const stepInputs = step.inputs.map((i) => tensors[i]!);
     if (CONTROL_FLOW_OPERATIONS.has(step.definition.type)) {
       this.#runControlFlow(step, stepInputs, { tensors, limits: run.limits });
@@ -432,7 +252,7 @@ export class Executable {
   #ownOutputs(step: BoundStep, binding: ShapeBinding, tensors: (Tensor | undefined)[]): void {
     for (const i of step.outputs) {
       if (tensors[i]) continue;
-      const operand = this.#graph.operands[i];
+      const operand = this.#bound.graph.operands[i];
       const shape = binding.shapes[i];
       tensors[i] = { ...operand, shape, data: allocate(operand.type, elementCount(shape)) };
     }
@@ -480,7 +300,7 @@ export class Executable {
         ? runIf(inputs, context)
         : runWhile(inputs, { ...context, outputCount: step.outputs.length });
       step.outputs.forEach((out, j) => {
-        const operand = this.#graph.operands[out];
+        const operand = this.#bound.graph.operands[out];
         const result = results[j];
         checkDeclaredShape(operand.shape, result.shape, `output ${j} (operand ${out})`);
         checkTensorSize(operand.type, result.shape, `output ${j} (operand ${out})`);
@@ -501,7 +321,7 @@ export class Executable {
       executables: this.#executables,
     });
     return {
-      outputCount: executable.#graph.outputIndexes.length,
+      outputCount: executable.#bound.graph.outputIndexes.length,
       run: (inputs, limits) => executable.#runGraph(inputs, limits),
     };
   }
@@ -512,7 +332,7 @@ export class Executable {
    * the second run of one); returns its outputs.
    */
   #runGraph(inputs: readonly Tensor[], limits: RunLimits): Tensor[] {
-    const { operands, inputIndexes } = this.#graph;
+    const { operands, inputIndexes } = this.#bound.graph;
     inputs.forEach((input, j) => {
       const i = inputIndexes[j];
       const declared = operands[i].shape;
@@ -530,7 +350,7 @@ export class Executable {
       limits,
     });
     return outputs.map((output, j) => ({
-      ...operands[this.#graph.outputIndexes[j]],
+      ...operands[this.#bound.graph.outputIndexes[j]],
       shape: output.shape,
       data: output.data,
     }));
@@ -538,7 +358,7 @@ export class Executable {
 
   /** The outputs, copied out of the arena (the next run reuses it). */
   #outputs(tensors: (Tensor | undefined)[], binding: ShapeBinding | undefined): RunOutput[] {
-    return this.#graph.outputIndexes.map((i) => {
+    return this.#bound.graph.outputIndexes.map((i) => {
       const t = tensors[i]!;
       const data = t.data!;
       const inArena = binding?.holds(data) ?? false;
@@ -548,7 +368,7 @@ export class Executable {
 
   /** Dynamic path: infers this step's output shapes from the actual inputs and allocates. */
   #shapeOutputs(step: BoundStep, stepInputs: Tensor[], tensors: (Tensor | undefined)[]): void {
-    const { operands } = this.#graph;
+    const { operands } = this.#bound.graph;
     const prepareInputs: PrepareInput[] = stepInputs.map((t) => ({ ...t, value: t.data }));
     let shapes: number[][];
     try {
