@@ -24,11 +24,7 @@ import type {
   WorkerResponse,
 } from "./protocol.ts";
 import { toBytes } from "../../../nnapi/tensor.ts";
-import {
-  countRunning,
-  type ShareCounters,
-  type ThreadBudget,
-} from "../../../kernels/compute_lanes.ts";
+import { PoolThreads } from "./pool_threads.ts";
 
 /** What a finished run reports. */
 export interface PoolResult {
@@ -104,15 +100,9 @@ const SPAWNER_URL = new URL("./spawner.ts", import.meta.url).href;
 export class ExecutorPool {
   readonly #slots: Slot[] = [];
   readonly #queue: Job[] = [];
-  /**
-   * The thread budget: [free threads, lanes held by each slot's executor..., each slot's
-   * epoch..., executions running, the most running at once lately, when that was seen] (a
-   * slot's epoch changes when its executor is terminated: its lanes end).
-   */
-  readonly #budget: Int32Array;
-  readonly #share: ShareCounters;
-  readonly #maxLanes: number;
-  /** Executor slots (fixed at construction; the budget's layout depends on it). */
+  /** The threads the executors share. */
+  readonly #threads: PoolThreads;
+  /** Executor slots (fixed at construction; the thread budget's layout depends on it). */
   readonly #slotCount: number;
   #spawner: Worker;
   #nextId = 1;
@@ -133,49 +123,19 @@ export class ExecutorPool {
     this.#limits = limits;
     const slots = Math.max(1, size);
     this.#slotCount = slots;
-    this.#budget = new Int32Array(new SharedArrayBuffer(4 * (4 + 2 * slots)));
-    // After the free count and every slot's two counters.
-    const runningIndex = 1 + 2 * slots;
-    this.#share = {
-      threads: Math.max(1, threads),
-      runningIndex,
-      peakIndex: runningIndex + 1,
-      peakAtIndex: runningIndex + 2,
-      epochMs: Date.now(),
-    };
-    this.#budget[0] = this.#share.threads;
-    this.#maxLanes = Math.max(0, threads - 1);
+    this.#threads = new PoolThreads(slots, threads);
     this.#spawner = this.#startSpawner();
     for (let i = 0; i < slots; i++) this.#slots.push(this.#startHere(i));
   }
 
   /** Kernel threads free right now (tests read it: all of them once the pool is idle). */
   get freeThreads(): number {
-    return Atomics.load(this.#budget, 0);
+    return this.#threads.free;
   }
 
   /** Executions running in the executors right now (tests read it: 0 once idle). */
   get running(): number {
-    return Atomics.load(this.#budget, this.#share.runningIndex);
-  }
-
-  /** One execution more (1) or less (-1) holds its executor's thread. */
-  #held(change: 1 | -1): void {
-    Atomics.sub(this.#budget, 0, change);
-    countRunning(this.#budget, this.#share, change);
-  }
-
-  /** The budget as the executor of slot `index` uses it. */
-  #threadBudget(index: number): ThreadBudget {
-    const held = 1 + index;
-    return {
-      counters: this.#budget,
-      slot: held,
-      // Not `#slots.length`: slots are being created while their budgets are handed out.
-      epochIndex: held + this.#slotCount,
-      maxLanes: this.#maxLanes,
-      share: this.#share,
-    };
+    return this.#threads.running;
   }
 
   /** Executors (the most executions running at once). */
@@ -286,11 +246,7 @@ export class ExecutorPool {
   /** Stops every worker; queued and running executions fail. */
   close(): void {
     this.#closed = true;
-    this.#slots.forEach((_, index) => {
-      const { epochIndex } = this.#threadBudget(index);
-      Atomics.add(this.#budget, epochIndex, 1);
-      Atomics.notify(this.#budget, epochIndex);
-    });
+    this.#slots.forEach((_, index) => this.#threads.endLanes(index));
     const failure = new DriverError("DEVICE_UNAVAILABLE", "the executor is shut down");
     for (const job of this.#queue.splice(0)) {
       clearTimeout(job.timer);
@@ -373,7 +329,7 @@ export class ExecutorPool {
       if (response.kind === "warmed") slot.lanes = response.lanes;
       else this.#finish(slot, response);
     };
-    const warm: WorkerRequest = { kind: "warm", threads: this.#threadBudget(index) };
+    const warm: WorkerRequest = { kind: "warm", threads: this.#threads.forSlot(index) };
     port.postMessage(warm);
   }
 
@@ -401,12 +357,7 @@ export class ExecutorPool {
     slot.stop();
     const index = this.#slots.indexOf(slot);
     if (index >= 0) {
-      // Its lanes end, and the threads its execution held go back to the budget.
-      const { slot: held, epochIndex } = this.#threadBudget(index);
-      Atomics.add(this.#budget, epochIndex, 1);
-      Atomics.notify(this.#budget, epochIndex);
-      Atomics.add(this.#budget, 0, Atomics.exchange(this.#budget, held, 0));
-      if (job) this.#held(-1);
+      this.#threads.executorGone(index, job !== undefined);
     }
     if (index >= 0 && !this.#closed) this.#slots[index] = this.#startSpawned();
     job?.reject(failure);
@@ -430,7 +381,7 @@ export class ExecutorPool {
       if (!job) return;
       slot.job = job;
       job.queuedUs = Math.round((performance.now() - job.queuedAt) * 1000);
-      this.#held(1);
+      this.#threads.held(1);
       const needsPlan = !slot.loaded.has(job.compilation);
       slot.loaded.add(job.compilation);
       const transfer = job.inputs.flatMap((i) => i.stacked ?? (i.data ? [i.data] : []))
@@ -448,7 +399,7 @@ export class ExecutorPool {
           prepareOnly: job.prepareOnly,
           // Loops stop themselves at the deadline; replacing the worker is the backstop.
           limits: { loopTimeoutMs: loopTimeoutMs(job.loopTimeoutMs), deadline: job.deadline },
-          threads: this.#threadBudget(index),
+          threads: this.#threads.forSlot(index),
         } satisfies WorkerRequest,
         [...new Set(transfer)],
       );
@@ -460,7 +411,7 @@ export class ExecutorPool {
     if (!job || job.id !== response.id) return;
     clearTimeout(job.timer);
     slot.job = undefined;
-    this.#held(-1);
+    this.#threads.held(-1);
     if (response.stackedInputs) job.onStackedInputs?.(response.stackedInputs);
     if (response.kind === "result") {
       const { outputs, onDeviceUs, steps, splitCalls, artifacts } = response;
