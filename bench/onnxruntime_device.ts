@@ -69,7 +69,8 @@ const rows: [string, number][] = [];
 const SPINNING: [string, Record<string, string>][] = [
   ["", {}],
   [", spinning stopped after each run", { force_spinning_stop: "1" }],
-  [", no spinning", { "session.intra_op.allow_spinning": "0" }],
+  // Keys within `session` are onnxruntime's config keys without their "session." prefix.
+  [", no spinning", { "intra_op.allow_spinning": "0" }],
 ];
 for (const threads of [1, cores]) {
   for (const [what, session] of threads === 1 ? SPINNING.slice(0, 1) : SPINNING) {
