@@ -127,14 +127,15 @@ class UnitSessions {
     let opening = this.#opening.get(threads);
     if (!opening) {
       opening = this.ort.InferenceSession.create(this.bytes, {
+        // Its intra-op threads spin as onnxruntime's default has them, after a run too: a
+        // run borrows threads only while the other executors have been idle a while
+        // (`borrowThreads`' fair share), so under load runs take one thread and nothing
+        // spins. Stopping the spinning after each run (`session.force_spinning_stop`) cost
+        // one client 6% of its requests/s on MobileNetV2 and 20% on PP-OCR's classifier
+        // (701 against 875; 2 cores), and gained nothing at 4 and 16 clients, batched or not.
         intraOpNumThreads: threads,
         interOpNumThreads: 1,
         executionMode: "sequential",
-        // Its intra-op threads spin within a run, not after it: a run that borrowed threads
-        // while the other executors were idle must not keep a core spinning once a run on
-        // another executor starts. Batched runs under load gained 40% (PP-OCR's classifier
-        // at 16 clients, 1.1-1.2 k to 1.55-1.6 k requests/s); one run alone 0-3% slower.
-        extra: { session: { force_spinning_stop: "1" } },
         // Warnings (initializers it folded away) are not the service's log lines.
         logSeverityLevel: 3,
       }).then((session) => {
