@@ -67,6 +67,17 @@ Deno.test("/v1 takes gzip and deflate bodies: models, compilations, executions, 
     deepStrictEqual(json(zipped.bytes).outputs, plain.body.outputs);
     deepStrictEqual(json(zipped.bytes).outputs[0].data, [11, 22, 33]);
 
+    // The same sent as a stream, of no declared length (chunked).
+    const gzipped = await compressed(new TextEncoder().encode(JSON.stringify(request)), "gzip");
+    const streamed = await fetch(`${server.url}${executions}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-encoding": "gzip" },
+      body: new Blob([gzipped]).stream(),
+    });
+    const streamedBody = await streamed.json();
+    strictEqual(streamed.status, 200, JSON.stringify(streamedBody));
+    deepStrictEqual(streamedBody.outputs, plain.body.outputs);
+
     // A framed binary body (two inputs' bytes after the JSON header), deflated.
     const header = new TextEncoder().encode(JSON.stringify({
       inputs: [
