@@ -22,7 +22,7 @@ import {
 import { blockCount, F32_BLOCK } from "./f32_packing.ts";
 import type { ActivationRange } from "./fixed_point.ts";
 import { copyPaddedInput, type PaddedInput, windowInput } from "./f32_window_input.ts";
-import { BLOCK_BYTES, TILE } from "./f32_simd_codegen.ts";
+import { BLOCK_BYTES, TILE } from "./simd_tile_emitters.ts";
 import type { WasmHeap } from "./wasm_heap.ts";
 import {
   align64,
