@@ -20,6 +20,7 @@ import {
   type Arithmetic,
   BLOCK_BYTES,
   emitDotLoop,
+  type Emitter,
   emitTiled,
   kernelFunction,
   loadBias,
@@ -153,7 +154,7 @@ function convFunction(arithmetic: Arithmetic): FunctionBuilder {
     ] as const,
   );
   const e = { f, arithmetic };
-  const { batches, outHeight, outWidth, blocks, input, batchStride, rowStride, pixelStep } = p;
+  const { blocks, input, pixelStep } = p;
   const { filterHeight, tapRowStep, spans, spanStep, span, w, out, min, max } = p;
   const [vmin, vmax, w0, w1, x] = f.locals("v128", 5);
   const acc = f.locals("v128", 2 * TILE);
@@ -165,7 +166,6 @@ function convFunction(arithmetic: Arithmetic): FunctionBuilder {
   f.localGet(blocks).i32Const(BLOCK_BYTES).i32Mul().localSet(outPixel);
   f.localGet(input).localSet(inBatch);
   f.localGet(out).localSet(op);
-  f.localGet(batches).localSet(b);
   const tileBody = (tile: number) => {
     f.localGet(w).localSet(wp);
     f.localGet(op).localSet(ob);
@@ -190,34 +190,12 @@ function convFunction(arithmetic: Arithmetic): FunctionBuilder {
         addTo(f, tapRow, () => f.localGet(tapRowStep));
         repeatWhileCounting(f, fy);
       });
-      for (let r = 0; r < tile; r++) {
-        const address = () => {
-          f.localGet(ob);
-          if (r > 0) f.localGet(outPixel).i32Const(r).i32Mul().i32Add();
-        };
-        storeAccumulator(e, address, 0, acc[2 * r], { vmin, vmax });
-        storeAccumulator(e, address, 16, acc[2 * r + 1], { vmin, vmax });
-      }
+      storeTile(e, () => f.localGet(ob), { acc, tile, outPixel }, { vmin, vmax });
       addTo(f, ob, () => f.i32Const(BLOCK_BYTES));
       repeatWhileCounting(f, nb);
     });
   };
-  f.loop(() => {
-    f.localGet(inBatch).localSet(inRow);
-    f.localGet(outHeight).localSet(oy);
-    f.loop(() => {
-      f.localGet(inRow).localSet(px);
-      f.localGet(outWidth).localSet(remaining);
-      emitTiled(f, remaining, tileBody, (tile) => {
-        addScaled(f, px, pixelStep, tile);
-        addScaled(f, op, outPixel, tile);
-      });
-      addTo(f, inRow, () => f.localGet(rowStride));
-      repeatWhileCounting(f, oy);
-    });
-    addTo(f, inBatch, () => f.localGet(batchStride));
-    repeatWhileCounting(f, b);
-  });
+  emitOutputPixels(f, { ...p, inBatch, inRow, px, op, outPixel, b, oy, remaining }, tileBody);
   return f;
 }
 
@@ -249,7 +227,7 @@ function dwconvFunction(arithmetic: Arithmetic): FunctionBuilder {
     ] as const,
   );
   const e = { f, arithmetic };
-  const { batches, outHeight, outWidth, blocks, input, batchStride, rowStride, pixelStep } = p;
+  const { blocks, input, pixelStep } = p;
   const { filterHeight, tapRowStep, filterWidth, tapStep, w, out, min, max } = p;
   const [vmin, vmax, w0, w1] = f.locals("v128", 4);
   const acc = f.locals("v128", 2 * TILE);
@@ -261,7 +239,6 @@ function dwconvFunction(arithmetic: Arithmetic): FunctionBuilder {
   f.localGet(blocks).i32Const(BLOCK_BYTES).i32Mul().localSet(outPixel);
   f.localGet(input).localSet(inBatch);
   f.localGet(out).localSet(op);
-  f.localGet(batches).localSet(b);
   const tileBody = (tile: number) => {
     f.i32Const(0).localSet(channel);
     f.localGet(blocks).localSet(nb);
@@ -291,35 +268,82 @@ function dwconvFunction(arithmetic: Arithmetic): FunctionBuilder {
         addTo(f, tapRow, () => f.localGet(tapRowStep));
         repeatWhileCounting(f, fy);
       });
-      for (let r = 0; r < tile; r++) {
-        const address = () => {
-          f.localGet(op).localGet(channel).i32Add();
-          if (r > 0) f.localGet(outPixel).i32Const(r).i32Mul().i32Add();
-        };
-        storeAccumulator(e, address, 0, acc[2 * r], { vmin, vmax });
-        storeAccumulator(e, address, 16, acc[2 * r + 1], { vmin, vmax });
-      }
+      storeTile(e, () => f.localGet(op).localGet(channel).i32Add(), { acc, tile, outPixel }, {
+        vmin,
+        vmax,
+      });
       addTo(f, channel, () => f.i32Const(BLOCK_BYTES));
       repeatWhileCounting(f, nb);
     });
   };
-  f.loop(() => {
-    f.localGet(inBatch).localSet(inRow);
-    f.localGet(outHeight).localSet(oy);
-    f.loop(() => {
-      f.localGet(inRow).localSet(px);
-      f.localGet(outWidth).localSet(remaining);
-      emitTiled(f, remaining, tileBody, (tile) => {
-        addScaled(f, px, pixelStep, tile);
-        addScaled(f, op, outPixel, tile);
-      });
-      addTo(f, inRow, () => f.localGet(rowStride));
-      repeatWhileCounting(f, oy);
-    });
-    addTo(f, inBatch, () => f.localGet(batchStride));
-    repeatWhileCounting(f, b);
-  });
+  emitOutputPixels(f, { ...p, inBatch, inRow, px, op, outPixel, b, oy, remaining }, tileBody);
   return f;
+}
+
+/**
+ * Stores the accumulators of `tile` pixels (8 channels each) at the address pushed by
+ * `pushBase`, one pixel every `outPixel` bytes.
+ */
+function storeTile(
+  e: Emitter,
+  pushBase: () => void,
+  { acc, tile, outPixel }: { acc: number[]; tile: number; outPixel: number },
+  clamp: { vmin: number; vmax: number },
+): void {
+  const { f } = e;
+  for (let r = 0; r < tile; r++) {
+    const address = () => {
+      pushBase();
+      if (r > 0) f.localGet(outPixel).i32Const(r).i32Mul().i32Add();
+    };
+    storeAccumulator(e, address, 0, acc[2 * r], clamp);
+    storeAccumulator(e, address, 16, acc[2 * r + 1], clamp);
+  }
+}
+
+/**
+ * The loops of a convolution over its output: batches, output rows, and each row's pixels
+ * in tiles (`tileBody(tile)` computes one tile at input window `px` and output `op`), the
+ * window moving by `pixelStep` a pixel, `rowStride` a row and `batchStride` a batch; the
+ * named locals are the loops' own.
+ */
+function emitOutputPixels(
+  f: FunctionBuilder,
+  l: {
+    batches: number;
+    outHeight: number;
+    outWidth: number;
+    batchStride: number;
+    rowStride: number;
+    pixelStep: number;
+    outPixel: number;
+    inBatch: number;
+    inRow: number;
+    px: number;
+    op: number;
+    b: number;
+    oy: number;
+    remaining: number;
+  },
+  tileBody: (tile: number) => void,
+): void {
+  f.localGet(l.batches).localSet(l.b);
+  f.loop(() => {
+    f.localGet(l.inBatch).localSet(l.inRow);
+    f.localGet(l.outHeight).localSet(l.oy);
+    f.loop(() => {
+      f.localGet(l.inRow).localSet(l.px);
+      f.localGet(l.outWidth).localSet(l.remaining);
+      emitTiled(f, l.remaining, tileBody, (tile) => {
+        addScaled(f, l.px, l.pixelStep, tile);
+        addScaled(f, l.op, l.outPixel, tile);
+      });
+      addTo(f, l.inRow, () => f.localGet(l.rowStride));
+      repeatWhileCounting(f, l.oy);
+    });
+    addTo(f, l.inBatch, () => f.localGet(l.batchStride));
+    repeatWhileCounting(f, l.b);
+  });
 }
 
 /**
