@@ -64,8 +64,8 @@ const input = seededFloats(3 * 224 * 224, 7, 2);
 const rows: [string, number][] = [];
 
 // onnxruntime-node first, alone on the machine (before the service's executors start); at
-// every core also with the spinning settings the onnxruntime device could take (it keeps the
-// default, `driver/devices/onnxruntime/device.ts`).
+// every core also with the spinning settings the onnxruntime device could take (it stops its
+// threads' spinning after each run, `driver/devices/onnxruntime/device.ts`).
 const SPINNING: [string, Record<string, string>][] = [
   ["", {}],
   [", spinning stopped after each run", { force_spinning_stop: "1" }],

@@ -127,15 +127,17 @@ class UnitSessions {
     let opening = this.#opening.get(threads);
     if (!opening) {
       opening = this.ort.InferenceSession.create(this.bytes, {
-        // Its intra-op threads spin as onnxruntime's default has them, after a run too: a
-        // run borrows threads only while the other executors have been idle a while
-        // (`borrowThreads`' fair share), so under load runs take one thread and nothing
-        // spins. Stopping the spinning after each run (`session.force_spinning_stop`) cost
-        // one client 6% of its requests/s on MobileNetV2 and 20% on PP-OCR's classifier
-        // (701 against 875; 2 cores), and gained nothing at 4 and 16 clients, batched or not.
         intraOpNumThreads: threads,
         interOpNumThreads: 1,
         executionMode: "sequential",
+        // Its intra-op threads spin within a run, not after it: a session's threads must not
+        // keep a core spinning once a run of another session starts. One client alternating
+        // MobileNetV2 and PP-OCR's classifier over HTTP waited 12.6-12.8 ms a MobileNetV2
+        // answer with onnxruntime's default spinning against 6.1-7.2 ms with it stopped (2
+        // cores, 2026-11-29). One model alone answered one client 4-25% more requests/s
+        // spinning in six runs and 8% fewer in a seventh; batched runs under load once
+        // gained 40% stopped (before runs under load took one thread each).
+        extra: { session: { force_spinning_stop: "1" } },
         // Warnings (initializers it folded away) are not the service's log lines.
         logSeverityLevel: 3,
       }).then((session) => {
