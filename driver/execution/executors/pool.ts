@@ -102,8 +102,6 @@ export class ExecutorPool {
   readonly #queue: Job[] = [];
   /** The threads the executors share. */
   readonly #threads: PoolThreads;
-  /** Executor slots (fixed at construction; the thread budget's layout depends on it). */
-  readonly #slotCount: number;
   #spawner: Worker;
   #nextId = 1;
   #nextExecutor = 1;
@@ -122,7 +120,6 @@ export class ExecutorPool {
     this.#onSplitCalls = onSplitCalls;
     this.#limits = limits;
     const slots = Math.max(1, size);
-    this.#slotCount = slots;
     this.#threads = new PoolThreads(slots, threads);
     this.#spawner = this.#startSpawner();
     for (let i = 0; i < slots; i++) this.#slots.push(this.#startHere(i));
@@ -140,7 +137,7 @@ export class ExecutorPool {
 
   /** Executors (the most executions running at once). */
   get size(): number {
-    return this.#slotCount;
+    return this.#slots.length;
   }
 
   /** Number of executions waiting for a worker. */
